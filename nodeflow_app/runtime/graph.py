@@ -1,0 +1,399 @@
+"""The graph as data (pydantic) and the one normalizer every boundary uses (save, load, import, run).
+
+`normalize` never guesses: it upgrades node parameters only through the migrations a definition
+declares, fills parameter defaults, and reports every broken rule as a `GraphIssue`.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from nodeflow_app.runtime.coercion import can_connect
+from nodes._types import Channel, NodeDefinition, Parameter, Socket
+
+ErrorMode = Literal["stop", "continue", "error_output"]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Position(_Model):
+    x: float = 0.0
+    y: float = 0.0
+
+
+class RetryPolicy(_Model):
+    max_attempts: int = Field(default=1, ge=1, le=20)
+    initial_interval: float = Field(default=1.0, ge=0)
+    backoff_factor: float = Field(default=2.0, ge=1)
+    max_interval: float = Field(default=30.0, ge=0)
+
+
+class NodeSettings(_Model):
+    """Per-node run settings, the same for every node type."""
+
+    error_mode: ErrorMode = "stop"
+    retry: RetryPolicy = Field(default_factory=RetryPolicy)
+    timeout: float | None = Field(default=None, gt=0)
+
+
+class Node(_Model):
+    id: str = Field(min_length=1)
+    type: str = Field(min_length=1)
+    version: int = Field(default=1, ge=1)
+    name: str = Field(min_length=1)
+    position: Position = Field(default_factory=Position)
+    data: dict[str, Any] = Field(default_factory=dict)
+    parentId: str | None = None
+    settings: NodeSettings = Field(default_factory=NodeSettings)
+
+
+class EdgeData(_Model):
+    channel: Channel
+    sourceType: str | None = None
+    targetType: str | None = None
+
+
+class Edge(_Model):
+    id: str = Field(min_length=1)
+    source: str
+    sourceHandle: str
+    target: str
+    targetHandle: str
+    data: EdgeData
+
+
+class Viewport(_Model):
+    x: float = 0.0
+    y: float = 0.0
+    zoom: float = 1.0
+
+
+class Graph(_Model):
+    id: str = "graph"
+    name: str = "Untitled"
+    version: int = 1
+    nodes: list[Node] = Field(default_factory=list)
+    edges: list[Edge] = Field(default_factory=list)
+    viewport: Viewport = Field(default_factory=Viewport)
+
+
+class GraphIssue(BaseModel):
+    """One broken rule: a code to test against, a sentence for people, and where."""
+
+    rule: str
+    message: str
+    node_id: str | None = None
+    edge_id: str | None = None
+
+    def __str__(self) -> str:
+        where = f"node {self.node_id}" if self.node_id else f"edge {self.edge_id}" if self.edge_id else "graph"
+        return f"{where}: [{self.rule}] {self.message}"
+
+
+class GraphInvalid(ValueError):
+    """Raised by `normalize_or_raise`; carries every issue found."""
+
+    def __init__(self, issues: list[GraphIssue]):
+        self.issues = issues
+        super().__init__("invalid graph:\n" + "\n".join(f"  {issue}" for issue in issues))
+
+
+class DefinitionSource:
+    """Anything with `definition(node_type) -> NodeDefinition | None` (the registry)."""
+
+    def definition(self, node_type: str) -> NodeDefinition | None: ...  # pragma: no cover
+
+
+def normalize(raw: dict[str, Any] | Graph, registry: DefinitionSource, *,
+              trigger: str | None = None) -> tuple[Graph | None, list[GraphIssue]]:
+    """Validate a graph against every rule; return the normalized graph (None if unreadable) and issues.
+
+    `trigger` (a node id or name) adds the rules of a run that starts there.
+    """
+    graph, issues = _parse(raw)
+    if graph is None:
+        return None, issues
+    _upgrade_and_fill(graph, registry, issues)
+    nodes = {n.id: n for n in graph.nodes}
+    _check_unique(graph, issues)
+    _check_parents(graph, registry, nodes, issues)
+    _check_edges(graph, registry, nodes, issues)
+    _check_flow_cycles(graph, nodes, issues)
+    _check_link_cycles(graph, issues)
+    if trigger is not None:
+        _check_trigger(graph, registry, trigger, issues)
+    return graph, issues
+
+
+def normalize_or_raise(raw: dict[str, Any] | Graph, registry: DefinitionSource, *,
+                       trigger: str | None = None) -> Graph:
+    graph, issues = normalize(raw, registry, trigger=trigger)
+    if issues or graph is None:
+        raise GraphInvalid(issues)
+    return graph
+
+
+def find_node(graph: Graph, id_or_name: str) -> Node | None:
+    return next((n for n in graph.nodes if n.id == id_or_name), None) or next(
+        (n for n in graph.nodes if n.name == id_or_name), None)
+
+
+# 1. Shape -------------------------------------------------------------------------------------
+
+def _parse(raw: dict[str, Any] | Graph) -> tuple[Graph | None, list[GraphIssue]]:
+    if isinstance(raw, Graph):
+        return raw.model_copy(deep=True), []
+    if not isinstance(raw, dict):
+        return None, [GraphIssue(rule="schema", message=f"a graph is a JSON object, got {type(raw).__name__}")]
+    try:
+        return Graph.model_validate(raw), []
+    except ValidationError as error:
+        return None, [_schema_issue(raw, e) for e in error.errors()]
+
+
+def _schema_issue(raw: dict[str, Any], error: dict[str, Any]) -> GraphIssue:
+    loc = error["loc"]
+    where = ".".join(str(part) for part in loc)
+    issue = GraphIssue(rule="schema", message=f"{where}: {error['msg']}")
+    if len(loc) >= 2 and loc[0] in ("nodes", "edges") and isinstance(loc[1], int):
+        items = raw.get(loc[0]) or []
+        item = items[loc[1]] if loc[1] < len(items) and isinstance(items[loc[1]], dict) else {}
+        key = "node_id" if loc[0] == "nodes" else "edge_id"
+        setattr(issue, key, str(item.get("id", f"#{loc[1]}")))
+    return issue
+
+
+# 2. Node types, versions and parameters -------------------------------------------------------
+
+def _upgrade_and_fill(graph: Graph, registry: DefinitionSource, issues: list[GraphIssue]) -> None:
+    for node in graph.nodes:
+        definition = registry.definition(node.type)
+        if definition is None:
+            issues.append(GraphIssue(rule="unknown_node_type", node_id=node.id,
+                                     message=f"node '{node.name}' has unknown type '{node.type}'"))
+            continue
+        if node.version > definition.version:
+            issues.append(GraphIssue(rule="unknown_node_version", node_id=node.id, message=(
+                f"node '{node.name}' is {node.type} v{node.version}, but this NodeFlow knows up to "
+                f"v{definition.version}")))
+            continue
+        if node.version < definition.version:
+            node.data = definition.migrate(node.data, node.version)
+            node.version = definition.version
+        node.data = {**definition.defaults(), **node.data}
+        for key, value in node.data.items():
+            parameter = definition.parameter(key)
+            if parameter is None:
+                issues.append(GraphIssue(rule="unknown_parameter", node_id=node.id, message=(
+                    f"node '{node.name}' ({node.type}) has no parameter '{key}'")))
+                continue
+            problem = parameter_problem(parameter, value)
+            if problem:
+                issues.append(GraphIssue(rule="invalid_parameter", node_id=node.id,
+                                         message=f"node '{node.name}' parameter '{key}': {problem}"))
+
+
+_PYTHON_TYPES: dict[str, tuple[type, ...]] = {
+    "string": (str,), "text": (str,), "code": (str,), "model": (str,),
+    "int": (int,), "float": (int, float), "boolean": (bool,),
+    "key_value": (dict, list), "list": (list,),
+}
+
+
+def parameter_problem(parameter: Parameter, value: Any) -> str | None:
+    """Why a parameter value is invalid, or None. Expressions (`{{ ... }}`) are checked when they run."""
+    if value is None:
+        return "a value is required" if parameter.required else None
+    if isinstance(value, str) and "{{" in value and parameter.expressions:
+        return None
+    expected = _PYTHON_TYPES.get(parameter.type)
+    if expected and (not isinstance(value, expected) or (bool not in expected and isinstance(value, bool))):
+        return f"expected {parameter.type}, got {type(value).__name__} {value!r:.60}"
+    if parameter.type == "select" and parameter.options and value not in [o.value for o in parameter.options]:
+        allowed = ", ".join(repr(o.value) for o in parameter.options)
+        return f"{value!r} is not one of {allowed}"
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        if parameter.min is not None and value < parameter.min:
+            return f"{value} is below the minimum {parameter.min:g}"
+        if parameter.max is not None and value > parameter.max:
+            return f"{value} is above the maximum {parameter.max:g}"
+    if parameter.type == "list" and parameter.fields:
+        for index, item in enumerate(value):
+            if not isinstance(item, dict):
+                return f"item {index} must be an object"
+            for field in parameter.fields:
+                problem = parameter_problem(field, item.get(field.id, field.default))
+                if problem:
+                    return f"item {index} field '{field.id}': {problem}"
+    return None
+
+
+# 3. Identity and containment ------------------------------------------------------------------
+
+def _check_unique(graph: Graph, issues: list[GraphIssue]) -> None:
+    for attr, rule, items, key in (
+        ("id", "duplicate_node_id", graph.nodes, "node_id"),
+        ("name", "duplicate_node_name", graph.nodes, "node_id"),
+        ("id", "duplicate_edge_id", graph.edges, "edge_id"),
+    ):
+        seen: set[str] = set()
+        for item in items:
+            value = getattr(item, attr)
+            if value in seen:
+                kind = "node" if key == "node_id" else "edge"
+                issues.append(GraphIssue(rule=rule, message=f"two {kind}s share the {attr} '{value}'",
+                                         **{key: item.id}))
+            seen.add(value)
+
+
+def _check_parents(graph: Graph, registry: DefinitionSource, nodes: dict[str, Node],
+                   issues: list[GraphIssue]) -> None:
+    for node in graph.nodes:
+        if node.parentId is None:
+            continue
+        parent = nodes.get(node.parentId)
+        definition = registry.definition(parent.type) if parent else None
+        if parent is None:
+            issues.append(GraphIssue(rule="missing_parent", node_id=node.id,
+                                     message=f"node '{node.name}' has parentId '{node.parentId}', which does not exist"))
+        elif definition is not None and not definition.container:
+            issues.append(GraphIssue(rule="parent_not_container", node_id=node.id, message=(
+                f"node '{node.name}' is inside '{parent.name}', but {parent.type} is not a container")))
+
+
+# 4. Edges: endpoints, handles, channels, types, single parents --------------------------------
+
+def _check_edges(graph: Graph, registry: DefinitionSource, nodes: dict[str, Node],
+                 issues: list[GraphIssue]) -> None:
+    link_parents: dict[tuple[str, str], int] = {}
+    for edge in graph.edges:
+        sockets = _edge_sockets(edge, registry, nodes, issues)
+        if sockets is None:
+            continue
+        source_socket, target_socket = sockets
+        if _check_edge_types(edge, source_socket, target_socket, issues) and edge.data.channel == "link":
+            key = (edge.target, edge.targetHandle)
+            link_parents[key] = link_parents.get(key, 0) + 1
+            if link_parents[key] == 2 and not target_socket.multiple:
+                issues.append(GraphIssue(rule="link_single_parent", edge_id=edge.id, node_id=edge.target, message=(
+                    f"input '{edge.targetHandle}' of node '{nodes[edge.target].name}' takes one link, "
+                    f"but several are wired")))
+
+
+def _edge_sockets(edge: Edge, registry: DefinitionSource, nodes: dict[str, Node],
+                  issues: list[GraphIssue]) -> tuple[Socket, Socket] | None:
+    found: list[Socket] = []
+    for end, node_id, handle in (("source", edge.source, edge.sourceHandle), ("target", edge.target, edge.targetHandle)):
+        node = nodes.get(node_id)
+        if node is None:
+            issues.append(GraphIssue(rule="edge_missing_node", edge_id=edge.id,
+                                     message=f"edge {end} '{node_id}' is not a node of this graph"))
+            continue
+        definition = registry.definition(node.type)
+        if definition is None:
+            continue  # reported as unknown_node_type
+        sockets = (definition.output_sockets(node.data, node.settings.error_mode == "error_output")
+                   if end == "source" else definition.input_sockets())
+        socket = sockets.get(handle)
+        if socket is None:
+            kind = "output" if end == "source" else "input"
+            known = ", ".join(sockets) or "none"
+            issues.append(GraphIssue(rule="edge_missing_handle", edge_id=edge.id, node_id=node.id, message=(
+                f"node '{node.name}' ({node.type}) has no {kind} '{handle}' (it has: {known})")))
+            continue
+        found.append(socket)
+    return (found[0], found[1]) if len(found) == 2 else None
+
+
+def _check_edge_types(edge: Edge, source: Socket, target: Socket, issues: list[GraphIssue]) -> bool:
+    before = len(issues)
+    if edge.data.channel != source.channel or edge.data.channel != target.channel:
+        issues.append(GraphIssue(rule="edge_channel_mismatch", edge_id=edge.id, message=(
+            f"edge is marked '{edge.data.channel}' but connects a '{source.channel}' output "
+            f"'{edge.sourceHandle}' to a '{target.channel}' input '{edge.targetHandle}'")))
+    for end, declared, socket in (("sourceType", edge.data.sourceType, source), ("targetType", edge.data.targetType, target)):
+        if declared is not None and declared != socket.type:
+            issues.append(GraphIssue(rule="edge_type_mismatch", edge_id=edge.id, message=(
+                f"edge says {end} '{declared}' but the socket '{socket.id}' is '{socket.type}'")))
+    ok, reason = can_connect(source.type, target.type)
+    if not ok:
+        issues.append(GraphIssue(rule="incompatible_types", edge_id=edge.id, message=reason))
+    edge.data.sourceType, edge.data.targetType = source.type, target.type
+    return len(issues) == before
+
+
+# 5. Cycles -------------------------------------------------------------------------------------
+
+def _check_flow_cycles(graph: Graph, nodes: dict[str, Node], issues: list[GraphIssue]) -> None:
+    """Flow edges must form a DAG, except edges between a container and its own children."""
+    adjacency: dict[str, list[str]] = {}
+    for edge in graph.edges:
+        if edge.data.channel != "flow" or edge.source not in nodes or edge.target not in nodes:
+            continue
+        if nodes[edge.source].parentId == edge.target or nodes[edge.target].parentId == edge.source:
+            continue
+        adjacency.setdefault(edge.source, []).append(edge.target)
+    cycle = find_cycle(adjacency)
+    if cycle:
+        names = " -> ".join(nodes[n].name for n in cycle)
+        issues.append(GraphIssue(rule="flow_cycle", node_id=cycle[0], message=(
+            f"the data flow loops: {names}; use a loop container (For Each) to repeat work")))
+
+
+def _check_link_cycles(graph: Graph, issues: list[GraphIssue]) -> None:
+    adjacency: dict[str, list[str]] = {}
+    for edge in graph.edges:
+        if edge.data.channel == "link":
+            adjacency.setdefault(edge.source, []).append(edge.target)
+    cycle = find_cycle(adjacency)
+    if cycle:
+        names = {n.id: n.name for n in graph.nodes}
+        issues.append(GraphIssue(rule="link_cycle", node_id=cycle[0], message=(
+            "links form a cycle: " + " -> ".join(names.get(n, n) for n in cycle))))
+
+
+def find_cycle(adjacency: dict[str, list[str]]) -> list[str] | None:
+    """A cycle as a path that starts and ends at the same node, or None (iterative DFS)."""
+    state: dict[str, int] = {}  # 1 = on the stack, 2 = done
+    for root in list(adjacency):
+        if state.get(root):
+            continue
+        stack: list[tuple[str, int]] = [(root, 0)]
+        path: list[str] = [root]
+        state[root] = 1
+        while stack:
+            node, index = stack[-1]
+            children = adjacency.get(node, [])
+            if index == len(children):
+                stack.pop()
+                path.pop()
+                state[node] = 2
+                continue
+            stack[-1] = (node, index + 1)
+            child = children[index]
+            if state.get(child) == 1:
+                return path[path.index(child):] + [child]
+            if not state.get(child):
+                state[child] = 1
+                stack.append((child, 0))
+                path.append(child)
+    return None
+
+
+# 6. The run's trigger --------------------------------------------------------------------------
+
+def _check_trigger(graph: Graph, registry: DefinitionSource, trigger: str, issues: list[GraphIssue]) -> None:
+    node = find_node(graph, trigger)
+    if node is None:
+        triggers = [n.name for n in graph.nodes if (d := registry.definition(n.type)) and d.trigger]
+        issues.append(GraphIssue(rule="missing_trigger", message=(
+            f"no node '{trigger}' to start the run from (triggers here: {', '.join(triggers) or 'none'})")))
+        return
+    definition = registry.definition(node.type)
+    if definition is not None and not definition.trigger:
+        issues.append(GraphIssue(rule="not_a_trigger", node_id=node.id,
+                                 message=f"node '{node.name}' ({node.type}) is not a trigger; runs start at triggers"))

@@ -1,0 +1,280 @@
+"""The contract between NodeFlow and its nodes: definitions (pure data), events, results, context.
+
+A node folder's `definition.py` imports only this module; its `executor.py` may import anything.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any, AsyncIterator, Literal, Protocol, TypeAlias, runtime_checkable
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+SocketType = Literal[
+    "data", "tools", "model", "string", "text", "float", "int", "boolean",
+    "json", "messages", "array", "document", "vector", "binary", "any",
+]
+Channel = Literal["flow", "link"]
+Side = Literal["left", "right"]
+ParameterMode = Literal["constant", "hybrid", "input", "output"]
+ParameterType = Literal[
+    "string", "text", "int", "float", "boolean", "select", "json",
+    "key_value", "model", "code", "list",
+]
+ErrorMode = Literal["stop", "continue", "error_output"]
+EventType = Literal[
+    "started", "token", "reasoning", "tool_call_started", "tool_call_completed",
+    "member_event", "progress", "completed", "error", "skipped", "paused",
+    "resumed", "cancelled",
+]
+
+# A value on a port: any JSON-like Python value (or, on link sockets, any artifact).
+# The socket's `type` in the definition says what it is; values travel unboxed.
+DataValue: TypeAlias = Any
+
+# The output port every node gains when its error mode is `error_output`.
+ERROR_HANDLE = "error"
+
+# The socket type a parameter exposes when it is wired (hybrid / input / output modes).
+PARAMETER_SOCKET_TYPES: dict[str, SocketType] = {
+    "string": "string", "text": "text", "int": "int", "float": "float",
+    "boolean": "boolean", "select": "string", "json": "json", "key_value": "json",
+    "model": "model", "code": "text", "list": "array",
+}
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Socket(_Strict):
+    """A port: the data spine (`data`, flow) or a typed side socket."""
+
+    id: str
+    label: str = ""
+    type: SocketType = "data"
+    channel: Channel = "flow"
+    side: Side | None = None
+    required: bool = False
+    multiple: bool = False
+    # Dynamic ports: the id holds `{index}` and repeats once per item of this list parameter.
+    repeat: str | None = None
+    description: str = ""
+
+
+class Option(_Strict):
+    value: Any
+    label: str = ""
+
+
+class Parameter(_Strict):
+    """A node setting, edited inline; `hybrid` and `input` modes also expose a typed socket."""
+
+    id: str
+    label: str
+    type: ParameterType = "string"
+    mode: ParameterMode = "constant"
+    default: Any = None
+    description: str = ""
+    placeholder: str = ""
+    required: bool = False
+    options: tuple[Option, ...] = ()
+    min: float | None = None
+    max: float | None = None
+    step: float | None = None
+    # For `list` parameters: the fields of each item (rendered as a small form per row).
+    fields: tuple["Parameter", ...] = ()
+    # False for parameters whose text must reach the node verbatim (code, templates).
+    expressions: bool = True
+    socket_type: SocketType | None = None
+    channel: Channel = "flow"
+    multiple: bool = False
+
+    @property
+    def has_socket(self) -> bool:
+        return self.mode != "constant"
+
+    def socket(self) -> Socket:
+        """The socket a wired parameter exposes (its id is the parameter id)."""
+        return Socket(
+            id=self.id, label=self.label,
+            type=self.socket_type or PARAMETER_SOCKET_TYPES[self.type],
+            channel=self.channel, side="right" if self.mode == "output" else "left",
+            required=self.required and self.mode == "input", multiple=self.multiple,
+        )
+
+
+class ParameterMigration(_Strict):
+    """Upgrades a node's parameters from `from_version` to `from_version + 1`, as data."""
+
+    from_version: int
+    rename: dict[str, str] = Field(default_factory=dict)
+    remove: tuple[str, ...] = ()
+    add: dict[str, Any] = Field(default_factory=dict)
+    note: str = ""
+
+    def apply(self, data: dict[str, Any]) -> dict[str, Any]:
+        upgraded = {self.rename.get(k, k): v for k, v in data.items() if k not in self.remove}
+        for key, value in self.add.items():
+            upgraded.setdefault(key, value)
+        return upgraded
+
+
+class NodeDefinition(_Strict):
+    """Everything the editor, the normalizer and the kernel need to know about a node type."""
+
+    id: str = Field(pattern=r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
+    version: int = Field(default=1, ge=1)
+    name: str
+    description: str
+    category: str
+    icon: str = "box"
+    inputs: tuple[Socket, ...] = ()
+    parameters: tuple[Parameter, ...] = ()
+    outputs: tuple[Socket, ...] = ()
+    migrations: tuple[ParameterMigration, ...] = ()
+    # A trigger starts runs: it has no flow input and receives the run's payload.
+    trigger: bool = False
+    # A container runs its child nodes (those whose parentId is this node) itself.
+    container: bool = False
+    # Nodes with side effects never reuse cached outputs on re-runs.
+    side_effects: bool = False
+
+    @model_validator(mode="after")
+    def _check(self) -> "NodeDefinition":
+        ids = [s.id for s in self.inputs + self.outputs] + [p.id for p in self.parameters]
+        dupes = {i for i in ids if ids.count(i) > 1}
+        if dupes:
+            raise ValueError(f"duplicate socket/parameter ids: {sorted(dupes)}")
+        expected = list(range(1, self.version))
+        if sorted(m.from_version for m in self.migrations) != expected:
+            raise ValueError(f"version {self.version} needs migrations from versions {expected}")
+        if self.trigger and any(s.channel == "flow" for s in self.inputs):
+            raise ValueError("a trigger cannot have flow inputs")
+        return self
+
+    def parameter(self, param_id: str) -> Parameter | None:
+        return next((p for p in self.parameters if p.id == param_id), None)
+
+    def input_sockets(self) -> dict[str, Socket]:
+        sockets = {s.id: s for s in self.inputs}
+        sockets.update({p.id: p.socket() for p in self.parameters if p.mode in ("hybrid", "input")})
+        return sockets
+
+    def output_sockets(self, data: dict[str, Any] | None = None, error_output: bool = False) -> dict[str, Socket]:
+        """Output ports; `repeat` ports are expanded from the node's `data`."""
+        sockets: dict[str, Socket] = {}
+        for socket in self.outputs:
+            if socket.repeat is None:
+                sockets[socket.id] = socket
+                continue
+            for index, _ in enumerate((data or {}).get(socket.repeat) or []):
+                port_id = socket.id.format(index=index)
+                sockets[port_id] = socket.model_copy(update={"id": port_id, "repeat": None})
+        sockets.update({p.id: p.socket() for p in self.parameters if p.mode == "output"})
+        if error_output:
+            sockets[ERROR_HANDLE] = Socket(id=ERROR_HANDLE, label="Error", type="data")
+        return sockets
+
+    def defaults(self) -> dict[str, Any]:
+        return {p.id: p.default for p in self.parameters if p.mode != "output"}
+
+    def migrate(self, data: dict[str, Any], from_version: int) -> dict[str, Any]:
+        for migration in sorted(self.migrations, key=lambda m: m.from_version):
+            if migration.from_version >= from_version:
+                data = migration.apply(data)
+        return data
+
+
+@dataclass(slots=True)
+class NodeEvent:
+    """One thing that happened in a run, in order of occurrence."""
+
+    run_id: str
+    node_id: str
+    node_type: str
+    event_type: EventType
+    data: dict[str, Any] = field(default_factory=dict)
+    timestamp: float = field(default_factory=time.time)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "run_id": self.run_id, "node_id": self.node_id, "node_type": self.node_type,
+            "event_type": self.event_type, "data": self.data, "timestamp": self.timestamp,
+        }
+
+
+@dataclass(slots=True)
+class WaitForInput:
+    """Returned in a result to pause the run at this node until `resume(run_id, node_id, payload)`."""
+
+    prompt: str
+    options: list[str] = field(default_factory=list)
+    detail: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class ExecutionResult:
+    """A node's outputs by port id. A port left out carries no value: its edges are dead."""
+
+    outputs: dict[str, DataValue] = field(default_factory=dict)
+    events: list[NodeEvent] = field(default_factory=list)
+    wait: WaitForInput | None = None
+
+
+@runtime_checkable
+class RuntimeApi(Protocol):
+    """What the kernel offers a running node; nothing in it knows any node type."""
+
+    def get_node(self, node_id: str) -> dict[str, Any]: ...
+
+    def incoming_edges(self, node_id: str, *, channel: str | None = None,
+                       target_handle: str | None = None) -> list[dict[str, Any]]: ...
+
+    def outgoing_edges(self, node_id: str, *, channel: str | None = None,
+                       source_handle: str | None = None) -> list[dict[str, Any]]: ...
+
+    async def resolve_links(self, node_id: str, target_handle: str) -> list[Any]: ...
+
+    async def run_subgraph(self, node_ids: list[str], input: DataValue) -> dict[str, Any]: ...
+
+    def emit(self, event: NodeEvent) -> None: ...
+
+
+@dataclass(slots=True)
+class FlowContext:
+    """Per-call context: who is running, in which run, and the runtime's API."""
+
+    node_id: str
+    node_type: str
+    run_id: str
+    runtime: RuntimeApi
+    chat_id: str | None = None
+    # The payload the run was started with (what a trigger node turns into its output).
+    payload: Any = None
+    # Payload given to `resume` when this node was paused; None on a first execution.
+    resume_payload: Any = None
+    # Free-form services of the embedding app (credentials, HTTP clients, sessions).
+    services: dict[str, Any] = field(default_factory=dict)
+
+    def event(self, event_type: EventType, **data: Any) -> NodeEvent:
+        return NodeEvent(self.run_id, self.node_id, self.node_type, event_type, data)
+
+
+class NodeExecutor(Protocol):
+    """An executor has `node_type` and `execute`, `materialize`, or both."""
+
+    node_type: str
+
+    async def execute(self, data: dict[str, Any], inputs: dict[str, DataValue],
+                      ctx: FlowContext) -> ExecutionResult | AsyncIterator[NodeEvent | ExecutionResult]: ...
+
+    async def materialize(self, data: dict[str, Any], output_handle: str, ctx: FlowContext) -> Any: ...
+
+
+class NodeError(Exception):
+    """A clear failure of a node, shown to the user as is (no traceback)."""
+
+
+Parameter.model_rebuild()

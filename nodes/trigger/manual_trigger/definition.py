@@ -1,0 +1,15 @@
+from nodes._types import NodeDefinition, Parameter, Socket
+
+definition = NodeDefinition(
+    id="manual-trigger",
+    name="Manual Trigger",
+    description="Start a run by hand with a JSON payload you type.",
+    category="trigger",
+    icon="play",
+    trigger=True,
+    parameters=(
+        Parameter(id="payload", label="Test payload", type="json", default={},
+                  description="Used when the run is started without a payload of its own."),
+    ),
+    outputs=(Socket(id="output", label="Output"),),
+)

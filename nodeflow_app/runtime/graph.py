@@ -296,7 +296,8 @@ def _edge_sockets(edge: Edge, registry: DefinitionSource, nodes: dict[str, Node]
         definition = registry.definition(node.type)
         if definition is None:
             continue  # reported as unknown_node_type
-        sockets = (definition.output_sockets(node.data, node.settings.error_mode == "error_output")
+        error_output = node.settings.error_mode == "error_output"
+        sockets = (definition.output_sockets(_repeatable(definition, node.data), error_output)
                    if end == "source" else definition.input_sockets())
         socket = sockets.get(handle)
         if socket is None:
@@ -307,6 +308,12 @@ def _edge_sockets(edge: Edge, registry: DefinitionSource, nodes: dict[str, Node]
             continue
         found.append(socket)
     return (found[0], found[1]) if len(found) == 2 else None
+
+
+def _repeatable(definition: NodeDefinition, data: dict[str, Any]) -> dict[str, Any]:
+    """Data safe for expanding repeat ports: a non-list value (reported as invalid_parameter) repeats nothing."""
+    repeats = {s.repeat for s in definition.outputs if s.repeat}
+    return {k: v if k not in repeats or isinstance(v, list) else [] for k, v in data.items()}
 
 
 def _check_edge_types(edge: Edge, source: Socket, target: Socket, issues: list[GraphIssue]) -> bool:

@@ -119,7 +119,7 @@ def normalize(raw: dict[str, Any] | Graph, registry: DefinitionSource, *,
         return None, issues
     _upgrade_and_fill(graph, registry, issues)
     nodes = {n.id: n for n in graph.nodes}
-    _check_unique(graph, issues)
+    _check_unique(graph, nodes, issues)
     _check_parents(graph, registry, nodes, issues)
     _check_edges(graph, registry, nodes, issues)
     _check_flow_cycles(graph, nodes, issues)
@@ -164,6 +164,8 @@ def _schema_issue(raw: dict[str, Any], error: dict[str, Any]) -> GraphIssue:
         item = items[loc[1]] if loc[1] < len(items) and isinstance(items[loc[1]], dict) else {}
         key = "node_id" if loc[0] == "nodes" else "edge_id"
         setattr(issue, key, str(item.get("id", f"#{loc[1]}")))
+        if loc[0] == "nodes" and isinstance(item.get("name"), str):
+            issue.message = f"node '{item['name']}': {issue.message}"
     return issue
 
 
@@ -234,20 +236,24 @@ def parameter_problem(parameter: Parameter, value: Any) -> str | None:
 
 # 3. Identity and containment ------------------------------------------------------------------
 
-def _check_unique(graph: Graph, issues: list[GraphIssue]) -> None:
+def _check_unique(graph: Graph, nodes: dict[str, Node], issues: list[GraphIssue]) -> None:
     for attr, rule, items, key in (
         ("id", "duplicate_node_id", graph.nodes, "node_id"),
         ("name", "duplicate_node_name", graph.nodes, "node_id"),
         ("id", "duplicate_edge_id", graph.edges, "edge_id"),
     ):
-        seen: set[str] = set()
+        first: dict[str, Node | Edge] = {}
         for item in items:
             value = getattr(item, attr)
-            if value in seen:
-                kind = "node" if key == "node_id" else "edge"
-                issues.append(GraphIssue(rule=rule, message=f"two {kind}s share the {attr} '{value}'",
-                                         **{key: item.id}))
-            seen.add(value)
+            if value in first:
+                issues.append(GraphIssue(rule=rule, **{key: item.id}, message=(
+                    f"{_describe(item, nodes)} has the {attr} '{value}', "
+                    f"already used by {_describe(first[value], nodes)}")))
+            first.setdefault(value, item)
+
+
+def _describe(item: Node | Edge, nodes: dict[str, Node]) -> str:
+    return f"node '{item.name}'" if isinstance(item, Node) else f"edge {_edge_label(item, nodes)}"
 
 
 def _check_parents(graph: Graph, registry: DefinitionSource, nodes: dict[str, Node],
@@ -275,7 +281,8 @@ def _check_edges(graph: Graph, registry: DefinitionSource, nodes: dict[str, Node
         if sockets is None:
             continue
         source_socket, target_socket = sockets
-        if _check_edge_types(edge, source_socket, target_socket, issues) and edge.data.channel == "link":
+        label = _edge_label(edge, nodes)
+        if _check_edge_types(edge, source_socket, target_socket, label, issues) and edge.data.channel == "link":
             key = (edge.target, edge.targetHandle)
             link_parents[key] = link_parents.get(key, 0) + 1
             if link_parents[key] == 2 and not target_socket.multiple:
@@ -291,7 +298,8 @@ def _edge_sockets(edge: Edge, registry: DefinitionSource, nodes: dict[str, Node]
         node = nodes.get(node_id)
         if node is None:
             issues.append(GraphIssue(rule="edge_missing_node", edge_id=edge.id,
-                                     message=f"edge {end} '{node_id}' is not a node of this graph"))
+                                     message=f"edge {_edge_label(edge, nodes)}: its {end} '{node_id}' "
+                                             "is not a node of this graph"))
             continue
         definition = registry.definition(node.type)
         if definition is None:
@@ -316,19 +324,25 @@ def _repeatable(definition: NodeDefinition, data: dict[str, Any]) -> dict[str, A
     return {k: v if k not in repeats or isinstance(v, list) else [] for k, v in data.items()}
 
 
-def _check_edge_types(edge: Edge, source: Socket, target: Socket, issues: list[GraphIssue]) -> bool:
+def _edge_label(edge: Edge, nodes: dict[str, Node]) -> str:
+    """`'Source'.handle -> 'Target'.handle`: how people find an edge on the canvas (missing nodes by id)."""
+    ends = ((edge.source, edge.sourceHandle), (edge.target, edge.targetHandle))
+    return " -> ".join(f"'{nodes[n].name}'.{h}" if n in nodes else f"{n}.{h}" for n, h in ends)
+
+
+def _check_edge_types(edge: Edge, source: Socket, target: Socket, label: str, issues: list[GraphIssue]) -> bool:
     before = len(issues)
     if edge.data.channel != source.channel or edge.data.channel != target.channel:
         issues.append(GraphIssue(rule="edge_channel_mismatch", edge_id=edge.id, message=(
-            f"edge is marked '{edge.data.channel}' but connects a '{source.channel}' output "
-            f"'{edge.sourceHandle}' to a '{target.channel}' input '{edge.targetHandle}'")))
+            f"edge {label} is marked '{edge.data.channel}' but connects a '{source.channel}' output "
+            f"to a '{target.channel}' input")))
     for end, declared, socket in (("sourceType", edge.data.sourceType, source), ("targetType", edge.data.targetType, target)):
         if declared is not None and declared != socket.type:
             issues.append(GraphIssue(rule="edge_type_mismatch", edge_id=edge.id, message=(
-                f"edge says {end} '{declared}' but the socket '{socket.id}' is '{socket.type}'")))
+                f"edge {label} says {end} '{declared}' but the socket '{socket.id}' is '{socket.type}'")))
     ok, reason = can_connect(source.type, target.type)
     if not ok:
-        issues.append(GraphIssue(rule="incompatible_types", edge_id=edge.id, message=reason))
+        issues.append(GraphIssue(rule="incompatible_types", edge_id=edge.id, message=f"edge {label}: {reason}"))
     edge.data.sourceType, edge.data.targetType = source.type, target.type
     return len(issues) == before
 

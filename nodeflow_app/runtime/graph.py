@@ -125,7 +125,7 @@ def normalize(raw: dict[str, Any] | Graph, registry: DefinitionSource, *,
     _check_flow_cycles(graph, nodes, issues)
     _check_link_cycles(graph, issues)
     if trigger is not None:
-        _check_trigger(graph, registry, trigger, issues)
+        issues.extend(trigger_issues(graph, registry, trigger))
     return graph, issues
 
 
@@ -269,6 +269,10 @@ def _check_parents(graph: Graph, registry: DefinitionSource, nodes: dict[str, No
         elif definition is not None and not definition.container:
             issues.append(GraphIssue(rule="parent_not_container", node_id=node.id, message=(
                 f"node '{node.name}' is inside '{parent.name}', but {parent.type} is not a container")))
+    cycle = find_cycle({n.id: [n.parentId] for n in graph.nodes if n.parentId in nodes})
+    if cycle:
+        issues.append(GraphIssue(rule="parent_cycle", node_id=cycle[0], message=(
+            "containers nest inside each other in a loop: " + " in ".join(nodes[n].name for n in cycle))))
 
 
 # 4. Edges: endpoints, handles, channels, types, single parents --------------------------------
@@ -407,14 +411,17 @@ def find_cycle(adjacency: dict[str, list[str]]) -> list[str] | None:
 
 # 6. The run's trigger --------------------------------------------------------------------------
 
-def _check_trigger(graph: Graph, registry: DefinitionSource, trigger: str, issues: list[GraphIssue]) -> None:
+def trigger_issues(graph: Graph, registry: DefinitionSource, trigger: str) -> list[GraphIssue]:
+    """The rules of a run that starts at `trigger` (a node id or name)."""
+    issues: list[GraphIssue] = []
     node = find_node(graph, trigger)
     if node is None:
         triggers = [n.name for n in graph.nodes if (d := registry.definition(n.type)) and d.trigger]
         issues.append(GraphIssue(rule="missing_trigger", message=(
             f"no node '{trigger}' to start the run from (triggers here: {', '.join(triggers) or 'none'})")))
-        return
+        return issues
     definition = registry.definition(node.type)
     if definition is not None and not definition.trigger:
         issues.append(GraphIssue(rule="not_a_trigger", node_id=node.id,
                                  message=f"node '{node.name}' ({node.type}) is not a trigger; runs start at triggers"))
+    return issues

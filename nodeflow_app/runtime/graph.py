@@ -247,13 +247,16 @@ def _check_unique(graph: Graph, nodes: dict[str, Node], issues: list[GraphIssue]
             value = getattr(item, attr)
             if value in first:
                 issues.append(GraphIssue(rule=rule, **{key: item.id}, message=(
-                    f"{_describe(item, nodes)} has the {attr} '{value}', "
-                    f"already used by {_describe(first[value], nodes)}")))
+                    f"{_describe(item, attr, nodes)} has the {attr} '{value}', "
+                    f"already used by {_describe(first[value], attr, nodes)}")))
             first.setdefault(value, item)
 
 
-def _describe(item: Node | Edge, nodes: dict[str, Node]) -> str:
-    return f"node '{item.name}'" if isinstance(item, Node) else f"edge {_edge_label(item, nodes)}"
+def _describe(item: Node | Edge, shared: str, nodes: dict[str, Node]) -> str:
+    """Name a duplicate by what it does not share: a node by name (shared id) or id (shared name)."""
+    if isinstance(item, Edge):
+        return f"edge {_edge_label(item, nodes)}"
+    return f"node '{item.name}'" if shared == "id" else f"node {item.id}"
 
 
 def _check_parents(graph: Graph, registry: DefinitionSource, nodes: dict[str, Node],

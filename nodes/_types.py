@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, AsyncIterator, Literal, Protocol, TypeAlias, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -155,15 +156,40 @@ class NodeDefinition(_Strict):
         return self
 
     def parameter(self, param_id: str) -> Parameter | None:
-        return next((p for p in self.parameters if p.id == param_id), None)
+        return self._parameters_by_id.get(param_id)
+
+    @cached_property
+    def _parameters_by_id(self) -> dict[str, Parameter]:
+        return {p.id: p for p in self.parameters}
 
     def input_sockets(self) -> dict[str, Socket]:
+        """Input ports by id: declared inputs plus wired parameters (cached: definitions are frozen)."""
+        return self._input_sockets
+
+    @cached_property
+    def _input_sockets(self) -> dict[str, Socket]:
         sockets = {s.id: s for s in self.inputs}
         sockets.update({p.id: p.socket() for p in self.parameters if p.mode in ("hybrid", "input")})
         return sockets
 
+    @cached_property
+    def _static_outputs(self) -> bool:
+        return all(s.repeat is None for s in self.outputs)
+
+    @cached_property
+    def _output_sockets(self) -> dict[str, Socket]:
+        return self._expand_outputs(None)
+
     def output_sockets(self, data: dict[str, Any] | None = None, error_output: bool = False) -> dict[str, Socket]:
         """Output ports; `repeat` ports are expanded from the node's `data`."""
+        if self._static_outputs and not error_output:
+            return self._output_sockets
+        sockets = self._expand_outputs(data)
+        if error_output:
+            sockets = {**sockets, ERROR_HANDLE: Socket(id=ERROR_HANDLE, label="Error", type="data")}
+        return sockets
+
+    def _expand_outputs(self, data: dict[str, Any] | None) -> dict[str, Socket]:
         sockets: dict[str, Socket] = {}
         for socket in self.outputs:
             if socket.repeat is None:
@@ -173,8 +199,6 @@ class NodeDefinition(_Strict):
                 port_id = socket.id.format(index=index)
                 sockets[port_id] = socket.model_copy(update={"id": port_id, "repeat": None})
         sockets.update({p.id: p.socket() for p in self.parameters if p.mode == "output"})
-        if error_output:
-            sockets[ERROR_HANDLE] = Socket(id=ERROR_HANDLE, label="Error", type="data")
         return sockets
 
     def defaults(self) -> dict[str, Any]:

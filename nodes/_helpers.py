@@ -1,0 +1,264 @@
+"""Small pure helpers shared by node executors: paths into JSON values, text, numbers, comparisons.
+
+Stdlib only, so any executor (or a plugin) can import it without pulling in an SDK.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from typing import Any
+
+from nodes._types import NodeError
+
+
+class _Missing:
+    """The type of `MISSING`: a path that leads nowhere (distinct from a present `None`)."""
+
+    _instance: "_Missing | None" = None
+
+    def __new__(cls) -> "_Missing":
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __bool__(self) -> bool:
+        return False
+
+    def __repr__(self) -> str:
+        return "MISSING"
+
+
+MISSING: Any = _Missing()
+
+# 1. Paths ---------------------------------------------------------------------------------------
+
+# One step of a path: `.name`, `name` at the start, `[0]`, `[-1]`, `["any key"]` or `['any key']`.
+_STEP = re.compile(r"""\.?([^.\[\]]+)|\[\s*(-?\d+)\s*\]|\[\s*"([^"]*)"\s*\]|\[\s*'([^']*)'\s*\]""")
+
+
+def parse_path(path: str) -> list[str | int]:
+    """Split `a.b[0]["c d"]` into `["a", "b", 0, "c d"]`; an empty path is `[]` (the whole value)."""
+    steps: list[str | int] = []
+    text = path.strip()
+    position = 0
+    while position < len(text):
+        match = _STEP.match(text, position)
+        if match is None or (match.group(1) is not None and position > 0 and text[position] != "."):
+            raise NodeError(f"invalid path {path!r} at position {position}: expected .name, [index] or [\"key\"]")
+        name, index, double, single = match.groups()
+        if name is not None:
+            steps.append(name.strip())
+        elif index is not None:
+            steps.append(int(index))
+        else:
+            steps.append(double if double is not None else single)
+        position = match.end()
+    return steps
+
+
+def get_path(value: Any, path: str | list[str | int], default: Any = MISSING) -> Any:
+    """The value at `path` inside `value`, or `default` (the `MISSING` sentinel unless given)."""
+    steps = parse_path(path) if isinstance(path, str) else path
+    current = value
+    for step in steps:
+        if isinstance(current, dict):
+            key = step if step in current else str(step)
+            if key not in current:
+                return default
+            current = current[key]
+        elif isinstance(current, (list, tuple)):
+            index = step if isinstance(step, int) else _int_or_none(step)
+            if index is None or not -len(current) <= index < len(current):
+                return default
+            current = current[index]
+        else:
+            return default
+    return current
+
+
+def require_path(value: Any, path: str) -> Any:
+    """Like `get_path`, but a missing path is a NodeError naming it."""
+    found = get_path(value, path)
+    if found is MISSING:
+        raise NodeError(f"nothing at path {path!r}")
+    return found
+
+
+def set_path(target: dict[str, Any], path: str, value: Any) -> None:
+    """Set `value` at `path` inside `target`, creating objects for missing steps (`user.name`)."""
+    steps = parse_path(path)
+    if not steps:
+        raise NodeError("a field name cannot be empty")
+    current: Any = target
+    for depth, step in enumerate(steps):
+        last = depth == len(steps) - 1
+        if isinstance(current, dict):
+            key = str(step)
+            if last:
+                current[key] = value
+            else:
+                if not isinstance(current.get(key), (dict, list)):
+                    if key in current and current[key] is not None:
+                        shown = _shown_path(steps[: depth + 1])
+                        raise NodeError(f"cannot set {path!r}: {shown!r} is a {type(current[key]).__name__}, "
+                                        "not an object")
+                    current[key] = {}
+                current = current[key]
+        elif isinstance(current, list) and isinstance(step, int) and -len(current) <= step < len(current):
+            if last:
+                current[step] = value
+            else:
+                current = current[step]
+        else:
+            raise NodeError(f"cannot set {path!r}: {_shown_path(steps[:depth])!r} has no item {step!r}")
+
+
+def _shown_path(steps: list[str | int]) -> str:
+    return "".join(f"[{s}]" if isinstance(s, int) else f".{s}" for s in steps).lstrip(".")
+
+
+def _int_or_none(text: Any) -> int | None:
+    try:
+        return int(text)
+    except (TypeError, ValueError):
+        return None
+
+
+def key_value_pairs(value: Any, label: str) -> list[tuple[str, Any]]:
+    """(name, value) pairs of a key_value parameter: an object, or rows of {name (or key), value}.
+
+    Rows with neither a name nor a value (blank rows left in the editor) are skipped.
+    """
+    if value is None:
+        return []
+    if isinstance(value, dict):
+        return [(str(name), item) for name, item in value.items()]
+    if not isinstance(value, list):
+        raise NodeError(f"{label} must be a list of name/value rows or an object, got {type(value).__name__}")
+    pairs: list[tuple[str, Any]] = []
+    for index, row in enumerate(value):
+        if not isinstance(row, dict):
+            raise NodeError(f"{label} row {index} must be an object with a name and a value")
+        name, item = row.get("name", row.get("key")), row.get("value")
+        if name in (None, "") and item in (None, ""):
+            continue
+        pairs.append(("" if name is None else str(name), item))
+    return pairs
+
+
+# 2. Text and numbers ----------------------------------------------------------------------------
+
+def to_text(value: Any) -> str:
+    """A value as text: strings stay themselves, `None`/missing is empty, the rest is compact JSON."""
+    if isinstance(value, str):
+        return value
+    if value is None or value is MISSING:
+        return ""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+
+
+def primary_text(value: Any) -> str:
+    """SPEC 5 "Primary text": `message`, else `response`, else `text` of an object, else the value as JSON."""
+    if isinstance(value, dict):
+        for key in ("message", "response", "text"):
+            if value.get(key) is not None:
+                return to_text(value[key])
+    if isinstance(value, str):
+        return value
+    if value is None:
+        return ""
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def to_number(value: Any) -> float | None:
+    """A finite-or-infinite number from an int, float or numeric string; None otherwise (booleans too)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        return None if isinstance(value, float) and math.isnan(value) else float(value)
+    if isinstance(value, str) and value.strip():
+        try:
+            number = float(value.strip())
+        except ValueError:
+            return None
+        return None if math.isnan(number) else number
+    return None
+
+
+# 3. Comparisons (Conditional, Switch) -----------------------------------------------------------
+
+OPERATORS: tuple[str, ...] = (
+    "equals", "not_equals", "contains", "not_contains", "starts_with", "ends_with",
+    "gt", "gte", "lt", "lte", "is_empty", "is_not_empty", "regex",
+)
+_ORDERING = {"gt": lambda a, b: a > b, "gte": lambda a, b: a >= b,
+             "lt": lambda a, b: a < b, "lte": lambda a, b: a <= b}
+
+
+def is_empty(value: Any) -> bool:
+    """Missing, `None`, `""`, `[]` and `{}` are empty; `0` and `False` are values."""
+    return value is MISSING or value is None or (isinstance(value, (str, list, tuple, dict)) and len(value) == 0)
+
+
+def compare(actual: Any, operator: str, expected: Any, *, case_sensitive: bool = False) -> bool:
+    """Whether `actual <operator> expected` holds. A MISSING `actual` is empty and fails every other test.
+
+    Numbers compare numerically (numeric strings count); text compares case-insensitively
+    unless `case_sensitive`. Raises NodeError for an unknown operator, a non-numeric side of
+    gt/gte/lt/lte, or an invalid regular expression.
+    """
+    if operator not in OPERATORS:
+        raise NodeError(f"unknown operator {operator!r}; use one of: {', '.join(OPERATORS)}")
+    if operator == "is_empty":
+        return is_empty(actual)
+    if operator == "is_not_empty":
+        return not is_empty(actual)
+    if actual is MISSING:
+        return False
+    if operator in _ORDERING:
+        return _ORDERING[operator](_number_for(operator, actual), _number_for(operator, expected))
+    if operator == "regex":
+        return _regex(expected, case_sensitive).search(to_text(actual)) is not None
+    if operator in ("equals", "not_equals"):
+        return _equals(actual, expected, case_sensitive) == (operator == "equals")
+    if operator in ("contains", "not_contains"):
+        return _contains(actual, expected, case_sensitive) == (operator == "contains")
+    text, prefix = _fold(to_text(actual), case_sensitive), _fold(to_text(expected), case_sensitive)
+    return text.startswith(prefix) if operator == "starts_with" else text.endswith(prefix)
+
+
+def _fold(text: str, case_sensitive: bool) -> str:
+    return text if case_sensitive else text.casefold()
+
+
+def _equals(actual: Any, expected: Any, case_sensitive: bool) -> bool:
+    left, right = to_number(actual), to_number(expected)
+    if left is not None and right is not None:
+        return left == right
+    return _fold(to_text(actual), case_sensitive) == _fold(to_text(expected), case_sensitive)
+
+
+def _contains(actual: Any, expected: Any, case_sensitive: bool) -> bool:
+    """Lists contain an equal item, objects contain a key, text contains a substring."""
+    if isinstance(actual, (list, tuple)):
+        return any(_equals(item, expected, case_sensitive) for item in actual)
+    if isinstance(actual, dict):
+        wanted = _fold(to_text(expected), case_sensitive)
+        return any(_fold(str(key), case_sensitive) == wanted for key in actual)
+    return _fold(to_text(expected), case_sensitive) in _fold(to_text(actual), case_sensitive)
+
+
+def _number_for(operator: str, value: Any) -> float:
+    number = to_number(value)
+    if number is None:
+        raise NodeError(f"operator {operator!r} compares numbers, but {to_text(value)!r} is not a number")
+    return number
+
+
+def _regex(pattern: Any, case_sensitive: bool) -> re.Pattern[str]:
+    try:
+        return re.compile(to_text(pattern), 0 if case_sensitive else re.IGNORECASE)
+    except re.error as error:
+        raise NodeError(f"invalid regular expression {to_text(pattern)!r}: {error}") from None

@@ -1,0 +1,1 @@
+"""Reflex components of the NodeFlow UI (header, palette, canvas, inspector, chat...)."""

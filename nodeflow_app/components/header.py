@@ -1,0 +1,41 @@
+"""The top bar: logo and tagline."""
+
+import reflex as rx
+
+from nodeflow_app.components.theme import BORDER, HEADER_HEIGHT, PANEL_BG
+
+TAGLINE = "Visual builder for AI agent workflows"
+
+
+def logo() -> rx.Component:
+    return rx.hstack(
+        rx.center(
+            rx.icon("workflow", size=18, color="white"),
+            width="30px",
+            height="30px",
+            border_radius="8px",
+            background="linear-gradient(135deg, var(--violet-9), var(--cyan-9))",
+        ),
+        rx.text("NodeFlow", size="5", weight="bold", custom_attrs={"data-testid": "logo"}),
+        align="center",
+        spacing="2",
+    )
+
+
+def header() -> rx.Component:
+    return rx.hstack(
+        logo(),
+        rx.separator(orientation="vertical", size="1"),
+        rx.text(TAGLINE, size="2", color_scheme="gray", custom_attrs={"data-testid": "tagline"}),
+        rx.box(flex="1"),
+        rx.badge("preview", variant="soft", color_scheme="violet"),
+        align="center",
+        spacing="3",
+        height=HEADER_HEIGHT,
+        padding_x="16px",
+        background=PANEL_BG,
+        border_bottom=BORDER,
+        width="100%",
+        flex_shrink="0",
+        custom_attrs={"data-testid": "app-header"},
+    )

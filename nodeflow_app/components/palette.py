@@ -1,0 +1,99 @@
+"""The node palette: every registered node type, grouped by category.
+
+Rendered at compile time from the registry's definitions (pure data, no state):
+adding a node folder and restarting the app adds it here.
+"""
+
+from collections.abc import Mapping, Sequence
+
+import reflex as rx
+from reflex_base.utils import format as rx_format
+from reflex_components_lucide.icon import LUCIDE_ICON_LIST
+
+from nodes._types import NodeDefinition
+from nodeflow_app.components.theme import BORDER, PALETTE_WIDTH, PANEL_BG
+
+FALLBACK_ICON = "box"
+_KNOWN_ICONS = frozenset(LUCIDE_ICON_LIST)
+
+
+def icon_name(name: str) -> str:
+    """The definition's lucide icon if Reflex knows it (same check as rx.icon), else a plain box."""
+    return name if rx_format.to_snake_case(name.lower()) in _KNOWN_ICONS else FALLBACK_ICON
+
+
+def category_label(category: str) -> str:
+    special = {"ai": "AI", "rag": "RAG"}
+    return special.get(category, category.replace("_", " ").replace("-", " ").title())
+
+
+def palette_entry(definition: NodeDefinition) -> rx.Component:
+    return rx.hstack(
+        rx.center(
+            rx.icon(icon_name(definition.icon), size=16),
+            width="30px",
+            height="30px",
+            flex_shrink="0",
+            border_radius="var(--radius-2)",
+            background="var(--accent-a3)",
+            color="var(--accent-11)",
+        ),
+        rx.vstack(
+            rx.text(definition.name, size="2", weight="medium", class_name="palette-node-name"),
+            rx.text(definition.description, size="1", color_scheme="gray", line_clamp=2),
+            spacing="0",
+            min_width="0",
+        ),
+        align="start",
+        spacing="3",
+        padding="8px",
+        border_radius="var(--radius-3)",
+        cursor="grab",
+        width="100%",
+        _hover={"background": "var(--gray-a3)"},
+        title=f"{definition.name} ({definition.id} v{definition.version})",
+        custom_attrs={"data-testid": f"palette-node-{definition.id}", "data-node-type": definition.id},
+    )
+
+
+def palette_group(category: str, definitions: Sequence[NodeDefinition]) -> rx.Component:
+    return rx.vstack(
+        rx.text(
+            category_label(category),
+            size="1",
+            weight="bold",
+            color_scheme="gray",
+            text_transform="uppercase",
+            letter_spacing="0.06em",
+            padding_x="8px",
+            custom_attrs={"data-testid": f"palette-category-{category}"},
+        ),
+        *(palette_entry(d) for d in definitions),
+        spacing="1",
+        width="100%",
+        custom_attrs={"data-testid": f"palette-group-{category}"},
+    )
+
+
+def palette(groups: Mapping[str, Sequence[NodeDefinition]]) -> rx.Component:
+    count = sum(len(defs) for defs in groups.values())
+    return rx.vstack(
+        rx.hstack(
+            rx.text("Nodes", size="3", weight="bold"),
+            rx.badge(str(count), variant="soft", color_scheme="gray"),
+            align="center",
+            justify="between",
+            width="100%",
+            padding_x="8px",
+        ),
+        *(palette_group(category, defs) for category, defs in groups.items()),
+        spacing="4",
+        padding="12px",
+        width=PALETTE_WIDTH,
+        min_width=PALETTE_WIDTH,
+        height="100%",
+        overflow_y="auto",
+        background=PANEL_BG,
+        border_right=BORDER,
+        custom_attrs={"data-testid": "palette"},
+    )

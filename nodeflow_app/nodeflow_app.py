@@ -1,0 +1,30 @@
+"""The Reflex app: builds rx.App and adds the pages."""
+
+import reflex as rx
+
+from nodes._registry import default_registry
+from nodeflow_app.components.canvas_placeholder import canvas_placeholder
+from nodeflow_app.components.header import TAGLINE, header
+from nodeflow_app.components.palette import palette
+
+
+def index() -> rx.Component:
+    return rx.vstack(
+        header(),
+        rx.hstack(
+            palette(default_registry().by_category()),
+            canvas_placeholder(),
+            spacing="0",
+            width="100%",
+            flex="1",
+            min_height="0",
+        ),
+        spacing="0",
+        height="100vh",
+        width="100vw",
+        overflow="hidden",
+    )
+
+
+app = rx.App()
+app.add_page(index, route="/", title="NodeFlow", description=TAGLINE)

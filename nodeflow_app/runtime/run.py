@@ -95,8 +95,31 @@ class Run:
         self._sequence = 0
         self._api = _RuntimeApi(self)
         self._root: Run = parent._root if parent is not None else self
+        self._replaying = False
 
     # -- public API ---------------------------------------------------------------------------
+
+    @classmethod
+    def restore(cls, plan: Plan, trigger_id: str, payload: Any, records: dict[str, NodeRecord], *,
+                run_id: str, status: str, **options: Any) -> "Run":
+        """Rebuild a run from its persisted node records (e.g. a paused run after a restart).
+
+        Finished nodes are replayed in the order they finished, without executing anything, so the
+        edges they resolved are resolved again; paused nodes wait for `resume` as before.
+        """
+        run = cls(plan, trigger_id, payload, run_id=run_id, **options)
+        run.status, run._replaying = "running", True
+        for node_id, record in sorted(records.items(), key=lambda item: item[1].sequence):
+            if node_id not in run.members:
+                continue
+            run.records[node_id] = record
+            if record.status in ("completed", "skipped"):
+                outputs = (record.outputs or {}) if record.status == "completed" else {}
+                run._resolve_edges(plan.nodes[node_id], outputs)
+        run._replaying = False
+        run._sequence = max((r.sequence for r in records.values()), default=0)
+        run.status = status
+        return run
 
     async def events(self) -> AsyncIterator[NodeEvent]:
         """Run until completed, failed, cancelled or paused, yielding events in order of occurrence."""
@@ -181,6 +204,8 @@ class Run:
                     self._ready(node_id)
 
     def _ready(self, node_id: str) -> None:
+        if self._replaying:  # restoring: what happened next is in the records already
+            return
         pn = self.plan.nodes[node_id]
         delivered = self._delivered[node_id]
         if node_id != self.trigger_id and not delivered:

@@ -1,0 +1,78 @@
+"""nodes/flow/conditional: one test on a field; the input leaves unchanged on `true` or `false`."""
+
+import pytest
+
+from nodes._types import ExecutionResult, FlowContext, NodeError
+from nodes.flow.conditional.definition import definition
+from nodes.flow.conditional.executor import executor
+
+USER = {"user": {"name": "Ada", "age": 36, "tags": ["admin"]}, "note": ""}
+
+
+def ctx() -> FlowContext:
+    return FlowContext(node_id="if-1", node_type="conditional", run_id="run-1", runtime=None)
+
+
+async def run(input, *, inputs=None, **data) -> ExecutionResult:
+    return await executor.execute({**definition.defaults(), **data}, {"input": input, **(inputs or {})}, ctx())
+
+
+@pytest.mark.parametrize("field, operator, value, port", [
+    ("user.name", "equals", "ada", "true"),
+    ("user.name", "not_equals", "ada", "false"),
+    ("user.name", "contains", "D", "true"),
+    ("user.name", "not_contains", "x", "true"),
+    ("user.name", "starts_with", "Ad", "true"),
+    ("user.name", "ends_with", "z", "false"),
+    ("user.age", "gt", "18", "true"),
+    ("user.age", "gte", "37", "false"),
+    ("user.age", "lt", "40", "true"),
+    ("user.age", "lte", "36", "true"),
+    ("note", "is_empty", "", "true"),
+    ("note", "is_not_empty", "", "false"),
+    ("user.name", "regex", "^a.a$", "true"),
+    ("user.tags", "contains", "admin", "true"),
+    ("user.tags[0]", "equals", "admin", "true"),
+])
+async def test_every_operator_routes_the_input_unchanged(field, operator, value, port):
+    result = await run(USER, field=field, operator=operator, value=value)
+    assert result.outputs == {port: USER}
+    assert result.outputs[port] is USER
+
+
+async def test_empty_field_tests_the_whole_input():
+    assert (await run("yes please", operator="starts_with", value="yes")).outputs == {"true": "yes please"}
+    assert (await run(None, operator="is_empty")).outputs == {"true": None}
+
+
+@pytest.mark.parametrize("operator, port", [("is_empty", "true"), ("is_not_empty", "false"),
+                                            ("equals", "false"), ("not_equals", "false"), ("gt", "false")])
+async def test_missing_field_counts_as_empty(operator, port):
+    assert (await run(USER, field="user.email", operator=operator, value="x")).outputs == {port: USER}
+
+
+async def test_case_sensitive():
+    assert (await run(USER, field="user.name", value="ada", case_sensitive=True)).outputs == {"false": USER}
+    assert (await run(USER, field="user.name", value="Ada", case_sensitive=True)).outputs == {"true": USER}
+
+
+async def test_wired_value_overrides_the_inline_value():
+    result = await run(USER, field="user.age", operator="equals", value="1", inputs={"value": 36})
+    assert result.outputs == {"true": USER}
+
+
+async def test_non_numeric_side_names_the_value_and_field():
+    with pytest.raises(NodeError, match=r"field 'user.name': operator 'gt' compares numbers, but 'Ada' is not a number"):
+        await run(USER, field="user.name", operator="gt", value="3")
+    with pytest.raises(NodeError, match=r"operator 'lt' compares numbers, but 'ten' is not a number"):
+        await run(USER, field="user.age", operator="lt", value="ten")
+
+
+async def test_bad_regex():
+    with pytest.raises(NodeError, match=r"invalid regular expression '\[a-'"):
+        await run(USER, field="user.name", operator="regex", value="[a-")
+
+
+async def test_bad_field_path():
+    with pytest.raises(NodeError, match=r"invalid path 'user\.\.name'"):
+        await run(USER, field="user..name")

@@ -53,6 +53,8 @@ class Registry:
         """Load built-in roots strictly (raise on a broken folder) and plugin roots leniently."""
         registry = cls()
         for root in roots if roots is not None else [BUILTIN_ROOT]:
+            if not root.is_dir():
+                raise RegistryError(f"{root}: node root is not a directory")
             for folder in _node_folders(root):
                 registry.add(load_folder(folder))
         for root in plugin_roots if plugin_roots is not None else plugin_paths_from_env():

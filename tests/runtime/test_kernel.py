@@ -1,0 +1,354 @@
+"""The kernel with toy node types it has never heard of: scheduling, branching, links, controls."""
+
+from __future__ import annotations
+
+import ast
+import asyncio
+import contextlib
+from pathlib import Path
+
+import pytest
+
+from nodeflow_app.runtime.engine import start_run
+from nodeflow_app.runtime.graph import GraphInvalid, normalize_or_raise
+from nodeflow_app.runtime.plan import compile_plan
+from nodeflow_app.runtime.run import Run, RunError
+from nodes._types import ExecutionResult, NodeDefinition, NodeError, Parameter, Socket
+
+from tests.runtime import toys
+
+RUNTIME = Path(__file__).resolve().parents[2] / "nodeflow_app" / "runtime"
+
+
+async def run_graph(graph, registry=None, payload=None, **options):
+    run = start_run(graph, registry or toys.registry(), payload=payload, **options)
+    events = [e async for e in run.events()]
+    return run, events
+
+
+def kinds(events, node_id):
+    return [e.event_type for e in events if e.node_id == node_id]
+
+
+def test_kernel_imports_no_node_folder_sdk_or_reflex():
+    allowed_nodes = {"nodes._types"}
+    for path in RUNTIME.glob("*.py"):
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else (
+                [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            for name in names:
+                root = name.split(".")[0]
+                assert root not in {"reflex", "agno", "openai", "anthropic", "httpx", "sqlmodel"}, (path, name)
+                if root == "nodes":
+                    assert name in allowed_nodes, f"{path.name} imports {name}"
+
+
+#  S --> A --> B --> C
+async def test_chain_passes_values_in_order():
+    graph = toys.graph([("s", "start"), ("a", "pass"), ("b", "pass"), ("c", "pass")],
+                       ["s.out -> a.in", "a.out -> b.in", "b.out -> c.in"])
+    run, events = await run_graph(graph, payload={"v": 1})
+    assert run.status == "completed"
+    assert [e.node_id for e in events if e.event_type == "completed"] == ["s", "a", "b", "c"]
+    assert run.outputs_by_name()["C"] == {"out": {"v": 1}}
+    completed = next(e for e in events if e.node_id == "c" and e.event_type == "completed")
+    assert completed.data["duration_ms"] >= 0 and completed.run_id == run.run_id
+
+
+#        +--> slow1 --+
+#  S ----+            +--> collect(many)
+#        +--> slow2 --+
+async def test_independent_branches_run_concurrently():
+    graph = toys.graph([("s", "start"), ("x", "slow", {"delay": 0.2}), ("y", "slow", {"delay": 0.2}), ("c", "collect")],
+                       ["s.out -> x.in", "s.out -> y.in", "x.out -> c.many", "y.out -> c.many"])
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    run, _ = await run_graph(graph, payload=1)
+    assert loop.time() - started < 0.35  # sequential would take 0.4 s
+    assert run.outputs_by_name()["C"] == {"out": [1, 1]}
+
+
+#  S --> gate --yes--> Y --> Y2
+#             \-no---> N
+async def test_port_without_value_kills_its_branch():
+    graph = toys.graph([("s", "start"), ("g", "gate", {"open": False}), ("y", "pass"), ("y2", "pass"), ("n", "pass")],
+                       ["s.out -> g.in", "g.yes -> y.in", "y.out -> y2.in", "g.no -> n.in"])
+    run, events = await run_graph(graph, payload="p")
+    assert kinds(events, "y") == ["skipped"] and kinds(events, "y2") == ["skipped"]
+    assert kinds(events, "n") == ["started", "completed"]
+    assert run.records["y2"].status == "skipped" and run.status == "completed"
+
+
+#  S --> gate --yes--> Y --+
+#             \-no---> N --+--> collect(many)
+async def test_merge_fires_with_what_can_still_arrive():
+    graph = toys.graph([("s", "start"), ("g", "gate", {"open": True}), ("y", "pass"), ("n", "pass"), ("c", "collect")],
+                       ["s.out -> g.in", "g.yes -> y.in", "g.no -> n.in", "y.out -> c.many", "n.out -> c.many"])
+    run, events = await run_graph(graph, payload="only-yes")
+    assert run.outputs_by_name()["C"] == {"out": ["only-yes"]}
+
+
+#  S --> A --+
+#   \        +--> B.in   (single-valued input, two live wires)
+#    \-> A2 -+
+async def test_two_values_at_a_single_input_is_an_error_pointing_to_merge():
+    graph = toys.graph([("s", "start"), ("a", "pass"), ("a2", "pass"), ("b", "pass")],
+                       ["s.out -> a.in", "s.out -> a2.in", "a.out -> b.in", "a2.out -> b.in"])
+    run, events = await run_graph(graph, payload=1)
+    assert run.status == "failed"
+    assert "2 values arrived at input 'in' of node 'B'" in run.error and "Merge" in run.error
+
+
+#  S --> A (label = "{{ $('S').item.json.name }} / {{ $json.n }}", count wired from J.value)
+async def test_expressions_and_wire_over_inline_value():
+    seen = {}
+
+    async def record(data, inputs, ctx):
+        seen.update(data)
+        return {"out": 1}
+
+    number = NodeDefinition(id="toy-number", name="N", description="d", category="t", inputs=(toys.DATA_IN,),
+                            outputs=(Socket(id="value", type="int"),))
+    numbers = toys.Toy("toy-number", lambda d, i, c: _const({"value": 7}))
+    spy = NodeDefinition(id="toy-spy", name="Spy", description="d", category="t", inputs=(toys.DATA_IN,),
+                         outputs=(toys.DATA_OUT,),
+                         parameters=(Parameter(id="label", label="L"),
+                                     Parameter(id="count", label="C", type="float", mode="hybrid", default=1),
+                                     Parameter(id="raw", label="R", type="json")))
+    registry = toys.registry((number, numbers), (spy, toys.Toy("toy-spy", record)))
+    graph = toys.graph([("s", "start"), ("j", "number"),
+                        ("a", "spy", {"label": "{{ $('S').item.json.name }} / {{ $json.n }}", "count": 2,
+                                      "raw": "{{ $trigger.json }}"})],
+                       ["s.out -> j.in", "s.out -> a.in", "j.value -> a.count"])
+    run, _ = await run_graph(graph, registry, payload={"name": "Ada", "n": 3})
+    assert run.status == "completed", run.error
+    assert seen["label"] == "Ada / 3"
+    assert seen["count"] == 7.0 and isinstance(seen["count"], float)  # int wire coerced to the float socket
+    assert seen["raw"] == {"name": "Ada", "n": 3}  # a lone expression keeps the raw value
+
+
+async def _const(value):
+    return value
+
+
+#  S --> A --> B (label refers to C, which is not upstream)
+#   \--> C
+async def test_expression_to_a_node_not_upstream_fails_naming_node_and_parameter():
+    graph = toys.graph([("s", "start"), ("a", "pass"), ("c", "slow", {"delay": 0}),
+                        ("b", "pass", {"label": "{{ $('C').item.json }}"})],
+                       ["s.out -> a.in", "a.out -> b.in", "s.out -> c.in"])
+    run, events = await run_graph(graph, payload=1)
+    assert run.status == "failed"
+    assert "parameter 'label'" in run.error and "'C'" in run.error and "node 'B'" in run.error
+
+
+#  provider ==thing==> consumer.things (link)  ;  S --> consumer (flow)
+#  inner ==thing==> provider.deps (nested materialization)
+async def test_links_materialize_once_per_run_nested_and_mixed_with_flow():
+    made = []
+
+    async def make(data, handle, ctx):
+        made.append((ctx.node_id, handle))
+        deps = await ctx.runtime.resolve_links(ctx.node_id, "deps")
+        return {"id": ctx.node_id, "deps": deps}
+
+    async def consume(data, inputs, ctx):
+        first = await ctx.runtime.resolve_links(ctx.node_id, "things")
+        again = await ctx.runtime.resolve_links(ctx.node_id, "things")
+        assert first[0] is again[0]  # per-run cache
+        return {"out": first}
+
+    provider = NodeDefinition(id="toy-provider", name="P", description="d", category="t",
+                              inputs=(Socket(id="deps", type="any", channel="link", multiple=True),),
+                              outputs=(Socket(id="thing", type="any", channel="link"),))
+    consumer = NodeDefinition(id="toy-consumer", name="C", description="d", category="t",
+                              inputs=(toys.DATA_IN, Socket(id="things", type="any", channel="link", multiple=True)),
+                              outputs=(toys.DATA_OUT,))
+    registry = toys.registry((provider, toys.LinkOnly("toy-provider", make)),
+                             (consumer, toys.Toy("toy-consumer", consume)))
+    graph = toys.graph([("s", "start"), ("k", "consumer"), ("p", "provider"), ("inner", "provider")],
+                       ["s.out -> k.in", "p.thing => k.things", "inner.thing => p.deps"])
+    run, _ = await run_graph(graph, registry, payload=0)
+    assert run.status == "completed", run.error
+    assert run.outputs_by_name()["K"] == {"out": [{"id": "p", "deps": [{"id": "inner", "deps": []}]}]}
+    assert sorted(made) == [("inner", "thing"), ("p", "thing")]
+
+
+#  a ==x==> b ==x==> a   (the normalizer refuses it; the kernel still stops it with the path)
+async def test_link_cycle_at_runtime_prints_the_path():
+    async def make(data, handle, ctx):
+        return await ctx.runtime.resolve_links(ctx.node_id, "deps")
+
+    async def consume(data, inputs, ctx):
+        return {"out": await ctx.runtime.resolve_links(ctx.node_id, "deps")}
+
+    provider = NodeDefinition(id="toy-provider", name="P", description="d", category="t",
+                              inputs=(Socket(id="deps", type="any", channel="link", multiple=True),),
+                              outputs=(Socket(id="x", type="any", channel="link"),))
+    consumer = NodeDefinition(id="toy-consumer", name="C", description="d", category="t",
+                              inputs=(toys.DATA_IN, Socket(id="deps", type="any", channel="link", multiple=True)),
+                              outputs=(toys.DATA_OUT,))
+    registry = toys.registry((provider, toys.LinkOnly("toy-provider", make)),
+                             (consumer, toys.Toy("toy-consumer", consume)))
+    raw = toys.graph([("s", "start"), ("k", "consumer"), ("a", "provider"), ("b", "provider")],
+                     ["s.out -> k.in", "a.x => k.deps", "a.x => b.deps", "b.x => a.deps"])
+    with pytest.raises(GraphInvalid, match="link_cycle"):
+        normalize_or_raise(raw, registry)
+    graph = normalize_or_raise({**raw, "edges": raw["edges"][:2]}, registry)
+    graph.edges.extend(normalize_or_raise(raw | {"edges": [raw["edges"][0], raw["edges"][2]]}, registry).edges[1:])
+    graph.edges.append(graph.edges[1].model_copy(update={"id": "back", "source": "b", "target": "a"}))
+    run = Run(compile_plan(graph, registry), "s", None)
+    await run.run()
+    assert run.status == "failed"
+    assert "link cycle: A.x -> B.x -> A.x" in run.error
+
+
+#  S --> boom --> A      error modes: stop | continue | error_output (boom.error --> E)
+@pytest.mark.parametrize("mode", ["stop", "continue", "error_output"])
+async def test_error_modes(mode):
+    graph = toys.graph([("s", "start"), ("b", "boom", {"label": "bad"}), ("a", "pass"), ("e", "pass")],
+                       ["s.out -> b.in", "b.out -> a.in"] + (["b.error -> e.in"] if mode == "error_output" else []),
+                       b={"settings": {"error_mode": mode}})
+    run, events = await run_graph(graph, payload=1)
+    assert any(e.event_type == "error" and "boom: bad" in e.data["error"] for e in events)
+    if mode == "stop":
+        assert run.status == "failed" and run.error == "node 'B' failed: boom: bad"
+    elif mode == "continue":
+        assert run.status == "completed"
+        assert run.outputs_by_name()["A"] == {"out": {"error": "boom: bad"}}
+    else:
+        assert run.outputs_by_name()["E"] == {"out": {"error": "boom: bad", "node": "B"}}
+        assert kinds(events, "a") == ["skipped"]
+
+
+async def test_retry_policy_retries_before_error_routing():
+    attempts = []
+
+    async def flaky(data, inputs, ctx):
+        attempts.append(1)
+        if len(attempts) < 3:
+            raise RuntimeError("transient")
+        return {"out": "ok"}
+
+    flaky_def = NodeDefinition(id="toy-flaky", name="F", description="d", category="t", inputs=(toys.DATA_IN,),
+                               outputs=(toys.DATA_OUT,))
+    registry = toys.registry((flaky_def, toys.Toy("toy-flaky", flaky)))
+    retry = {"max_attempts": 3, "initial_interval": 0.01, "backoff_factor": 2, "max_interval": 0.02}
+    graph = toys.graph([("s", "start"), ("f", "flaky")], ["s.out -> f.in"], f={"settings": {"retry": retry}})
+    run, events = await run_graph(graph, registry, payload=1)
+    assert run.status == "completed" and len(attempts) == 3
+    assert [e.data["attempt"] for e in events if e.event_type == "progress"] == [1, 2]
+
+
+async def test_timeout_is_a_node_error():
+    graph = toys.graph([("s", "start"), ("w", "slow", {"delay": 5})], ["s.out -> w.in"],
+                       w={"settings": {"timeout": 0.05}})
+    run, _ = await run_graph(graph, payload=1)
+    assert run.status == "failed" and "timed out after 0.05 s" in run.error
+
+
+async def test_cancel_stops_in_flight_nodes():
+    graph = toys.graph([("s", "start"), ("w", "slow", {"delay": 5}), ("a", "pass")], ["s.out -> w.in", "w.out -> a.in"])
+    run = start_run(graph, toys.registry(), payload=1)
+    seen = []
+    async for event in run.events():
+        seen.append((event.node_id, event.event_type))
+        if (event.node_id, event.event_type) == ("w", "started"):
+            run.cancel()
+    assert run.status == "cancelled"
+    assert ("w", "cancelled") in seen and not any(n == "a" for n, _ in seen)
+
+
+#  S --> ask --yes--> Y
+#   \        \-no---> N
+#    \--> slow --> P        (goes on while ask waits)
+async def test_pause_lets_other_branches_finish_and_resume_continues():
+    graph = toys.graph([("s", "start"), ("q", "ask"), ("y", "pass"), ("n", "pass"), ("w", "slow", {"delay": 0.01}),
+                        ("p", "pass")],
+                       ["s.out -> q.in", "q.yes -> y.in", "q.no -> n.in", "s.out -> w.in", "w.out -> p.in"])
+    run, events = await run_graph(graph, payload="x")
+    assert run.status == "paused" and run.paused_nodes() == ["q"]
+    paused = next(e for e in events if e.event_type == "paused")
+    assert paused.data["prompt"] == "yes or no?" and paused.data["options"] == ["yes", "no"]
+    assert run.records["p"].status == "completed" and run.records["y"].status == "pending"
+    with pytest.raises(RunError, match="not waiting"):
+        [e async for e in run.resume("y", "yes")]
+    rest = [e async for e in run.resume("q", "no")]
+    assert run.status == "completed"
+    assert kinds(rest, "q") == ["resumed", "started", "completed"]
+    assert kinds(rest, "y") == ["skipped"] and run.outputs_by_name()["N"] == {"out": "x"}
+
+
+async def test_restore_from_records_resumes_like_the_original():
+    graph = toys.graph([("s", "start"), ("q", "ask"), ("y", "pass"), ("n", "pass")],
+                       ["s.out -> q.in", "q.yes -> y.in", "q.no -> n.in"])
+    first, _ = await run_graph(graph, payload="x")
+    restored = Run.restore(first.plan, "s", "x", first.records, run_id=first.run_id, status="paused")
+    [e async for e in restored.resume("q", "yes")]
+    assert restored.status == "completed" and restored.outputs_by_name()["Y"] == {"out": "x"}
+
+
+#  S --> loop(in: [1,2,3])      children of loop: c1 --> c2
+async def test_run_subgraph_runs_children_per_item():
+    graph = toys.graph([("s", "start"), ("l", "loop"), ("c1", "pass"), ("c2", "pass"), ("after", "pass")],
+                       ["s.out -> l.in", "c1.out -> c2.in", "l.out -> after.in"],
+                       c1={"parentId": "l"}, c2={"parentId": "l"})
+    run, events = await run_graph(graph, payload=[1, 2, 3])
+    assert run.status == "completed", run.error
+    assert run.outputs_by_name()["AFTER"]["out"] == [[{"out": 1}, {"out": 1}], [{"out": 2}, {"out": 2}],
+                                                     [{"out": 3}, {"out": 3}]]
+    assert kinds(events, "c2").count("completed") == 3  # children's events reach the run's stream
+
+
+async def test_streaming_executor_events_arrive_in_order():
+    class Streamer:
+        node_type = "toy-stream"
+
+        async def execute(self, data, inputs, ctx):
+            for token in ("a", "b", "c"):
+                yield ctx.event("token", text=token)
+            yield ExecutionResult(outputs={"out": "abc"})
+
+    definition = NodeDefinition(id="toy-stream", name="S", description="d", category="t", inputs=(toys.DATA_IN,),
+                                outputs=(toys.DATA_OUT,))
+    graph = toys.graph([("s", "start"), ("t", "stream")], ["s.out -> t.in"])
+    run, events = await run_graph(graph, toys.registry((definition, Streamer())), payload=1)
+    assert kinds(events, "t") == ["started", "token", "token", "token", "completed"]
+    assert [e.data["text"] for e in events if e.event_type == "token"] == ["a", "b", "c"]
+
+
+async def test_a_node_raising_a_plain_exception_fails_with_its_type():
+    async def broken(data, inputs, ctx):
+        return {}["missing"]
+
+    definition = NodeDefinition(id="toy-broken", name="B", description="d", category="t", inputs=(toys.DATA_IN,),
+                                outputs=(toys.DATA_OUT,))
+    graph = toys.graph([("s", "start"), ("b", "broken")], ["s.out -> b.in"])
+    run, _ = await run_graph(graph, toys.registry((definition, toys.Toy("toy-broken", broken))), payload=1)
+    assert run.error == "node 'B' failed: KeyError: 'missing'"
+
+
+async def test_required_flow_input_without_value_skips_the_node():
+    definition = NodeDefinition(id="toy-needy", name="N", description="d", category="t",
+                                inputs=(toys.DATA_IN, Socket(id="extra", type="any", required=True)),
+                                outputs=(toys.DATA_OUT,))
+    graph = toys.graph([("s", "start"), ("g", "gate", {"open": False}), ("n", "needy")],
+                       ["s.out -> n.in", "s.out -> g.in", "g.yes -> n.extra"])
+    run, events = await run_graph(graph, toys.registry((definition, toys.Toy("toy-needy", toys._pass))), payload=1)
+    assert kinds(events, "n") == ["skipped"]
+    assert "required input" in next(e for e in events if e.node_id == "n").data["reason"]
+
+
+async def test_consumer_that_stops_listening_cancels_the_run():
+    graph = toys.graph([("s", "start"), ("w", "slow", {"delay": 5})], ["s.out -> w.in"])
+    run = start_run(graph, toys.registry(), payload=1)
+    async with contextlib.aclosing(run.events()) as stream:
+        async for event in stream:
+            if event.event_type == "started" and event.node_id == "w":
+                break
+    assert run.status == "cancelled" and run.records["w"].status == "cancelled"
+
+
+def test_node_error_is_an_exception():
+    assert issubclass(NodeError, Exception)

@@ -1,0 +1,12 @@
+from nodes._types import NodeDefinition, Socket
+
+definition = NodeDefinition(
+    id="chat-start",
+    name="Chat Start",
+    description="Start a run with each message sent in the graph's chat.",
+    category="trigger",
+    icon="message-square",
+    trigger=True,
+    outputs=(Socket(id="output", label="Message", side="right",
+                    description="{message, chat_id, attachments}"),),
+)

@@ -1,0 +1,32 @@
+"""Chat Start: turns the run's payload (a message string or an object) into `{message, chat_id, attachments}`."""
+
+from typing import Any
+
+from nodes._helpers import to_text
+from nodes._types import ExecutionResult, FlowContext, NodeError
+
+
+class ChatStartExecutor:
+    node_type = "chat-start"
+
+    async def execute(self, data: dict[str, Any], inputs: dict[str, Any], ctx: FlowContext) -> ExecutionResult:
+        payload = ctx.payload
+        if payload is None or isinstance(payload, str):
+            payload = {"message": payload or ""}
+        if not isinstance(payload, dict):
+            raise NodeError(f"a chat message must be text or an object with a message, got {type(payload).__name__}")
+        attachments = payload.get("attachments")
+        if attachments is None:
+            attachments = []
+        elif isinstance(attachments, dict):
+            attachments = [attachments]
+        elif not isinstance(attachments, list):
+            raise NodeError(f"attachments must be a list, got {type(attachments).__name__}")
+        return ExecutionResult(outputs={"output": {
+            "message": to_text(payload.get("message")),
+            "chat_id": ctx.chat_id if ctx.chat_id is not None else payload.get("chat_id"),
+            "attachments": attachments,
+        }})
+
+
+executor = ChatStartExecutor()

@@ -1,0 +1,53 @@
+"""nodes/trigger/chat_start: the run's payload becomes `{message, chat_id, attachments}`."""
+
+import pytest
+
+from nodes._types import FlowContext, NodeError
+from nodes.trigger.chat_start.definition import definition
+from nodes.trigger.chat_start.executor import executor
+
+
+def ctx(payload, chat_id=None) -> FlowContext:
+    return FlowContext(node_id="chat", node_type="chat-start", run_id="run-1", runtime=None,
+                       chat_id=chat_id, payload=payload)
+
+
+async def output(payload, chat_id=None):
+    result = await executor.execute(definition.defaults(), {}, ctx(payload, chat_id))
+    assert list(result.outputs) == ["output"]
+    return result.outputs["output"]
+
+
+def test_is_a_trigger_without_inputs():
+    assert definition.trigger and definition.inputs == ()
+    assert list(definition.output_sockets()) == ["output"]
+
+
+async def test_a_string_payload_is_the_message():
+    assert await output("Hello", chat_id="c1") == {"message": "Hello", "chat_id": "c1", "attachments": []}
+
+
+async def test_an_object_payload():
+    payload = {"message": "See file", "attachments": [{"name": "a.pdf"}], "chat_id": "from-payload", "extra": 1}
+    assert await output(payload) == {"message": "See file", "chat_id": "from-payload",
+                                     "attachments": [{"name": "a.pdf"}]}
+
+
+async def test_the_context_chat_id_wins():
+    assert (await output({"message": "x", "chat_id": "old"}, chat_id="current"))["chat_id"] == "current"
+
+
+async def test_no_payload_is_an_empty_message():
+    assert await output(None) == {"message": "", "chat_id": None, "attachments": []}
+    assert await output({}) == {"message": "", "chat_id": None, "attachments": []}
+
+
+async def test_a_single_attachment_becomes_a_list():
+    assert (await output({"message": "x", "attachments": {"name": "a.png"}}))["attachments"] == [{"name": "a.png"}]
+
+
+async def test_bad_payloads():
+    with pytest.raises(NodeError, match="a chat message must be text or an object with a message, got int"):
+        await output(42)
+    with pytest.raises(NodeError, match="attachments must be a list, got str"):
+        await output({"message": "x", "attachments": "a.pdf"})

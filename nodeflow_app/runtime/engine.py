@@ -31,3 +31,14 @@ def start_run(raw: dict[str, Any] | Graph, registry: Any, *, trigger: str | None
         raise GraphInvalid(issues)
     plan = compile_plan(graph, registry)
     return Run(plan, plan.node_named(trigger).node.id, payload, hooks=hooks, only=only, **options)
+
+
+def run_to(raw: dict[str, Any] | Graph, registry: Any, node: str, cache: Any, *, trigger: str | None = None,
+           payload: Any = None, **options: Any) -> Run:
+    """A run of only `node` and what it depends on, reusing cached outputs of nodes that are not stale."""
+    run = start_run(raw, registry, trigger=trigger, payload=payload, hooks=RunHooks(cache=cache), **options)
+    target = run.plan.node_named(node)
+    if target is None:
+        raise GraphInvalid([GraphIssue(rule="missing_node", message=f"no node '{node}' to run to")])
+    wanted = run.plan.ancestors(target.node.id) | {target.node.id}
+    return Run(run.plan, run.trigger_id, payload, hooks=run.hooks, only=wanted, **options)

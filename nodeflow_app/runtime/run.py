@@ -331,7 +331,7 @@ class Run:
         record = self.records[pn.node.id]
         record.status, record.outputs, record.duration_ms = "completed", outputs, round(duration_ms, 3)
         if self.hooks.cache is not None and not record.cached:
-            self.hooks.cache.store(self.signatures.get(pn.node.id), outputs)
+            self.signatures[pn.node.id] = self.hooks.cache.store(pn, self.signatures.get(pn.node.id), outputs)
         self._record(pn.node.id)
         self._emit(pn, "completed", outputs=outputs, duration_ms=record.duration_ms, cached=record.cached)
         self._resolve_edges(pn, outputs)

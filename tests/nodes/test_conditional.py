@@ -13,8 +13,8 @@ def ctx() -> FlowContext:
     return FlowContext(node_id="if-1", node_type="conditional", run_id="run-1", runtime=None)
 
 
-async def run(input, *, inputs=None, **data) -> ExecutionResult:
-    return await executor.execute({**definition.defaults(), **data}, {"input": input, **(inputs or {})}, ctx())
+async def run(input, **data) -> ExecutionResult:
+    return await executor.execute({**definition.defaults(), **data}, {"input": input}, ctx())
 
 
 @pytest.mark.parametrize("field, operator, value, port", [
@@ -56,9 +56,10 @@ async def test_case_sensitive():
     assert (await run(USER, field="user.name", value="Ada", case_sensitive=True)).outputs == {"true": USER}
 
 
-async def test_wired_value_overrides_the_inline_value():
-    result = await run(USER, field="user.age", operator="equals", value="1", inputs={"value": 36})
-    assert result.outputs == {"true": USER}
+async def test_value_may_arrive_as_any_type():
+    # A wired or single-expression value arrives raw (the kernel puts it into data), e.g. a number.
+    assert (await run(USER, field="user.age", operator="equals", value=36)).outputs == {"true": USER}
+    assert (await run(USER, field="user.age", operator="gt", value=35.5)).outputs == {"true": USER}
 
 
 async def test_non_numeric_side_names_the_value_and_field():

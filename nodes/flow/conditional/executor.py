@@ -12,9 +12,8 @@ class ConditionalExecutor:
     async def execute(self, data: dict[str, Any], inputs: dict[str, Any], ctx: FlowContext) -> ExecutionResult:
         value = inputs.get("input")
         field = data.get("field") or ""
-        expected = inputs["value"] if "value" in inputs else data.get("value", "")
         try:
-            passed = compare(get_path(value, field), data.get("operator") or "equals", expected,
+            passed = compare(get_path(value, field), data.get("operator") or "equals", data.get("value", ""),
                              case_sensitive=bool(data.get("case_sensitive")))
         except NodeError as error:
             raise NodeError(f"field {field!r}: {error}" if field else str(error)) from None

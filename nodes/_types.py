@@ -195,7 +195,8 @@ class NodeDefinition(_Strict):
             if socket.repeat is None:
                 sockets[socket.id] = socket
                 continue
-            for index, _ in enumerate((data or {}).get(socket.repeat) or []):
+            items = (data or {}).get(socket.repeat)
+            for index in range(len(items) if isinstance(items, list) else 0):
                 port_id = socket.id.format(index=index)
                 sockets[port_id] = socket.model_copy(update={"id": port_id, "repeat": None})
         sockets.update({p.id: p.socket() for p in self.parameters if p.mode == "output"})

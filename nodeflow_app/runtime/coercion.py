@@ -118,7 +118,7 @@ def _coerce_any(value: Any, target_type: str) -> Any:
     """An `any` value entering a typed socket: accept it if it already fits, else try the natural conversion."""
     check = _CHECKS.get(target_type)
     if check is None or check(value):
-        return value
+        return float(value) if target_type == "float" else value
     if target_type in ("string", "text"):
         if isinstance(value, (dict, list)):
             return COERCIONS[("json", target_type)](value)

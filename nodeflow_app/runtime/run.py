@@ -488,10 +488,17 @@ class Run:
                 child._delivered[node_id] = {h: [input] for h in handles if h is not None}
         child._set_status("running")
         child._start()
-        async for _ in child._drive():
-            pass
+        try:
+            async for _ in child._drive():
+                pass
+        except BaseException:  # the container was cancelled or failed: its steps stop with it
+            child._cancel_tasks()
+            raise
         if child.status == "failed":
             raise NodeError(child.error or "a step inside the container failed")
+        if child.status == "paused":
+            names = ", ".join(self.plan.nodes[n].node.name for n in child.paused_nodes())
+            raise NodeError(f"{names} inside the container asked for input; pausing inside a container is not supported")
         return {n: r.outputs for n, r in child.records.items() if r.status == "completed"}
 
     def output_of(self, node_id: str) -> Any:

@@ -1,4 +1,4 @@
-"""`nodeflow` on the command line: list the node types, validate a graph file.
+"""`nodeflow` on the command line: list the node types, validate, run and resume graphs.
 
 Each subcommand is two small functions (its arguments, its run) registered in COMMANDS; adding
 one (`run`, `resume`, `migrate`) is adding an entry. Exit codes: 0 ok, 1 NodeFlow itself is broken
@@ -9,6 +9,7 @@ Nothing reaches the user as a traceback.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import sys
 from pathlib import Path
@@ -63,11 +64,154 @@ def _validate(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+# run / resume -----------------------------------------------------------------------------------
+
+RUN_EXIT = {"completed": EXIT_OK, "failed": 1, "cancelled": 1, "paused": 3}
+
+
+def _run_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("graph", metavar="GRAPH.json", type=Path, help="the graph file to run")
+    parser.add_argument("--trigger", metavar="NODE", help="the trigger to start from (id or name); "
+                        "needed when the graph has several")
+    parser.add_argument("--input", metavar="TEXT_OR_JSON", help="the trigger's payload (JSON, else plain text)")
+    _output_arguments(parser)
+
+
+def _resume_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("run_id", metavar="RUN_ID", help="a paused run (printed by `nodeflow run`)")
+    parser.add_argument("--node", required=True, help="the paused node (id or name)")
+    parser.add_argument("--payload", default="null", help="the answer, as JSON (e.g. '{\"decision\": \"approve\"}')")
+    _output_arguments(parser)
+
+
+def _output_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--json", action="store_true", help="one JSON object per event")
+    parser.add_argument("--no-store", action="store_true", help="do not persist the run (it cannot be resumed)")
+
+
+def _run(args: argparse.Namespace) -> int:
+    from nodeflow_app.runtime.engine import start_run
+    from nodeflow_app.runtime.graph import GraphInvalid
+
+    raw, store = read_json(args.graph), _store(args)
+    try:
+        run = start_run(raw, _registry(), trigger=args.trigger, payload=_payload(args.input),
+                        hooks=store.hooks() if store else None)
+    except GraphInvalid as invalid:
+        names = _node_names(raw)
+        for issue in invalid.issues:
+            print(describe_issue(issue, names), file=sys.stderr)
+        return EXIT_INVALID
+    return asyncio.run(_print_events(run, run.events(), args.json, store))
+
+
+def _resume(args: argparse.Namespace) -> int:
+    from nodeflow_app.store.runs import RunNotFound
+
+    store = _store(args, required=True)
+    try:
+        run = store.load_run(args.run_id, _registry())
+    except RunNotFound as error:
+        raise InputError(f"no run '{args.run_id}' in {store.engine.url}") from error
+    node = run.plan.node_named(args.node)
+    if node is None:
+        raise InputError(f"run {args.run_id} has no node '{args.node}'")
+    payload = _payload(args.payload)
+    return asyncio.run(_print_events(run, run.resume(node.node.id, payload), args.json, store))
+
+
+async def _print_events(run: Any, events: Any, as_json: bool, store: Any) -> int:
+    from nodeflow_app.runtime.run import RunError
+
+    printer = _JsonPrinter() if as_json else _TextPrinter(run)
+    try:
+        async for event in events:
+            printer.event(event)
+    except RunError as error:
+        raise InputError(str(error)) from error
+    finally:
+        if store is not None:
+            store.close()
+    printer.end(run)
+    return RUN_EXIT.get(run.status, 1)
+
+
+class _JsonPrinter:
+    def event(self, event: Any) -> None:
+        print(json.dumps(event.to_dict(), default=str), flush=True)
+
+    def end(self, run: Any) -> None:
+        print(json.dumps({"event_type": f"run_{run.status}", "run_id": run.run_id, "error": run.error,
+                          "paused": run.paused_nodes(), "outputs": run.outputs_by_name()}, default=str))
+
+
+class _TextPrinter:
+    """Readable lines; streamed tokens are written inline as they arrive."""
+
+    def __init__(self, run: Any):
+        self.names = {node_id: pn.node.name for node_id, pn in run.plan.nodes.items()}
+        self.inline = False
+
+    def event(self, event: Any) -> None:
+        if event.event_type in ("token", "reasoning"):
+            if not self.inline:
+                print(f"{self.names.get(event.node_id, event.node_id)} > ", end="")
+                self.inline = True
+            print(event.data.get("text", ""), end="", flush=True)
+            return
+        if self.inline:
+            print()
+            self.inline = False
+        print(f"{self.names.get(event.node_id, event.node_id)}: {event.event_type}{_summary(event.data)}", flush=True)
+
+    def end(self, run: Any) -> None:
+        if self.inline:
+            print()
+        print(f"run {run.run_id} {run.status}" + (f": {run.error}" if run.error else ""))
+        for node_id in run.paused_nodes():
+            print(f"  waiting: {self.names[node_id]} — resume with: nodeflow resume {run.run_id} --node {node_id} "
+                  f"--payload JSON")
+        print(json.dumps({"event_type": f"run_{run.status}", "outputs": run.outputs_by_name()}, default=str))
+
+
+def _summary(data: dict[str, Any]) -> str:
+    shown = {k: v for k, v in data.items() if k not in ("name", "cached") and v not in (None, False, [], {})}
+    if not shown:
+        return ""
+    text = json.dumps(shown, default=str, ensure_ascii=False)
+    return " " + (text if len(text) <= 200 else text[:197] + "...")
+
+
+def _payload(text: str | None) -> Any:
+    if text is None:
+        return None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return text
+
+
+def _store(args: argparse.Namespace, required: bool = False) -> Any:
+    if args.no_store:
+        if required:
+            raise InputError("resume needs the run store; drop --no-store")
+        return None
+    from nodeflow_app.store.db import create_all
+    from nodeflow_app.store.runs import RunStore
+
+    store = RunStore()
+    create_all(store.engine)
+    return store
+
+
 # ------------------------------------------------------------------------------------------------
 
 COMMANDS: dict[str, Command] = {
     "nodes": Command("list the node types (id, name, category, version)", _nodes_arguments, _nodes),
     "validate": Command("check a graph file against every rule", _validate_arguments, _validate),
+    "run": Command("run a graph file, printing events as they happen (exit 0 completed, 1 failed, "
+                   "2 invalid graph, 3 paused)", _run_arguments, _run),
+    "resume": Command("continue a paused run with an answer", _resume_arguments, _resume),
 }
 
 

@@ -198,7 +198,8 @@ class NodeDefinition(_Strict):
             items = (data or {}).get(socket.repeat)
             for index in range(len(items) if isinstance(items, list) else 0):
                 port_id = socket.id.format(index=index)
-                sockets[port_id] = socket.model_copy(update={"id": port_id, "repeat": None})
+                sockets[port_id] = socket.model_copy(
+                    update={"id": port_id, "repeat": None, "label": socket.label.format(index=index)})
         sockets.update({p.id: p.socket() for p in self.parameters if p.mode == "output"})
         return sockets
 

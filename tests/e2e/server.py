@@ -1,0 +1,125 @@
+"""One production NodeFlow server (`reflex run --env prod`, front end and backend on one port) per test session."""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+VENV_BIN = Path(sys.executable).parent
+NODE_BINS = [ROOT / ".tools" / "node_modules" / "node" / "bin", ROOT / ".tools" / "node_modules" / ".bin"]
+START_TIMEOUT_S = float(os.environ.get("NODEFLOW_E2E_START_TIMEOUT", "240"))
+
+
+@dataclass(frozen=True)
+class Server:
+    url: str
+    port: int
+    log: Path
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def server_env() -> dict[str, str]:
+    env = dict(os.environ)
+    env["PATH"] = os.pathsep.join([*(str(p) for p in NODE_BINS if p.is_dir()), str(VENV_BIN), env.get("PATH", "")])
+    env.update({
+        "REFLEX_USE_NPM": "1",
+        "REFLEX_CHECK_LATEST_VERSION": "0",
+        "REFLEX_HTTP_CLIENT_BIND_ADDRESS": "0.0.0.0",
+        "AGNO_TELEMETRY": "false",
+        "npm_config_prefer_offline": "true",
+        "PYTHONUNBUFFERED": "1",
+    })
+    env.setdefault("NPM_CONFIG_REGISTRY", "https://registry.npmjs.org/")
+    return env
+
+
+def tail(path: Path, lines: int = 60) -> str:
+    try:
+        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+    except OSError:
+        return "(no server log)"
+
+
+def _answers(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(url, timeout=2) as response:
+            return response.status == 200
+    except OSError:
+        return False
+
+
+def _ping(url: str) -> bool:
+    return _answers(url.rstrip("/") + "/ping")
+
+
+@contextlib.contextmanager
+def _build_lock(artifacts: Path) -> Iterator[None]:
+    """Serialises e2e servers of concurrent pytest sessions in this checkout: they share `.web/`."""
+    with open(artifacts / "e2e.lock", "w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _stop(process: subprocess.Popen) -> None:
+    if process.poll() is not None:
+        return
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGTERM)
+    try:
+        process.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+        process.wait(timeout=5)
+
+
+@contextlib.contextmanager
+def run_server(artifacts: Path) -> Iterator[Server]:
+    """Build and serve the app once; yield when both the page and the backend answer; kill the group after."""
+    artifacts.mkdir(parents=True, exist_ok=True)
+    log_path = artifacts / "e2e-server.log"
+    with _build_lock(artifacts):
+        port = free_port()
+        url = f"http://127.0.0.1:{port}"
+        started = time.monotonic()
+        with open(log_path, "w") as log:
+            process = subprocess.Popen(
+                [str(VENV_BIN / "reflex"), "run", "--env", "prod",
+                 "--frontend-port", str(port), "--backend-port", str(port), "--loglevel", "info"],
+                cwd=ROOT, env=server_env(), stdout=log, stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL, start_new_session=True,
+            )
+        try:
+            while not (_answers(url + "/") and _ping(url)):
+                if process.poll() is not None:
+                    raise RuntimeError(
+                        f"NodeFlow server exited with {process.returncode} before answering; "
+                        f"log {log_path}:\n{tail(log_path)}")
+                if time.monotonic() - started > START_TIMEOUT_S:
+                    raise RuntimeError(
+                        f"NodeFlow server did not answer on {url} within {START_TIMEOUT_S:.0f} s; "
+                        f"log {log_path}:\n{tail(log_path)}")
+                time.sleep(0.25)
+            print(f"\nNodeFlow e2e server up on {url} in {time.monotonic() - started:.1f} s (log {log_path})")
+            yield Server(url=url, port=port, log=log_path)
+        finally:
+            _stop(process)

@@ -15,6 +15,13 @@ from nodeflow_app.components.theme import BORDER, PALETTE_WIDTH, PANEL_BG
 
 FALLBACK_ICON = "box"
 _KNOWN_ICONS = frozenset(LUCIDE_ICON_LIST)
+# Long descriptions stay two lines in the palette; the entry's tooltip has the whole text.
+CLAMP_2_LINES = {
+    "display": "-webkit-box",
+    "WebkitLineClamp": "2",
+    "WebkitBoxOrient": "vertical",
+    "overflow": "hidden",
+}
 
 
 def icon_name(name: str) -> str:
@@ -40,7 +47,7 @@ def palette_entry(definition: NodeDefinition) -> rx.Component:
         ),
         rx.vstack(
             rx.text(definition.name, size="2", weight="medium", class_name="palette-node-name"),
-            rx.text(definition.description, size="1", color_scheme="gray", line_clamp=2),
+            rx.text(definition.description, size="1", color_scheme="gray", style=CLAMP_2_LINES),
             spacing="0",
             min_width="0",
         ),
@@ -51,7 +58,7 @@ def palette_entry(definition: NodeDefinition) -> rx.Component:
         cursor="grab",
         width="100%",
         _hover={"background": "var(--gray-a3)"},
-        title=f"{definition.name} ({definition.id} v{definition.version})",
+        title=f"{definition.name} ({definition.id} v{definition.version}): {definition.description}",
         custom_attrs={"data-testid": f"palette-node-{definition.id}", "data-node-type": definition.id},
     )
 

@@ -1,0 +1,1 @@
+"""Model providers, credentials and the Agno integration helpers nodes use (no reflex here)."""

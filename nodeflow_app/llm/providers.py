@@ -1,0 +1,250 @@
+"""Model providers: which exist, whether each is configured, and `build_model` turning a reference into an Agno model.
+
+A model reference is `provider:model_id` (`openai:gpt-4o-mini`, `ollama:llama3.2:3b`: the first colon
+splits) or the dict a Model Selector materializes (`{ref, provider, model, base_url, temperature}`).
+Importing this module imports no provider SDK and reads no key: keys are read when a model is built.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import importlib
+import importlib.util
+import os
+import weakref
+from dataclasses import dataclass
+from typing import Any
+
+from nodes._types import NodeError
+
+COMPATIBLE_BASE_URL_ENV = "NODEFLOW_OPENAI_COMPATIBLE_BASE_URL"
+COMPATIBLE_API_KEY_ENV = "NODEFLOW_OPENAI_COMPATIBLE_API_KEY"
+MAX_RETRIES_ENV = "NODEFLOW_LLM_MAX_RETRIES"
+
+
+class ModelConfigError(NodeError):
+    """A model that cannot be built: bad reference, unknown provider, missing package, key or base URL."""
+
+
+@dataclass(frozen=True, slots=True)
+class Provider:
+    name: str
+    label: str
+    model_class: str            # "module:Class" of the Agno model
+    package: str                # what `pip install` needs
+    module: str                 # the SDK's import name (checked without importing it)
+    key_env: str | None = None  # None: no key needed (local servers)
+    base_url_field: str | None = "base_url"  # the Agno field taking a base URL ("host" for Ollama)
+    needs_base_url: bool = False
+    shares_http_client: bool = True  # the Agno class takes an httpx.AsyncClient via `http_client=`
+
+
+PROVIDERS: dict[str, Provider] = {p.name: p for p in (
+    Provider("openai", "OpenAI", "agno.models.openai:OpenAIChat", "openai", "openai", "OPENAI_API_KEY"),
+    Provider("anthropic", "Anthropic", "agno.models.anthropic:Claude", "anthropic", "anthropic",
+             "ANTHROPIC_API_KEY", base_url_field=None),
+    Provider("google", "Google", "agno.models.google:Gemini", "google-genai", "google.genai", "GOOGLE_API_KEY",
+             base_url_field=None, shares_http_client=False),
+    Provider("groq", "Groq", "agno.models.groq:Groq", "groq", "groq", "GROQ_API_KEY"),
+    Provider("ollama", "Ollama", "agno.models.ollama:Ollama", "ollama", "ollama", None,
+             base_url_field="host", shares_http_client=False),
+    Provider("openrouter", "OpenRouter", "agno.models.openrouter:OpenRouter", "openai", "openai",
+             "OPENROUTER_API_KEY"),
+    Provider("openai-compatible", "OpenAI-compatible URL", "agno.models.openai:OpenAILike", "openai", "openai",
+             COMPATIBLE_API_KEY_ENV, needs_base_url=True),
+)}
+
+
+@dataclass(frozen=True, slots=True)
+class ModelRef:
+    provider: str
+    model: str
+    base_url: str | None = None
+    temperature: float | None = None
+
+    @property
+    def ref(self) -> str:
+        return f"{self.provider}:{self.model}"
+
+
+# 1. References ------------------------------------------------------------------------------------
+
+def parse_ref(value: str | dict[str, Any] | ModelRef) -> ModelRef:
+    """A ModelRef from `provider:model` or a Model Selector dict; a clear error for anything else."""
+    if isinstance(value, ModelRef):
+        return value
+    if isinstance(value, dict):
+        provider, model = value.get("provider"), value.get("model")
+        if not provider or not model:
+            if not value.get("ref"):
+                raise ModelConfigError(f"a model reference needs a provider and a model, got {value!r}")
+            parsed = parse_ref(str(value["ref"]))
+            provider, model = parsed.provider, parsed.model
+        base_url = value.get("base_url") or None
+        temperature = value.get("temperature")
+        return _checked(ModelRef(str(provider).strip(), str(model).strip(), base_url,
+                                 None if temperature in (None, "") else float(temperature)))
+    if not isinstance(value, str) or ":" not in value.strip():
+        raise ModelConfigError(f"a model is written provider:model (for example openai:gpt-4o-mini), got {value!r}")
+    provider, model = value.strip().split(":", 1)
+    return _checked(ModelRef(provider.strip(), model.strip()))
+
+
+def _checked(ref: ModelRef) -> ModelRef:
+    if ref.provider not in PROVIDERS:
+        raise ModelConfigError(f"unknown provider {ref.provider!r}; use one of: {', '.join(PROVIDERS)}")
+    if not ref.model:
+        raise ModelConfigError(f"choose a model for provider {ref.provider!r}")
+    return ref
+
+
+# 2. Configuration ---------------------------------------------------------------------------------
+
+def api_key_for(provider: str) -> str | None:
+    """The API key for `provider`, or None. Environment only for now; a credential store can extend this."""
+    env = PROVIDERS[provider].key_env
+    return (os.environ.get(env) or None) if env else None
+
+
+def base_url_for(provider: str, explicit: str | None = None) -> str | None:
+    if explicit:
+        return explicit
+    if provider == "openai-compatible":
+        return os.environ.get(COMPATIBLE_BASE_URL_ENV) or None
+    return None
+
+
+def missing_steps(provider: str) -> list[str]:
+    """What to do before `provider` works, in order; empty when it is configured."""
+    spec = PROVIDERS[provider]
+    steps = []
+    if importlib.util.find_spec(spec.module.split(".")[0]) is None or _missing_submodule(spec.module):
+        steps.append(f"pip install {spec.package}")
+    if spec.needs_base_url and base_url_for(provider) is None:
+        steps.append(f"set {COMPATIBLE_BASE_URL_ENV} (or give a base URL in a Model Selector)")
+    elif spec.key_env and provider != "openai-compatible" and api_key_for(provider) is None:
+        steps.append(f"set {spec.key_env}")
+    return steps
+
+
+def _missing_submodule(module: str) -> bool:
+    if "." not in module:
+        return False
+    try:
+        return importlib.util.find_spec(module) is None
+    except ModuleNotFoundError:
+        return True
+
+
+def provider_status() -> list[dict[str, Any]]:
+    """Every provider with `configured` and, when not, the exact steps to configure it."""
+    rows = []
+    for spec in PROVIDERS.values():
+        steps = missing_steps(spec.name)
+        rows.append({"name": spec.name, "label": spec.label, "configured": not steps,
+                     "steps": steps, "how": "; ".join(steps)})
+    return rows
+
+
+# 3. Building models ---------------------------------------------------------------------------------
+
+def build_model(ref_or_dict: str | dict[str, Any] | ModelRef, *, temperature: float | None = None,
+                base_url: str | None = None, api_key: str | None = None, max_retries: int | None = None,
+                **options: Any) -> Any:
+    """An Agno model for the reference. Explicit arguments win over the reference's own values.
+
+    `options` (max_tokens, reasoning_effort, ...) are passed only if the Agno class has such a field.
+    `max_retries` defaults to NODEFLOW_LLM_MAX_RETRIES when set, else the SDK's default.
+    """
+    ref = parse_ref(ref_or_dict)
+    spec = PROVIDERS[ref.provider]
+    model_class = _model_class(spec, ref)
+    fields = {f.name for f in dataclasses.fields(model_class)}
+    url = base_url_for(ref.provider, base_url or ref.base_url)
+    if spec.needs_base_url and url is None:
+        raise ModelConfigError(
+            f"model {ref.ref!r} needs a base URL: set {COMPATIBLE_BASE_URL_ENV} or give one in a Model Selector "
+            "(for example http://localhost:8000/v1)")
+    kwargs: dict[str, Any] = {"id": ref.model}
+    key = api_key or api_key_for(ref.provider)
+    if spec.key_env and key is None and ref.provider != "openai-compatible":
+        raise ModelConfigError(f"{spec.label} is not configured: set {spec.key_env}")
+    if key is not None:
+        kwargs["api_key"] = key
+    elif ref.provider == "openai-compatible":
+        kwargs["api_key"] = "not-provided"  # local servers accept anything; the SDK refuses an empty key
+    if url is not None and spec.base_url_field:
+        kwargs[spec.base_url_field] = url
+    temperature = temperature if temperature is not None else ref.temperature
+    if temperature is not None:
+        if "temperature" in fields:
+            kwargs["temperature"] = temperature
+        elif "options" in fields:  # Ollama takes sampling settings as options
+            kwargs["options"] = {"temperature": temperature}
+    retries = max_retries if max_retries is not None else _env_int(MAX_RETRIES_ENV)
+    if retries is not None:
+        if "max_retries" in fields:
+            kwargs["max_retries"] = retries
+        elif "client_params" in fields:
+            kwargs["client_params"] = {"max_retries": retries}
+    if spec.shares_http_client and "http_client" in fields:
+        client = shared_http_client(ref.provider, url)
+        if client is not None:
+            kwargs["http_client"] = client
+    kwargs.update({k: v for k, v in options.items() if v is not None and k in fields})
+    return model_class(**kwargs)
+
+
+def _model_class(spec: Provider, ref: ModelRef) -> type:
+    module_name, class_name = spec.model_class.split(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as error:
+        raise ModelConfigError(f"{spec.label} models need a package: pip install {spec.package} ({error})") from None
+    return getattr(module, class_name)
+
+
+def _env_int(name: str) -> int | None:
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return None
+    try:
+        return int(raw)
+    except ValueError:
+        raise ModelConfigError(f"{name} must be a whole number, got {raw!r}") from None
+
+
+# 4. Shared HTTP clients -------------------------------------------------------------------------------
+
+# A new client costs ~190 ms: share one per (provider, base_url). httpx pools are bound to the event
+# loop that opened their connections, so the share is per loop (the app has one; each test has its own).
+_clients: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple[str, str | None], Any]]" = (
+    weakref.WeakKeyDictionary())
+
+
+def shared_http_client(provider: str, base_url: str | None) -> Any:
+    """The httpx.AsyncClient for (provider, base_url) on the running loop; None outside a loop."""
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        return None
+    by_key = _clients.setdefault(loop, {})
+    client = by_key.get((provider, base_url))
+    if client is None or client.is_closed:
+        import httpx  # the SDKs' own defaults: long reads for slow generations, quick connects
+
+        client = httpx.AsyncClient(timeout=httpx.Timeout(600.0, connect=5.0), follow_redirects=True,
+                                   limits=httpx.Limits(max_connections=1000, max_keepalive_connections=100))
+        by_key[(provider, base_url)] = client
+    return client
+
+
+async def close_http_clients() -> None:
+    """Close the running loop's shared clients (app shutdown, test teardown)."""
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        return
+    for client in _clients.pop(loop, {}).values():
+        await client.aclose()

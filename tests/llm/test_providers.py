@@ -1,0 +1,130 @@
+"""nodeflow_app/llm/providers: references, provider status, building Agno models with one shared HTTP client."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from nodeflow_app.llm import providers
+from nodeflow_app.llm.providers import ModelConfigError, build_model, parse_ref, provider_status
+
+KEY_ENVS = ["OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GOOGLE_API_KEY", "GROQ_API_KEY", "OPENROUTER_API_KEY",
+            providers.COMPATIBLE_API_KEY_ENV, providers.COMPATIBLE_BASE_URL_ENV, providers.MAX_RETRIES_ENV]
+
+
+@pytest.fixture(autouse=True)
+def no_keys(monkeypatch):
+    for name in KEY_ENVS:
+        monkeypatch.delenv(name, raising=False)
+
+
+def test_importing_providers_imports_no_sdk():
+    code = ("import sys, nodeflow_app.llm.providers as p; p.provider_status(); "
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('agno', 'openai', 'anthropic', 'httpx')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+
+
+@pytest.mark.parametrize("text, provider, model", [
+    ("openai:gpt-4o-mini", "openai", "gpt-4o-mini"),
+    ("ollama:llama3.2:3b", "ollama", "llama3.2:3b"),
+    (" anthropic : claude-sonnet-4-5 ", "anthropic", "claude-sonnet-4-5"),
+])
+def test_parse_ref(text, provider, model):
+    ref = parse_ref(text)
+    assert (ref.provider, ref.model, ref.ref) == (provider, model, f"{provider}:{model}")
+
+
+def test_parse_a_model_selector_dict():
+    ref = parse_ref({"ref": "openai-compatible:qwen", "provider": "openai-compatible", "model": "qwen",
+                     "base_url": "http://x/v1", "temperature": 0.3})
+    assert (ref.provider, ref.model, ref.base_url, ref.temperature) == ("openai-compatible", "qwen", "http://x/v1", 0.3)
+
+
+@pytest.mark.parametrize("value, message", [
+    ("gpt-4o-mini", "a model is written provider:model"),
+    ("mistral:large", "unknown provider 'mistral'"),
+    ("openai:", "choose a model for provider 'openai'"),
+    (42, "a model is written provider:model"),
+])
+def test_bad_refs(value, message):
+    with pytest.raises(ModelConfigError, match=message):
+        parse_ref(value)
+
+
+def test_status_says_how_to_configure(monkeypatch):
+    status = {row["name"]: row for row in provider_status()}
+    assert set(status) == set(providers.PROVIDERS)
+    assert status["openai"]["configured"] is False and status["openai"]["steps"] == ["set OPENAI_API_KEY"]
+    assert status["openai-compatible"]["steps"] == [
+        f"set {providers.COMPATIBLE_BASE_URL_ENV} (or give a base URL in a Model Selector)"]
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    monkeypatch.setenv(providers.COMPATIBLE_BASE_URL_ENV, "http://x/v1")
+    status = {row["name"]: row for row in provider_status()}
+    assert status["openai"]["configured"] and status["openai"]["how"] == ""
+    assert status["openai-compatible"]["configured"]
+    # Ollama needs no key, only its package.
+    assert status["ollama"]["steps"] in ([], ["pip install ollama"])
+
+
+def test_status_names_a_missing_package(monkeypatch):
+    monkeypatch.setattr(providers.importlib.util, "find_spec", lambda name: None)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "k")
+    row = next(r for r in provider_status() if r["name"] == "anthropic")
+    assert row["steps"] == ["pip install anthropic"]
+
+
+def test_openai_model_reads_the_key_when_built(monkeypatch):
+    with pytest.raises(ModelConfigError, match="OpenAI is not configured: set OPENAI_API_KEY"):
+        build_model("openai:gpt-4o-mini")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    model = build_model("openai:gpt-4o-mini", temperature=0.2, max_retries=0, max_tokens=50, not_a_field=1)
+    assert type(model).__name__ == "OpenAIChat"
+    assert (model.id, model.api_key, model.temperature, model.max_retries, model.max_tokens) == (
+        "gpt-4o-mini", "sk-test", 0.2, 0, 50)
+
+
+def test_openai_compatible_needs_a_base_url(monkeypatch):
+    with pytest.raises(ModelConfigError, match="needs a base URL: set NODEFLOW_OPENAI_COMPATIBLE_BASE_URL"):
+        build_model("openai-compatible:qwen")
+    monkeypatch.setenv(providers.COMPATIBLE_BASE_URL_ENV, "http://env:1/v1")
+    monkeypatch.setenv(providers.MAX_RETRIES_ENV, "0")
+    model = build_model("openai-compatible:qwen")
+    assert type(model).__name__ == "OpenAILike"
+    assert (model.base_url, model.api_key, model.max_retries) == ("http://env:1/v1", "not-provided", 0)
+    model = build_model({"provider": "openai-compatible", "model": "qwen", "base_url": "http://sel/v1",
+                         "temperature": 0.5}, api_key="k")
+    assert (model.base_url, model.api_key, model.temperature) == ("http://sel/v1", "k", 0.5)
+
+
+async def test_one_shared_http_client_per_provider_and_base_url(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    a = build_model("openai:gpt-4o-mini")
+    b = build_model("openai:gpt-4o")
+    c = build_model({"provider": "openai-compatible", "model": "m", "base_url": "http://one/v1"})
+    d = build_model({"provider": "openai-compatible", "model": "m", "base_url": "http://two/v1"})
+    assert a.http_client is b.http_client
+    assert c.http_client is not a.http_client and c.http_client is not d.http_client
+    await providers.close_http_clients()
+    assert a.http_client.is_closed
+
+
+def test_no_shared_client_outside_an_event_loop(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    assert build_model("openai:gpt-4o-mini").http_client is None
+
+
+def test_a_missing_sdk_is_a_clear_error(monkeypatch):
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "k")
+    real = providers.importlib.import_module
+
+    def refuse(name, *args):
+        if name == "agno.models.anthropic":
+            raise ImportError("No module named 'anthropic'")
+        return real(name, *args)
+
+    monkeypatch.setattr(providers.importlib, "import_module", refuse)
+    with pytest.raises(ModelConfigError, match="Anthropic models need a package: pip install anthropic"):
+        build_model("anthropic:claude-sonnet-4-5")

@@ -192,12 +192,14 @@ async def test_a_failing_item_stops_the_other_items_steps():
 
 #   START ──> FE ──> AFTER
 #            ┌─────────────────┐
-#            │ AP ─approve─> C │   (an Approval inside the loop)
-#            └───────────────┘
+#            │ AP ─approve─> C │   (an Approval inside the loop: not supported, said clearly)
+#            └─────────────────┘
 async def test_a_pause_inside_the_loop_is_not_lost():
     reg = registry()
     reg.add(load_folder(BUILTIN_ROOT / "flow" / "approval"))
     graph = loop_graph([("ap", "pass"), ("c", "pass")], ["ap.approve -> c.in"])
     next(n for n in graph["nodes"] if n["id"] == "ap")["type"] = "approval"
     run, _ = await run_loop(graph, [{"n": 1}], reg)
-    assert run.status in ("paused", "failed"), run.records["fe"].outputs
+    assert run.status == "failed", run.records["fe"].outputs
+    assert run.error == ("node 'FE' failed: item 0: AP inside the container asked for input; "
+                         "pausing inside a container is not supported")

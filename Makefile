@@ -51,6 +51,7 @@ node:
 	@if ! node -e 'const [a,b]=process.versions.node.split(".").map(Number); const [x,y]="$(NODE_MIN)".split(".").map(Number); process.exit(a>x||(a===x&&b>=y)?0:1)' 2>/dev/null; then \
 		echo "Installing Node 22 into .tools/ ..."; \
 		mkdir -p $(TOOLS); \
+		command -v npm >/dev/null || { apt-get update && apt-get install -y npm; }; \
 		npm install --prefix $(TOOLS) node@22; \
 	fi
 

@@ -8,10 +8,13 @@ Importing this module imports no provider SDK and reads no key: keys are read wh
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import dataclasses
 import importlib
 import importlib.util
+import json
 import os
+import re
 import weakref
 from dataclasses import dataclass
 from typing import Any
@@ -192,6 +195,8 @@ def build_model(ref_or_dict: str | dict[str, Any] | ModelRef, *, temperature: fl
         client = shared_http_client(ref.provider, url)
         if client is not None:
             kwargs["http_client"] = client
+    if "max_tokens" in options and "max_tokens" not in fields and "max_output_tokens" in fields:
+        options["max_output_tokens"] = options.pop("max_tokens")  # Gemini's name for it
     kwargs.update({k: v for k, v in options.items() if v is not None and k in fields})
     return model_class(**kwargs)
 
@@ -235,7 +240,8 @@ def shared_http_client(provider: str, base_url: str | None) -> Any:
         import httpx  # the SDKs' own defaults: long reads for slow generations, quick connects
 
         client = httpx.AsyncClient(timeout=httpx.Timeout(600.0, connect=5.0), follow_redirects=True,
-                                   limits=httpx.Limits(max_connections=1000, max_keepalive_connections=100))
+                                   limits=httpx.Limits(max_connections=1000, max_keepalive_connections=100),
+                                   event_hooks={"response": [_record_http_error]})
         by_key[(provider, base_url)] = client
     return client
 
@@ -248,3 +254,51 @@ async def close_http_clients() -> None:
         return
     for client in _clients.pop(loop, {}).values():
         await client.aclose()
+
+
+# 5. HTTP statuses of failed calls ------------------------------------------------------------------------
+
+# Agno turns a provider's HTTP error into a RunError event carrying only the message; the status is
+# recorded here, by the shared clients, into a list owned by the task that runs the model.
+_http_errors: contextvars.ContextVar[list["HttpFailure"] | None] = contextvars.ContextVar(
+    "nodeflow_llm_http_errors", default=None)
+
+
+@dataclass(frozen=True, slots=True)
+class HttpFailure:
+    status: int
+    model: str | None
+
+
+def track_http_errors() -> list[HttpFailure]:
+    """Start recording failed provider responses for the current task (and tasks it starts); returns the list."""
+    failures: list[HttpFailure] = []
+    _http_errors.set(failures)
+    return failures
+
+
+async def _record_http_error(response: Any) -> None:
+    failures = _http_errors.get()
+    if failures is None or response.status_code < 400:
+        return
+    model = None
+    try:
+        model = json.loads(response.request.content or b"{}").get("model")
+    except (ValueError, AttributeError, RuntimeError):
+        pass
+    failures.append(HttpFailure(response.status_code, model))
+
+
+_STATUS_IN_MESSAGE = re.compile(r"\b(?:Error code|status(?: code)?)[:= ]+(\d{3})\b", re.IGNORECASE)
+
+
+def describe_failure(ref: ModelRef, message: str, failures: list[HttpFailure]) -> str:
+    """`provider:model failed (HTTP 500): message`, naming the model that failed (a team member's, maybe)."""
+    failure = failures[-1] if failures else None
+    status = failure.status if failure else None
+    if status is None and (found := _STATUS_IN_MESSAGE.search(message or "")):
+        status = int(found.group(1))
+    model = failure.model if failure and failure.model else ref.model
+    where = f"{ref.provider}:{model}"
+    detail = f" (HTTP {status})" if status else ""
+    return f"model {where} failed{detail}: {message or 'no message from the provider'}"

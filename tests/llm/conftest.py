@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import os
-from typing import Iterator
+from typing import AsyncIterator, Iterator
 
 import pytest
 
+from nodeflow_app.llm import providers
 from tests.llm.fake_openai import FakeOpenAI, FakeServer
 
 os.environ["AGNO_TELEMETRY"] = "false"
@@ -21,9 +22,16 @@ def _fake_server() -> Iterator[FakeServer]:
 
 
 @pytest.fixture
-def fake_llm(_fake_server: FakeServer) -> Iterator[FakeOpenAI]:
-    """The fake server with an empty script and no recorded requests; `.base_url` ends in /v1."""
+async def fake_llm(_fake_server: FakeServer, monkeypatch, tmp_path) -> AsyncIterator[FakeOpenAI]:
+    """The fake server with an empty script and no recorded requests; `.base_url` ends in /v1.
+
+    `openai-compatible:<any model>` points at it, nothing retries, and history goes to a temporary folder.
+    """
     fake = _fake_server.fake
     fake.reset()
+    monkeypatch.setenv(providers.COMPATIBLE_BASE_URL_ENV, fake.base_url)
+    monkeypatch.setenv(providers.MAX_RETRIES_ENV, "0")
+    monkeypatch.setenv("NODEFLOW_DATA_DIR", str(tmp_path))
     yield fake
+    await providers.close_http_clients()
     fake.reset()

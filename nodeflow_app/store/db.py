@@ -1,0 +1,53 @@
+"""Engines and sessions on NodeFlow's database: REFLEX_DB_URL, else a SQLite file (WAL) under the data folder."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import Engine, create_engine, event
+from sqlalchemy.engine import make_url
+from sqlmodel import Session, SQLModel
+
+from nodeflow_app import settings
+
+
+def database_url() -> str:
+    """The URL in effect: REFLEX_DB_URL when set (the same variable Reflex reads), else data/nodeflow.db."""
+    return settings.db_url()
+
+
+def make_engine(url: str | None = None, **options: Any) -> Engine:
+    """An engine on `url` (default: `database_url()`); SQLite gets WAL, foreign keys and a created folder."""
+    parsed = make_url(url or database_url())
+    if parsed.get_backend_name() != "sqlite":
+        return create_engine(parsed, pool_pre_ping=True, **options)
+    database = parsed.database
+    if database and database != ":memory:" and not database.startswith("file:"):
+        Path(database).expanduser().parent.mkdir(parents=True, exist_ok=True)
+    # The pool hands a connection to one thread at a time; sqlite3's own thread check only gets in the way.
+    engine = create_engine(parsed, connect_args={"check_same_thread": False}, **options)
+    event.listen(engine, "connect", _sqlite_pragmas)
+    return engine
+
+
+def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
+    # WAL: readers never block the writer. synchronous=NORMAL is durable across a killed process
+    # (only a power loss can drop the last commits) and saves an fsync per commit.
+    cursor = dbapi_connection.cursor()
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA synchronous=NORMAL")
+    cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.close()
+
+
+def create_all(engine: Engine) -> None:
+    """Create every NodeFlow table that is missing (until Alembic migrations take over)."""
+    from nodeflow_app.store import models  # noqa: F401 - registers the tables on SQLModel.metadata
+
+    SQLModel.metadata.create_all(engine)
+
+
+def session(engine: Engine) -> Session:
+    """A sqlmodel Session on `engine`; use it as a context manager."""
+    return Session(engine)

@@ -1,0 +1,51 @@
+"""The database tables, as plain SQLModel classes (Alembic picks them up from SQLModel.metadata).
+
+JSON values are TEXT written with json.dumps(default=str); times are epoch seconds, like Run.started_at.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import Text
+from sqlmodel import Field, SQLModel
+
+
+class RunRow(SQLModel, table=True):
+    """One run of a graph, with the normalized graph it used (restorable even after the graph changed)."""
+
+    __tablename__ = "run"
+
+    id: str = Field(primary_key=True)  # the kernel's run_id
+    graph_id: str = Field(index=True)
+    graph_version: int = 1
+    graph_json: str = Field(sa_type=Text)
+    trigger_id: str | None = None
+    payload_json: str | None = Field(default=None, sa_type=Text)
+    status: str = Field(index=True)  # running | paused | completed | failed | cancelled | interrupted
+    error: str | None = Field(default=None, sa_type=Text)
+    chat_id: str | None = Field(default=None, index=True)
+    started_at: float = Field(index=True)
+    finished_at: float | None = None
+    duration_ms: float | None = None
+
+
+class NodeRunRow(SQLModel, table=True):
+    """The latest state of one node in one run (a kernel NodeRecord)."""
+
+    __tablename__ = "node_run"
+
+    run_id: str = Field(primary_key=True, foreign_key="run.id", ondelete="CASCADE")
+    node_id: str = Field(primary_key=True)
+    node_type: str
+    node_name: str
+    status: str  # running | completed | failed | skipped | paused | cancelled | interrupted
+    inputs_json: str | None = Field(default=None, sa_type=Text)  # input values not taken from an upstream output
+    # Inputs that are an upstream node's output, by reference, so each output is stored once:
+    # {handle: {"from": [node_id, port]}} or, for a multiple input, {handle: {"items": [[node_id, port] | null]}}.
+    input_refs_json: str | None = Field(default=None, sa_type=Text)
+    outputs_json: str | None = Field(default=None, sa_type=Text)
+    error: str | None = Field(default=None, sa_type=Text)
+    duration_ms: float | None = None
+    sequence: int = 0  # order of the node's last status change within the run
+    cached: bool = False
+    wait_json: str | None = Field(default=None, sa_type=Text)  # {prompt, options, detail} of a pause
+    updated_at: float = 0.0

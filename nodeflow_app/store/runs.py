@@ -1,0 +1,389 @@
+"""The run repository: runs and their nodes written as they happen, read back, restored and resumed.
+
+Writes are batched. A kernel callback only remembers the latest record of each (run, node); a flush
+serializes what changed and upserts it in one transaction. Flushes happen:
+1. when `flush_interval` has passed, checked on each callback;
+2. on a timer `flush_interval` after a change, so the last changes before a long wait reach the disk;
+3. synchronously on every run status change, so a run row exists from the start and a paused or
+   finished run is on disk before the caller sees it end.
+Nodes in flight are written as `running` by the next flush, so a crash leaves them visible.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import threading
+import time
+from typing import Any, Callable
+
+from sqlalchemy import Engine, Table, bindparam, select, update
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError, SQLAlchemyError
+
+from nodeflow_app.runtime.graph import normalize_or_raise
+from nodeflow_app.runtime.plan import PlanNode, compile_plan
+from nodeflow_app.runtime.run import NodeRecord, Run, RunHooks
+from nodeflow_app.store.db import make_engine
+from nodeflow_app.store.models import NodeRunRow, RunRow
+from nodes._types import WaitForInput
+
+log = logging.getLogger(__name__)
+
+RUNS: Table = RunRow.__table__  # type: ignore[attr-defined]
+NODES: Table = NodeRunRow.__table__  # type: ignore[attr-defined]
+
+FINISHED = frozenset({"completed", "failed", "cancelled", "interrupted"})
+_RUN_STATE = ("status", "error", "finished_at", "duration_ms")
+_NODE_STATE = tuple(c.name for c in NODES.columns if not c.primary_key)
+_SUMMARY = tuple(c for c in RUNS.columns if c.name not in ("graph_json", "payload_json"))
+
+
+class RunNotFound(LookupError):
+    """No run with this id in the database."""
+
+
+class RunStore:
+    """Persists runs through `hooks()`, and reads them back (`get_run`, `list_runs`, `load_run`)."""
+
+    def __init__(self, engine_or_url: Engine | str | None = None, flush_interval: float = 0.05):
+        self._owns_engine = not isinstance(engine_or_url, Engine)
+        self.engine: Engine = engine_or_url if isinstance(engine_or_url, Engine) else make_engine(engine_or_url)
+        self.flush_interval = flush_interval
+        self._nodes: dict[tuple[str, str], tuple[Run, str, NodeRecord]] = {}  # changed since the last flush
+        self._runs: dict[str, Run] = {}      # runs whose status changed since the last flush
+        self._active: dict[str, Run] = {}    # running here: their in-flight nodes get written as `running`
+        self._in_flight: dict[str, set[str]] = {}  # run_id -> nodes already written as `running`
+        self._inserted: set[str] = set()     # runs whose full row (graph, payload) is already written
+        self._last_flush = 0.0
+        self._timer: asyncio.TimerHandle | None = None
+        self._timer_loop: asyncio.AbstractEventLoop | None = None
+        self._lock = threading.RLock()
+        dialect = self.engine.dialect.name
+        self._upsert_runs = _upserter(RUNS, dialect, ("id",), _RUN_STATE)
+        self._upsert_nodes = _upserter(NODES, dialect, ("run_id", "node_id"), _NODE_STATE)
+        self._update_runs = update(RUNS).where(RUNS.c.id == bindparam("run_id")).values(
+            {name: bindparam(name) for name in _RUN_STATE})
+
+    # -- writing (kernel callbacks) ----------------------------------------------------------------
+
+    def hooks(self, cache: Any = None) -> RunHooks:
+        """Kernel hooks that persist a run as it goes; `cache` passes through (the reactive output cache)."""
+        return RunHooks(on_node=self._on_node, on_run=self._on_run, cache=cache)
+
+    def _on_node(self, run: Run, node_id: str, record: NodeRecord) -> None:
+        with self._lock:  # a flush from another thread (a reader) swaps the queue
+            self._nodes[(run.run_id, node_id)] = (run, node_id, record)
+        if time.monotonic() - self._last_flush >= self.flush_interval:
+            self.flush()
+        self._schedule()
+
+    def _on_run(self, run: Run) -> None:
+        with self._lock:
+            self._runs[run.run_id] = run
+            if run.status == "running":
+                self._active[run.run_id] = run
+            else:
+                self._active.pop(run.run_id, None)
+            self.flush()
+        if run.status == "running":
+            self._schedule()  # the nodes it launches next are written as `running` soon after
+
+    def _schedule(self) -> None:
+        """At most one pending timer flush (per event loop: a closed loop's timer never fires)."""
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # outside asyncio: the next callback or status change flushes
+            return
+        if self._timer is None or self._timer_loop is not loop:
+            self._timer_loop = loop
+            self._timer = loop.call_later(self.flush_interval, self._on_timer)
+
+    def _on_timer(self) -> None:
+        self._timer = None
+        self.flush()
+
+    def flush(self) -> None:
+        """Write everything that changed since the last flush, in one transaction."""
+        with self._lock:
+            self._last_flush = time.monotonic()
+            nodes, self._nodes = self._nodes, {}
+            runs, self._runs = self._runs, {}
+            now = time.time()
+            node_rows = [_node_row(run, node_id, record, now) for run, node_id, record in nodes.values()]
+            started = self._newly_running(nodes, now)
+            node_rows += started
+            inserts = [_run_row(run) for run in runs.values() if run.run_id not in self._inserted]
+            updates = [_run_state(run) for run in runs.values() if run.run_id in self._inserted]
+            if not (node_rows or inserts or updates):
+                return
+            try:
+                with self.engine.begin() as conn:
+                    if inserts:
+                        self._upsert_runs(conn, inserts)
+                    if updates:
+                        conn.execute(self._update_runs, updates)
+                    if node_rows:
+                        self._upsert_nodes(conn, node_rows)
+            except SQLAlchemyError as error:
+                self._failed(error, nodes, runs)
+                return
+            self._written(runs, nodes, started)
+
+    def _newly_running(self, queued: dict, now: float) -> list[dict[str, Any]]:
+        """Rows for nodes in flight in active runs that the database does not show as running yet."""
+        rows = []
+        for run_id, run in self._active.items():
+            written = self._in_flight.get(run_id, ())
+            for node_id, record in run.records.items():
+                if record.status == "running" and node_id not in written and (run_id, node_id) not in queued:
+                    rows.append(_node_row(run, node_id, record, now))
+        return rows
+
+    def _written(self, runs: dict[str, Run], nodes: dict, started: list[dict[str, Any]]) -> None:
+        self._inserted.update(runs)
+        for row in started:
+            self._in_flight.setdefault(row["run_id"], set()).add(row["node_id"])
+        for (run_id, node_id), (_, _, record) in nodes.items():
+            if record.status != "running" and run_id in self._in_flight:
+                self._in_flight[run_id].discard(node_id)
+        for run_id, run in runs.items():
+            if run.status in FINISHED:
+                self._inserted.discard(run_id)
+                self._in_flight.pop(run_id, None)
+
+    def _failed(self, error: SQLAlchemyError, nodes: dict, runs: dict) -> None:
+        # A lost connection or a locked database is retried by the next flush; anything else would fail
+        # again forever, so those rows are dropped (and logged) rather than blocking every later write.
+        transient = isinstance(error, (OperationalError, InterfaceError)) or (
+            isinstance(error, DBAPIError) and error.connection_invalidated)
+        log.error("could not write run state (%s): %s", "will retry" if transient else "dropped", error)
+        if transient:
+            for key, value in nodes.items():
+                self._nodes.setdefault(key, value)
+            for key, value in runs.items():
+                self._runs.setdefault(key, value)
+
+    def close(self) -> None:
+        """Flush, stop the timer and release the engine if this store created it."""
+        self.flush()
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if self._owns_engine:
+            self.engine.dispose()
+
+    # -- after a restart ---------------------------------------------------------------------------
+
+    def mark_interrupted(self) -> list[str]:
+        """Runs left `running` by a process that died become `interrupted` (their running nodes too)."""
+        self.flush()
+        now = time.time()
+        with self.engine.begin() as conn:
+            ids = [i for i in conn.execute(select(RUNS.c.id).where(RUNS.c.status == "running")).scalars()
+                   if i not in self._active]
+            if ids:
+                conn.execute(update(RUNS).where(RUNS.c.id.in_(ids)).values(
+                    status="interrupted", finished_at=now, duration_ms=(now - RUNS.c.started_at) * 1000,
+                    error="the process running it stopped before the run finished"))
+                conn.execute(update(NODES).where(NODES.c.run_id.in_(ids), NODES.c.status == "running").values(
+                    status="interrupted", updated_at=now))
+        return ids
+
+    def load_run(self, run_id: str, registry: Any, *, cache: Any = None, **options: Any) -> Run:
+        """Rebuild a stored run (e.g. a paused one after a restart) with persistence attached.
+
+        `async for event in run.resume(node_id, payload)` then continues it and persists as it goes.
+        """
+        self.flush()
+        with self.engine.connect() as conn:
+            row = conn.execute(select(RUNS).where(RUNS.c.id == run_id)).mappings().first()
+            if row is None:
+                raise RunNotFound(f"no run '{run_id}' in the database")
+            nodes = _node_rows(conn, run_id)
+        graph = normalize_or_raise(json.loads(row["graph_json"]), registry)
+        plan = compile_plan(graph, registry)
+        records = {r["node_id"]: _record(r, inputs, outputs) for r, inputs, outputs in nodes}
+        run = Run.restore(plan, row["trigger_id"], _loads(row["payload_json"]), records, run_id=run_id,
+                          status=row["status"], chat_id=row["chat_id"], hooks=self.hooks(cache), **options)
+        run.started_at, run.finished_at, run.error = row["started_at"], row["finished_at"], row["error"]
+        self._inserted.add(run_id)
+        return run
+
+    # -- reading -----------------------------------------------------------------------------------
+
+    def list_runs(self, graph_id: str | None = None, limit: int = 50) -> list[dict[str, Any]]:
+        """The latest runs (optionally of one graph), newest first, without graph and payload."""
+        self.flush()
+        query = select(*_SUMMARY).order_by(RUNS.c.started_at.desc()).limit(limit)
+        if graph_id is not None:
+            query = query.where(RUNS.c.graph_id == graph_id)
+        with self.engine.connect() as conn:
+            return [dict(r) for r in conn.execute(query).mappings()]
+
+    def get_run(self, run_id: str) -> dict[str, Any] | None:
+        """One run with its graph, payload and nodes (in the order they last changed), or None."""
+        self.flush()
+        with self.engine.connect() as conn:
+            row = conn.execute(select(RUNS).where(RUNS.c.id == run_id)).mappings().first()
+            if row is None:
+                return None
+            nodes = _node_rows(conn, run_id)
+        run = {c.name: row[c.name] for c in _SUMMARY}
+        run["graph"], run["payload"] = _loads(row["graph_json"]), _loads(row["payload_json"])
+        run["nodes"] = [_node_dict(r, inputs, outputs) for r, inputs, outputs in nodes]
+        return run
+
+
+# -- rows -------------------------------------------------------------------------------------------
+
+def _run_state(run: Run) -> dict[str, Any]:
+    finished = run.finished_at if run.status in FINISHED else None
+    return {"run_id": run.run_id, "status": run.status, "error": _text(run.error), "finished_at": finished,
+            "duration_ms": round((finished - run.started_at) * 1000, 3) if finished is not None else None}
+
+
+def _run_row(run: Run) -> dict[str, Any]:
+    graph = run.plan.graph
+    row = _run_state(run)
+    row["id"] = row.pop("run_id")
+    row.update(graph_id=graph.id, graph_version=graph.version, graph_json=graph.model_dump_json(),
+               trigger_id=run.trigger_id, payload_json=_dumps(run.payload), chat_id=run.chat_id,
+               started_at=run.started_at)
+    return row
+
+
+def _node_row(run: Run, node_id: str, record: NodeRecord, now: float) -> dict[str, Any]:
+    pn = run.plan.nodes[node_id]
+    inputs, refs = _split_inputs(run, pn, record.inputs) if record.inputs else (record.inputs, None)
+    wait = record.wait
+    return {"run_id": run.run_id, "node_id": node_id, "node_type": pn.node.type, "node_name": pn.node.name,
+            "status": record.status, "inputs_json": _dumps(inputs), "input_refs_json": _dumps(refs),
+            "outputs_json": _dumps(record.outputs), "error": _text(record.error), "duration_ms": record.duration_ms,
+            "sequence": record.sequence, "cached": record.cached, "updated_at": now,
+            "wait_json": None if wait is None else _dumps(
+                {"prompt": wait.prompt, "options": wait.options, "detail": wait.detail})}
+
+
+def _split_inputs(run: Run, pn: PlanNode, inputs: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """Inputs that are (the very object of) an upstream output become references; the rest stay values."""
+    values: dict[str, Any] = {}
+    refs: dict[str, Any] = {}
+    for handle, value in inputs.items():
+        sources = [(e.source, e.sourceHandle) for e in pn.flow_in if e.targetHandle == handle]
+        socket = pn.inputs.get(handle)
+        if sources and socket is not None and socket.multiple and isinstance(value, list):
+            items = [_source_of(item, sources, run.records) for item in value]
+            if any(items):
+                refs[handle] = {"items": items}
+                value = [None if ref else item for item, ref in zip(value, items)]
+        elif sources and (ref := _source_of(value, sources, run.records)) is not None:
+            refs[handle] = {"from": ref}
+            continue
+        values[handle] = value
+    return values, refs or None
+
+
+def _source_of(value: Any, sources: list[tuple[str, str]], records: dict[str, NodeRecord]) -> list[str] | None:
+    for node_id, port in sources:
+        record = records.get(node_id)
+        outputs = record.outputs if record is not None else None
+        if outputs and port in outputs and outputs[port] is value:
+            return [node_id, port]
+    return None
+
+
+def _inputs(row: Any, outputs: dict[str, dict[str, Any]]) -> dict[str, Any] | None:
+    """A node's inputs as the kernel had them: stored values plus references resolved to upstream outputs."""
+    inputs = _loads(row["inputs_json"])
+    refs = _loads(row["input_refs_json"])
+    if not refs:
+        return inputs
+    inputs = dict(inputs or {})
+
+    def output(ref: list[str]) -> Any:
+        return (outputs.get(ref[0]) or {}).get(ref[1])
+
+    for handle, ref in refs.items():
+        if "from" in ref:
+            inputs[handle] = output(ref["from"])
+        else:
+            stored = inputs.get(handle) or [None] * len(ref["items"])
+            inputs[handle] = [output(r) if r else v for v, r in zip(stored, ref["items"])]
+    return inputs
+
+
+def _node_rows(conn: Any, run_id: str) -> list[tuple[Any, dict[str, Any] | None, dict[str, Any] | None]]:
+    """(row, inputs, outputs) of every node of a run, in the order they last changed."""
+    rows = conn.execute(select(NODES).where(NODES.c.run_id == run_id)
+                        .order_by(NODES.c.sequence, NODES.c.node_id)).mappings().all()
+    outputs = {r["node_id"]: _loads(r["outputs_json"]) for r in rows}
+    return [(r, _inputs(r, outputs), outputs[r["node_id"]]) for r in rows]
+
+
+def _record(row: Any, inputs: dict[str, Any] | None, outputs: dict[str, Any] | None) -> NodeRecord:
+    wait = _loads(row["wait_json"])
+    return NodeRecord(status=row["status"], inputs=inputs, outputs=outputs, error=row["error"],
+                      duration_ms=row["duration_ms"], cached=bool(row["cached"]),
+                      wait=WaitForInput(**wait) if wait is not None else None, sequence=row["sequence"])
+
+
+def _node_dict(row: Any, inputs: dict[str, Any] | None, outputs: dict[str, Any] | None) -> dict[str, Any]:
+    node = {k: v for k, v in row.items() if not k.endswith("_json")}
+    node.update(cached=bool(row["cached"]), inputs=inputs, outputs=outputs, wait=_loads(row["wait_json"]))
+    return node
+
+
+def _upserter(table: Table, dialect: str, keys: tuple[str, ...],
+              changing: tuple[str, ...]) -> Callable[[Any, list[dict[str, Any]]], None]:
+    """`write(conn, rows)`: insert rows, or update `changing` where the key exists (one statement when possible)."""
+    if dialect in ("sqlite", "postgresql"):
+        insert = (sqlite if dialect == "sqlite" else postgresql).insert(table)
+        statement = insert.on_conflict_do_update(index_elements=list(keys),
+                                                 set_={c: insert.excluded[c] for c in changing})
+        return lambda conn, rows: conn.execute(statement, rows)
+    by_key = update(table).where(*(table.c[k] == bindparam(f"key_{k}") for k in keys)).values(
+        {c: bindparam(c) for c in changing})
+
+    def write(conn: Any, rows: list[dict[str, Any]]) -> None:  # any other database: update, else insert
+        for row in rows:
+            if conn.execute(by_key, {**row, **{f"key_{k}": row[k] for k in keys}}).rowcount == 0:
+                conn.execute(table.insert(), row)
+    return write
+
+
+# -- JSON -------------------------------------------------------------------------------------------
+
+# Built once: json.dumps with options builds a new encoder on every call.
+_encode = json.JSONEncoder(default=str, ensure_ascii=False).encode
+
+
+def _dumps(value: Any) -> str | None:
+    """JSON text; anything JSON cannot hold degrades to its string rather than failing the write."""
+    if value is None:
+        return None
+    try:
+        return _encode(value)
+    except (TypeError, ValueError, RecursionError):  # non-string keys, cycles
+        return _encode(_plain(value, set()))
+
+
+def _plain(value: Any, path: set[int]) -> Any:
+    if isinstance(value, (dict, list, tuple, set, frozenset)):
+        if id(value) in path:
+            return "<circular>"
+        path = path | {id(value)}
+        if isinstance(value, dict):
+            return {str(k): _plain(v, path) for k, v in value.items()}
+        return [_plain(v, path) for v in value]
+    return value
+
+
+def _loads(text: str | None) -> Any:
+    return None if text is None else json.loads(text)
+
+
+def _text(value: str | None) -> str | None:
+    # PostgreSQL text cannot hold NUL; an error message with one must not make the row unwritable.
+    return value.replace("\x00", "\\x00") if value and "\x00" in value else value

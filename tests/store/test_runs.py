@@ -1,0 +1,259 @@
+"""The run store: runs written as they happen (batched), paused runs resumed by another process, crashes marked."""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import select
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+from sqlalchemy import event, text
+
+from nodeflow_app.runtime.engine import start_run
+from nodeflow_app.store.db import create_all, make_engine
+from nodeflow_app.store.runs import RunNotFound, RunStore
+from nodes._types import NodeDefinition, Socket
+
+from tests.runtime import toys
+
+ROOT = Path(__file__).resolve().parents[2]
+POSTGRES_URL = os.environ.get("NODEFLOW_TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
+
+
+class Backend:
+    """A database for one test: `url` (+ `schema` on PostgreSQL) and fresh stores on it, as a new process would open."""
+
+    def __init__(self, url: str, schema: str | None = None):
+        self.url, self.schema = url, schema
+        self._engines = []
+
+    def engine(self):
+        engine = make_engine(self.url)
+        self._engines.append(engine)
+        return engine.execution_options(schema_translate_map={None: self.schema}) if self.schema else engine
+
+    def store(self, **options) -> RunStore:
+        return RunStore(self.engine(), **options)
+
+    def child(self, *args: str) -> list[str]:
+        return [sys.executable, "-m", "tests.store._child", args[0], self.url, *args[1:],
+                *([self.schema] if self.schema else [])]
+
+    def close(self) -> None:
+        for engine in self._engines:
+            engine.dispose()
+
+
+@pytest.fixture
+def sqlite(tmp_path):
+    backend = Backend(f"sqlite:///{tmp_path / 'nodeflow.db'}")
+    create_all(backend.engine())
+    yield backend
+    backend.close()
+
+
+@pytest.fixture
+def postgres():
+    """A private schema in the shared `test` database, dropped afterwards (nobody else's tables are touched)."""
+    pytest.importorskip("psycopg")
+    schema = f"nodeflow_test_{uuid.uuid4().hex[:12]}"
+    admin = make_engine(POSTGRES_URL)
+    try:
+        with admin.begin() as conn:
+            conn.execute(text(f'CREATE SCHEMA "{schema}"'))
+    except Exception as error:  # noqa: BLE001 - no server here: skip, do not fail
+        admin.dispose()
+        pytest.skip(f"PostgreSQL not reachable at {POSTGRES_URL}: {error}")
+    backend = Backend(POSTGRES_URL, schema)
+    create_all(backend.engine())
+    yield backend
+    backend.close()
+    with admin.begin() as conn:
+        conn.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
+    admin.dispose()
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def backend(request):
+    return request.getfixturevalue("sqlite" if request.param == "sqlite" else "postgres")
+
+
+def child_env() -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": str(ROOT)}
+
+
+def nodes_by_id(run: dict) -> dict[str, dict]:
+    return {n["node_id"]: n for n in run["nodes"]}
+
+
+#  S --> A --> G --yes--> Y
+#               \--no---> N
+async def test_run_and_every_node_are_written(sqlite):
+    store = sqlite.store()
+    graph = toys.graph([("s", "start"), ("a", "pass"), ("g", "gate", {"open": False}), ("y", "pass"), ("n", "pass")],
+                       ["s.out -> a.in", "a.out -> g.in", "g.yes -> y.in", "g.no -> n.in"])
+    run = await start_run(graph, toys.registry(), payload={"v": 1}, hooks=store.hooks(), chat_id="c1").run()
+    assert run.status == "completed"
+
+    stored = sqlite.store().get_run(run.run_id)  # a fresh engine: only what reached the disk
+    assert stored["status"] == "completed" and stored["error"] is None
+    assert (stored["graph_id"], stored["trigger_id"], stored["chat_id"], stored["payload"]) == ("g", "s", "c1", {"v": 1})
+    assert [n["id"] for n in stored["graph"]["nodes"]] == ["s", "a", "g", "y", "n"]
+    assert stored["duration_ms"] >= 0 and stored["finished_at"] >= stored["started_at"]
+    nodes = nodes_by_id(stored)
+    assert {k: n["status"] for k, n in nodes.items()} == {
+        "s": "completed", "a": "completed", "g": "completed", "y": "skipped", "n": "completed"}
+    assert nodes["a"]["inputs"] == {"in": {"v": 1}} and nodes["a"]["outputs"] == {"out": {"v": 1}}
+    assert nodes["g"]["outputs"] == {"no": {"v": 1}} and nodes["n"]["outputs"] == {"out": {"v": 1}}
+    assert all(nodes[k]["duration_ms"] >= 0 for k in "sagn")
+    assert (nodes["a"]["node_type"], nodes["a"]["node_name"]) == ("toy-pass", "A")
+    assert [n["node_id"] for n in stored["nodes"]][:3] == ["s", "a", "g"]  # in order of occurrence
+
+    listed = store.list_runs(graph_id="g")
+    assert [r["id"] for r in listed] == [run.run_id] and "graph_json" not in listed[0]
+    assert store.list_runs(graph_id="other") == []
+
+
+#  S --> BOOM
+async def test_failed_run_keeps_the_node_error(sqlite):
+    store = sqlite.store()
+    graph = toys.graph([("s", "start"), ("b", "boom", {"label": "disk full"})], ["s.out -> b.in"])
+    run = await start_run(graph, toys.registry(), payload=1, hooks=store.hooks()).run()
+    stored = sqlite.store().get_run(run.run_id)
+    assert stored["status"] == "failed" and "disk full" in stored["error"]
+    assert nodes_by_id(stored)["b"]["status"] == "failed" and nodes_by_id(stored)["b"]["error"] == "boom: disk full"
+
+
+#  S --> A --> B --> C --> D   (one 200 KB value travels the whole chain)
+async def test_an_output_is_stored_once_not_copied_into_every_input(sqlite):
+    store = sqlite.store()
+    big = "x" * 200_000
+    graph = toys.graph([("s", "start"), ("a", "pass"), ("b", "pass"), ("c", "pass"), ("d", "pass")],
+                       ["s.out -> a.in", "a.out -> b.in", "b.out -> c.in", "c.out -> d.in"])
+    run = await start_run(graph, toys.registry(), payload=big, hooks=store.hooks()).run()
+    with sqlite.engine().connect() as conn:
+        inputs, outputs = conn.execute(text(
+            "SELECT SUM(LENGTH(COALESCE(inputs_json, ''))), SUM(LENGTH(outputs_json)) FROM node_run")).one()
+    assert inputs < 1_000 and 5 * 200_000 <= outputs < 5 * 201_000
+    stored = sqlite.store().get_run(run.run_id)
+    assert all(n["inputs"] == {"in": big} for n in stored["nodes"] if n["node_id"] != "s")
+
+
+async def test_values_json_cannot_hold_degrade_to_strings(sqlite):
+    class Odd:
+        def __str__(self):
+            return "<odd>"
+
+    async def odd(data, inputs, ctx):
+        looped = {"x": 1}
+        looped["self"] = looped
+        return {"out": {"obj": Odd(), (1, 2): "tuple key", "looped": looped}}
+
+    extra = (NodeDefinition(id="toy-odd", name="Odd", description="d", category="t", inputs=(Socket(id="in"),),
+                            outputs=(Socket(id="out"),)), toys.Toy("toy-odd", odd))
+    graph = toys.graph([("s", "start"), ("o", "odd")], ["s.out -> o.in"])
+    graph["nodes"][1]["type"] = "toy-odd"
+    store = sqlite.store()
+    run = await start_run(graph, toys.registry(extra), payload=1, hooks=store.hooks()).run()
+    assert run.status == "completed"
+    outputs = nodes_by_id(sqlite.store().get_run(run.run_id))["o"]["outputs"]
+    assert outputs == {"out": {"obj": "<odd>", "(1, 2)": "tuple key", "looped": {"x": 1, "self": "<circular>"}}}
+
+
+#  S --> ASK --yes--> Y
+#            \--no--> N
+async def test_paused_run_is_resumed_and_finished_by_another_process(backend):
+    store = backend.store()
+    graph = toys.graph([("s", "start"), ("ask", "ask"), ("y", "pass"), ("n", "pass")],
+                       ["s.out -> ask.in", "ask.yes -> y.in", "ask.no -> n.in"])
+    run = await start_run(graph, toys.registry(), payload={"q": 42}, hooks=store.hooks()).run()
+    assert run.status == "paused"
+
+    paused = backend.store().get_run(run.run_id)  # on disk before the run returned, no flush needed
+    assert paused["status"] == "paused" and paused["finished_at"] is None
+    ask = nodes_by_id(paused)["ask"]
+    assert ask["status"] == "paused" and ask["wait"] == {"prompt": "yes or no?", "options": ["yes", "no"], "detail": {}}
+
+    done = subprocess.run(backend.child("resume", run.run_id, "ask", "yes"), cwd=ROOT, env=child_env(),
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    assert report["interrupted"] == [] and report["status"] == "completed"
+    assert report["events"][0] == "resumed"
+
+    finished = store.get_run(run.run_id)
+    assert finished["status"] == "completed" and finished["duration_ms"] > 0
+    nodes = nodes_by_id(finished)
+    assert nodes["ask"]["status"] == "completed" and nodes["ask"]["outputs"] == {"yes": {"q": 42}}
+    assert nodes["ask"]["inputs"] == {"in": {"q": 42}} and nodes["ask"]["wait"] is None
+    assert nodes["y"]["status"] == "completed" and nodes["y"]["outputs"] == {"out": {"q": 42}}
+    assert nodes["n"]["status"] == "skipped"
+    assert store.list_runs()[0]["status"] == "completed"
+
+
+async def test_a_run_whose_process_was_killed_is_marked_interrupted(sqlite):
+    store = sqlite.store()
+    ask = toys.graph([("s", "start"), ("ask", "ask")], ["s.out -> ask.in"])
+    paused = await start_run(ask, toys.registry(), payload=1, hooks=store.hooks()).run()
+
+    child = subprocess.Popen(sqlite.child("hang"), cwd=ROOT, env=child_env(), stdout=subprocess.PIPE, text=True)
+    try:
+        assert select.select([child.stdout], [], [], 60)[0], "the child never started its slow node"
+        run_id = child.stdout.readline().strip()
+        deadline = time.monotonic() + 10
+        while (nodes_by_id(store.get_run(run_id)).get("slow") or {}).get("status") != "running":
+            assert time.monotonic() < deadline, "the node in flight never reached the database"
+            time.sleep(0.05)
+    finally:
+        child.send_signal(signal.SIGKILL)
+        child.wait()
+        child.stdout.close()
+
+    assert store.get_run(run_id)["status"] == "running"  # nobody could say otherwise: the process just died
+    assert store.mark_interrupted() == [run_id]
+    stored = store.get_run(run_id)
+    assert stored["status"] == "interrupted" and stored["finished_at"] is not None
+    nodes = nodes_by_id(stored)
+    assert nodes["s"]["status"] == "completed" and nodes["s"]["outputs"] == {"out": {"hello": "world"}}
+    assert nodes["slow"]["status"] == "interrupted" and nodes["slow"]["inputs"] == {"in": {"hello": "world"}}
+    assert "p" not in nodes
+    assert store.get_run(paused.run_id)["status"] == "paused"
+    assert store.mark_interrupted() == []
+
+
+#  S --> N0 --> N1 --> ... --> N199
+async def test_writes_are_batched_into_few_transactions(sqlite):
+    engine = sqlite.engine()
+    commits = []
+    event.listen(engine, "commit", lambda conn: commits.append(1))
+    store = RunStore(engine)
+    graph = toys.graph([("s", "start")] + [(f"n{i}", "pass") for i in range(200)],
+                       ["s.out -> n0.in"] + [f"n{i}.out -> n{i + 1}.in" for i in range(199)])
+    run = await start_run(graph, toys.registry(), payload=1, hooks=store.hooks()).run()
+    assert run.status == "completed"
+    assert 2 <= len(commits) <= 20, len(commits)  # the start, the end, and one per flush interval
+    stored = sqlite.store().get_run(run.run_id)
+    assert len(stored["nodes"]) == 201 and {n["status"] for n in stored["nodes"]} == {"completed"}
+
+
+def test_unknown_run():
+    store = RunStore("sqlite://")
+    create_all(store.engine)
+    assert store.get_run("nope") is None
+    with pytest.raises(RunNotFound, match="nope"):
+        store.load_run("nope", toys.registry())
+
+
+def test_store_never_imports_reflex():
+    for path in (ROOT / "nodeflow_app" / "store").glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else (
+                [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            assert not any(name.split(".")[0] == "reflex" for name in names), path

@@ -1,0 +1,94 @@
+"""nodes/ai/agent through the real registry, real Agno and real HTTP against the fake OpenAI server."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+from nodes._registry import RegisteredNode, Registry, default_registry
+from nodes._types import NodeDefinition, Socket
+from tests.llm.fake_openai import http_error, last_user_text, text, tool_call
+from tests.llm.graphs import MODEL, graph, of, run_graph
+from nodeflow_app.runtime.engine import start_run
+
+
+def add_numbers(a: int, b: int) -> int:
+    """Add two whole numbers."""
+    return a + b
+
+
+class ToolsetExecutor:
+    """A test-only tool provider: its `tools` link delivers a list with one Python function."""
+
+    node_type = "test-toolset"
+
+    async def materialize(self, data, output_handle, ctx):
+        return [add_numbers]
+
+
+def registry_with_toolset() -> Registry:
+    definition = NodeDefinition(id="test-toolset", name="Test Toolset", description="add_numbers", category="tools",
+                                outputs=(Socket(id="tools", label="Tools", type="tools", channel="link",
+                                                side="right"),))
+    registry = Registry(nodes=dict(default_registry().nodes))
+    registry.add(RegisteredNode(definition, ToolsetExecutor(), Path(__file__).parent))
+    return registry
+
+
+def agent(node_id: str, **data) -> tuple[str, str, dict]:
+    return (node_id, "agent", {"model": MODEL, **data})
+
+
+#  Chat Start --> Agent A --> Agent B
+async def test_two_agents_chained_on_the_data_spine(fake_llm):
+    fake_llm.script(text(["Paris", " is", " lovely"]), text(["Summary", ": ok"]))
+    raw = graph([("chat", "chat-start", {}), agent("a", instructions="You are a travel guide."), agent("b")],
+                ["chat.output -> a.input", "a.output -> b.input"])
+    run, events = await run_graph(raw, payload="Tell me about Paris")
+    assert run.status == "completed", run.error
+    outputs = run.outputs_by_name()
+    assert outputs["A"]["output"]["response"] == "Paris is lovely"
+    assert outputs["A"]["output"]["model"] == MODEL and outputs["A"]["output"]["tokens_used"] > 0
+    assert outputs["B"]["output"]["response"] == "Summary: ok"
+    assert [e.data["text"] for e in of(events, "a", "token")] == ["Paris", " is", " lovely"]
+    first, second = fake_llm.requests
+    assert last_user_text(first) == "Tell me about Paris"
+    assert "You are a travel guide." in first["messages"][0]["content"]
+    assert last_user_text(second) == "Paris is lovely"  # B's message is A's response (primary text)
+
+
+#  Chat Start --> Agent      (Test Toolset ==tools==> Agent)
+async def test_agent_calls_a_python_tool(fake_llm):
+    fake_llm.script(tool_call("add_numbers", {"a": 2, "b": 40}), text(["It", " is", " 42"]))
+    raw = graph([("chat", "chat-start", {}), agent("a", tool_call_limit=3), ("kit", "test-toolset", {})],
+                ["chat.output -> a.input", "kit.tools => a.tools"])
+    run, events = await run_graph(raw, payload="What is 2 + 40?", registry=registry_with_toolset())
+    assert run.status == "completed", run.error
+    [started] = of(events, "a", "tool_call_started")
+    [completed] = of(events, "a", "tool_call_completed")
+    assert (started.data["name"], started.data["arguments"]) == ("add_numbers", {"a": 2, "b": 40})
+    assert (completed.data["name"], completed.data["result"], completed.data["error"]) == ("add_numbers", "42", None)
+    assert run.outputs_by_name()["A"]["output"]["response"] == "It is 42"
+    assert [t["function"]["name"] for t in fake_llm.requests[0]["tools"]] == ["add_numbers"]
+    tool_message = fake_llm.requests[1]["messages"][-1]
+    assert (tool_message["role"], tool_message["content"]) == ("tool", "42")
+
+
+async def test_reasoning_deltas_become_reasoning_events(fake_llm):
+    fake_llm.script(text(["Yes"], reasoning=["Let me ", "think"]))
+    raw = graph([("chat", "chat-start", {}), agent("a", reasoning_effort="high", temperature=0.5)],
+                ["chat.output -> a.input"])
+    run, events = await run_graph(raw, payload="Sure?")
+    assert [e.data["text"] for e in of(events, "a", "reasoning")] == ["Let me ", "think"]
+    assert (fake_llm.requests[0]["reasoning_effort"], fake_llm.requests[0]["temperature"]) == ("high", 0.5)
+
+
+async def test_provider_http_500_is_a_node_error_naming_provider_model_and_status(fake_llm):
+    fake_llm.script(http_error(500, "upstream exploded"))
+    raw = graph([("chat", "chat-start", {}), agent("a")], ["chat.output -> a.input"])
+    run, events = await run_graph(raw, payload="hi")
+    assert run.status == "failed"
+    assert of(events, "a", "error")[0].data["error"] == (
+        "model openai-compatible:fake-model failed (HTTP 500): upstream exploded")
+    assert "HTTP 500" in run.error and len(fake_llm.requests) == 1

@@ -102,8 +102,9 @@ async def stream_run(runnable: Any, message: str, ctx: FlowContext, ref: ModelRe
             if getattr(event, "run_id", None) != outcome.run_id:
                 mapped = inner_event(event)
                 if mapped is not None:
-                    yield ctx.event("member_event", member=_member_name(event), event_type=mapped[0],
-                                    data=mapped[1], run_id=getattr(event, "run_id", None))
+                    yield ctx.event("member_event", member=_member_name(event),
+                                    event={"event_type": mapped[0], "data": mapped[1]},
+                                    member_run_id=getattr(event, "run_id", None))
                 continue
             if kind == "RunError":
                 raise NodeError(describe_failure(ref, str(getattr(event, "content", "") or ""), failures))

@@ -17,7 +17,7 @@ from typing import Any, Callable
 
 import uvicorn
 from starlette.applications import Starlette
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
@@ -128,7 +128,10 @@ class FakeOpenAI:
         return JSONResponse({"object": "list", "data": [{"id": "fake-model", "object": "model"}]})
 
     async def _completions(self, request: Request) -> Response:
-        body = await request.json()
+        try:
+            body = await request.json()
+        except ClientDisconnect:  # the client gave up (a cancelled run) before sending its body
+            return Response(status_code=499)
         reply = self._take(body)
         if reply.kind == "http_error":
             return JSONResponse({"error": {"message": reply.message, "type": "server_error", "code": None}},

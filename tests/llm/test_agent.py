@@ -92,3 +92,59 @@ async def test_provider_http_500_is_a_node_error_naming_provider_model_and_statu
     assert of(events, "a", "error")[0].data["error"] == (
         "model openai-compatible:fake-model failed (HTTP 500): upstream exploded")
     assert "HTTP 500" in run.error and len(fake_llm.requests) == 1
+
+
+#  Chat Start --> Lead          (Researcher ==tools-out => tools==> Lead: a team)
+async def test_an_agent_wired_into_tools_becomes_a_team_member(fake_llm):
+    fake_llm.script(
+        tool_call("delegate_task_to_member", {"member_id": "researcher", "task": "Find the boiling point"}),
+        text(["100", " C"], match=lambda body: last_user_text(body) == "Find the boiling point"),
+        text(["Water", " boils", " at", " 100 C"]),
+    )
+    raw = graph([("chat", "chat-start", {}), agent("lead", instructions="Coordinate."),
+                 ("researcher", "agent", {"model": MODEL, "instructions": "You look things up."})],
+                ["chat.output -> lead.input", "researcher.tools-out => lead.tools"])
+    raw["nodes"][2]["name"] = "Researcher"
+    run, events = await run_graph(raw, payload="When does water boil?")
+    assert run.status == "completed", run.error
+    assert run.outputs_by_name()["LEAD"]["output"]["response"] == "Water boils at 100 C"
+    # The member only materialized: it never ran as a node of its own.
+    assert of(events, "researcher", "started") == []
+    members = of(events, "lead", "member_event")
+    assert {e.data["member"] for e in members} == {"Researcher"}
+    inner = [e.data["event"] for e in members]
+    assert [i["data"]["text"] for i in inner if i["event_type"] == "token"] == ["100", " C"]
+    assert inner[0]["event_type"] == "started"
+    assert (inner[-1]["event_type"], inner[-1]["data"]["content"]) == ("completed", "100 C")
+    # The leader's own tokens and its delegation call stay the leader's.
+    assert "".join(e.data["text"] for e in of(events, "lead", "token")) == "Water boils at 100 C"
+    [delegated] = of(events, "lead", "tool_call_completed")
+    assert (delegated.data["name"], delegated.data["result"]) == ("delegate_task_to_member", "100 C")
+    leader_first, member, leader_second = fake_llm.requests
+    assert "Researcher" in leader_first["messages"][0]["content"]
+    assert "You look things up." in member["messages"][0]["content"]
+    assert leader_second["messages"][-1] == {"role": "tool", "content": "100 C",
+                                             "tool_call_id": leader_first_call_id(leader_second)}
+
+
+def leader_first_call_id(request: dict) -> str:
+    return next(m for m in request["messages"] if m.get("tool_calls"))["tool_calls"][0]["id"]
+
+
+#  Chat Start --> Lead    (Helper ==tools-out => tools==> Lead, Test Toolset ==tools==> Helper)
+async def test_a_member_keeps_its_own_tools(fake_llm):
+    fake_llm.script(
+        tool_call("delegate_task_to_member", {"member_id": "helper", "task": "add 1 and 2"}),
+        tool_call("add_numbers", {"a": 1, "b": 2}),
+        text("3"),
+        text("The sum is 3"),
+    )
+    raw = graph([("chat", "chat-start", {}), agent("lead"), agent("helper"), ("kit", "test-toolset", {})],
+                ["chat.output -> lead.input", "helper.tools-out => lead.tools", "kit.tools => helper.tools"])
+    raw["nodes"][2]["name"] = "Helper"
+    run, events = await run_graph(raw, payload="1+2?", registry=registry_with_toolset())
+    assert run.status == "completed", run.error
+    inner = [(e.data["event"]["event_type"], e.data["event"]["data"].get("name"))
+             for e in of(events, "lead", "member_event")]
+    assert ("tool_call_started", "add_numbers") in inner and ("tool_call_completed", "add_numbers") in inner
+    assert [t["function"]["name"] for t in fake_llm.requests[1]["tools"]] == ["add_numbers"]

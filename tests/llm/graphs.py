@@ -1,4 +1,5 @@
-"""Tiny graph builder for LLM tests: nodes as (id, type, data), wires as "a.output -> b.input" or "m.model => a.model"."""
+"""Tiny graph builder for LLM tests: nodes as (id, type, data), wires as "a.output -> b.input" (flow)
+or "m.model => a.model" (link)."""
 
 from __future__ import annotations
 

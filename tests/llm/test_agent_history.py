@@ -1,0 +1,47 @@
+"""Agent history: Agno session storage keyed by chat and node, in a SQLite file under NODEFLOW_DATA_DIR.
+
+    Chat Start --> Agent       (two messages of one chat, then another chat)
+"""
+
+from __future__ import annotations
+
+from tests.llm.fake_openai import text
+from tests.llm.graphs import MODEL, graph, run_graph
+
+
+def chat_graph(**data) -> dict:
+    return graph([("chat", "chat-start", {}), ("a", "agent", {"model": MODEL, **data})], ["chat.output -> a.input"])
+
+
+def conversation(request: dict) -> list[tuple[str, str]]:
+    return [(m["role"], m["content"]) for m in request["messages"] if m["role"] in ("user", "assistant")]
+
+
+async def test_the_second_turn_of_a_chat_sees_the_first(fake_llm, tmp_path):
+    fake_llm.script(text(["Hi", " Ada"]), text(["Your", " name", " is", " Ada"]))
+    first, _ = await run_graph(chat_graph(), payload="My name is Ada", chat_id="chat-1")
+    second, _ = await run_graph(chat_graph(), payload="What is my name?", chat_id="chat-1")
+    assert (first.status, second.status) == ("completed", "completed"), (first.error, second.error)
+    assert conversation(fake_llm.requests[1]) == [
+        ("user", "My name is Ada"), ("assistant", "Hi Ada"), ("user", "What is my name?")]
+    assert (tmp_path / "agent_sessions.db").is_file()
+
+
+async def test_history_is_per_chat_and_can_be_switched_off(fake_llm):
+    await run_graph(chat_graph(), payload="first", chat_id="chat-1")
+    await run_graph(chat_graph(), payload="other chat", chat_id="chat-2")
+    await run_graph(chat_graph(history=False), payload="no memory", chat_id="chat-1")
+    await run_graph(chat_graph(), payload="no chat id")
+    assert [conversation(r) for r in fake_llm.requests[1:]] == [
+        [("user", "other chat")], [("user", "no memory")], [("user", "no chat id")]]
+
+
+async def test_history_is_per_agent_node(fake_llm):
+    raw = graph([("chat", "chat-start", {}), ("a", "agent", {"model": MODEL}), ("b", "agent", {"model": MODEL})],
+                ["chat.output -> a.input", "a.output -> b.input"])
+    await run_graph(raw, payload="one", chat_id="c")
+    await run_graph(raw, payload="two", chat_id="c")
+    a_first, b_first, a_second, b_second = fake_llm.requests
+    assert conversation(a_second) == [("user", "one"), ("assistant", "echo: one"), ("user", "two")]
+    assert conversation(b_second) == [("user", "echo: one"), ("assistant", "echo: echo: one"),
+                                      ("user", "echo: two")]

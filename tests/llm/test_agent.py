@@ -18,13 +18,18 @@ def add_numbers(a: int, b: int) -> int:
     return a + b
 
 
+def divide(a: int, b: int) -> float:
+    """Divide a by b."""
+    return a / b
+
+
 class ToolsetExecutor:
-    """A test-only tool provider: its `tools` link delivers a list with one Python function."""
+    """A test-only tool provider: its `tools` link delivers a list of Python functions."""
 
     node_type = "test-toolset"
 
     async def materialize(self, data, output_handle, ctx):
-        return [add_numbers]
+        return [add_numbers, divide]
 
 
 def registry_with_toolset() -> Registry:
@@ -70,9 +75,21 @@ async def test_agent_calls_a_python_tool(fake_llm):
     assert (started.data["name"], started.data["arguments"]) == ("add_numbers", {"a": 2, "b": 40})
     assert (completed.data["name"], completed.data["result"], completed.data["error"]) == ("add_numbers", "42", None)
     assert run.outputs_by_name()["A"]["output"]["response"] == "It is 42"
-    assert [t["function"]["name"] for t in fake_llm.requests[0]["tools"]] == ["add_numbers"]
+    assert [t["function"]["name"] for t in fake_llm.requests[0]["tools"]] == ["add_numbers", "divide"]
     tool_message = fake_llm.requests[1]["messages"][-1]
     assert (tool_message["role"], tool_message["content"]) == ("tool", "42")
+
+
+async def test_a_failing_tool_is_reported_and_the_model_sees_the_error(fake_llm):
+    fake_llm.script(tool_call("divide", {"a": 1, "b": 0}), text("Cannot divide by zero"))
+    raw = graph([("chat", "chat-start", {}), agent("a"), ("kit", "test-toolset", {})],
+                ["chat.output -> a.input", "kit.tools => a.tools"])
+    run, events = await run_graph(raw, payload="1/0?", registry=registry_with_toolset())
+    assert run.status == "completed", run.error
+    [completed] = of(events, "a", "tool_call_completed")
+    assert (completed.data["name"], completed.data["result"], completed.data["error"]) == (
+        "divide", None, "division by zero")
+    assert fake_llm.requests[1]["messages"][-1]["content"] == "division by zero"
 
 
 async def test_reasoning_deltas_become_reasoning_events(fake_llm):
@@ -147,4 +164,18 @@ async def test_a_member_keeps_its_own_tools(fake_llm):
     inner = [(e.data["event"]["event_type"], e.data["event"]["data"].get("name"))
              for e in of(events, "lead", "member_event")]
     assert ("tool_call_started", "add_numbers") in inner and ("tool_call_completed", "add_numbers") in inner
-    assert [t["function"]["name"] for t in fake_llm.requests[1]["tools"]] == ["add_numbers"]
+    assert [t["function"]["name"] for t in fake_llm.requests[1]["tools"]] == ["add_numbers", "divide"]
+
+
+def test_split_tools_sorts_members_from_tools_and_refuses_the_rest():
+    import pytest
+    from agno.agent import Agent
+
+    from nodes._types import NodeError
+    from nodes.ai.agent.build import split_tools
+
+    member = Agent(name="M", telemetry=False)
+    assert split_tools([[add_numbers, None], member, {"type": "function"}]) == (
+        [member], [add_numbers, {"type": "function"}])
+    with pytest.raises(NodeError, match="a Tools link delivered a str, which is neither a tool nor an agent"):
+        split_tools(["not a tool"])

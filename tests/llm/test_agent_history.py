@@ -45,3 +45,16 @@ async def test_history_is_per_agent_node(fake_llm):
     assert conversation(a_second) == [("user", "one"), ("assistant", "echo: one"), ("user", "two")]
     assert conversation(b_second) == [("user", "echo: one"), ("assistant", "echo: echo: one"),
                                       ("user", "echo: two")]
+
+
+#  Chat Start --> Lead    (Member ==tools-out => tools==> Lead)
+async def test_a_team_remembers_the_chat_too(fake_llm):
+    raw = graph([("chat", "chat-start", {}), ("lead", "agent", {"model": MODEL}),
+                 ("member", "agent", {"model": MODEL})],
+                ["chat.output -> lead.input", "member.tools-out => lead.tools"])
+    fake_llm.script(text("Noted, Ada"))
+    first, _ = await run_graph(raw, payload="I am Ada", chat_id="team-chat")
+    second, _ = await run_graph(raw, payload="Who am I?", chat_id="team-chat")
+    assert (first.status, second.status) == ("completed", "completed"), (first.error, second.error)
+    assert conversation(fake_llm.requests[1]) == [
+        ("user", "I am Ada"), ("assistant", "Noted, Ada"), ("user", "Who am I?")]

@@ -269,6 +269,12 @@ class RuntimeApi(Protocol):
 
     def emit(self, event: NodeEvent) -> None: ...
 
+    def on_finish(self, cleanup: Any) -> None:
+        """Call `cleanup()` (sync or async) when the run stops: finished, failed, cancelled or paused.
+
+        Linked artifacts are forgotten then too, so a resumed run materializes them again.
+        """
+
 
 @dataclass(slots=True)
 class FlowContext:

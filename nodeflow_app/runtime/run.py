@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import inspect
+import logging
 import time
 import uuid
 from collections import deque
@@ -26,6 +28,7 @@ from nodeflow_app.runtime.graph import Edge
 from nodeflow_app.runtime.plan import Plan, PlanNode
 from nodes._types import ERROR_HANDLE, ExecutionResult, FlowContext, NodeError, NodeEvent, WaitForInput
 
+log = logging.getLogger(__name__)
 _link_path: contextvars.ContextVar[tuple[tuple[str, str], ...]] = contextvars.ContextVar("link_path", default=())
 
 
@@ -96,6 +99,7 @@ class Run:
         self._api = _RuntimeApi(self)
         self._root: Run = parent._root if parent is not None else self
         self._replaying = False
+        self._cleanups: list[Callable[[], Any]] = []
 
     # -- public API ---------------------------------------------------------------------------
 
@@ -135,6 +139,7 @@ class Run:
             if self._tasks:  # the consumer went away: nothing may keep running unobserved
                 self._cancel_tasks()
                 self._finish("cancelled")
+                await self._release()
 
     async def run(self) -> "Run":
         """Drive to the end without looking at events (tests, benchmarks, CLI without output)."""
@@ -186,6 +191,19 @@ class Run:
             yield outbox.popleft()
         if self.status == "running":
             self._finish("paused" if self.paused_nodes() else "completed")
+        await self._release()
+
+    async def _release(self) -> None:
+        """The run stopped (finished or paused): close what nodes opened, forget linked artifacts."""
+        cleanups, self._cleanups = self._cleanups, []
+        self._links.clear()
+        for cleanup in reversed(cleanups):
+            try:
+                outcome = cleanup()
+                if inspect.isawaitable(outcome):
+                    await outcome
+            except Exception:  # noqa: BLE001 - a failing cleanup must not hide the run's outcome
+                log.exception("cleanup of run %s failed", self.run_id)
 
     def _members(self, trigger_id: str | None, only: set[str] | None) -> set[str]:
         if trigger_id not in self.plan.nodes:
@@ -597,3 +615,6 @@ class _RuntimeApi:
 
     def emit(self, event: NodeEvent) -> None:
         self._run._root._queue.put_nowait(event)
+
+    def on_finish(self, cleanup: Callable[[], Any]) -> None:
+        self._run._root._cleanups.append(cleanup)

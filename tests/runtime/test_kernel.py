@@ -352,3 +352,38 @@ async def test_consumer_that_stops_listening_cancels_the_run():
 
 def test_node_error_is_an_exception():
     assert issubclass(NodeError, Exception)
+
+
+#  provider ==x==> consumer ; the provider opens something per run and closes it when the run stops
+@pytest.mark.parametrize("outcome", ["completed", "failed", "cancelled"])
+async def test_on_finish_cleanups_run_when_the_run_stops(outcome):
+    closed = []
+
+    async def make(data, handle, ctx):
+        async def close():
+            closed.append(ctx.run_id)
+        ctx.runtime.on_finish(close)
+        return "connection"
+
+    async def consume(data, inputs, ctx):
+        await ctx.runtime.resolve_links(ctx.node_id, "things")
+        if outcome == "failed":
+            raise NodeError("no")
+        if outcome == "cancelled":
+            await asyncio.sleep(5)
+        return {"out": 1}
+
+    provider = NodeDefinition(id="toy-provider", name="P", description="d", category="t",
+                              outputs=(Socket(id="thing", type="any", channel="link"),))
+    consumer = NodeDefinition(id="toy-consumer", name="C", description="d", category="t",
+                              inputs=(toys.DATA_IN, Socket(id="things", type="any", channel="link", multiple=True)),
+                              outputs=(toys.DATA_OUT,))
+    registry = toys.registry((provider, toys.LinkOnly("toy-provider", make)),
+                             (consumer, toys.Toy("toy-consumer", consume)))
+    graph = toys.graph([("s", "start"), ("k", "consumer"), ("p", "provider")], ["s.out -> k.in", "p.thing => k.things"])
+    run = start_run(graph, registry, payload=1)
+    async for event in run.events():
+        if outcome == "cancelled" and (event.node_id, event.event_type) == ("k", "started"):
+            await asyncio.sleep(0.05)
+            run.cancel()
+    assert run.status == outcome and closed == [run.run_id]

@@ -26,5 +26,17 @@ def index() -> rx.Component:
     )
 
 
+def recover_interrupted_runs() -> None:
+    """Runs left `running` by a process that died are marked `interrupted` (they can be re-run)."""
+    from nodeflow_app.store.db import create_all
+    from nodeflow_app.store.runs import RunStore
+
+    store = RunStore()
+    create_all(store.engine)
+    store.mark_interrupted()
+    store.close()
+
+
 app = rx.App()
+app.register_lifespan_task(recover_interrupted_runs)
 app.add_page(index, route="/", title="NodeFlow", description=TAGLINE)

@@ -105,17 +105,24 @@ def _checked(ref: ModelRef) -> ModelRef:
 # 2. Configuration ---------------------------------------------------------------------------------
 
 def api_key_for(provider: str) -> str | None:
-    """The API key for `provider`, or None. Environment only for now; a credential store can extend this."""
+    """The API key for `provider`, or None: its environment variable first, then the encrypted credential store."""
     env = PROVIDERS[provider].key_env
-    return (os.environ.get(env) or None) if env else None
+    return ((os.environ.get(env) or None) if env else None) or _stored(provider).api_key
 
 
 def base_url_for(provider: str, explicit: str | None = None) -> str | None:
+    """An explicit URL, else NODEFLOW_OPENAI_COMPATIBLE_BASE_URL (that provider only), else the credential store."""
     if explicit:
         return explicit
-    if provider == "openai-compatible":
-        return os.environ.get(COMPATIBLE_BASE_URL_ENV) or None
-    return None
+    if provider == "openai-compatible" and os.environ.get(COMPATIBLE_BASE_URL_ENV):
+        return os.environ[COMPATIBLE_BASE_URL_ENV]
+    return _stored(provider).base_url
+
+
+def _stored(provider: str) -> Any:
+    from nodeflow_app.llm.credentials import Credential, stored  # lazily: never at import
+
+    return stored(provider) or Credential(None, None)
 
 
 def missing_steps(provider: str) -> list[str]:

@@ -49,3 +49,15 @@ class NodeRunRow(SQLModel, table=True):
     cached: bool = False
     wait_json: str | None = Field(default=None, sa_type=Text)  # {prompt, options, detail} of a pause
     updated_at: float = 0.0
+
+
+class CredentialRow(SQLModel, table=True):
+    """A provider's credential, encrypted at rest: one Fernet token; only which fields are set is readable."""
+
+    __tablename__ = "credential"
+
+    provider: str = Field(primary_key=True)
+    secret: str = Field(sa_type=Text)  # Fernet token of {"provider", "api_key", "base_url"} as JSON
+    has_api_key: bool = False
+    has_base_url: bool = False
+    updated_at: float = 0.0

@@ -204,6 +204,78 @@ def _store(args: argparse.Namespace, required: bool = False) -> Any:
     return store
 
 
+# providers / credentials -------------------------------------------------------------------------
+
+def _providers_arguments(parser: argparse.ArgumentParser) -> None:
+    pass
+
+
+def _providers(args: argparse.Namespace) -> int:
+    from nodeflow_app.llm.credentials import CredentialError
+    from nodeflow_app.llm.providers import PROVIDERS, provider_status
+
+    try:
+        status = provider_status()
+    except CredentialError as error:
+        raise InputError(str(error)) from error
+    rows = []
+    for row in status:
+        spec = PROVIDERS[row["name"]]
+        steps = [f"{step} or run `nodeflow credentials set {spec.name}"
+                 f"{' --base-url URL' if 'BASE_URL' in step else ''}`" if step.startswith("set ") else step
+                 for step in row["steps"]]
+        rows.append((row["name"], row["label"], "configured" if row["configured"] else "not configured",
+                     "; ".join(steps)))
+    print(_table(("PROVIDER", "LABEL", "STATUS", "TO CONFIGURE"), rows))
+    return EXIT_OK
+
+
+def _credentials_arguments(parser: argparse.ArgumentParser) -> None:
+    actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
+    put = actions.add_parser("set", help="store a provider's API key (read from stdin) and/or base URL, encrypted")
+    put.add_argument("provider", metavar="PROVIDER")
+    put.add_argument("--base-url", metavar="URL", help="the provider's API URL (e.g. http://localhost:8000/v1)")
+    put.add_argument("--key", help="the API key, for scripts (default: read from stdin without echo)")
+    actions.add_parser("list", help="which providers have stored credentials (never the secrets)")
+    remove = actions.add_parser("delete", help="remove a provider's stored credential")
+    remove.add_argument("provider", metavar="PROVIDER")
+
+
+def _credentials(args: argparse.Namespace) -> int:
+    from nodeflow_app.llm.credentials import CredentialError, default_store
+    from nodeflow_app.llm.providers import PROVIDERS
+
+    if getattr(args, "provider", None) is not None and args.provider not in PROVIDERS:
+        raise InputError(f"unknown provider {args.provider!r}; use one of: {', '.join(PROVIDERS)}")
+    try:
+        store = default_store(create=args.action == "set")
+        if args.action == "set":
+            key = args.key if args.key is not None else _read_secret(f"API key for {args.provider}: ")
+            store.set(args.provider, key, base_url=args.base_url)
+            fields = [name for name, value in (("API key", key.strip()), ("base URL", args.base_url)) if value]
+            print(f"stored the {' and '.join(fields)} for {args.provider} (encrypted)")
+        elif args.action == "list":
+            rows = [(r["provider"], "set" if r["api_key"] else "-", "set" if r["base_url"] else "-")
+                    for r in (store.list() if store else [])]
+            print(_table(("PROVIDER", "API KEY", "BASE URL"), rows) if rows else "no stored credentials")
+        elif store is None or not store.delete(args.provider):
+            raise InputError(f"no stored credential for {args.provider}")
+        else:
+            print(f"deleted the credential for {args.provider}")
+    except CredentialError as error:
+        raise InputError(str(error)) from error
+    return EXIT_OK
+
+
+def _read_secret(prompt: str) -> str:
+    """One line from stdin: hidden when it is a terminal, as is when piped."""
+    if sys.stdin.isatty():
+        import getpass
+
+        return getpass.getpass(prompt)
+    return sys.stdin.readline().strip()
+
+
 # ------------------------------------------------------------------------------------------------
 
 COMMANDS: dict[str, Command] = {
@@ -212,6 +284,10 @@ COMMANDS: dict[str, Command] = {
     "run": Command("run a graph file, printing events as they happen (exit 0 completed, 1 failed, "
                    "2 invalid graph, 3 paused)", _run_arguments, _run),
     "resume": Command("continue a paused run with an answer", _resume_arguments, _resume),
+    "providers": Command("list the model providers, whether each is configured, and how to configure the rest",
+                         _providers_arguments, _providers),
+    "credentials": Command("store, list or delete provider credentials (encrypted at rest)",
+                           _credentials_arguments, _credentials),
 }
 
 

@@ -1,0 +1,50 @@
+"""Toolset: on its `tools` link, the chosen tools as a list (plain functions and Agno toolkits) for an Agent."""
+
+from typing import Any, Callable
+
+from nodes._types import FlowContext, NodeError
+
+from . import builtin
+
+
+def _agno_calculator() -> Any:
+    from agno.tools.calculator import CalculatorTools
+
+    return CalculatorTools()
+
+
+def _agno_reasoning() -> Any:
+    from agno.tools.reasoning import ReasoningTools
+
+    return ReasoningTools()
+
+
+# Each entry makes one tool (a function Agno describes from its signature and docstring) or toolkit.
+# Only tools that run in-process without API keys or extra packages, and never block the event loop.
+CATALOG: dict[str, Callable[[], Any]] = {
+    "calculator": lambda: builtin.calculator,
+    "current_datetime": lambda: builtin.current_datetime,
+    "http_get": lambda: builtin.http_get,
+    "agno-calculator": _agno_calculator,
+    "agno-reasoning": _agno_reasoning,
+}
+
+
+class ToolsetExecutor:
+    node_type = "toolset"
+
+    async def materialize(self, data: dict[str, Any], output_handle: str, ctx: FlowContext) -> list[Any]:
+        if output_handle != "tools":
+            raise NodeError(f"Toolset has no link output {output_handle!r} (it provides 'tools')")
+        chosen = data.get("tool_names")
+        if isinstance(chosen, str):
+            chosen = [chosen]
+        if not isinstance(chosen, list) or not chosen:
+            raise NodeError("choose at least one tool in the Toolset")
+        unknown = [name for name in chosen if name not in CATALOG]
+        if unknown:
+            raise NodeError(f"unknown tool {', '.join(map(repr, unknown))}; choose from: {', '.join(CATALOG)}")
+        return [CATALOG[name]() for name in dict.fromkeys(chosen)]
+
+
+executor = ToolsetExecutor()

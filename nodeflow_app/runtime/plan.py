@@ -24,6 +24,8 @@ class PlanNode:
     outputs: dict[str, Socket]
     has_expressions: bool             # some string parameter holds `{{`
     first_output: str | None          # where `continue` mode puts {error}
+    parameter_sockets: frozenset[str]  # input handles that are wired parameters (wire > inline value)
+    required_flow: tuple[Socket, ...]  # flow inputs that must have a value
     flow_in: list[Edge] = field(default_factory=list)
     flow_out: list[Edge] = field(default_factory=list)
     link_in: list[Edge] = field(default_factory=list)
@@ -34,6 +36,17 @@ class Plan:
     graph: Graph
     nodes: dict[str, PlanNode]
     by_name: dict[str, str]
+    _pending: dict[frozenset[str], dict[str, int]] = field(default_factory=dict)
+
+    def pending_counts(self, members: set[str]) -> dict[str, int]:
+        """Per member, how many incoming flow edges come from other members (cached per member set)."""
+        key = frozenset(members)
+        counts = self._pending.get(key)
+        if counts is None:
+            nodes = self.nodes
+            counts = {n: sum(1 for e in nodes[n].flow_in if e.source in key) for n in key}
+            self._pending[key] = counts
+        return counts
 
     def node_named(self, id_or_name: str) -> PlanNode | None:
         node = find_node(self.graph, id_or_name)
@@ -72,13 +85,18 @@ def compile_plan(graph: Graph, registry: Any) -> Plan:
         registered = registry.get(node.type)
         definition = registered.definition
         execute = getattr(registered.executor, "execute", None)
+        streams = _STREAMS.get(execute)
+        if streams is None:
+            streams = _STREAMS.setdefault(execute, inspect.isasyncgenfunction(execute))
         outputs = definition.output_sockets(node.data, node.settings.error_mode == "error_output")
         nodes[node.id] = PlanNode(
             node=node, definition=definition, executor=registered.executor,
-            streams=inspect.isasyncgenfunction(execute),
+            streams=streams,
             inputs=definition.input_sockets(), outputs=outputs,
             has_expressions=_has_expressions(node.data),
             first_output=next((s.id for s in outputs.values() if s.channel == "flow"), None),
+            parameter_sockets=frozenset(p.id for p in definition.parameters if p.mode in ("hybrid", "input")),
+            required_flow=tuple(s for s in definition.input_sockets().values() if s.required and s.channel == "flow"),
         )
     for edge in graph.edges:
         source, target = nodes[edge.source], nodes[edge.target]
@@ -88,6 +106,9 @@ def compile_plan(graph: Graph, registry: Any) -> Plan:
         else:
             target.link_in.append(edge)
     return Plan(graph=graph, nodes=nodes, by_name={n.name: n.id for n in graph.nodes})
+
+
+_STREAMS: dict[Any, bool] = {}  # executor.execute -> is an async generator (inspect is slow)
 
 
 def _has_expressions(value: Any) -> bool:

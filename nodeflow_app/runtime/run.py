@@ -89,11 +89,13 @@ class Run:
         self.members = members if members is not None else self._members(trigger_id, only)
         self.records: dict[str, NodeRecord] = {n: NodeRecord() for n in self.members}
         self.signatures: dict[str, str] = {}
-        self._pending = {n: sum(1 for e in plan.nodes[n].flow_in if e.source in self.members) for n in self.members}
+        self._pending = dict(plan.pending_counts(self.members))
         self._delivered: dict[str, dict[str, list[Any]]] = {n: {} for n in self.members}
         self._tasks: dict[str, asyncio.Task] = {}
-        self._queue: asyncio.Queue = asyncio.Queue()
-        self._outbox: deque[NodeEvent] = deque()
+        self._outbox: deque[NodeEvent] = deque()  # events not yet yielded (the root run's is used)
+        self._wake = asyncio.Event()  # set when a node finished or an event is waiting
+        self._cancel_requested = False
+        self._undeliverable = False  # some wire failed coercion in this run
         self._links: dict[tuple[str, str], asyncio.Future] = {}
         self._sequence = 0
         self._api = _RuntimeApi(self)
@@ -162,7 +164,8 @@ class Run:
 
     def cancel(self) -> None:
         """Cooperative cancel: in-flight node tasks are cancelled; the stream ends with `cancelled`."""
-        self._queue.put_nowait("cancel")
+        self._cancel_requested = True
+        self._wake.set()
 
     def outputs_by_name(self) -> dict[str, Any]:
         return {self.plan.nodes[n].node.name: r.outputs for n, r in self.records.items() if r.status == "completed"}
@@ -173,22 +176,26 @@ class Run:
     # -- driving --------------------------------------------------------------------------------
 
     async def _drive(self) -> AsyncIterator[NodeEvent]:
-        outbox = self._outbox
-        while outbox or self._tasks:
+        """Yield events until no node is in flight. Node tasks do the bookkeeping; this only waits.
+
+        A child run (a container's subgraph) yields nothing: its events go to the root run's outbox.
+        """
+        outbox = self._outbox if self._root is self else None
+        wake = self._wake
+        while True:
             while outbox:
                 yield outbox.popleft()
-            if not self._tasks:
-                break
-            item = await self._queue.get()
-            if item.__class__ is _Done:
-                self._finished(item)
-            elif item.__class__ is NodeEvent:
-                yield item
-            elif item == "cancel":
+            if self._cancel_requested:
+                self._cancel_requested = False
                 self._cancel_tasks()
                 self._finish("cancelled")
-        while outbox:
-            yield outbox.popleft()
+                continue
+            if not self._tasks:
+                break
+            wake.clear()
+            if outbox or self._cancel_requested:
+                continue
+            await wake.wait()
         if self.status == "running":
             self._finish("paused" if self.paused_nodes() else "completed")
         await self._release()
@@ -229,15 +236,15 @@ class Run:
         if node_id != self.trigger_id and not delivered:
             self._skip(pn, "no input arrived (every incoming branch was skipped)")
             return
-        missing = [s.label or s.id for h, s in pn.inputs.items() if s.required and s.channel == "flow" and h not in delivered]
+        missing = [s.label or s.id for s in pn.required_flow if s.id not in delivered]
         if missing:
             self._skip(pn, f"required input {', '.join(missing)} has no value")
             return
         inputs: dict[str, Any] = {}
         for handle, values in delivered.items():
             socket = pn.inputs.get(handle)
-            undeliverable = next((v for v in values if v.__class__ is _Undeliverable), None)
-            if undeliverable is not None:
+            undeliverable = self._undeliverable and next((v for v in values if v.__class__ is _Undeliverable), None)
+            if undeliverable:
                 self._fail(pn, NodeError(undeliverable.message), 0.0)
                 return
             if socket is not None and socket.multiple:
@@ -249,7 +256,7 @@ class Run:
                 return
             else:
                 inputs[handle] = values[0]
-        cached = self._cached(pn, inputs)
+        cached = self._cached(pn, inputs) if self.hooks.cache is not None else None
         if cached is not None:
             record = self.records[node_id]
             record.inputs, record.cached = inputs, True
@@ -277,12 +284,16 @@ class Run:
             raise
         except Exception as exc:  # noqa: BLE001 - every node failure becomes a run event
             result, error = None, exc
-        self._queue.put_nowait(_Done(pn.node.id, result, error, (time.perf_counter() - started) * 1000))
+        # Decide what happens next right here, so the next node starts without waiting for the consumer.
+        self._finished(_Done(pn.node.id, result, error, (time.perf_counter() - started) * 1000))
+        self._wake.set()
 
     async def _attempts(self, pn: PlanNode, data: dict, inputs: dict, ctx: FlowContext) -> ExecutionResult:
         """Run the executor with the node's timeout, retrying per its policy before any error routing."""
         settings = pn.node.settings
         policy = settings.retry
+        if policy.max_attempts == 1 and settings.timeout is None:  # the common case, kept lean
+            return await self._call(pn, data, inputs, ctx)
         delay = policy.initial_interval
         for attempt in range(1, policy.max_attempts + 1):
             try:
@@ -297,8 +308,8 @@ class Run:
                     exc = NodeError(f"node '{pn.node.name}' timed out after {settings.timeout:g} s")
                 if attempt == policy.max_attempts:
                     raise exc
-                self._root._queue.put_nowait(ctx.event("progress", message=f"attempt {attempt} failed: {exc}; retrying",
-                                                 attempt=attempt))
+                self._push(ctx.event("progress", message=f"attempt {attempt} failed: {exc}; retrying",
+                                     attempt=attempt))
                 await asyncio.sleep(min(delay, policy.max_interval))
                 delay *= policy.backoff_factor
         raise AssertionError("unreachable")
@@ -310,13 +321,13 @@ class Run:
             result = None
             async for item in pn.executor.execute(data, inputs, ctx):
                 if item.__class__ is NodeEvent:
-                    self._root._queue.put_nowait(item)
+                    self._push(item)
                 else:
                     result = item
         if not isinstance(result, ExecutionResult):
             raise NodeError(f"node '{pn.node.name}' returned {type(result).__name__}, not an ExecutionResult")
         for event in result.events:
-            self._root._queue.put_nowait(event)
+            self._push(event)
         return result
 
     def _prepare(self, pn: PlanNode, inputs: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -327,7 +338,7 @@ class Run:
             data = {key: resolve(value, scope, parameter=key)
                     if (p := pn.definition.parameter(key)) is None or p.expressions else value
                     for key, value in data.items()}
-        wired = [h for h in inputs if pn.definition.parameter(h) is not None]
+        wired = [h for h in inputs if h in pn.parameter_sockets] if pn.parameter_sockets else None
         if wired:
             data = {**data, **{h: inputs[h] for h in wired}}
             inputs = {h: v for h, v in inputs.items() if h not in wired}
@@ -407,6 +418,7 @@ class Run:
             return coerce(value, edge.data.sourceType or "any", edge.data.targetType or "any")
         except CoercionError as error:
             target = self.plan.nodes[edge.target].node.name
+            self._undeliverable = True
             return _Undeliverable(f"input '{edge.targetHandle}' of node '{target}': {error}")
 
     def _cancel_tasks(self) -> None:
@@ -436,11 +448,12 @@ class Run:
             self.hooks.on_node(self, node_id, record)
 
     def _emit(self, pn: PlanNode, event_type: str, **data: Any) -> None:
-        event = NodeEvent(self.run_id, pn.node.id, pn.node.type, event_type, data)
-        if self._root is self:
-            self._outbox.append(event)
-        else:
-            self._root._queue.put_nowait(event)
+        self._push(NodeEvent(self.run_id, pn.node.id, pn.node.type, event_type, data))
+
+    def _push(self, event: NodeEvent) -> None:
+        root = self._root
+        root._outbox.append(event)
+        root._wake.set()
 
     def _cached(self, pn: PlanNode, inputs: dict[str, Any]) -> dict[str, Any] | None:
         cache = self.hooks.cache
@@ -614,7 +627,7 @@ class _RuntimeApi:
         return await self._run.run_subgraph(node_ids, input)
 
     def emit(self, event: NodeEvent) -> None:
-        self._run._root._queue.put_nowait(event)
+        self._run._push(event)
 
     def on_finish(self, cleanup: Callable[[], Any]) -> None:
         self._run._root._cleanups.append(cleanup)

@@ -285,7 +285,13 @@ class Run:
         except Exception as exc:  # noqa: BLE001 - every node failure becomes a run event
             result, error = None, exc
         # Decide what happens next right here, so the next node starts without waiting for the consumer.
-        self._finished(_Done(pn.node.id, result, error, (time.perf_counter() - started) * 1000))
+        try:
+            self._finished(_Done(pn.node.id, result, error, (time.perf_counter() - started) * 1000))
+        except Exception as exc:  # noqa: BLE001 - a scheduler bug must end the run, never hang it
+            log.exception("run %s: scheduling after node %s failed", self.run_id, pn.node.id)
+            self.error = f"internal error after node '{pn.node.name}': {type(exc).__name__}: {exc}"
+            self._cancel_tasks()
+            self._finish("failed")
         self._wake.set()
 
     async def _attempts(self, pn: PlanNode, data: dict, inputs: dict, ctx: FlowContext) -> ExecutionResult:

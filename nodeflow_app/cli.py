@@ -242,6 +242,8 @@ def _credentials_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _credentials(args: argparse.Namespace) -> int:
+    from sqlalchemy.exc import SQLAlchemyError
+
     from nodeflow_app.llm.credentials import CredentialError, default_store
     from nodeflow_app.llm.providers import PROVIDERS
 
@@ -264,6 +266,8 @@ def _credentials(args: argparse.Namespace) -> int:
             print(f"deleted the credential for {args.provider}")
     except CredentialError as error:
         raise InputError(str(error)) from error
+    except SQLAlchemyError as error:
+        raise InputError(f"cannot use the credential store: {str(error).splitlines()[0]}") from error
     return EXIT_OK
 
 

@@ -221,5 +221,12 @@ def default_store(*, create: bool = False) -> CredentialStore | None:
 
 def stored(provider: str) -> Credential | None:
     """`provider`'s stored credential, or None; a CredentialError when one is stored but cannot be decrypted."""
+    from sqlalchemy.exc import SQLAlchemyError
+
     store = default_store()
-    return store.get(provider) if store is not None else None
+    try:
+        return store.get(provider) if store is not None else None
+    except SQLAlchemyError as error:
+        where = store.engine.url.render_as_string(hide_password=True)
+        raise CredentialError(f"cannot read the credential store in {where}: {type(error).__name__}: "
+                              f"{str(error).splitlines()[0]}") from None

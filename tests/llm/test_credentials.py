@@ -146,3 +146,11 @@ def test_lookups_happen_lazily_not_at_import(data_dir):
     out = subprocess.run([sys.executable, "-c", code, str(data_dir)], capture_output=True, text=True,
                          check=True).stdout
     assert out.splitlines() == ["[]", "[]"]
+
+
+def test_an_unreachable_database_is_a_clear_error(monkeypatch):
+    pytest.importorskip("psycopg")
+    monkeypatch.setenv("REFLEX_DB_URL", "postgresql+psycopg://nodeflow:pw@127.0.0.1:9/nodeflow")
+    with pytest.raises(CredentialError, match=r"cannot read the credential store in postgresql\+psycopg://"
+                                              r"nodeflow:\*\*\*@127\.0\.0\.1:9/nodeflow: OperationalError"):
+        providers.api_key_for("openai")

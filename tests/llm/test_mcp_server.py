@@ -1,0 +1,160 @@
+"""nodes/tools/mcp_server: a real stdio MCP server (tests/llm/mcp_echo_server.py) used by a real Agno agent."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from pathlib import Path
+
+from nodes.tools.mcp_server.lease import wait_closed
+from nodeflow_app.runtime.engine import start_run
+from nodes._registry import default_registry
+from tests.llm.fake_openai import http_error, text, tool_call
+from tests.llm.graphs import MODEL, graph, of, run_graph
+
+ECHO_SERVER = str(Path(__file__).with_name("mcp_echo_server.py"))
+
+
+def echo_server(pid_file: Path, **data) -> tuple[str, str, dict]:
+    return ("mcp", "mcp-server", {"transport": "stdio", "command": sys.executable,
+                                  "args": [{"value": ECHO_SERVER}],
+                                  "env": [{"name": "NODEFLOW_MCP_PID_FILE", "value": str(pid_file)}], **data})
+
+
+def agent(node_id: str = "a", **data) -> tuple[str, str, dict]:
+    return (node_id, "agent", {"model": MODEL, **data})
+
+
+def server_pids(pid_file: Path) -> list[int]:
+    """The process id of every start of the echo server that wrote to `pid_file`."""
+    return [int(line) for line in pid_file.read_text().split()]
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+async def gone(pid_file: Path, timeout: float = 5.0) -> bool:
+    """True once every server process that wrote to `pid_file` has exited (and been reaped)."""
+    await wait_closed()
+    for _ in range(int(timeout / 0.05)):
+        if not any(alive(pid) for pid in server_pids(pid_file)):
+            return True
+        await asyncio.sleep(0.05)
+    return False
+
+
+#  Chat Start --> Agent      (MCP Server ==tools==> Agent)
+async def test_an_agent_calls_a_tool_of_a_stdio_mcp_server_and_the_server_stops_with_the_run(fake_llm, tmp_path):
+    fake_llm.script(tool_call("add", {"a": 2, "b": 3}), text(["It", " is", " 5"]))
+    pid_file = tmp_path / "server.pid"
+    raw = graph([("chat", "chat-start", {}), agent(), echo_server(pid_file)],
+                ["chat.output -> a.input", "mcp.tools => a.tools"])
+    run, events = await run_graph(raw, payload="What is 2 + 3?")
+    assert run.status == "completed", run.error
+    [completed] = of(events, "a", "tool_call_completed")
+    assert (completed.data["name"], completed.data["arguments"], completed.data["error"]) == (
+        "add", {"a": 2, "b": 3}, None)
+    assert "5" in str(completed.data["result"])
+    assert run.outputs_by_name()["A"]["output"]["response"] == "It is 5"
+    assert sorted(t["function"]["name"] for t in fake_llm.requests[0]["tools"]) == ["add", "shout"]
+    assert len(server_pids(pid_file)) == 1
+    assert await gone(pid_file), "the MCP server process outlived the run"
+
+
+#  Chat Start --> Agent A --> Agent B      (one MCP Server ==tools==> both)
+async def test_two_agents_share_one_connection_per_run(fake_llm, tmp_path):
+    fake_llm.script(tool_call("add", {"a": 1, "b": 1}), text("two"), tool_call("shout", {"text": "two"}), text("TWO"))
+    pid_file = tmp_path / "server.pid"
+    raw = graph([("chat", "chat-start", {}), agent("a"), agent("b"), echo_server(pid_file)],
+                ["chat.output -> a.input", "a.output -> b.input", "mcp.tools => a.tools", "mcp.tools => b.tools"])
+    run, events = await run_graph(raw, payload="1 + 1, loudly")
+    assert run.status == "completed", run.error
+    assert [e.data["result"] for e in of(events, "a", "tool_call_completed")] == ["2"]
+    assert [e.data["result"] for e in of(events, "b", "tool_call_completed")] == ["TWO"]
+    assert run.outputs_by_name()["B"]["output"]["response"] == "TWO"
+    assert len(server_pids(pid_file)) == 1, "B picked up A's connection instead of starting the server again"
+    assert await gone(pid_file)
+
+
+async def test_the_server_stops_when_the_run_fails(fake_llm, tmp_path):
+    fake_llm.script(http_error(500, "upstream exploded"))
+    pid_file = tmp_path / "server.pid"
+    raw = graph([("chat", "chat-start", {}), agent(), echo_server(pid_file)],
+                ["chat.output -> a.input", "mcp.tools => a.tools"])
+    run, _ = await run_graph(raw, payload="hi")
+    assert run.status == "failed" and "HTTP 500" in run.error
+    assert await gone(pid_file)
+
+
+async def test_the_server_stops_when_the_run_is_cancelled(fake_llm, tmp_path):
+    fake_llm.script(text([f"t{i} " for i in range(200)], delay=0.02))
+    pid_file = tmp_path / "server.pid"
+    raw = graph([("chat", "chat-start", {}), agent(), echo_server(pid_file)],
+                ["chat.output -> a.input", "mcp.tools => a.tools"])
+    run = start_run(raw, default_registry(), payload="stream a lot")
+    async for event in run.events():
+        if event.event_type == "token":
+            run.cancel()
+    assert run.status == "cancelled"
+    assert await gone(pid_file)
+
+
+async def test_tool_filter_offers_only_the_named_tools(fake_llm, tmp_path):
+    fake_llm.script(text("ok"))
+    raw = graph([("chat", "chat-start", {}), agent(), echo_server(tmp_path / "pid", tool_filter="shout")],
+                ["chat.output -> a.input", "mcp.tools => a.tools"])
+    run, _ = await run_graph(raw, payload="hi")
+    assert run.status == "completed", run.error
+    assert [t["function"]["name"] for t in fake_llm.requests[0]["tools"]] == ["shout"]
+
+
+async def test_an_unknown_tool_in_the_filter_names_what_the_server_offers(fake_llm, tmp_path):
+    pid_file = tmp_path / "pid"
+    raw = graph([("chat", "chat-start", {}), agent(), echo_server(pid_file, tool_filter="add, multiply")],
+                ["chat.output -> a.input", "mcp.tools => a.tools"])
+    run, events = await run_graph(raw, payload="hi")
+    assert run.status == "failed"
+    [error] = of(events, "a", "error")
+    assert "has no tool multiply; it offers: add, shout" in error.data["error"]
+    assert fake_llm.requests == []
+    assert await gone(pid_file)
+
+
+async def test_a_command_that_does_not_exist_is_a_node_error_naming_it(fake_llm):
+    raw = graph([("chat", "chat-start", {}), agent(),
+                 ("mcp", "mcp-server", {"command": "/no/such/mcp-server", "args": [{"value": "--stdio"}]})],
+                ["chat.output -> a.input", "mcp.tools => a.tools"])
+    run, events = await run_graph(raw, payload="hi")
+    assert run.status == "failed"
+    [error] = of(events, "a", "error")
+    assert error.data["error"].startswith("MCP server `/no/such/mcp-server --stdio` failed to start: ")
+    assert "No such file or directory" in error.data["error"]
+    assert fake_llm.requests == [], "the agent must not run without its tools"
+
+
+async def test_a_server_that_exits_at_once_is_a_node_error(fake_llm):
+    raw = graph([("chat", "chat-start", {}), agent(),
+                 ("mcp", "mcp-server", {"command": sys.executable, "args": [{"value": "-c"}, {"value": "raise SystemExit(3)"}]})],
+                ["chat.output -> a.input", "mcp.tools => a.tools"])
+    run, events = await run_graph(raw, payload="hi")
+    assert run.status == "failed"
+    [error] = of(events, "a", "error")
+    assert error.data["error"] == (f"MCP server `{sys.executable} -c 'raise SystemExit(3)'` failed to start: "
+                                   "the process exited before it answered (its error output is in the app's log)")
+
+
+async def test_an_unreachable_url_is_a_node_error_naming_it(fake_llm):
+    raw = graph([("chat", "chat-start", {}), agent(),
+                 ("mcp", "mcp-server", {"transport": "streamable-http", "url": "http://127.0.0.1:9/mcp"})],
+                ["chat.output -> a.input", "mcp.tools => a.tools"])
+    run, events = await run_graph(raw, payload="hi")
+    assert run.status == "failed"
+    [error] = of(events, "a", "error")
+    assert error.data["error"].startswith("MCP server at http://127.0.0.1:9/mcp could not be reached: ")
+    assert fake_llm.requests == []

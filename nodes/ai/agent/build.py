@@ -10,6 +10,8 @@ from nodeflow_app.llm.providers import ModelRef
 from nodes._helpers import to_text
 from nodes._types import FlowContext, NodeError
 
+from .confirmation import needs_confirmation
+
 
 def split_tools(artifacts: list[Any]) -> tuple[list[Any], list[Any]]:
     """(members, tools): Agno Agents/Teams become members; toolkits, functions, callables and dicts are tools.
@@ -52,4 +54,7 @@ async def build_agent(data: dict[str, Any], ctx: FlowContext, ref: ModelRef, *, 
     if history and ctx.chat_id:
         settings.update(db=session_db(), session_id=session_id(ctx.chat_id, ctx.node_id),
                         add_history_to_context=True)
+    elif needs_confirmation(tools):
+        # A run paused for a person's approval must be continuable later, also after a restart.
+        settings.update(db=session_db(), session_id=f"run:{ctx.run_id}:{ctx.node_id}")
     return Team(members=members, **settings) if members else Agent(**settings)

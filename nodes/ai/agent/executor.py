@@ -1,6 +1,7 @@
 """Agent: an Agno Agent (a Team when agents are wired into its tools) run on the input's primary text, streamed.
 
 Output `{response, model, tokens_used}`; on `tools-out` it materializes itself for a parent agent.
+A tool that needs confirmation pauses the node until a person approves or rejects the call.
 """
 
 from typing import Any, AsyncIterator
@@ -11,6 +12,7 @@ from nodes._helpers import primary_text
 from nodes._types import ExecutionResult, FlowContext, NodeError, NodeEvent
 
 from .build import build_agent
+from .confirmation import ask, continue_run, start_run
 
 
 class AgentExecutor:
@@ -23,14 +25,18 @@ class AgentExecutor:
             raise NodeError("nothing to send to the agent: the input has no text")
         ref = await model_ref(data, ctx)
         agent = await build_agent(data, ctx, ref, history=data.get("history") is not False)
+        run = start_run(agent, message, ctx) if ctx.resume_payload is None else await continue_run(agent, ctx)
         outcome = RunOutcome()
-        async for item in stream_run(agent, message, ctx, ref):
+        async for item in stream_run(run, message, ctx, ref):
             if isinstance(item, RunOutcome):
                 outcome = item
             else:
                 yield item
         if outcome.cancelled:
             raise NodeError(f"the agent run was cancelled by {ref.ref}")
+        if run.paused:
+            yield ExecutionResult(wait=ask(agent, run.output, ctx))
+            return
         yield ExecutionResult(outputs={"output": {
             "response": outcome.content, "model": ref.ref, "tokens_used": outcome.usage.get("total_tokens", 0)}})
 

@@ -25,6 +25,7 @@ class PlanNode:
     has_expressions: bool             # some string parameter holds `{{`
     first_output: str | None          # where `continue` mode puts {error}
     parameter_sockets: frozenset[str]  # input handles that are wired parameters (wire > inline value)
+    plain: bool                       # no retry, no timeout, not streaming: the lean call path
     required_flow: tuple[Socket, ...]  # flow inputs that must have a value
     flow_in: list[Edge] = field(default_factory=list)
     flow_out: list[Edge] = field(default_factory=list)
@@ -37,6 +38,7 @@ class Plan:
     nodes: dict[str, PlanNode]
     by_name: dict[str, str]
     _pending: dict[frozenset[str], dict[str, int]] = field(default_factory=dict)
+    _reachable: dict[str, frozenset[str]] = field(default_factory=dict)
 
     def pending_counts(self, members: set[str]) -> dict[str, int]:
         """Per member, how many incoming flow edges come from other members (cached per member set)."""
@@ -54,6 +56,12 @@ class Plan:
 
     def reachable(self, start_id: str) -> set[str]:
         """Top-level nodes reachable from `start_id` over flow edges (container children are run by their container)."""
+        cached = self._reachable.get(start_id)
+        if cached is None:
+            cached = self._reachable[start_id] = frozenset(self._walk(start_id))
+        return set(cached)
+
+    def _walk(self, start_id: str) -> set[str]:
         seen = {start_id}
         stack = [start_id]
         while stack:
@@ -95,6 +103,7 @@ def compile_plan(graph: Graph, registry: Any) -> Plan:
             inputs=definition.input_sockets(), outputs=outputs,
             has_expressions=_has_expressions(node.data),
             first_output=next((s.id for s in outputs.values() if s.channel == "flow"), None),
+            plain=(not streams and node.settings.timeout is None and node.settings.retry.max_attempts == 1),
             parameter_sockets=frozenset(p.id for p in definition.parameters if p.mode in ("hybrid", "input")),
             required_flow=tuple(s for s in definition.input_sockets().values() if s.required and s.channel == "flow"),
         )

@@ -278,7 +278,14 @@ class Run:
             data, inputs = self._prepare(pn, inputs)
             ctx = FlowContext(pn.node.id, pn.node.type, self.run_id, self._api, self.chat_id,
                               self.payload, resume_payload, self.services)
-            result = await self._attempts(pn, data, inputs, ctx)
+            if pn.plain:
+                result = await pn.executor.execute(data, inputs, ctx)
+                if result.__class__ is not ExecutionResult:
+                    result = self._checked(pn, result)
+                for event in result.events:
+                    self._push(event)
+            else:
+                result = await self._attempts(pn, data, inputs, ctx)
             error = None
         except asyncio.CancelledError:
             raise
@@ -298,8 +305,6 @@ class Run:
         """Run the executor with the node's timeout, retrying per its policy before any error routing."""
         settings = pn.node.settings
         policy = settings.retry
-        if policy.max_attempts == 1 and settings.timeout is None:  # the common case, kept lean
-            return await self._call(pn, data, inputs, ctx)
         delay = policy.initial_interval
         for attempt in range(1, policy.max_attempts + 1):
             try:
@@ -330,10 +335,15 @@ class Run:
                     self._push(item)
                 else:
                     result = item
-        if not isinstance(result, ExecutionResult):
-            raise NodeError(f"node '{pn.node.name}' returned {type(result).__name__}, not an ExecutionResult")
+        result = self._checked(pn, result)
         for event in result.events:
             self._push(event)
+        return result
+
+    @staticmethod
+    def _checked(pn: PlanNode, result: Any) -> ExecutionResult:
+        if not isinstance(result, ExecutionResult):
+            raise NodeError(f"node '{pn.node.name}' returned {type(result).__name__}, not an ExecutionResult")
         return result
 
     def _prepare(self, pn: PlanNode, inputs: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:

@@ -7,7 +7,6 @@ import os
 import sys
 from pathlib import Path
 
-from nodes.tools.mcp_server.lease import wait_closed
 from nodeflow_app.runtime.engine import start_run
 from nodes._registry import default_registry
 from tests.llm.fake_openai import http_error, text, tool_call
@@ -41,7 +40,6 @@ def alive(pid: int) -> bool:
 
 async def gone(pid_file: Path, timeout: float = 5.0) -> bool:
     """True once every server process that wrote to `pid_file` has exited (and been reaped)."""
-    await wait_closed()
     for _ in range(int(timeout / 0.05)):
         if not any(alive(pid) for pid in server_pids(pid_file)):
             return True

@@ -2,7 +2,7 @@
 
 The connection is opened in `materialize` and must work: Agno's own `connect()` logs a failure and
 leaves the agent without tools, so a server that does not start is a NodeError naming it instead.
-It closes when the tasks that used it have ended (see lease.py), also on errors and cancels.
+It closes when the run stops (`ctx.runtime.on_finish`): completed, failed, cancelled or paused.
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ from typing import Any
 from nodes._helpers import key_value_pairs, to_text
 from nodes._types import FlowContext, NodeError
 
-from .lease import TaskLease
 
 
 class McpServerExecutor:
@@ -40,8 +39,7 @@ class McpServerExecutor:
         if wanted:
             toolkit.include_tools = wanted
             toolkit.functions = {name: f for name, f in toolkit.functions.items() if name in wanted}
-        toolkit.lease = TaskLease(toolkit.release)
-        toolkit.lease.hold()
+        ctx.runtime.on_finish(toolkit.release)
         return toolkit
 
 

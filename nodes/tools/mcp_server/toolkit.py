@@ -1,25 +1,12 @@
-"""Agno's MCPTools, kept open for the node tasks that use it (see lease.py)."""
+"""Agno's MCPTools opened by the MCP Server node for one run, closed by the run's on_finish hook."""
 
 from __future__ import annotations
 
 from agno.tools.mcp import MCPTools
 
-from .lease import TaskLease
-
 
 class RunScopedMCPTools(MCPTools):
-    """An MCPTools connected by the MCP Server node; its connection closes when its users' tasks end."""
-
-    lease: TaskLease | None = None
-
-    @property
-    def initialized(self) -> bool:
-        # Agno asks this at the start of every agent run, in the task running the agent: that task
-        # now uses the connection, so it stays open until that task ends. After the lease is over,
-        # a later agent run connects and disconnects by itself, as Agno does for any MCPTools.
-        if self._initialized and self.lease is not None:
-            self.lease.hold()
-        return self._initialized
+    """An MCPTools connected once per run; `release` closes it when the run stops."""
 
     async def release(self) -> None:
         """Close the connection; from the first step on, a new user sees it closed (never a closing one)."""

@@ -162,7 +162,8 @@ class _TextPrinter:
         if self.inline:
             print()
             self.inline = False
-        print(f"{self.names.get(event.node_id, event.node_id)}: {event.event_type}{_summary(event.data)}", flush=True)
+        detail = _tool_call(event.data) if event.event_type in _TOOL_CALLS else _summary(event.data)
+        print(f"{self.names.get(event.node_id, event.node_id)}: {event.event_type}{detail}", flush=True)
 
     def end(self, run: Any) -> None:
         if self.inline:
@@ -172,6 +173,25 @@ class _TextPrinter:
             print(f"  waiting: {self.names[node_id]} — resume with: nodeflow resume {run.run_id} --node {node_id} "
                   f"--payload JSON")
         print(json.dumps({"event_type": f"run_{run.status}", "outputs": run.outputs_by_name()}, default=str))
+
+
+_TOOL_CALLS = ("tool_call_started", "tool_call_completed")
+
+
+def _tool_call(data: dict[str, Any]) -> str:
+    """` calculator {"expression": "6*7"}` when a call starts; ` calculator -> 42` (or `failed: ...`) when done."""
+    if "result" not in data and "error" not in data:
+        return _clip(f" {data.get('name')} {json.dumps(data.get('arguments') or {}, default=str, ensure_ascii=False)}")
+    outcome = f"failed: {data['error']}" if data.get("error") is not None else f"-> {_text(data.get('result'))}"
+    return _clip(f" {data.get('name')} {outcome}")
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, default=str, ensure_ascii=False)
+
+
+def _clip(text: str) -> str:
+    return text if len(text) <= 201 else text[:198] + "..."
 
 
 def _summary(data: dict[str, Any]) -> str:

@@ -13,6 +13,7 @@ and report back through a queue. It knows channels, ports and capabilities, neve
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import inspect
 import logging
@@ -330,11 +331,23 @@ class Run:
             result = await pn.executor.execute(data, inputs, ctx)
         else:
             result = None
-            async for item in pn.executor.execute(data, inputs, ctx):
-                if item.__class__ is NodeEvent:
+            handed_over = 0.0
+            # aclosing: a cancel that lands outside the generator still closes it (and its HTTP stream).
+            async with contextlib.aclosing(pn.executor.execute(data, inputs, ctx)) as stream:
+                async for item in stream:
+                    if item.__class__ is not NodeEvent:
+                        result = item
+                        continue
                     self._push(item)
-                else:
-                    result = item
+                    # A fast stream may never suspend (its data is already buffered): step aside every
+                    # few ms so the consumer sees events as they are made, not in late batches.
+                    now = time.perf_counter()
+                    if now - handed_over > 0.002:
+                        handed_over = now
+                        try:
+                            await asyncio.sleep(0)
+                        except asyncio.CancelledError:  # re-deliver it where the stream waits, so the
+                            asyncio.current_task().cancel()  # stream's own cleanup (HTTP close) runs
         result = self._checked(pn, result)
         for event in result.events:
             self._push(event)
@@ -364,7 +377,8 @@ class Run:
 
     def _finished(self, done: _Done) -> None:
         pn = self.plan.nodes[done.node_id]
-        self._tasks.pop(done.node_id, None)
+        if self._tasks.pop(done.node_id, None) is None:  # cancelled meanwhile: its outcome no longer counts
+            return
         if done.error is not None:
             self._fail(pn, done.error, done.duration_ms)
         elif done.result.wait is not None:

@@ -18,9 +18,15 @@ DATA_DIR = Path(os.environ.get("NODEFLOW_DATA_DIR") or APP_ROOT / "data").expand
 DEFAULT_DB_URL = f"sqlite:///{DATA_DIR / 'nodeflow.db'}"
 
 
+def data_dir() -> Path:
+    """NODEFLOW_DATA_DIR as it is now (tests and the CLI may point elsewhere), else the app's data folder."""
+    raw = os.environ.get("NODEFLOW_DATA_DIR")
+    return Path(raw).expanduser().resolve() if raw else DATA_DIR
+
+
 def db_url() -> str:
-    """The database URL in effect: REFLEX_DB_URL when set, else the SQLite file under DATA_DIR."""
-    return os.environ.get("REFLEX_DB_URL") or DEFAULT_DB_URL
+    """The database URL in effect: REFLEX_DB_URL when set, else the SQLite file under the data folder."""
+    return os.environ.get("REFLEX_DB_URL") or f"sqlite:///{data_dir() / 'nodeflow.db'}"
 
 
 def ensure_data_dir() -> Path:

@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from nodeflow_app.llm.history import data_dir
+from nodeflow_app.settings import data_dir, db_url
 from nodes._types import NodeError
 
 SECRET_KEY_ENV = "NODEFLOW_SECRET_KEY"
@@ -200,8 +200,8 @@ _stores: dict[str, CredentialStore] = {}
 
 
 def default_url() -> str:
-    """REFLEX_DB_URL, else the SQLite file in the data folder (NODEFLOW_DATA_DIR read now, like the key file)."""
-    return os.environ.get("REFLEX_DB_URL") or f"sqlite:///{data_dir() / 'nodeflow.db'}"
+    """The app's database URL, read now (REFLEX_DB_URL, else the SQLite file in the data folder)."""
+    return db_url()
 
 
 def default_store(*, create: bool = False) -> CredentialStore | None:

@@ -1,37 +1,45 @@
-"""Conversation history for agents: Agno session storage in a SQLite file under the data folder.
+"""Conversation history for agents: Agno's session storage in the app's own database (SPEC 7).
 
-A separate file from the app's database, so the app's migrations never see Agno's tables.
+The URL is read when first needed (REFLEX_DB_URL, else the SQLite file under the data folder), so
+tests and the CLI can point elsewhere. Agno's tables are prefixed `agno_`; the app's migrations
+must leave them alone.
 """
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
 from typing import Any
 
-from nodeflow_app.settings import DATA_DIR
+from sqlalchemy.engine import make_url
 
-SESSIONS_FILE = "agent_sessions.db"
+from nodeflow_app import settings
 
-_dbs: dict[Path, Any] = {}
-
-
-def data_dir() -> Path:
-    """NODEFLOW_DATA_DIR when set (read now, so tests and the CLI can point elsewhere), else the app's."""
-    raw = os.environ.get("NODEFLOW_DATA_DIR")
-    return Path(raw).expanduser().resolve() if raw else DATA_DIR
+_dbs: dict[str, Any] = {}
 
 
 def session_db() -> Any:
-    """The Agno SqliteDb for the data folder, one per file per process (its engine and tables are reused)."""
-    path = data_dir() / SESSIONS_FILE
-    db = _dbs.get(path)
+    """The Agno db for the app's database, one per URL per process (its engine and tables are reused)."""
+    url = settings.db_url()
+    db = _dbs.get(url)
     if db is None:
+        db = _dbs[url] = _agno_db(url)
+    return db
+
+
+def _agno_db(url: str) -> Any:
+    parsed = make_url(url)
+    if parsed.get_backend_name() == "sqlite":
         from agno.db.sqlite import SqliteDb
 
-        path.parent.mkdir(parents=True, exist_ok=True)
-        db = _dbs[path] = SqliteDb(db_file=str(path))
-    return db
+        if parsed.database and parsed.database != ":memory:":
+            from pathlib import Path
+
+            Path(parsed.database).expanduser().parent.mkdir(parents=True, exist_ok=True)
+        return SqliteDb(db_url=url)
+    if parsed.get_backend_name() == "postgresql":
+        from agno.db.postgres import PostgresDb
+
+        return PostgresDb(db_url=parsed.set(drivername="postgresql+psycopg").render_as_string(hide_password=False))
+    raise ValueError(f"agent history needs SQLite or PostgreSQL, not {parsed.get_backend_name()} ({url})")
 
 
 def session_id(chat_id: str, node_id: str) -> str:

@@ -25,13 +25,14 @@ def _fake_server() -> Iterator[FakeServer]:
 async def fake_llm(_fake_server: FakeServer, monkeypatch, tmp_path) -> AsyncIterator[FakeOpenAI]:
     """The fake server with an empty script and no recorded requests; `.base_url` ends in /v1.
 
-    `openai-compatible:<any model>` points at it, nothing retries, and history goes to a temporary folder.
+    `openai-compatible:<any model>` points at it, nothing retries, and the database (history) is temporary.
     """
     fake = _fake_server.fake
     fake.reset()
     monkeypatch.setenv(providers.COMPATIBLE_BASE_URL_ENV, fake.base_url)
     monkeypatch.setenv(providers.MAX_RETRIES_ENV, "0")
     monkeypatch.setenv("NODEFLOW_DATA_DIR", str(tmp_path))
+    monkeypatch.setenv("REFLEX_DB_URL", f"sqlite:///{tmp_path / 'nodeflow.db'}")
     yield fake
     await providers.close_http_clients()
     fake.reset()

@@ -24,7 +24,11 @@ async def test_the_second_turn_of_a_chat_sees_the_first(fake_llm, tmp_path):
     assert (first.status, second.status) == ("completed", "completed"), (first.error, second.error)
     assert conversation(fake_llm.requests[1]) == [
         ("user", "My name is Ada"), ("assistant", "Hi Ada"), ("user", "What is my name?")]
-    assert (tmp_path / "agent_sessions.db").is_file()
+    # History lives in the app's own database (REFLEX_DB_URL), in Agno's session table.
+    import sqlite3
+    tables = {row[0] for row in sqlite3.connect(tmp_path / "nodeflow.db").execute(
+        "select name from sqlite_master where type = 'table'")}
+    assert any(name.startswith("agno_") and "session" in name for name in tables), tables
 
 
 async def test_history_is_per_chat_and_can_be_switched_off(fake_llm):

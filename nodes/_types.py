@@ -312,3 +312,11 @@ class NodeError(Exception):
 
 
 Parameter.model_rebuild()
+
+# Parameters every model-calling node shares (definitions are frozen, so one object serves them all).
+MODEL_PARAMETER = Parameter(
+    id="model", label="Model", type="model", mode="hybrid", channel="link", default="openai:gpt-4o-mini",
+    placeholder="provider:model", description="provider:model, or wire a Model Selector.")
+TEMPERATURE_PARAMETER = Parameter(
+    id="temperature", label="Temperature", type="float", default=None, min=0, max=2, step=0.1,
+    description="Empty uses the model's default.")

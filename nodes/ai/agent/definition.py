@@ -1,4 +1,4 @@
-from nodes._types import NodeDefinition, Option, Parameter, Socket
+from nodes._types import MODEL_PARAMETER, NodeDefinition, Option, Parameter, Socket, TEMPERATURE_PARAMETER
 
 definition = NodeDefinition(
     id="agent",
@@ -17,11 +17,8 @@ definition = NodeDefinition(
         Parameter(id="instructions", label="Instructions", type="text", mode="hybrid", default="",
                   placeholder="You are a helpful assistant.",
                   description="What the agent is for and how it should answer."),
-        Parameter(id="model", label="Model", type="model", mode="hybrid", channel="link",
-                  default="openai:gpt-4o-mini", placeholder="provider:model",
-                  description="provider:model, or wire a Model Selector."),
-        Parameter(id="temperature", label="Temperature", type="float", default=None, min=0, max=2, step=0.1,
-                  description="Empty uses the model's default."),
+        MODEL_PARAMETER,
+        TEMPERATURE_PARAMETER,
         Parameter(id="reasoning_effort", label="Reasoning effort", type="select", default="none", options=(
             Option(value="none", label="Default"), Option(value="low", label="Low"),
             Option(value="medium", label="Medium"), Option(value="high", label="High"),

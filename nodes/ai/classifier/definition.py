@@ -1,4 +1,4 @@
-from nodes._types import NodeDefinition, Parameter, Socket
+from nodes._types import MODEL_PARAMETER, NodeDefinition, Parameter, Socket, TEMPERATURE_PARAMETER
 
 definition = NodeDefinition(
     id="classifier",
@@ -25,11 +25,8 @@ definition = NodeDefinition(
                   description="Optional context for the model, before the list of categories."),
         Parameter(id="field", label="Field to classify", default="", placeholder="email.body",
                   description="Path into the input; empty uses its message (or response, or text)."),
-        Parameter(id="model", label="Model", type="model", mode="hybrid", channel="link",
-                  default="openai:gpt-4o-mini", placeholder="provider:model",
-                  description="provider:model, or wire a Model Selector."),
-        Parameter(id="temperature", label="Temperature", type="float", default=None, min=0, max=2, step=0.1,
-                  description="Empty uses the model's default."),
+        MODEL_PARAMETER,
+        TEMPERATURE_PARAMETER,
     ),
     outputs=(
         Socket(id="category-{index}", label="{index}", side="right", repeat="categories",

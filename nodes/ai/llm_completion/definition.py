@@ -1,4 +1,4 @@
-from nodes._types import NodeDefinition, Parameter, Socket
+from nodes._types import MODEL_PARAMETER, NodeDefinition, Parameter, Socket, TEMPERATURE_PARAMETER
 
 definition = NodeDefinition(
     id="llm-completion",
@@ -13,11 +13,8 @@ definition = NodeDefinition(
                   description="What to ask. Empty uses the primary text of the input."),
         Parameter(id="system_prompt", label="System prompt", type="text", default="",
                   placeholder="You are a concise assistant."),
-        Parameter(id="model", label="Model", type="model", mode="hybrid", channel="link",
-                  default="openai:gpt-4o-mini", placeholder="provider:model",
-                  description="provider:model, or wire a Model Selector."),
-        Parameter(id="temperature", label="Temperature", type="float", default=None, min=0, max=2, step=0.1,
-                  description="Empty uses the model's default."),
+        MODEL_PARAMETER,
+        TEMPERATURE_PARAMETER,
         Parameter(id="max_tokens", label="Max tokens", type="int", default=None, min=1,
                   description="Empty: no limit beyond the model's own."),
     ),

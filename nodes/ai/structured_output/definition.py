@@ -1,4 +1,4 @@
-from nodes._types import NodeDefinition, Parameter, Socket
+from nodes._types import MODEL_PARAMETER, NodeDefinition, Parameter, Socket, TEMPERATURE_PARAMETER
 
 EXAMPLE_SCHEMA = {"type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"]}
 
@@ -19,11 +19,8 @@ definition = NodeDefinition(
         Parameter(id="schema", label="Schema", type="json", default=EXAMPLE_SCHEMA,
                   description="A JSON Schema whose root is an object. Checked: type, properties, required, "
                               "additionalProperties, items, enum, const."),
-        Parameter(id="model", label="Model", type="model", mode="hybrid", channel="link",
-                  default="openai:gpt-4o-mini", placeholder="provider:model",
-                  description="provider:model, or wire a Model Selector."),
-        Parameter(id="temperature", label="Temperature", type="float", default=None, min=0, max=2, step=0.1,
-                  description="Empty uses the model's default."),
+        MODEL_PARAMETER,
+        TEMPERATURE_PARAMETER,
     ),
     outputs=(Socket(id="output", label="Output", side="right", description="The answer, parsed and checked"),),
 )

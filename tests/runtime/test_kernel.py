@@ -30,6 +30,17 @@ def kinds(events, node_id):
     return [e.event_type for e in events if e.node_id == node_id]
 
 
+def link_registry(make, consume, *, out: str = "thing", into: str = "things"):
+    """Toy `provider` (materialize only: link output `out`, link input `deps`) and `consumer` (link input `into`)."""
+    provider = NodeDefinition(id="toy-provider", name="P", description="d", category="t",
+                              inputs=(Socket(id="deps", type="any", channel="link", multiple=True),),
+                              outputs=(Socket(id=out, type="any", channel="link"),))
+    consumer = NodeDefinition(id="toy-consumer", name="C", description="d", category="t",
+                              inputs=(toys.DATA_IN, Socket(id=into, type="any", channel="link", multiple=True)),
+                              outputs=(toys.DATA_OUT,))
+    return toys.registry((provider, toys.LinkOnly("toy-provider", make)), (consumer, toys.Toy("toy-consumer", consume)))
+
+
 def test_kernel_imports_no_node_folder_sdk_or_reflex():
     allowed_nodes = {"nodes._types"}
     for path in RUNTIME.glob("*.py"):
@@ -159,14 +170,7 @@ async def test_links_materialize_once_per_run_nested_and_mixed_with_flow():
         assert first[0] is again[0]  # per-run cache
         return {"out": first}
 
-    provider = NodeDefinition(id="toy-provider", name="P", description="d", category="t",
-                              inputs=(Socket(id="deps", type="any", channel="link", multiple=True),),
-                              outputs=(Socket(id="thing", type="any", channel="link"),))
-    consumer = NodeDefinition(id="toy-consumer", name="C", description="d", category="t",
-                              inputs=(toys.DATA_IN, Socket(id="things", type="any", channel="link", multiple=True)),
-                              outputs=(toys.DATA_OUT,))
-    registry = toys.registry((provider, toys.LinkOnly("toy-provider", make)),
-                             (consumer, toys.Toy("toy-consumer", consume)))
+    registry = link_registry(make, consume)
     graph = toys.graph([("s", "start"), ("k", "consumer"), ("p", "provider"), ("inner", "provider")],
                        ["s.out -> k.in", "p.thing => k.things", "inner.thing => p.deps"])
     run, _ = await run_graph(graph, registry, payload=0)
@@ -183,14 +187,7 @@ async def test_link_cycle_at_runtime_prints_the_path():
     async def consume(data, inputs, ctx):
         return {"out": await ctx.runtime.resolve_links(ctx.node_id, "deps")}
 
-    provider = NodeDefinition(id="toy-provider", name="P", description="d", category="t",
-                              inputs=(Socket(id="deps", type="any", channel="link", multiple=True),),
-                              outputs=(Socket(id="x", type="any", channel="link"),))
-    consumer = NodeDefinition(id="toy-consumer", name="C", description="d", category="t",
-                              inputs=(toys.DATA_IN, Socket(id="deps", type="any", channel="link", multiple=True)),
-                              outputs=(toys.DATA_OUT,))
-    registry = toys.registry((provider, toys.LinkOnly("toy-provider", make)),
-                             (consumer, toys.Toy("toy-consumer", consume)))
+    registry = link_registry(make, consume, out="x", into="deps")
     raw = toys.graph([("s", "start"), ("k", "consumer"), ("a", "provider"), ("b", "provider")],
                      ["s.out -> k.in", "a.x => k.deps", "a.x => b.deps", "b.x => a.deps"])
     with pytest.raises(GraphInvalid, match="link_cycle"):
@@ -373,13 +370,7 @@ async def test_on_finish_cleanups_run_when_the_run_stops(outcome):
             await asyncio.sleep(5)
         return {"out": 1}
 
-    provider = NodeDefinition(id="toy-provider", name="P", description="d", category="t",
-                              outputs=(Socket(id="thing", type="any", channel="link"),))
-    consumer = NodeDefinition(id="toy-consumer", name="C", description="d", category="t",
-                              inputs=(toys.DATA_IN, Socket(id="things", type="any", channel="link", multiple=True)),
-                              outputs=(toys.DATA_OUT,))
-    registry = toys.registry((provider, toys.LinkOnly("toy-provider", make)),
-                             (consumer, toys.Toy("toy-consumer", consume)))
+    registry = link_registry(make, consume)
     graph = toys.graph([("s", "start"), ("k", "consumer"), ("p", "provider")], ["s.out -> k.in", "p.thing => k.things"])
     run = start_run(graph, registry, payload=1)
     async for event in run.events():

@@ -1,0 +1,384 @@
+"""The graph being edited: indexed by id, changed only through operations that return an undoable `Change`.
+
+Every operation checks its input against the node definitions and either raises `EditError` (a
+sentence for people: why nothing changed) or returns a `Change`: the ops the browser applies as a
+patch and the inverse ops that undo it. Undo and redo replay ops, so the browser gets the same
+small patches for them. The whole graph is never rebuilt or re-validated per edit (1,000 nodes).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import uuid
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+
+from nodeflow_app.runtime.coercion import can_connect
+from nodeflow_app.runtime.graph import (
+    DefinitionSource, Edge, Graph, GraphIssue, Node, NodeSettings, Position, Viewport, find_cycle, normalize,
+    parameter_problem,
+)
+from nodes._types import NodeDefinition, Socket
+
+Op = dict[str, Any]
+UNDO_LIMIT = 100
+PASTE_OFFSET = 40.0
+
+
+class EditError(ValueError):
+    """An edit that was refused; the message says why, naming the nodes and sockets involved."""
+
+
+@dataclass
+class Change:
+    ops: list[Op]
+    inverse: list[Op]
+    label: str
+
+
+@dataclass
+class GraphDocument:
+    id: str
+    name: str
+    version: int = 1
+    nodes: dict[str, Node] = field(default_factory=dict)
+    edges: dict[str, Edge] = field(default_factory=dict)
+    viewport: Viewport = field(default_factory=Viewport)
+    undo_stack: list[Change] = field(default_factory=list)
+    redo_stack: list[Change] = field(default_factory=list)
+
+    # Loading and exporting ---------------------------------------------------------------------
+
+    @classmethod
+    def from_graph(cls, graph: Graph) -> "GraphDocument":
+        return cls(id=graph.id, name=graph.name, version=graph.version, nodes={n.id: n for n in graph.nodes},
+                   edges={e.id: e for e in graph.edges}, viewport=graph.viewport)
+
+    def to_graph(self) -> Graph:
+        """The graph as it stands (no validation: the nodes and edges were checked when they came in)."""
+        return Graph.model_construct(id=self.id, name=self.name, version=self.version, nodes=list(self.nodes.values()),
+                                     edges=list(self.edges.values()), viewport=self.viewport)
+
+    def to_json(self) -> dict[str, Any]:
+        return self.to_graph().model_dump(mode="json")
+
+    def issues(self, definitions: DefinitionSource) -> list[GraphIssue]:
+        return normalize(self.to_json(), definitions)[1]
+
+    def node_by_name(self, name: str) -> Node | None:
+        return next((n for n in self.nodes.values() if n.name == name), None)
+
+    # Undo and redo -----------------------------------------------------------------------------
+
+    def undo(self) -> list[Op]:
+        if not self.undo_stack:
+            return []
+        change = self.undo_stack.pop()
+        self._apply_all(change.inverse)
+        self.redo_stack.append(change)
+        return change.inverse
+
+    def redo(self) -> list[Op]:
+        if not self.redo_stack:
+            return []
+        change = self.redo_stack.pop()
+        self._apply_all(change.ops)
+        self.undo_stack.append(change)
+        return change.ops
+
+    # Operations --------------------------------------------------------------------------------
+
+    def add_node(self, definitions: DefinitionSource, node_type: str, position: dict[str, float],
+                 name: str | None = None) -> Change:
+        definition = _definition(definitions, node_type)
+        node = Node(id=self._new_node_id(node_type), type=node_type, version=definition.version,
+                    name=self.unique_name(name or definition.name), position=Position(**position),
+                    data=definition.defaults())
+        return self._commit([{"op": "add_node", "node": _dump(node)}, {"op": "select", "ids": [node.id]}],
+                            f"add {definition.name}")
+
+    def paste(self, definitions: DefinitionSource, text: str, position: dict[str, float] | None) -> Change:
+        """Add a copied fragment (or a whole exported graph) with fresh ids and names, placed at `position`."""
+        nodes, edges = _parse_fragment(text, definitions)
+        origin_x = min(n.position.x for n in nodes)
+        origin_y = min(n.position.y for n in nodes)
+        dx, dy = ((position["x"] - origin_x, position["y"] - origin_y) if position
+                  else (PASTE_OFFSET, PASTE_OFFSET))
+        new_ids: dict[str, str] = {}
+        taken = {n.name for n in self.nodes.values()}
+        ops: list[Op] = []
+        for node in nodes:
+            new_ids[node.id] = self._new_node_id(node.type, reserved=new_ids.values())
+            name = _unique(node.name, taken)
+            taken.add(name)
+            copy = node.model_copy(update={
+                "id": new_ids[node.id], "name": name,
+                "position": Position(x=node.position.x + dx, y=node.position.y + dy),
+                "parentId": new_ids.get(node.parentId) if node.parentId else None,
+            })
+            ops.append({"op": "add_node", "node": _dump(copy)})
+        for edge in edges:
+            if edge.source in new_ids and edge.target in new_ids:
+                copy = edge.model_copy(update={"id": _new_edge_id(), "source": new_ids[edge.source],
+                                               "target": new_ids[edge.target]})
+                ops.append({"op": "add_edge", "edge": _dump(copy)})
+        ops.append({"op": "select", "ids": list(new_ids.values())})
+        return self._commit(ops, f"paste {len(nodes)} node(s)")
+
+    def move(self, moves: Iterable[dict[str, Any]]) -> Change:
+        ops = []
+        for move in moves:
+            node = self._node(str(move.get("id")))
+            position = Position(**move["position"])
+            if position != node.position:
+                ops.append({"op": "update_node", "node": _dump(node.model_copy(update={"position": position}))})
+        return self._commit(ops, "move")
+
+    def delete(self, node_ids: Iterable[str], edge_ids: Iterable[str] = ()) -> Change:
+        doomed = {i for i in node_ids if i in self.nodes}
+        # Children go with their container.
+        grew = True
+        while grew:
+            children = {n.id for n in self.nodes.values() if n.parentId in doomed} - doomed
+            doomed |= children
+            grew = bool(children)
+        edges = {i for i in edge_ids if i in self.edges}
+        edges |= {e.id for e in self.edges.values() if e.source in doomed or e.target in doomed}
+        ops = [{"op": "remove_edge", "id": i} for i in sorted(edges)]
+        ops += [{"op": "remove_node", "id": i} for i in doomed]
+        return self._commit(ops, "delete")
+
+    def connect(self, definitions: DefinitionSource, source: str, source_handle: str, target: str,
+                target_handle: str) -> Change:
+        source_node, target_node = self._node(source), self._node(target)
+        where = f"'{source_node.name}'.{source_handle} -> '{target_node.name}'.{target_handle}"
+        if source == target:
+            raise EditError(f"Cannot connect {where}: a node cannot connect to itself")
+        out_socket = _output_socket(definitions, source_node, source_handle)
+        in_socket = _input_socket(definitions, target_node, target_handle)
+        if out_socket.channel != in_socket.channel:
+            raise EditError(f"Cannot connect {where}: {_channel_words(out_socket)} output cannot feed "
+                            f"{_channel_words(in_socket)} input")
+        ok, reason = can_connect(out_socket.type, in_socket.type)
+        if not ok:
+            raise EditError(f"Cannot connect {where}: {reason}")
+        for edge in self.edges.values():
+            if (edge.source, edge.sourceHandle, edge.target, edge.targetHandle) == (
+                    source, source_handle, target, target_handle):
+                raise EditError(f"{where} is already connected")
+        self._refuse_cycle(source_node, target_node, in_socket.channel)
+        replaced = [e for e in self.edges.values() if e.target == target and e.targetHandle == target_handle
+                    and not in_socket.multiple and in_socket.type != "data"]
+        edge = Edge.model_validate({
+            "id": _new_edge_id(), "source": source, "sourceHandle": source_handle, "target": target,
+            "targetHandle": target_handle,
+            "data": {"channel": in_socket.channel, "sourceType": out_socket.type, "targetType": in_socket.type},
+        })
+        ops = [{"op": "remove_edge", "id": e.id} for e in replaced] + [{"op": "add_edge", "edge": _dump(edge)}]
+        return self._commit(ops, "connect")
+
+    def set_parameter(self, definitions: DefinitionSource, node_id: str, parameter_id: str, value: Any) -> Change:
+        node = self._node(node_id)
+        definition = _definition(definitions, node.type)
+        parameter = definition.parameter(parameter_id)
+        if parameter is None or parameter.mode == "output":
+            raise EditError(f"Node '{node.name}' ({node.type}) has no editable parameter '{parameter_id}'")
+        problem = parameter_problem(parameter, value)
+        if problem:
+            raise EditError(f"{parameter.label}: {problem}")
+        updated = node.model_copy(update={"data": {**node.data, parameter_id: value}})
+        return self._commit(self._update_with_dead_edges(definitions, updated), f"edit {parameter.label}")
+
+    def set_settings(self, definitions: DefinitionSource, node_id: str, settings: NodeSettings) -> Change:
+        node = self._node(node_id)
+        updated = node.model_copy(update={"settings": settings})
+        return self._commit(self._update_with_dead_edges(definitions, updated), "settings")
+
+    def rename(self, node_id: str, name: str) -> Change:
+        """Rename a node (names are unique: expressions refer to them) and update expressions that use the old name."""
+        node = self._node(node_id)
+        name = name.strip()
+        if not name:
+            raise EditError("A node needs a name")
+        if len(name) > 80:
+            raise EditError("A node name has at most 80 characters")
+        if name == node.name:
+            return self._commit([], "rename")
+        if self.node_by_name(name) is not None:
+            raise EditError(f"Another node is already named '{name}': names are unique in a graph")
+        ops = [{"op": "update_node", "node": _dump(node.model_copy(update={"name": name}))}]
+        pattern = re.compile(r"""\$\(\s*(['"])""" + re.escape(node.name) + r"""\1\s*\)""")
+        for other in self.nodes.values():
+            data = _replace_strings(other.data, pattern, name)
+            if data != other.data:
+                current = ops[0]["node"] if other.id == node_id else _dump(other)
+                ops.append({"op": "update_node", "node": {**current, "data": data}})
+        return self._commit(ops, "rename")
+
+    def set_viewport(self, viewport: dict[str, float]) -> None:
+        """Where the canvas looks: kept with the graph, not an undoable edit."""
+        self.viewport = Viewport(**viewport)
+
+    # Names and ids -----------------------------------------------------------------------------
+
+    def unique_name(self, base: str) -> str:
+        return _unique(base, {n.name for n in self.nodes.values()})
+
+    def _new_node_id(self, node_type: str, reserved: Iterable[str] = ()) -> str:
+        reserved = set(reserved)
+        while True:
+            candidate = f"{node_type}-{uuid.uuid4().hex[:6]}"
+            if candidate not in self.nodes and candidate not in reserved:
+                return candidate
+
+    # Internals ---------------------------------------------------------------------------------
+
+    def _node(self, node_id: str) -> Node:
+        node = self.nodes.get(node_id)
+        if node is None:
+            raise EditError(f"No node '{node_id}' in this graph (it may have been deleted)")
+        return node
+
+    def _refuse_cycle(self, source: Node, target: Node, channel: str) -> None:
+        """A new wire source -> target loops if target already reaches source on the same channel."""
+        if channel == "flow" and (source.parentId == target.id or target.parentId == source.id):
+            return  # a container and its own children form the loop body
+        adjacency: dict[str, list[str]] = {}
+        for edge in self.edges.values():
+            if edge.data.channel == channel:
+                adjacency.setdefault(edge.source, []).append(edge.target)
+        adjacency.setdefault(source.id, []).append(target.id)
+        cycle = find_cycle(adjacency)
+        if cycle and source.id in cycle and target.id in cycle:
+            names = " -> ".join(self.nodes[n].name for n in cycle)
+            advice = "; use a loop container (For Each) to repeat work" if channel == "flow" else ""
+            raise EditError(f"Cannot connect '{source.name}' -> '{target.name}': it would make a loop "
+                            f"({names}){advice}")
+
+    def _update_with_dead_edges(self, definitions: DefinitionSource, updated: Node) -> list[Op]:
+        """Replace a node; edges from outputs it no longer has (fewer list items, no error output) go."""
+        definition = _definition(definitions, updated.type)
+        outputs = definition.output_sockets(updated.data, updated.settings.error_mode == "error_output")
+        dead = [e.id for e in self.edges.values() if e.source == updated.id and e.sourceHandle not in outputs]
+        return [{"op": "remove_edge", "id": i} for i in dead] + [{"op": "update_node", "node": _dump(updated)}]
+
+    def _commit(self, ops: list[Op], label: str) -> Change:
+        inverse = self._apply_all(ops)
+        change = Change(ops=ops, inverse=inverse, label=label)
+        if any(op["op"] != "select" for op in ops):
+            self.undo_stack.append(change)
+            del self.undo_stack[:-UNDO_LIMIT]
+            self.redo_stack.clear()
+        return change
+
+    def _apply_all(self, ops: list[Op]) -> list[Op]:
+        """Apply ops in order; return the ops that undo them (in the order to apply)."""
+        inverse: list[Op] = []
+        for op in ops:
+            inverse.append(self._apply(op))
+        return [op for op in reversed(inverse) if op]
+
+    def _apply(self, op: Op) -> Op | None:
+        kind = op["op"]
+        if kind == "add_node":
+            node = Node.model_validate(op["node"])
+            self.nodes = _insert(self.nodes, node.id, node, op.get("index"))
+            return {"op": "remove_node", "id": node.id}
+        if kind == "update_node":
+            node = Node.model_validate(op["node"])
+            before = self.nodes[node.id]
+            self.nodes[node.id] = node
+            return {"op": "update_node", "node": _dump(before)}
+        if kind == "remove_node":
+            index = list(self.nodes).index(op["id"])
+            return {"op": "add_node", "node": _dump(self.nodes.pop(op["id"])), "index": index}
+        if kind == "add_edge":
+            edge = Edge.model_validate(op["edge"])
+            self.edges = _insert(self.edges, edge.id, edge, op.get("index"))
+            return {"op": "remove_edge", "id": edge.id}
+        if kind == "remove_edge":
+            index = list(self.edges).index(op["id"])
+            return {"op": "add_edge", "edge": _dump(self.edges.pop(op["id"])), "index": index}
+        return None  # "select": a view hint, nothing to undo
+
+
+def _insert(items: dict[str, Any], key: str, value: Any, index: int | None) -> dict[str, Any]:
+    """Put an item back where it was (undo keeps the graph's order, so exports stay stable)."""
+    if index is None or index >= len(items):
+        items[key] = value
+        return items
+    pairs = list(items.items())
+    pairs.insert(index, (key, value))
+    return dict(pairs)
+
+
+def _dump(item: Node | Edge) -> dict[str, Any]:
+    return item.model_dump(mode="json")
+
+
+def _new_edge_id() -> str:
+    return f"e-{uuid.uuid4().hex[:8]}"
+
+
+def _unique(base: str, taken: set[str]) -> str:
+    base = base.strip() or "Node"
+    if base not in taken:
+        return base
+    stem = re.sub(r" \d+$", "", base)
+    index = 2
+    while f"{stem} {index}" in taken:
+        index += 1
+    return f"{stem} {index}"
+
+
+def _definition(definitions: DefinitionSource, node_type: str) -> NodeDefinition:
+    definition = definitions.definition(node_type)
+    if definition is None:
+        raise EditError(f"Unknown node type '{node_type}' (no such node folder is installed)")
+    return definition
+
+
+def _output_socket(definitions: DefinitionSource, node: Node, handle: str) -> Socket:
+    definition = _definition(definitions, node.type)
+    sockets = definition.output_sockets(node.data, node.settings.error_mode == "error_output")
+    if handle not in sockets:
+        raise EditError(f"Node '{node.name}' has no output '{handle}' (it has: {', '.join(sockets) or 'none'})")
+    return sockets[handle]
+
+
+def _input_socket(definitions: DefinitionSource, node: Node, handle: str) -> Socket:
+    sockets = _definition(definitions, node.type).input_sockets()
+    if handle not in sockets:
+        raise EditError(f"Node '{node.name}' has no input '{handle}' (it has: {', '.join(sockets) or 'none'})")
+    return sockets[handle]
+
+
+def _channel_words(socket: Socket) -> str:
+    return f"a link ({socket.type})" if socket.channel == "link" else f"a {socket.type}"
+
+
+def _replace_strings(value: Any, pattern: re.Pattern[str], name: str) -> Any:
+    quoted = lambda match: f"$({match.group(1)}{name}{match.group(1)})"  # noqa: E731
+    if isinstance(value, str):
+        return pattern.sub(quoted, value)
+    if isinstance(value, dict):
+        return {k: _replace_strings(v, pattern, name) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_replace_strings(v, pattern, name) for v in value]
+    return value
+
+
+def _parse_fragment(text: str, definitions: DefinitionSource) -> tuple[list[Node], list[Edge]]:
+    """Nodes and edges from clipboard text: a copied fragment or an exported graph, normalized."""
+    try:
+        raw = json.loads(text)
+    except (json.JSONDecodeError, TypeError):
+        raise EditError("The clipboard does not hold NodeFlow nodes (copy nodes with Ctrl+C first)") from None
+    if not isinstance(raw, dict) or not isinstance(raw.get("nodes"), list) or not raw["nodes"]:
+        raise EditError("The clipboard does not hold NodeFlow nodes (copy nodes with Ctrl+C first)")
+    graph, issues = normalize({"nodes": raw["nodes"], "edges": raw.get("edges") or []}, definitions)
+    blocking = [i for i in issues if i.edge_id is None]  # a broken edge is dropped, a broken node refuses
+    if blocking or graph is None:
+        raise EditError("Cannot paste: " + "; ".join(i.message for i in blocking[:3]))
+    return graph.nodes, [e for e in graph.edges if not any(i.edge_id == e.id for i in issues)]

@@ -1,0 +1,8 @@
+"""Every page's route in one place."""
+
+GRAPHS = "/"
+EDITOR = "/graph/[graph_id]"
+
+
+def editor_url(graph_id: str) -> str:
+    return f"/graph/{graph_id}"

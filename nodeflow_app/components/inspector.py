@@ -1,0 +1,501 @@
+"""The inspector: the selected node's name, parameters and run settings, on the right of the editor.
+
+Its structure is generated at compile time from the registry's definitions (one form per node type,
+picked with `rx.match` on `EditorState.selected_type`), so every control is the right kind with its
+options, bounds and item fields built in; the values come from EditorState's small view vars
+(filled by `nodeflow_app.editor.fields.field_view`). No per-node-type code: a new node folder gets
+its form automatically.
+
+Text controls are uncontrolled (`default_value` + `on_blur`): typing sends nothing until the field
+is left (or Enter is pressed in a one-line input). Keys carry `EditorState.form_key`, which changes
+with the selection and on undo, so the controls remount with the new values; row cells and numbers
+also carry their own text, so adding or removing a row, or moving a slider, remounts what changed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import reflex as rx
+from reflex_base.vars.function import FunctionVar
+
+from nodeflow_app.components.palette import icon_name
+from nodeflow_app.components.theme import BORDER, PANEL_BG
+from nodeflow_app.editor.fields import CHECKED_FIELD, KEY_FIELD, VALUE_FIELD, accepts_expression, option_flag
+from nodeflow_app.llm.providers import PROVIDERS
+from nodeflow_app.state.editor_state import EditorState
+from nodes._types import NodeDefinition, Parameter
+
+INSPECTOR_WIDTH = "340px"
+MONO = "var(--code-font-family, ui-monospace, SFMono-Regular, Menlo, monospace)"
+MODEL_LIST_ID = "nodeflow-model-refs"
+# Suggestions for the model picker (any provider:model can be typed); providers come from providers.py.
+SUGGESTED_MODELS: dict[str, tuple[str, ...]] = {
+    "openai": ("gpt-4o-mini", "gpt-4o", "gpt-4.1", "gpt-4.1-mini", "o4-mini"),
+    "anthropic": ("claude-sonnet-4-5", "claude-haiku-4-5", "claude-opus-4-1"),
+    "google": ("gemini-2.5-flash", "gemini-2.5-pro"),
+    "groq": ("llama-3.3-70b-versatile", "llama-3.1-8b-instant"),
+    "ollama": ("llama3.2:3b", "qwen2.5:7b"),
+    "openrouter": ("openai/gpt-4o-mini", "anthropic/claude-sonnet-4.5"),
+    "openai-compatible": ("local-model",),
+}
+ERROR_MODE_LABELS = (("stop", "Stop the run"), ("continue", "Continue (error as output)"),
+                     ("error_output", "Route to error output"))
+# Enter in a one-line input leaves it, which commits it through on_blur (no event per keystroke).
+BLUR_ON_ENTER = rx.Var(_js_expr="((e) => { if (e.key === 'Enter') { e.currentTarget.blur(); } })")
+
+
+def model_refs() -> list[str]:
+    """`provider:model` suggestions, for every known provider."""
+    return [f"{provider}:{model}" for provider in PROVIDERS for model in SUGGESTED_MODELS.get(provider, ())]
+
+
+def _testid(name: str, **more: object) -> dict[str, object]:
+    return {"data-testid": name, **more}
+
+
+def _key(*parts: object) -> rx.Var:
+    """A React key under the current form (see the module docstring)."""
+    key = EditorState.form_key
+    for part in parts:
+        key = key + (part if isinstance(part, rx.Var) else str(part))
+    return key
+
+
+def _wired(pid: str) -> rx.Var:
+    return EditorState.field_wired[pid].bool()
+
+
+def _text(pid: str) -> rx.Var:
+    return EditorState.field_texts[pid]
+
+
+# 1. Controls of one parameter ------------------------------------------------------------------
+
+def _one_line_input(value: rx.Var, on_blur, key: rx.Var, placeholder: str = "", *,
+                    testid: str, disabled: rx.Var | bool = False, **props) -> rx.Component:
+    attrs = _testid(testid, onKeyDown=BLUR_ON_ENTER, **props.pop("attrs", {}))
+    props.setdefault("width", "100%")
+    return rx.input(default_value=value, on_blur=on_blur, key=key, placeholder=placeholder, disabled=disabled,
+                    size="2", custom_attrs=attrs, **props)
+
+
+def _text_area(value: rx.Var, on_blur, key: rx.Var, placeholder: str = "", *, testid: str, mono: bool = False,
+               rows: str = "4", disabled: rx.Var | bool = False) -> rx.Component:
+    return rx.text_area(
+        default_value=value, on_blur=on_blur, key=key, placeholder=placeholder, rows=rows, disabled=disabled,
+        width="100%", resize="vertical", spell_check=False if mono else None,
+        style={"fontFamily": MONO, "fontSize": "12px"} if mono else {},
+        custom_attrs=_testid(testid),
+    )
+
+
+def _select(options: Sequence[tuple[str, str]], value: rx.Var, on_change, *, testid: str,
+            disabled: rx.Var | bool = False, placeholder: str = "Choose…") -> rx.Component:
+    return rx.select.root(
+        rx.select.trigger(placeholder=placeholder, width="100%", custom_attrs=_testid(testid)),
+        rx.select.content(*(rx.select.item(label, value=value_) for value_, label in options)),
+        value=value, on_change=on_change, disabled=disabled, size="2",
+    )
+
+
+def _options(parameter: Parameter) -> list[tuple[str, str]]:
+    return [(_option_text(o.value), o.label or _option_text(o.value)) for o in parameter.options]
+
+
+def _option_text(value: object) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def _number(parameter: Parameter, text: rx.Var, on_commit, key: rx.Var, *, testid: str,
+            disabled: rx.Var | bool = False) -> rx.Component:
+    bounds = {k: v for k, v in (("min", parameter.min), ("max", parameter.max)) if v is not None}
+    step = parameter.step if parameter.step is not None else (1 if parameter.type == "int" else "any")
+    number_input = _one_line_input(
+        text, on_commit, key + text, parameter.placeholder or ("default" if parameter.default is None else ""),
+        testid=testid, disabled=disabled, type="number", step=step, **bounds,
+        width="100%" if not _has_slider(parameter) else "96px", flex_shrink="0",
+    )
+    if not _has_slider(parameter):
+        return number_input
+    slider = rx.slider(
+        default_value=rx.Var("Number").to(FunctionVar).call(text).to(float),
+        min=parameter.min, max=parameter.max, step=parameter.step or (1 if parameter.type == "int" else 0.01),
+        on_value_commit=lambda value: EditorState.set_field(parameter.id, value[0]),
+        key=key + "slider" + text, disabled=disabled, size="1",
+        custom_attrs=_testid(f"slider-{parameter.id}"),
+    )
+    return rx.hstack(number_input, slider, align="center", spacing="3", width="100%")
+
+
+def _has_slider(parameter: Parameter) -> bool:
+    return parameter.type in ("int", "float") and parameter.min is not None and parameter.max is not None
+
+
+def control(parameter: Parameter) -> rx.Component:
+    """The inline control of a parameter, chosen by its type (`data-testid="field-<id>"`)."""
+    pid, kind = parameter.id, parameter.type
+    testid, disabled = f"field-{pid}", _wired(pid)
+    commit = lambda value: EditorState.set_field(pid, value)  # noqa: E731 - one line per control below
+    key = _key(pid)
+    if kind == "boolean":
+        return rx.switch(checked=EditorState.field_flags[pid], on_change=commit, disabled=disabled,
+                         custom_attrs=_testid(testid))
+    if kind == "select":
+        return _select(_options(parameter), _text(pid), commit, testid=testid, disabled=disabled)
+    if kind in ("int", "float"):
+        return _number(parameter, _text(pid), commit, key, testid=testid, disabled=disabled)
+    if kind in ("text", "code"):
+        return _text_area(_text(pid), commit, key, parameter.placeholder, testid=testid, mono=kind == "code",
+                          rows="8" if kind == "code" else "4", disabled=disabled)
+    if kind == "json":
+        return rx.vstack(
+            _text_area(_text(pid), commit, key, parameter.placeholder or "{}", testid=testid, mono=True, rows="6",
+                       disabled=disabled),
+            rx.text("JSON editor: checked when you leave the field.", size="1", color_scheme="gray"),
+            spacing="1", width="100%",
+        )
+    if kind == "key_value":
+        return _key_value_rows(parameter)
+    if kind == "list" and parameter.fields:
+        return _item_cards(parameter)
+    if kind == "list" and parameter.options:
+        return _option_checkboxes(parameter)
+    if kind == "list":
+        return _scalar_rows(parameter)
+    attrs = {"list": MODEL_LIST_ID, "autoComplete": "off"} if kind == "model" else {}
+    return _one_line_input(_text(pid), commit, key, parameter.placeholder, testid=testid, disabled=disabled,
+                           attrs=attrs)
+
+
+def _remove_button(pid: str, index: rx.Var) -> rx.Component:
+    return rx.icon_button(
+        rx.icon("x", size=14), on_click=EditorState.remove_row(pid, index), variant="ghost", color_scheme="gray",
+        size="1", title="Remove", aria_label="Remove", custom_attrs=_testid(f"remove-{pid}"),
+    )
+
+
+def _add_button(pid: str, label: str = "Add") -> rx.Component:
+    return rx.button(rx.icon("plus", size=14), label, on_click=EditorState.add_row(pid), variant="soft",
+                     size="1", custom_attrs=_testid(f"add-{pid}"))
+
+
+def _cell_input(pid: str, row: rx.Var, index: rx.Var, field_id: str, placeholder: str, testid: str,
+                **props) -> rx.Component:
+    value = row[field_id].to(str)
+    return _one_line_input(
+        value, lambda raw: EditorState.set_row_field(pid, index, field_id, raw),
+        _key(pid, ":", index.to_string(), ":", field_id, ":") + value, placeholder, testid=testid, **props,
+    )
+
+
+def _key_value_rows(parameter: Parameter) -> rx.Component:
+    pid = parameter.id
+
+    def row_view(row: rx.Var, index: rx.Var) -> rx.Component:
+        return rx.hstack(
+            _cell_input(pid, row, index, KEY_FIELD, "name", f"row-{pid}-name"),
+            _cell_input(pid, row, index, VALUE_FIELD, "value", f"row-{pid}-value"),
+            _remove_button(pid, index),
+            align="center", spacing="2", width="100%",
+        )
+
+    return rx.vstack(
+        rx.foreach(EditorState.field_rows[pid], row_view),
+        _add_button(pid),
+        spacing="2", width="100%", custom_attrs=_testid(f"field-{pid}"),
+    )
+
+
+def _scalar_rows(parameter: Parameter) -> rx.Component:
+    pid = parameter.id
+
+    def row_view(row: rx.Var, index: rx.Var) -> rx.Component:
+        return rx.hstack(
+            _cell_input(pid, row, index, VALUE_FIELD, parameter.placeholder, f"row-{pid}-value"),
+            _remove_button(pid, index),
+            align="center", spacing="2", width="100%",
+        )
+
+    return rx.vstack(
+        rx.foreach(EditorState.field_rows[pid], row_view),
+        _add_button(pid),
+        spacing="2", width="100%", custom_attrs=_testid(f"field-{pid}"),
+    )
+
+
+def _item_field(pid: str, spec: Parameter, row: rx.Var, index: rx.Var) -> rx.Component:
+    """One field of one list item, by the field's type (select fields are selects)."""
+    testid = f"row-{pid}-{spec.id}"
+    commit = lambda raw: EditorState.set_row_field(pid, index, spec.id, raw)  # noqa: E731
+    value = row[spec.id].to(str)
+    if spec.type == "select":
+        inner = _select(_options(spec), value, commit, testid=testid)
+    elif spec.type == "boolean":
+        inner = rx.switch(checked=value == "true", on_change=commit, custom_attrs=_testid(testid))
+    elif spec.type in ("text", "code", "json"):
+        inner = _text_area(value, commit, _key(pid, ":", index.to_string(), ":", spec.id, ":") + value,
+                           spec.placeholder, testid=testid, mono=spec.type != "text", rows="2")
+    else:
+        extra = {"type": "number"} if spec.type in ("int", "float") else {}
+        inner = _cell_input(pid, row, index, spec.id, spec.placeholder, testid, **extra)
+    return rx.vstack(rx.text(spec.label, size="1", color_scheme="gray"), inner, spacing="1", width="100%")
+
+
+def _item_cards(parameter: Parameter) -> rx.Component:
+    pid = parameter.id
+
+    def card(row: rx.Var, index: rx.Var) -> rx.Component:
+        return rx.card(
+            rx.vstack(
+                rx.hstack(
+                    rx.text("#", (index + 1).to_string(), size="1", weight="bold", color_scheme="gray"),
+                    rx.spacer(),
+                    _remove_button(pid, index),
+                    align="center", width="100%",
+                ),
+                *(_item_field(pid, spec, row, index) for spec in parameter.fields),
+                spacing="2", width="100%",
+            ),
+            size="1", width="100%", custom_attrs=_testid(f"item-{pid}"),
+        )
+
+    return rx.vstack(
+        rx.foreach(EditorState.field_rows[pid], card),
+        _add_button(pid),
+        spacing="2", width="100%", custom_attrs=_testid(f"field-{pid}"),
+    )
+
+
+def _option_checkboxes(parameter: Parameter) -> rx.Component:
+    pid = parameter.id
+    return rx.vstack(
+        *(
+            rx.checkbox(
+                option.label or _option_text(option.value),
+                checked=EditorState.field_flags[option_flag(pid, option.value)],
+                on_change=lambda checked, index=index: EditorState.set_row_field(pid, index, CHECKED_FIELD, checked),
+                disabled=_wired(pid), size="2",
+                custom_attrs=_testid(f"option-{pid}-{option.value}"),
+            )
+            for index, option in enumerate(parameter.options)
+        ),
+        spacing="2", width="100%", custom_attrs=_testid(f"field-{pid}"),
+    )
+
+
+# 2. Expressions -------------------------------------------------------------------------------
+
+def expression_toggle(pid: str) -> rx.Component:
+    on = EditorState.field_expression[pid].bool()
+    return rx.button(
+        "fx", on_click=EditorState.toggle_expression(pid), size="1", variant=rx.cond(on, "solid", "soft"),
+        color_scheme=rx.cond(on, "amber", "gray"), title="Use an expression ({{ … }})",
+        style={"fontFamily": MONO, "fontStyle": "italic", "padding": "0 6px", "height": "20px"},
+        custom_attrs=_testid(f"expr-{pid}", **{"aria-pressed": on}),
+    )
+
+
+def expression_editor(parameter: Parameter) -> rx.Component:
+    pid = parameter.id
+    return rx.vstack(
+        _text_area(_text(pid), lambda value: EditorState.set_field(pid, value), _key(pid, "-fx"),
+                   "{{ $json.field }}", testid=f"field-{pid}", mono=True, rows="3", disabled=_wired(pid)),
+        inspector_expression_hint(),
+        spacing="1", width="100%",
+    )
+
+
+def _copy_badge(name: rx.Var) -> rx.Component:
+    ref = "{{ $('" + name + "').item.json }}"
+    return rx.badge(
+        name, on_click=rx.set_clipboard(ref), variant="surface", color_scheme="gray", cursor="pointer",
+        title="Copy " + ref, custom_attrs=_testid("upstream-name"),
+    )
+
+
+@rx.memo
+def inspector_expression_hint() -> rx.Component:
+    """The syntax of expressions and the upstream names (one memo: every expression editor shows it)."""
+    code = {"fontFamily": MONO, "fontSize": "11px"}
+    return rx.vstack(
+        rx.text(rx.el.code("{{ $json.x }}", style=code), " the direct input; ",
+                rx.el.code("{{ $('Node').item.json.x }}", style=code), " any node upstream.", size="1",
+                color_scheme="gray"),
+        rx.cond(
+            EditorState.upstream_names.length() > 0,
+            rx.flex(rx.text("Upstream:", size="1", color_scheme="gray"), rx.foreach(EditorState.upstream_names,
+                    _copy_badge), wrap="wrap", gap="4px", align="center"),
+            rx.text("No node upstream yet: wire one into this node's input.", size="1", color_scheme="gray"),
+        ),
+        spacing="1", width="100%", custom_attrs=_testid("expression-hint"),
+    )
+
+
+# 3. A parameter with its label, help, wire and problem ---------------------------------------
+
+def _input_only(parameter: Parameter) -> rx.Component:
+    """A socket-only parameter: its value comes from a wire."""
+    pid = parameter.id
+    return rx.text(rx.cond(_wired(pid), EditorState.field_wired[pid], "Not wired: connect a value to this input."),
+                   size="1", color_scheme="gray", custom_attrs=_testid(f"field-{pid}"))
+
+
+@rx.memo
+def inspector_wired_badge(pid: rx.Var[str]) -> rx.Component:
+    return rx.cond(
+        EditorState.field_wired[pid].bool(),
+        rx.badge(rx.icon("cable", size=12), EditorState.field_wired[pid], variant="soft", color_scheme="cyan",
+                 custom_attrs=_testid("wired-" + pid)),
+    )
+
+
+@rx.memo
+def inspector_field_error(pid: rx.Var[str]) -> rx.Component:
+    error = EditorState.field_errors[pid]
+    return rx.cond(error.bool(), rx.text(error, size="1", color_scheme="red", custom_attrs=_testid("error-" + pid)))
+
+
+def parameter_field(parameter: Parameter) -> rx.Component:
+    pid = parameter.id
+    body = _input_only(parameter) if parameter.mode == "input" else control(parameter)
+    if parameter.mode != "input" and accepts_expression(parameter):
+        body = rx.cond(EditorState.field_expression[pid], expression_editor(parameter), body)
+    wired = _wired(pid)
+    label = rx.hstack(
+        rx.text(parameter.label, "*" if parameter.required else "", size="2", weight="medium"),
+        rx.spacer(),
+        expression_toggle(pid) if parameter.mode != "input" and accepts_expression(parameter) else rx.fragment(),
+        align="center", width="100%",
+    )
+    return rx.vstack(
+        label,
+        inspector_wired_badge(pid=pid) if parameter.mode != "input" else rx.fragment(),
+        rx.box(body, width="100%", opacity=rx.cond(wired, "0.5", "1")),
+        rx.text(parameter.description, size="1", color_scheme="gray") if parameter.description else rx.fragment(),
+        inspector_field_error(pid=pid),
+        spacing="1", width="100%", custom_attrs=_testid(f"param-{pid}"),
+    )
+
+
+# 4. Header, name, settings, whole panel --------------------------------------------------------
+
+def node_header(definition: NodeDefinition) -> rx.Component:
+    return rx.hstack(
+        rx.center(rx.icon(icon_name(definition.icon), size=18), width="34px", height="34px", flex_shrink="0",
+                  border_radius="var(--radius-2)", background="var(--accent-a3)", color="var(--accent-11)"),
+        rx.vstack(
+            rx.text(definition.name, size="3", weight="bold", custom_attrs=_testid("inspector-type")),
+            rx.text(definition.description, size="1", color_scheme="gray"),
+            spacing="1", min_width="0",
+        ),
+        align="start", spacing="3", width="100%",
+    )
+
+
+def name_input() -> rx.Component:
+    return rx.vstack(
+        rx.text("Name", size="2", weight="medium"),
+        _one_line_input(EditorState.selected_name, EditorState.rename_selected,
+                        _key("__name:") + EditorState.selected_name, "Node name", testid="inspector-name"),
+        rx.cond(EditorState.name_error != "",
+                rx.text(EditorState.name_error, size="1", color_scheme="red", custom_attrs=_testid("inspector-name-error"))),
+        rx.text("Unique in the graph; expressions refer to it as $('Name').", size="1", color_scheme="gray"),
+        spacing="1", width="100%",
+    )
+
+
+def node_form(definition: NodeDefinition) -> rx.Component:
+    """The form of one node type: header, name and one field per parameter, in definition order."""
+    fields = [parameter_field(p) for p in definition.parameters if p.mode != "output"]
+    return rx.vstack(
+        node_header(definition),
+        name_input(),
+        rx.separator(size="4"),
+        *(fields or [rx.text("This node has no parameters.", size="2", color_scheme="gray")]),
+        spacing="4", width="100%", custom_attrs=_testid(f"inspector-form-{definition.id}"),
+    )
+
+
+def _setting(key: str, label: str, body: rx.Component, help_text: str = "") -> rx.Component:
+    error = EditorState.field_errors[f"setting:{key}"]
+    return rx.vstack(
+        rx.text(label, size="2", weight="medium"),
+        body,
+        rx.text(help_text, size="1", color_scheme="gray") if help_text else rx.fragment(),
+        rx.cond(error.bool(), rx.text(error, size="1", color_scheme="red", custom_attrs=_testid(f"error-setting-{key}"))),
+        spacing="1", width="100%",
+    )
+
+
+def _setting_number(key: str, placeholder: str, **bounds: object) -> rx.Component:
+    text = EditorState.settings_texts[key]
+    return _one_line_input(
+        text, lambda raw: EditorState.set_setting(key, raw), _key("setting-", key, ":") + text, placeholder,
+        testid=f"setting-{key}", type="number", **bounds,
+    )
+
+
+def settings_section() -> rx.Component:
+    """Run settings every node has: error mode, retries and timeout (collapsed by default)."""
+    return rx.el.details(
+        rx.el.summary(rx.text("Settings", as_="span", size="2", weight="bold"), cursor="pointer",
+                      custom_attrs=_testid("inspector-settings-toggle")),
+        rx.vstack(
+            _setting("error_mode", "On error",
+                     _select(ERROR_MODE_LABELS, EditorState.settings_texts["error_mode"],
+                             lambda raw: EditorState.set_setting("error_mode", raw), testid="setting-error_mode"),
+                     "Route to error output adds an Error output to the node."),
+            _setting("max_attempts", "Retries (max attempts)", _setting_number("max_attempts", "1", min=1, max=20, step=1),
+                     "1 runs once; up to 20 attempts."),
+            _setting("initial_interval", "Wait between retries (s)",
+                     _setting_number("initial_interval", "1", min=0, step="any"),
+                     "Grows after each failed attempt (×2 by default)."),
+            _setting("timeout", "Timeout (s)", _setting_number("timeout", "No limit", min=0, step="any"),
+                     "Empty: no limit."),
+            spacing="3", width="100%", padding_top="12px",
+        ),
+        width="100%",
+        custom_attrs=_testid("inspector-settings"),
+    )
+
+
+def empty_state() -> rx.Component:
+    return rx.center(
+        rx.vstack(
+            rx.icon("mouse-pointer-click", size=28, color="var(--gray-9)"),
+            rx.text("Select a node to edit it", size="2", color_scheme="gray"),
+            align="center", spacing="2",
+        ),
+        height="100%", width="100%", min_height="200px", custom_attrs=_testid("inspector-empty"),
+    )
+
+
+def unknown_type() -> rx.Component:
+    return rx.callout(
+        rx.text("This node's type (", EditorState.selected_type, ") is not installed, so it cannot be edited here."),
+        icon="triangle-alert", color_scheme="amber", size="1", width="100%",
+    )
+
+
+def inspector(definitions: Sequence[NodeDefinition]) -> rx.Component:
+    """The right-side panel: an empty state, or the selected node's form and settings."""
+    forms = [(d.id, node_form(d)) for d in definitions]
+    return rx.box(
+        rx.el.datalist(*(rx.el.option(value=ref) for ref in model_refs()), id=MODEL_LIST_ID),
+        rx.cond(
+            EditorState.selected_id == "",
+            empty_state(),
+            rx.vstack(
+                rx.match(EditorState.selected_type, *forms, unknown_type()),
+                rx.separator(size="4"),
+                settings_section(),
+                spacing="4", width="100%",
+            ),
+        ),
+        width=INSPECTOR_WIDTH, min_width=INSPECTOR_WIDTH, height="100%", overflow_y="auto", padding="16px",
+        background=PANEL_BG, border_left=BORDER,
+        custom_attrs=_testid("inspector"),
+    )

@@ -380,15 +380,25 @@ def remove_row(parameter: Parameter, current: Any, index: int) -> Any:
 
 
 def _row_list(parameter: Parameter, current: Any) -> list[Any]:
-    """The rows of the current value (a copy); a key_value object becomes name/value rows."""
+    """The rows of the current value (a plain copy); a key_value object becomes name/value rows."""
     if current is None:
         return []
     if parameter.type == "key_value" and isinstance(current, dict):
-        return [{KEY_FIELD: name, VALUE_FIELD: item} for name, item in current.items()]
+        return [{KEY_FIELD: str(name), VALUE_FIELD: _plain(item)} for name, item in current.items()]
     if isinstance(current, list):
-        return list(current)
+        return [_plain(item) for item in current]
     raise FieldError(f"{parameter.label or parameter.id}: holds {_text(current)[:60]!r}, not rows; "
                      "switch off the expression to edit rows")
+
+
+def _plain(value: Any) -> Any:
+    """A deep copy made of plain dicts and lists: the caller's value may be wrapped (Reflex state
+    proxies), and what is returned here is stored in the graph and serialized."""
+    if isinstance(value, dict):
+        return {key: _plain(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(item) for item in value]
+    return value
 
 
 def _pairs(value: Any) -> list[tuple[Any, Any]]:

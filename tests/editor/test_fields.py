@@ -386,3 +386,31 @@ def test_values_built_here_pass_the_graph_normalizer():
     graph = Graph(nodes=nodes, edges=[flow("chat", "sw"), flow("sw", "ed", "condition-0"), flow("ed", "ag")])
     _, issues = normalize(graph, REGISTRY)
     assert issues == []
+
+
+def test_rows_come_back_as_plain_lists_and_dicts_even_from_wrapped_values():
+    """EditorState hands in values read through Reflex's state proxies; what comes back is stored and serialized."""
+    wrapt = pytest.importorskip("wrapt")
+
+    def wrapped(value):
+        if isinstance(value, dict):
+            return wrapt.ObjectProxy({k: wrapped(v) for k, v in value.items()})
+        if isinstance(value, list):
+            return wrapt.ObjectProxy([wrapped(v) for v in value])
+        return value
+
+    def plain(value) -> bool:
+        if isinstance(value, dict):
+            return type(value) is dict and all(plain(v) for v in value.values())
+        if isinstance(value, list):
+            return type(value) is list and all(plain(v) for v in value)
+        return True
+
+    fields, conditions = param("edit-fields", "fields"), param("switch", "conditions")
+    rows = wrapped([{"name": "a", "value": {"nested": [1]}}])
+    assert plain(add_row(fields, rows))
+    assert plain(set_row_field(fields, rows, 0, "name", "b"))
+    assert plain(remove_row(fields, wrapped([{"name": "a", "value": 1}, {"name": "b", "value": [2]}]), 0))
+    assert plain(set_row_field(conditions, wrapped([{"field": "x", "operator": "equals", "value": ""}]), 0, "value", "1"))
+    assert plain(set_row_field(param("toolset", "tool_names"), wrapped(["http_get"]), 0, "checked", True))
+    assert plain(add_row(param("prompt-template", "variables"), wrapped({"k": {"v": [1]}})))

@@ -3,9 +3,12 @@
 import reflex as rx
 
 from nodes._registry import default_registry
+from nodeflow_app import routes
 from nodeflow_app.components.canvas_placeholder import canvas_placeholder
+from nodeflow_app.components.graph_list import graph_list_page
 from nodeflow_app.components.header import TAGLINE, header
 from nodeflow_app.components.palette import palette
+from nodeflow_app.state.graph_list_state import GraphListState
 
 
 def index() -> rx.Component:
@@ -39,4 +42,5 @@ def recover_interrupted_runs() -> None:
 
 app = rx.App()
 app.register_lifespan_task(recover_interrupted_runs)
-app.add_page(index, route="/", title="NodeFlow", description=TAGLINE)
+app.add_page(graph_list_page, route=routes.GRAPHS, title="NodeFlow — graphs", description=TAGLINE,
+             on_load=GraphListState.load)

@@ -5,7 +5,7 @@ JSON values are TEXT written with json.dumps(default=str); times are epoch secon
 
 from __future__ import annotations
 
-from sqlalchemy import Text
+from sqlalchemy import Text, UniqueConstraint
 from sqlmodel import Field, SQLModel
 
 
@@ -61,3 +61,32 @@ class CredentialRow(SQLModel, table=True):
     has_api_key: bool = False
     has_base_url: bool = False
     updated_at: float = 0.0
+
+
+class GraphRow(SQLModel, table=True):
+    """A stored graph: its latest version, plus what the graph list shows without reading the JSON."""
+
+    __tablename__ = "graph"
+
+    id: str = Field(primary_key=True, max_length=64)  # short and url-safe: it is part of the editor's URL
+    name: str = Field(max_length=120)
+    graph_json: str = Field(sa_type=Text)  # the normalized graph, Graph.model_dump(mode="json")
+    node_count: int = 0
+    version: int = 1  # the latest GraphVersionRow.version
+    created_at: float
+    updated_at: float = Field(index=True)  # the list shows the last edited first
+
+
+class GraphVersionRow(SQLModel, table=True):
+    """One save of a graph, kept so history can show and restore it."""
+
+    __tablename__ = "graph_version"
+    __table_args__ = (UniqueConstraint("graph_id", "version"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    graph_id: str = Field(foreign_key="graph.id", ondelete="CASCADE", index=True, max_length=64)
+    version: int
+    graph_json: str = Field(sa_type=Text)
+    node_count: int = 0
+    created_at: float
+    note: str = ""  # created | saved | autosave | imported | renamed | duplicated from <name>

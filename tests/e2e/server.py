@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -34,7 +35,8 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def server_env() -> dict[str, str]:
+def server_env(data_dir: Path | None = None) -> dict[str, str]:
+    """The server's environment; with `data_dir`, its data folder and SQLite database live there."""
     env = dict(os.environ)
     env["PATH"] = os.pathsep.join([*(str(p) for p in NODE_BINS if p.is_dir()), str(VENV_BIN), env.get("PATH", "")])
     env.update({
@@ -46,7 +48,18 @@ def server_env() -> dict[str, str]:
         "PYTHONUNBUFFERED": "1",
     })
     env.setdefault("NPM_CONFIG_REGISTRY", "https://registry.npmjs.org/")
+    if data_dir is not None:
+        env["NODEFLOW_DATA_DIR"] = str(data_dir)
+        env["REFLEX_DB_URL"] = f"sqlite:///{data_dir / 'nodeflow.db'}"
     return env
+
+
+def fresh_data_dir(artifacts: Path) -> Path:
+    """An empty data folder for this session's server, so tests see only the graphs they made."""
+    data_dir = artifacts / "e2e-data"
+    shutil.rmtree(data_dir, ignore_errors=True)
+    data_dir.mkdir(parents=True)
+    return data_dir
 
 
 def tail(path: Path, lines: int = 60) -> str:
@@ -98,6 +111,7 @@ def run_server(artifacts: Path) -> Iterator[Server]:
     artifacts.mkdir(parents=True, exist_ok=True)
     log_path = artifacts / "e2e-server.log"
     with _build_lock(artifacts):
+        data_dir = fresh_data_dir(artifacts)  # under the lock: a concurrent session's server may be using it
         port = free_port()
         url = f"http://127.0.0.1:{port}"
         started = time.monotonic()
@@ -105,7 +119,7 @@ def run_server(artifacts: Path) -> Iterator[Server]:
             process = subprocess.Popen(
                 [str(VENV_BIN / "reflex"), "run", "--env", "prod",
                  "--frontend-port", str(port), "--backend-port", str(port), "--loglevel", "info"],
-                cwd=ROOT, env=server_env(), stdout=log, stderr=subprocess.STDOUT,
+                cwd=ROOT, env=server_env(data_dir), stdout=log, stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL, start_new_session=True,
             )
         try:

@@ -1,0 +1,242 @@
+"""The graph list page: search, create, import, and per graph open / rename / duplicate / delete."""
+
+import reflex as rx
+
+from nodeflow_app import routes
+from nodeflow_app.components.header import header
+from nodeflow_app.components.theme import APP_BG, BORDER, PANEL_BG
+from nodeflow_app.state.graph_list_state import UPLOAD_ID, GraphListRow, GraphListState, ImportIssue
+
+MAX_IMPORT_MB = 5
+
+
+def _testid(value) -> dict:
+    return {"data-testid": value}
+
+
+def new_graph_button() -> rx.Component:
+    return rx.button(rx.icon("plus", size=16), "New graph", on_click=GraphListState.create_graph,
+                     custom_attrs=_testid("new-graph"))
+
+
+def import_button() -> rx.Component:
+    """A button that opens the file chooser (a JSON file may also be dropped on it)."""
+    return rx.upload(
+        rx.button(rx.icon("upload", size=16), "Import", variant="soft", type="button",
+                  custom_attrs=_testid("import-graph")),
+        id=UPLOAD_ID,
+        accept={"application/json": [".json"]},
+        multiple=False,
+        max_files=1,
+        max_size=MAX_IMPORT_MB * 1024 * 1024,
+        on_drop=GraphListState.import_files(rx.upload_files(upload_id=UPLOAD_ID)),
+        border="none",
+        padding="0",
+        custom_attrs=_testid("import-upload"),
+    )
+
+
+def toolbar() -> rx.Component:
+    return rx.hstack(
+        rx.heading("Graphs", size="6"),
+        rx.badge(GraphListState.count_text, variant="soft", color_scheme="gray", custom_attrs=_testid("graph-count")),
+        rx.box(flex="1"),
+        rx.input(
+            rx.input.slot(rx.icon("search", size=16)),
+            placeholder="Search graphs",
+            value=GraphListState.search,
+            on_change=GraphListState.set_search,  # a value + on_change input is debounced by Reflex (300 ms)
+            width="260px",
+            custom_attrs=_testid("graph-search"),
+        ),
+        new_graph_button(),
+        import_button(),
+        align="center",
+        spacing="3",
+        width="100%",
+    )
+
+
+def row_menu(row: GraphListRow) -> rx.Component:
+    return rx.dropdown_menu.root(
+        rx.dropdown_menu.trigger(
+            rx.icon_button(rx.icon("ellipsis", size=16), variant="ghost", color_scheme="gray",
+                           aria_label="Graph actions", custom_attrs=_testid(f"graph-menu-{row.name}")),
+        ),
+        rx.dropdown_menu.content(
+            rx.dropdown_menu.item(rx.icon("pencil", size=14), "Rename",
+                                  on_click=GraphListState.start_rename(row.id, row.name),
+                                  custom_attrs=_testid("graph-rename")),
+            rx.dropdown_menu.item(rx.icon("copy", size=14), "Duplicate",
+                                  on_click=GraphListState.duplicate(row.id), custom_attrs=_testid("graph-duplicate")),
+            rx.dropdown_menu.separator(),
+            rx.dropdown_menu.item(rx.icon("trash-2", size=14), "Delete", color="red",
+                                  on_click=GraphListState.ask_delete(row.id, row.name),
+                                  custom_attrs=_testid("graph-delete")),
+        ),
+    )
+
+
+def graph_row(row: GraphListRow) -> rx.Component:
+    return rx.table.row(
+        rx.table.row_header_cell(
+            rx.link(row.name, href=routes.editor_url(row.id), weight="medium",
+                    custom_attrs=_testid(f"graph-open-{row.name}")),
+        ),
+        rx.table.cell(row.node_count, custom_attrs=_testid("graph-node-count")),
+        rx.table.cell(rx.text(row.edited, title=row.edited_title), custom_attrs=_testid("graph-edited")),
+        rx.table.cell(row_menu(row), text_align="right"),
+        align="center",
+        custom_attrs={"data-testid": f"graph-row-{row.name}", "data-graph-id": row.id},
+    )
+
+
+def graph_table() -> rx.Component:
+    return rx.table.root(
+        rx.table.header(
+            rx.table.row(
+                rx.table.column_header_cell("Name"),
+                rx.table.column_header_cell("Nodes", width="100px"),
+                rx.table.column_header_cell("Last edited", width="180px"),
+                rx.table.column_header_cell("", width="60px"),
+            ),
+        ),
+        rx.table.body(rx.foreach(GraphListState.rows, graph_row)),
+        variant="surface",
+        width="100%",
+        custom_attrs=_testid("graph-table"),
+    )
+
+
+def empty_state() -> rx.Component:
+    return rx.center(
+        rx.cond(
+            GraphListState.total == 0,
+            rx.vstack(
+                rx.icon("workflow", size=40, color="var(--gray-8)"),
+                rx.text("No graphs yet", size="4", weight="medium"),
+                rx.text("Create one, or import a graph exported as JSON.", size="2", color_scheme="gray"),
+                align="center",
+                spacing="2",
+            ),
+            rx.text("No graph matches “", GraphListState.search, "”.", size="3", color_scheme="gray"),
+        ),
+        padding="64px",
+        width="100%",
+        border=BORDER,
+        border_radius="var(--radius-4)",
+        background=PANEL_BG,
+        custom_attrs=_testid("graph-empty"),
+    )
+
+
+def rename_dialog() -> rx.Component:
+    return rx.dialog.root(
+        rx.dialog.content(
+            rx.dialog.title("Rename graph"),
+            rx.form(
+                rx.vstack(
+                    rx.input(name="name", default_value=GraphListState.rename_name, auto_focus=True,
+                             width="100%", custom_attrs=_testid("rename-input")),
+                    rx.cond(GraphListState.rename_error != "",
+                            rx.text(GraphListState.rename_error, size="2", color_scheme="red",
+                                    custom_attrs=_testid("rename-error"))),
+                    rx.hstack(
+                        rx.dialog.close(rx.button("Cancel", type="button", variant="soft", color_scheme="gray")),
+                        rx.button("Rename", type="submit", custom_attrs=_testid("rename-confirm")),
+                        justify="end",
+                        width="100%",
+                    ),
+                    spacing="3",
+                ),
+                on_submit=GraphListState.confirm_rename,
+                reset_on_submit=False,
+            ),
+            max_width="440px",
+        ),
+        open=GraphListState.rename_open,
+        on_open_change=GraphListState.set_rename_open,
+    )
+
+
+def delete_dialog() -> rx.Component:
+    return rx.alert_dialog.root(
+        rx.alert_dialog.content(
+            rx.alert_dialog.title("Delete graph"),
+            rx.alert_dialog.description(
+                "“", GraphListState.delete_name, "” and all its versions will be deleted. This cannot be undone.",
+            ),
+            rx.hstack(
+                rx.alert_dialog.cancel(rx.button("Cancel", variant="soft", color_scheme="gray",
+                                                 custom_attrs=_testid("delete-cancel"))),
+                rx.alert_dialog.action(rx.button("Delete", color_scheme="red", on_click=GraphListState.confirm_delete,
+                                                 custom_attrs=_testid("delete-confirm"))),
+                justify="end",
+                spacing="3",
+                margin_top="16px",
+            ),
+            max_width="440px",
+        ),
+        open=GraphListState.delete_open,
+        on_open_change=GraphListState.set_delete_open,
+    )
+
+
+def import_issue(issue: ImportIssue) -> rx.Component:
+    return rx.hstack(
+        rx.badge(issue.where, variant="soft", color_scheme="red", flex_shrink="0"),
+        rx.text(issue.message, size="2"),
+        align="start",
+        spacing="2",
+        custom_attrs=_testid("import-issue"),
+    )
+
+
+def import_errors_dialog() -> rx.Component:
+    return rx.dialog.root(
+        rx.dialog.content(
+            rx.dialog.title("Could not import ", GraphListState.import_file),
+            rx.dialog.description("Nothing was stored. Fix these problems in the file and import it again.",
+                                  size="2", color_scheme="gray"),
+            rx.vstack(rx.foreach(GraphListState.import_issues, import_issue),
+                      spacing="2", margin_y="16px", max_height="50vh", overflow_y="auto"),
+            rx.hstack(rx.dialog.close(rx.button("Close", variant="soft", custom_attrs=_testid("import-close"))),
+                      justify="end"),
+            max_width="640px",
+            custom_attrs=_testid("import-errors"),
+        ),
+        open=GraphListState.import_open,
+        on_open_change=GraphListState.set_import_open,
+    )
+
+
+def graph_list_page() -> rx.Component:
+    return rx.vstack(
+        header(),
+        rx.box(
+            rx.vstack(
+                toolbar(),
+                rx.cond(
+                    GraphListState.loaded,
+                    rx.cond(GraphListState.rows.length() > 0, graph_table(), empty_state()),
+                    rx.center(rx.spinner(size="3"), padding="64px", width="100%"),
+                ),
+                spacing="5",
+                width="100%",
+                max_width="1100px",
+                margin_x="auto",
+                padding="32px 24px",
+            ),
+            flex="1",
+            width="100%",
+            overflow_y="auto",
+            background=APP_BG,
+        ),
+        rename_dialog(),
+        delete_dialog(),
+        import_errors_dialog(),
+        spacing="0",
+        height="100vh",
+        width="100vw",
+        overflow="hidden",
+    )

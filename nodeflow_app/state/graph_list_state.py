@@ -1,0 +1,242 @@
+"""The graph list page's state: the rows shown, the search, and the rename / delete / import dialogs.
+
+Every store call goes through `_attempt`, so a database error or a graph deleted meanwhile becomes a
+toast or an inline message, never a crashed handler. Rows are shaped for the view (times as text).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import time
+from datetime import datetime, timezone
+from typing import Any, Callable
+
+import reflex as rx
+
+from nodeflow_app import routes
+from nodeflow_app.runtime.graph import GraphIssue
+from nodeflow_app.store.graphs import GraphNotFound, GraphSummary, clean_name, graph_store
+from nodes._registry import default_registry
+
+log = logging.getLogger(__name__)
+
+UNTITLED = "Untitled graph"
+UPLOAD_ID = "graph-import"
+MAX_IMPORT_BYTES = 5 * 1024 * 1024
+
+
+@dataclasses.dataclass
+class GraphListRow:
+    id: str
+    name: str
+    node_count: int
+    edited: str  # "3 min ago"
+    edited_title: str  # the exact time, for the tooltip
+    version: int
+
+
+@dataclasses.dataclass
+class ImportIssue:
+    where: str  # "node start", "edge e1" or "graph"
+    message: str
+
+
+class _Failed(Exception):
+    """A store call failed; the toast to show instead is in `event`."""
+
+    def __init__(self, event: Any):
+        self.event = event
+
+
+def ago(seconds: float) -> str:
+    """How long ago, the way people say it: "just now", "5 min ago", "3 h ago", "yesterday", "12 days ago"."""
+    minutes, hours, days = seconds / 60, seconds / 3600, seconds / 86400
+    if minutes < 1:
+        return "just now"
+    if hours < 1:
+        return f"{int(minutes)} min ago"
+    if days < 1:
+        return f"{int(hours)} h ago"
+    if days < 2:
+        return "yesterday"
+    return f"{int(days)} days ago"
+
+
+def edited_text(updated_at: float, now: float) -> str:
+    """"3 min ago" within a month, else the date ("12 Mar 2026")."""
+    if now - updated_at < 30 * 86400:
+        return ago(max(0.0, now - updated_at))
+    day = datetime.fromtimestamp(updated_at)
+    return f"{day.day} {day:%b %Y}"
+
+
+def row_view(summary: GraphSummary, now: float) -> GraphListRow:
+    exact = datetime.fromtimestamp(summary.updated_at, tz=timezone.utc).isoformat(timespec="seconds")
+    return GraphListRow(id=summary.id, name=summary.name, node_count=summary.node_count,
+                        edited=edited_text(summary.updated_at, now), edited_title=exact, version=summary.version)
+
+
+def next_untitled(names: list[str]) -> str:
+    """"Untitled graph", else the first free "Untitled graph N" (N >= 2)."""
+    taken = set(names)
+    if UNTITLED not in taken:
+        return UNTITLED
+    n = 2
+    while f"{UNTITLED} {n}" in taken:
+        n += 1
+    return f"{UNTITLED} {n}"
+
+
+def issue_view(issue: GraphIssue) -> ImportIssue:
+    where = f"node {issue.node_id}" if issue.node_id else f"edge {issue.edge_id}" if issue.edge_id else "graph"
+    return ImportIssue(where=where, message=issue.message)
+
+
+def _attempt(action: str, call: Callable[[], Any]) -> Any:
+    """Run a store call; failures raise `_Failed` carrying the toast that explains them."""
+    try:
+        return call()
+    except GraphNotFound:
+        raise _Failed(rx.toast.error(f"Could not {action}: the graph no longer exists.")) from None
+    except Exception as error:  # noqa: BLE001 - a handler must answer with a message, never crash
+        log.exception("graph list: could not %s", action)
+        raise _Failed(rx.toast.error(f"Could not {action}: {error}")) from None
+
+
+class GraphListState(rx.State):
+    rows: list[GraphListRow] = []
+    loaded: bool = False  # until the first load, show neither the table nor "No graphs yet"
+    total: int = 0  # graphs in the database, whatever the search
+    search: str = ""
+
+    rename_open: bool = False
+    rename_id: str = ""
+    rename_name: str = ""
+    rename_error: str = ""
+
+    delete_open: bool = False
+    delete_id: str = ""
+    delete_name: str = ""
+
+    import_open: bool = False
+    import_file: str = ""
+    import_issues: list[ImportIssue] = []
+
+    @rx.var
+    def count_text(self) -> str:
+        noun = "graph" if self.total == 1 else "graphs"
+        return f"{len(self.rows)} of {self.total} {noun}" if self.search.strip() else f"{self.total} {noun}"
+
+    def _refresh(self) -> None:
+        store, now = graph_store(), time.time()
+        self.rows = [row_view(s, now) for s in store.list(self.search)]
+        self.total = len(store.list()) if self.search.strip() else len(self.rows)
+        self.loaded = True
+
+    def _refreshed(self, event: Any = None) -> Any:
+        """Refresh the rows after a change; a failure to read becomes the toast."""
+        try:
+            _attempt("load the graphs", self._refresh)
+        except _Failed as failed:
+            return failed.event
+        return event
+
+    @rx.event
+    def load(self) -> Any:
+        return self._refreshed()
+
+    @rx.event
+    def set_search(self, value: str) -> Any:
+        self.search = value
+        return self._refreshed()
+
+    @rx.event
+    def create_graph(self) -> Any:
+        try:
+            names = [s.name for s in _attempt("create a graph", lambda: graph_store().list(UNTITLED))]
+            created = _attempt("create a graph", lambda: graph_store().create(next_untitled(names)))
+        except _Failed as failed:
+            return failed.event
+        return rx.redirect(routes.editor_url(created.id))
+
+    # -- rename ------------------------------------------------------------------------------------
+
+    @rx.event
+    def start_rename(self, graph_id: str, name: str) -> None:
+        self.rename_id, self.rename_name, self.rename_error = graph_id, name, ""
+        self.rename_open = True
+
+    @rx.event
+    def set_rename_open(self, is_open: bool) -> None:
+        self.rename_open = is_open
+
+    @rx.event
+    def confirm_rename(self, form: dict[str, Any]) -> Any:
+        raw = str(form.get("name", ""))
+        try:
+            name = clean_name(raw)
+        except ValueError as error:
+            self.rename_name, self.rename_error = raw, str(error).capitalize() + "."
+            return None
+        try:
+            _attempt("rename the graph", lambda: graph_store().rename(self.rename_id, name))
+        except _Failed as failed:
+            self.rename_open = False
+            return self._refreshed(failed.event)
+        self.rename_open = False
+        return self._refreshed()
+
+    # -- duplicate, delete -------------------------------------------------------------------------
+
+    @rx.event
+    def duplicate(self, graph_id: str) -> Any:
+        try:
+            copy = _attempt("duplicate the graph", lambda: graph_store().duplicate(graph_id))
+        except _Failed as failed:
+            return self._refreshed(failed.event)
+        return self._refreshed(rx.toast.success(f"Created “{copy.name}”"))
+
+    @rx.event
+    def ask_delete(self, graph_id: str, name: str) -> None:
+        self.delete_id, self.delete_name, self.delete_open = graph_id, name, True
+
+    @rx.event
+    def set_delete_open(self, is_open: bool) -> None:
+        self.delete_open = is_open
+
+    @rx.event
+    def confirm_delete(self) -> Any:
+        self.delete_open = False
+        try:
+            _attempt("delete the graph", lambda: graph_store().delete(self.delete_id))
+        except _Failed as failed:
+            return self._refreshed(failed.event)
+        return self._refreshed(rx.toast.success(f"Deleted “{self.delete_name}”"))
+
+    # -- import ------------------------------------------------------------------------------------
+
+    @rx.event
+    def set_import_open(self, is_open: bool) -> None:
+        self.import_open = is_open
+
+    @rx.event
+    async def import_files(self, files: list[rx.UploadFile]) -> Any:
+        """Import the first uploaded JSON file; open the editor on success, list its issues otherwise."""
+        if not files:
+            return None
+        upload = files[0]
+        self.import_file = upload.name or "the file"
+        content = await upload.read()
+        if len(content) > MAX_IMPORT_BYTES:
+            return rx.toast.error(f"{self.import_file} is larger than {MAX_IMPORT_BYTES // (1024 * 1024)} MB.")
+        text = content.decode("utf-8", errors="replace")
+        try:
+            summary, issues = _attempt("import the graph", lambda: graph_store().import_json(text, default_registry()))
+        except _Failed as failed:
+            return failed.event
+        if summary is None:
+            self.import_issues = [issue_view(i) for i in issues]
+            self.import_open = True
+            return None
+        return rx.redirect(routes.editor_url(summary.id))

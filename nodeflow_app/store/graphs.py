@@ -1,0 +1,238 @@
+"""The graph repository: graphs and their versions. Every save appends a version row in the same transaction.
+
+The `graph` row holds the latest version (its JSON plus the name, node count and times the list needs
+without reading the JSON); `graph_version` keeps every version for history and restore. The row is the
+authority on id, name and version: they are written into the graph JSON on every write.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import Engine, Table, delete, func, insert, select, update
+from sqlalchemy.exc import IntegrityError
+
+from nodeflow_app.runtime.graph import DefinitionSource, Graph, GraphIssue, normalize
+from nodeflow_app.store.db import create_all, make_engine
+from nodeflow_app.store.models import GraphRow, GraphVersionRow
+
+GRAPHS: Table = GraphRow.__table__  # type: ignore[attr-defined]
+VERSIONS: Table = GraphVersionRow.__table__  # type: ignore[attr-defined]
+
+NAME_MAX = 120
+# An imported graph keeps its id when it is free and fits in a URL (and in a collaboration token: no `_`).
+_KEEPABLE_ID = re.compile(r"[A-Za-z0-9-]{1,64}")
+
+
+class GraphNotFound(KeyError):
+    """No graph with this id in the database."""
+
+    def __str__(self) -> str:  # KeyError would print the repr of its argument
+        return str(self.args[0]) if self.args else "graph not found"
+
+
+@dataclass(frozen=True)
+class GraphSummary:
+    """A graph as the list shows it (never carries the graph JSON)."""
+
+    id: str
+    name: str
+    node_count: int
+    updated_at: float
+    version: int
+
+
+@dataclass(frozen=True)
+class StoredGraph:
+    """The latest version of a graph, ready for the editor."""
+
+    id: str
+    name: str
+    version: int
+    graph: dict[str, Any]
+    updated_at: float
+
+
+@dataclass(frozen=True)
+class VersionSummary:
+    version: int
+    node_count: int
+    created_at: float
+    note: str
+
+
+class GraphStore:
+    """Creates, reads, saves, renames, duplicates, deletes, lists and imports graphs."""
+
+    def __init__(self, engine_or_url: Engine | str | None = None):
+        self.engine: Engine = engine_or_url if isinstance(engine_or_url, Engine) else make_engine(engine_or_url)
+        create_all(self.engine)
+
+    def create(self, name: str, graph: dict[str, Any] | None = None, note: str = "created") -> GraphSummary:
+        """A new graph (empty unless `graph` is given) under a new id, at version 1."""
+        return self._insert(new_graph_id(), clean_name(name), graph or {}, note)
+
+    def get(self, graph_id: str) -> StoredGraph | None:
+        with self.engine.connect() as conn:
+            row = conn.execute(select(GRAPHS).where(GRAPHS.c.id == graph_id)).mappings().first()
+        if row is None:
+            return None
+        return StoredGraph(row["id"], row["name"], row["version"], json.loads(row["graph_json"]), row["updated_at"])
+
+    def save(self, graph_id: str, graph: dict[str, Any], note: str = "saved") -> int:
+        """Store `graph` as the next version of `graph_id` and return that version number."""
+        return self._write(graph_id, note, graph=graph)
+
+    def rename(self, graph_id: str, name: str) -> None:
+        """A new name, recorded as a version (note "renamed") so the row and its latest version agree."""
+        name = clean_name(name)
+        with self.engine.connect() as conn:
+            current = conn.execute(select(GRAPHS.c.name).where(GRAPHS.c.id == graph_id)).scalar()
+        if current is None:
+            raise _not_found(graph_id)
+        if current != name:
+            self._write(graph_id, "renamed", name=name)
+
+    def duplicate(self, graph_id: str) -> GraphSummary:
+        """A copy named "<name> (copy)" with a new id and a history of its own."""
+        stored = self._require(graph_id)
+        suffix = " (copy)"
+        return self.create(stored.name[:NAME_MAX - len(suffix)] + suffix, stored.graph,
+                           note=f"duplicated from {stored.name}")
+
+    def delete(self, graph_id: str) -> None:
+        """Delete a graph and all its versions."""
+        with self.engine.begin() as conn:
+            # Explicit, not only ON DELETE CASCADE: SQLite enforces foreign keys only when the pragma is on.
+            conn.execute(delete(VERSIONS).where(VERSIONS.c.graph_id == graph_id))
+            if conn.execute(delete(GRAPHS).where(GRAPHS.c.id == graph_id)).rowcount == 0:
+                raise _not_found(graph_id)
+
+    def list(self, search: str = "") -> list[GraphSummary]:
+        """Graphs whose name contains `search` (any case), last edited first."""
+        query = select(GRAPHS.c.id, GRAPHS.c.name, GRAPHS.c.node_count, GRAPHS.c.updated_at, GRAPHS.c.version)
+        if search.strip():
+            query = query.where(func.lower(GRAPHS.c.name).contains(search.strip().lower(), autoescape=True))
+        with self.engine.connect() as conn:
+            rows = conn.execute(query.order_by(GRAPHS.c.updated_at.desc(), GRAPHS.c.id)).all()
+        return [GraphSummary(*row) for row in rows]
+
+    def versions(self, graph_id: str) -> list[VersionSummary]:
+        """Every version of a graph, newest first."""
+        query = (select(VERSIONS.c.version, VERSIONS.c.node_count, VERSIONS.c.created_at, VERSIONS.c.note)
+                 .where(VERSIONS.c.graph_id == graph_id).order_by(VERSIONS.c.version.desc()))
+        with self.engine.connect() as conn:
+            rows = conn.execute(query).all()
+        if not rows:
+            self._require(graph_id)
+        return [VersionSummary(*row) for row in rows]
+
+    def import_json(self, text: str, registry: DefinitionSource) -> tuple[GraphSummary | None, list[GraphIssue]]:
+        """Store a graph from JSON text if it passes every rule; otherwise store nothing and return why."""
+        try:
+            raw = json.loads(text)
+        except json.JSONDecodeError as error:
+            return None, [GraphIssue(rule="json", message=(
+                f"the file is not valid JSON: {error.msg} at line {error.lineno}, column {error.colno}"))]
+        graph, issues = normalize(raw, registry)
+        if graph is None or issues:
+            return None, issues
+        try:
+            name = clean_name(graph.name)
+        except ValueError as error:
+            return None, [GraphIssue(rule="name", message=str(error))]
+        document = graph.model_dump(mode="json")
+        if _KEEPABLE_ID.fullmatch(graph.id) and self.get(graph.id) is None:
+            try:
+                return self._insert(graph.id, name, document, "imported"), []
+            except IntegrityError:  # imported by someone else meanwhile: a new id, like any taken one
+                pass
+        return self._insert(new_graph_id(), name, document, "imported"), []
+
+    # -- helpers -----------------------------------------------------------------------------------
+
+    def _insert(self, graph_id: str, name: str, graph: dict[str, Any], note: str) -> GraphSummary:
+        document, now = _document(graph, graph_id, name, 1), time.time()
+        with self.engine.begin() as conn:
+            conn.execute(insert(GRAPHS).values(id=graph_id, name=name, graph_json=json.dumps(document), version=1,
+                                               node_count=len(document["nodes"]), created_at=now, updated_at=now))
+            _append_version(conn, graph_id, 1, document, now, note)
+        return GraphSummary(graph_id, name, len(document["nodes"]), now, 1)
+
+    def _require(self, graph_id: str) -> StoredGraph:
+        stored = self.get(graph_id)
+        if stored is None:
+            raise _not_found(graph_id)
+        return stored
+
+    def _write(self, graph_id: str, note: str, *, name: str | None = None,
+               graph: dict[str, Any] | None = None) -> int:
+        """Bump the version, then write the row and a version row, all in one transaction.
+
+        The version is bumped by an UPDATE first: it locks the row (a write lock on SQLite), so two
+        concurrent writes get different numbers instead of one failing on the unique constraint, and
+        what is read after it (the current name or graph) cannot change underneath.
+        """
+        with self.engine.begin() as conn:
+            bumped = update(GRAPHS).where(GRAPHS.c.id == graph_id).values(version=GRAPHS.c.version + 1)
+            if conn.execute(bumped).rowcount == 0:
+                raise _not_found(graph_id)
+            wanted = [GRAPHS.c.name, GRAPHS.c.version] + ([GRAPHS.c.graph_json] if graph is None else [])
+            row = conn.execute(select(*wanted).where(GRAPHS.c.id == graph_id)).one()
+            name = name if name is not None else row.name
+            graph = graph if graph is not None else json.loads(row.graph_json)
+            document, now = _document(graph, graph_id, name, row.version), time.time()
+            conn.execute(update(GRAPHS).where(GRAPHS.c.id == graph_id).values(
+                name=name, graph_json=json.dumps(document), node_count=len(document["nodes"]), updated_at=now))
+            _append_version(conn, graph_id, row.version, document, now, note)
+        return row.version
+
+
+def _document(graph: dict[str, Any], graph_id: str, name: str, version: int) -> dict[str, Any]:
+    """The graph as stored: checked against the graph model (a ValueError if it does not fit), row fields in."""
+    return Graph.model_validate({**graph, "id": graph_id, "name": name, "version": version}).model_dump(mode="json")
+
+
+def _append_version(conn: Any, graph_id: str, version: int, document: dict[str, Any], now: float, note: str) -> None:
+    conn.execute(insert(VERSIONS).values(graph_id=graph_id, version=version, graph_json=json.dumps(document),
+                                         node_count=len(document["nodes"]), created_at=now, note=note))
+
+
+def _not_found(graph_id: str) -> GraphNotFound:
+    return GraphNotFound(f"no graph '{graph_id}' in the database")
+
+
+def clean_name(name: Any) -> str:
+    """A graph name: trimmed, not empty, at most NAME_MAX characters; a ValueError says which rule failed."""
+    if not isinstance(name, str) or not name.strip():
+        raise ValueError("a graph needs a name")
+    name = name.strip()
+    if any(ord(c) < 32 for c in name):
+        raise ValueError("a graph name is one line of text (no line breaks, tabs or control characters)")
+    if len(name) > NAME_MAX:
+        raise ValueError(f"a graph name can be at most {NAME_MAX} characters long (this one has {len(name)})")
+    return name
+
+
+def new_graph_id() -> str:
+    """12 hex characters: short enough for a URL, 48 random bits."""
+    return uuid.uuid4().hex[:12]
+
+
+_store: GraphStore | None = None
+_store_lock = threading.Lock()
+
+
+def graph_store() -> GraphStore:
+    """The process's GraphStore on the app database, opened on first use (never at import time)."""
+    global _store
+    with _store_lock:
+        if _store is None:
+            _store = GraphStore()
+        return _store

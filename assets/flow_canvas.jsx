@@ -1,0 +1,695 @@
+/*
+ * NodeFlow's graph canvas: React Flow with node bodies generated from the definitions catalog.
+ *
+ * The protocol with Python is docs/editor.md. The canvas owns every high-frequency interaction
+ * (drag, pan, zoom, selection) in local React Flow state; Python gets committed changes only and
+ * answers with small patches, so the graph never travels whole after a load.
+ */
+import { createContext, memo, useCallback, useContext, useEffect, useMemo, useRef, useState } from "react";
+import {
+  Background, BackgroundVariant, ConnectionMode, Controls, Handle, MiniMap, Position, ReactFlow,
+  ReactFlowProvider, applyEdgeChanges, applyNodeChanges, useConnection, useNodeId, useReactFlow, useUpdateNodeInternals,
+} from "@xyflow/react";
+import { dynamicIconImports } from "lucide-react/dynamic.mjs";
+import "./flow_canvas.css";
+
+const NODE_MIME = "application/nodeflow-node";
+const EMPTY = Object.freeze({});
+const EMPTY_FLOW = { nodes: [], edges: [] };
+const FIT = { padding: 0.15, maxZoom: 1.2 };
+const DELETE_KEYS = ["Delete", "Backspace"];
+const FALLBACK_SOCKET = { color: "#6b7280", shape: "circle", dashed: false };
+const CanvasContext = createContext(null);
+
+// ---- Graph format <-> React Flow --------------------------------------------------------------
+
+const staticLayouts = new WeakMap(); // definition -> layout, for nodes whose ports never vary
+
+function repeatLabel(label, index) {
+  return label.includes("{index}") ? label.replaceAll("{index}", index) : `${label} ${index}`;
+}
+
+/** The node's ports and parameter rows: repeat outputs expanded, the error output when asked for. */
+function nodeLayout(def, node, errorHandle) {
+  if (!def) return { inputs: [], outputs: [], params: [], ports: {}, handleKey: "" };
+  const errorOutput = node.settings?.error_mode === "error_output";
+  const varies = errorOutput || def.outputs.some((s) => s.repeat);
+  if (!varies && staticLayouts.has(def)) return staticLayouts.get(def);
+  const outputs = [];
+  for (const socket of def.outputs) {
+    if (!socket.repeat) { outputs.push(socket); continue; }
+    const items = node.data?.[socket.repeat];
+    for (let i = 0; i < (Array.isArray(items) ? items.length : 0); i++) {
+      outputs.push({ ...socket, id: socket.id.replaceAll("{index}", i), label: repeatLabel(socket.label, i), repeat: null });
+    }
+  }
+  for (const p of def.parameters) {
+    if (p.mode === "output" && p.socket && !outputs.some((s) => s.id === p.id)) outputs.push({ id: p.id, label: p.label, ...p.socket });
+  }
+  if (errorOutput) outputs.push({ id: errorHandle, label: "Error", type: "data", channel: "flow", error: true });
+  const params = def.parameters
+    .filter((p) => p.mode === "hybrid" || p.mode === "input")
+    .map((p) => ({ param: p, socket: { id: p.id, label: p.label, ...(p.socket ?? { type: "any", channel: "flow" }) } }));
+  const ports = {};
+  for (const s of [...def.inputs, ...params.map((r) => r.socket), ...outputs]) ports[s.id] = { type: s.type, channel: s.channel };
+  const layout = { inputs: def.inputs, outputs, params, ports, handleKey: outputs.map((s) => s.id).join("|") };
+  if (!varies) staticLayouts.set(def, layout);
+  return layout;
+}
+
+/** A React Flow node for a graph node; keeps what React Flow owns (selection, size, a drag in progress). */
+function toFlowNode(node, conv, wired, previous) {
+  const def = conv.types[node.type];
+  const flowNode = {
+    id: node.id,
+    type: "nodeflow",
+    position: previous?.dragging ? previous.position : { x: node.position?.x ?? 0, y: node.position?.y ?? 0 },
+    data: {
+      node, def, layout: nodeLayout(def, node, conv.errorHandle), wired: wired ?? EMPTY,
+      issue: conv.issues[node.id] ?? null, status: conv.statuses[node.id] ?? null,
+    },
+  };
+  if (node.parentId) flowNode.parentId = node.parentId;
+  if (previous) {
+    for (const key of ["selected", "measured", "dragging", "width", "height"]) {
+      if (previous[key] !== undefined) flowNode[key] = previous[key];
+    }
+  }
+  return flowNode;
+}
+
+function toFlowEdge(edge, conv) {
+  const channel = edge.data?.channel ?? "flow";
+  const type = edge.data?.sourceType;
+  const color = type && type !== "data" ? conv.sockets[type]?.color : undefined;
+  return {
+    id: edge.id, source: edge.source, sourceHandle: edge.sourceHandle, target: edge.target,
+    targetHandle: edge.targetHandle, data: edge.data, className: `nf-edge nf-edge-${channel}`,
+    style: color ? { stroke: color } : undefined,
+  };
+}
+
+/** Back to the graph format (clipboard): the local position is the current one. */
+const graphNode = (n) => ({ ...n.data.node, position: { x: n.position.x, y: n.position.y } });
+const graphEdge = (e) => ({
+  id: e.id, source: e.source, sourceHandle: e.sourceHandle, target: e.target, targetHandle: e.targetHandle, data: e.data,
+});
+
+/** node id -> {handle id: true} of wired target handles, for the given nodes (all when `only` is null). */
+function wiredByNode(edges, only) {
+  const wired = new Map();
+  for (const e of edges) {
+    if (only && !only.has(e.target)) continue;
+    if (!wired.has(e.target)) wired.set(e.target, {});
+    wired.get(e.target)[e.targetHandle] = true;
+  }
+  return wired;
+}
+
+function sameKeys(a, b) {
+  const ka = Object.keys(a);
+  return ka.length === Object.keys(b).length && ka.every((k) => b[k] === a[k]);
+}
+
+/** React Flow wants a parent before its children; a child whose parent is missing stands alone. */
+function orderParents(nodes) {
+  if (!nodes.some((n) => n.parentId)) return nodes;
+  const byId = new Map(nodes.map((n) => [n.id, n]));
+  const placed = new Set();
+  const ordered = [];
+  const place = (n) => {
+    if (placed.has(n.id)) return;
+    placed.add(n.id);
+    if (!n.parentId) { ordered.push(n); return; }
+    if (!byId.has(n.parentId)) { ordered.push({ ...n, parentId: undefined }); return; }
+    place(byId.get(n.parentId));
+    ordered.push(n);
+  };
+  nodes.forEach(place);
+  return ordered;
+}
+
+/** A whole graph (load or resync): nodes that stay keep their React Flow state. */
+function loadGraph(prev, graph, conv) {
+  const previous = new Map(prev.nodes.map((n) => [n.id, n]));
+  const edges = (graph.edges ?? []).map((e) => toFlowEdge(e, conv));
+  const wired = wiredByNode(edges, null);
+  const nodes = (graph.nodes ?? []).map((n) => toFlowNode(n, conv, wired.get(n.id), previous.get(n.id)));
+  return { nodes: orderParents(nodes), edges };
+}
+
+/** Apply one patch's ops in order; only the nodes and edges they touch get new objects. */
+function applyOps(prev, ops, conv) {
+  let nodes = prev.nodes.slice();
+  const index = new Map(nodes.map((n, i) => [n.id, i]));
+  const edges = new Map(prev.edges.map((e) => [e.id, e]));
+  const touched = new Set(); // target nodes whose wired handles may have changed
+  let removed = false, parented = false, selection = null;
+  for (const op of ops) {
+    if (op.op === "add_node" || op.op === "update_node") {
+      const i = index.get(op.node.id);
+      const old = i === undefined ? undefined : nodes[i];
+      const fresh = toFlowNode(op.node, conv, old?.data.wired, old);
+      parented ||= !!fresh.parentId;
+      if (i !== undefined) nodes[i] = fresh;
+      else { index.set(fresh.id, nodes.length); nodes.push(fresh); touched.add(fresh.id); }
+    } else if (op.op === "remove_node" && index.has(op.id)) {
+      nodes[index.get(op.id)] = null;
+      index.delete(op.id);
+      removed = true;
+    } else if (op.op === "add_edge") {
+      edges.set(op.edge.id, toFlowEdge(op.edge, conv));
+      touched.add(op.edge.target);
+    } else if (op.op === "remove_edge" && edges.has(op.id)) {
+      touched.add(edges.get(op.id).target);
+      edges.delete(op.id);
+    } else if (op.op === "select") {
+      selection = new Set(op.ids);
+    }
+  }
+  if (removed) {
+    nodes = nodes.filter(Boolean);
+    index.clear();
+    nodes.forEach((n, i) => index.set(n.id, i));
+    for (const [id, e] of edges) if (!index.has(e.source) || !index.has(e.target)) { edges.delete(id); touched.add(e.target); }
+  }
+  const edgeList = [...edges.values()];
+  const wired = wiredByNode(edgeList, touched);
+  for (const id of touched) {
+    const i = index.get(id);
+    if (i === undefined) continue;
+    const n = nodes[i], now = wired.get(id) ?? EMPTY;
+    if (!sameKeys(n.data.wired, now)) nodes[i] = { ...n, data: { ...n.data, wired: now } };
+  }
+  if (selection) {
+    nodes = nodes.map((n) => (selection.has(n.id) === !!n.selected ? n : { ...n, selected: selection.has(n.id) }));
+    for (let i = 0; i < edgeList.length; i++) if (edgeList[i].selected) edgeList[i] = { ...edgeList[i], selected: false };
+  }
+  return { nodes: parented || removed ? orderParents(nodes) : nodes, edges: edgeList };
+}
+
+/** Set `data[key]` from a {node id: value} map, replacing only the nodes whose value changed. */
+function withNodeValues(flow, key, values) {
+  let changed = false;
+  const nodes = flow.nodes.map((n) => {
+    const value = values[n.id] ?? null;
+    if (n.data[key] === value) return n;
+    changed = true;
+    return { ...n, data: { ...n.data, [key]: value } };
+  });
+  return changed ? { ...flow, nodes } : flow;
+}
+
+// ---- Which handles accept the wire being dragged ------------------------------------------------
+
+let lastFrom = null, lastDrag = null;
+/** The dragged socket (direction, channel, type), the same object for the whole drag. */
+function selectDrag(connection) {
+  if (!connection.inProgress) return null;
+  const from = connection.fromHandle;
+  if (from !== lastFrom) {
+    lastFrom = from;
+    const port = connection.fromNode?.data?.layout?.ports?.[from.id] ?? { type: "any", channel: "flow" };
+    lastDrag = { dir: from.type, nodeId: from.nodeId, handleId: from.id, ...port };
+  }
+  return lastDrag;
+}
+
+function accepts(drag, kind, socket, coercions) {
+  if (kind === drag.dir || socket.channel !== drag.channel) return false;
+  const [src, tgt] = drag.dir === "source" ? [drag.type, socket.type] : [socket.type, drag.type];
+  return src === tgt || src === "any" || tgt === "any" || coercions.has(`${src}>${tgt}`);
+}
+
+// ---- Node body ----------------------------------------------------------------------------------
+
+const iconComponents = new Map(), iconLoads = new Map();
+function loadIcon(name) {
+  if (!iconLoads.has(name)) {
+    iconLoads.set(name, dynamicIconImports[name]().then((mod) => { iconComponents.set(name, mod.default); return mod.default; }));
+  }
+  return iconLoads.get(name);
+}
+
+/** Lucide icon by name; loaded once per name and shared by every node of that type. */
+function NodeIcon({ name }) {
+  const key = (name ?? "").toLowerCase().replaceAll("_", "-");
+  const icon = Object.hasOwn(dynamicIconImports, key) ? key : "box";
+  const [Icon, setIcon] = useState(() => iconComponents.get(icon) ?? null);
+  useEffect(() => {
+    let live = true;
+    if (!Icon) loadIcon(icon).then((C) => live && setIcon(() => C)).catch(() => {});
+    return () => { live = false; };
+  }, [icon, Icon]);
+  return <span className="nf-icon">{Icon ? <Icon size={14} strokeWidth={2} /> : null}</span>;
+}
+
+/** A typed socket: color/shape from the catalog; lights up or dims while a wire is dragged. */
+const SocketHandle = memo(function SocketHandle({ socket, kind }) {
+  const { sockets, coercions } = useContext(CanvasContext);
+  const nodeId = useNodeId();
+  const drag = useConnection(selectDrag);
+  const look = sockets[socket.type] ?? FALLBACK_SOCKET;
+  let state = "";
+  if (drag && !(drag.nodeId === nodeId && drag.handleId === socket.id && drag.dir === kind)) {
+    state = accepts(drag, kind, socket, coercions) ? " nf-compatible" : " nf-incompatible";
+  }
+  const className = `nf-socket nf-shape-${look.shape}${look.dashed ? " nf-dashed" : ""}`
+    + `${socket.channel === "link" ? " nf-link" : ""}${socket.type === "data" ? " nf-spine" : ""}${state}`;
+  return (
+    <Handle id={socket.id} type={kind} position={kind === "target" ? Position.Left : Position.Right}
+      className={className} style={{ "--nf-sock": look.color }} data-socket-type={socket.type}
+      data-channel={socket.channel} title={`${socket.label}: ${socket.type}${socket.channel === "link" ? " (link)" : ""}`} />
+  );
+});
+
+/** Text edited locally; committed on blur or Enter (Ctrl/Cmd+Enter in a textarea), Escape reverts. */
+function TextControl({ value, multiline, normalize, onCommit, ...attrs }) {
+  const text = value == null ? "" : typeof value === "string" ? value : JSON.stringify(value);
+  const [draft, setDraft] = useState(text);
+  const cancelled = useRef(false);
+  useEffect(() => setDraft(text), [text]);
+  const onBlur = () => {
+    const next = cancelled.current ? text : normalize ? normalize(draft, text) : draft;
+    cancelled.current = false;
+    if (next !== draft) setDraft(next);
+    if (next !== text) onCommit(next);
+  };
+  const onKeyDown = (e) => {
+    if (e.key === "Escape") { cancelled.current = true; e.currentTarget.blur(); }
+    if (e.key === "Enter" && (!multiline || e.ctrlKey || e.metaKey)) { e.preventDefault(); e.currentTarget.blur(); }
+  };
+  const Tag = multiline ? "textarea" : "input";
+  return <Tag className="nf-input nodrag nowheel" value={draft} rows={multiline ? 2 : undefined}
+    onChange={(e) => setDraft(e.target.value)} onBlur={onBlur} onKeyDown={onKeyDown} {...attrs} />;
+}
+
+/** Number within the parameter's bounds; empty means null (the node's default). */
+function NumberControl({ value, param, onCommit, ...attrs }) {
+  const normalize = (raw, previous) => {
+    if (raw.trim() === "") return "";
+    let n = Number(raw);
+    if (!Number.isFinite(n)) return previous;
+    if (param.type === "int") n = Math.round(n);
+    if (param.min != null) n = Math.max(param.min, n);
+    if (param.max != null) n = Math.min(param.max, n);
+    return String(n);
+  };
+  return (
+    <TextControl value={value == null ? "" : String(value)} type="number" min={param.min ?? undefined}
+      max={param.max ?? undefined} step={param.step ?? (param.type === "int" ? 1 : "any")} {...attrs}
+      normalize={normalize} onCommit={(text) => onCommit(text === "" ? null : Number(text))} />
+  );
+}
+
+const sameValue = (a, b) => a === b || JSON.stringify(a) === JSON.stringify(b);
+
+function SelectControl({ value, param, onCommit, ...attrs }) {
+  const options = param.options ?? [];
+  const index = options.findIndex((o) => sameValue(o.value, value));
+  return (
+    <select className="nf-input nodrag" value={index < 0 ? "" : String(index)} {...attrs}
+      onChange={(e) => { const o = options[Number(e.target.value)]; if (o) onCommit(o.value); }}>
+      {index < 0 && <option value="">—</option>}
+      {options.map((o, i) => <option key={i} value={String(i)}>{o.label}</option>)}
+    </select>
+  );
+}
+
+/** One line for values edited in the inspector (json, key_value, list, model, code). */
+function summarize(value) {
+  if (value == null || value === "") return "—";
+  if (typeof value === "string") return value.split("\n")[0].slice(0, 60);
+  if (Array.isArray(value)) return `${value.length} item${value.length === 1 ? "" : "s"}`;
+  if (typeof value === "object") {
+    const keys = Object.keys(value);
+    return keys.length ? `{${keys.slice(0, 3).join(", ")}${keys.length > 3 ? ", …" : ""}}` : "{}";
+  }
+  return String(value);
+}
+
+function InlineControl({ nodeId, nodeName, param, value, wired }) {
+  const { send } = useContext(CanvasContext);
+  const current = value === undefined ? param.default : value;
+  const onCommit = (v) => send("onParameter", { id: nodeId, parameter: param.id, value: v });
+  const attrs = {
+    "data-testid": `inline-${nodeName}-${param.id}`, disabled: wired,
+    title: wired ? `${param.label} comes from a wire` : param.label,
+  };
+  const placeholder = param.placeholder || undefined;
+  switch (param.type) {
+    case "string": return <TextControl value={current} placeholder={placeholder} onCommit={onCommit} {...attrs} />;
+    case "text": return <TextControl value={current} placeholder={placeholder} multiline onCommit={onCommit} {...attrs} />;
+    case "int": case "float": return <NumberControl value={current} param={param} onCommit={onCommit} {...attrs} />;
+    case "select": return <SelectControl value={current} param={param} onCommit={onCommit} {...attrs} />;
+    case "boolean":
+      return <input type="checkbox" className="nf-check nodrag" checked={!!current}
+        onChange={(e) => onCommit(e.target.checked)} {...attrs} />;
+    default: {
+      const text = summarize(current);
+      return <span className="nf-summary" data-testid={attrs["data-testid"]} title={text}>{text}</span>;
+    }
+  }
+}
+
+/** A hybrid or input parameter: a typed socket on the left, and for hybrid the inline control. */
+function ParameterRow({ nodeId, nodeName, row, value, wired }) {
+  const { param, socket } = row;
+  // A textarea goes under its label; every other control sits beside it.
+  const stacked = param.mode === "hybrid" && param.type === "text";
+  return (
+    <div className={`nf-row nf-param${wired ? " nf-wired" : ""}${stacked ? " nf-stacked" : ""}`}>
+      <SocketHandle socket={socket} kind="target" />
+      <span className="nf-label">{param.label}{wired && <em className="nf-wired-tag">wired</em>}</span>
+      {param.mode === "hybrid" && <InlineControl nodeId={nodeId} nodeName={nodeName} param={param} value={value} wired={wired} />}
+    </div>
+  );
+}
+
+/** Inputs on the left, outputs on the right, side by side. */
+function PortRows({ inputs, outputs }) {
+  const rows = [];
+  for (let i = 0; i < Math.max(inputs.length, outputs.length); i++) {
+    const input = inputs[i], output = outputs[i];
+    rows.push(
+      <div className="nf-row nf-ports" key={i}>
+        <span className="nf-port-in">{input && <><SocketHandle socket={input} kind="target" />{input.label}</>}</span>
+        <span className={`nf-port-out${output?.error ? " nf-error-port" : ""}`}>
+          {output && <>{output.label}<SocketHandle socket={output} kind="source" /></>}
+        </span>
+      </div>,
+    );
+  }
+  return rows;
+}
+
+/** React Flow measures handles at mount; a node whose outputs change must be re-measured. */
+function useRemeasure(id, handleKey) {
+  const update = useUpdateNodeInternals();
+  const seen = useRef(handleKey);
+  useEffect(() => {
+    if (seen.current !== handleKey) { seen.current = handleKey; update(id); }
+  }, [id, handleKey, update]);
+}
+
+/** One node, drawn from its definition. Re-renders only when its own data object changes. */
+const NodeBody = memo(function NodeBody({ id, data }) {
+  const { node, def, layout, wired, issue, status } = data;
+  useRemeasure(id, layout.handleKey);
+  const className = `nf-node${issue ? " nf-has-issue" : ""}${status ? ` nf-status-${status}` : ""}${def ? "" : " nf-unknown"}`;
+  return (
+    <div className={className} data-testid={`node-${node.name}`} title={issue ?? undefined}
+      style={{ "--nf-color": def?.color ?? FALLBACK_SOCKET.color }}>
+      <div className="nf-header">
+        <NodeIcon name={def?.icon} />
+        <span className="nf-title">{node.name}</span>
+        {def && def.name !== node.name && <span className="nf-type">{def.name}</span>}
+        {status && <span className={`nf-badge nf-badge-${status}`} data-testid={`status-${node.name}`}>{status}</span>}
+      </div>
+      {def ? (
+        <div className="nf-body">
+          <PortRows inputs={layout.inputs} outputs={layout.outputs} />
+          {layout.params.map((row) => (
+            <ParameterRow key={row.param.id} nodeId={id} nodeName={node.name} row={row}
+              value={node.data?.[row.param.id]} wired={!!wired[row.param.id]} />
+          ))}
+        </div>
+      ) : <div className="nf-row nf-muted">Unknown node type {node.type}</div>}
+    </div>
+  );
+}, (a, b) => a.data === b.data);
+
+const NODE_TYPES = { nodeflow: NodeBody };
+const miniMapColor = (n) => n.data?.def?.color ?? FALLBACK_SOCKET.color;
+
+// ---- Hooks --------------------------------------------------------------------------------------
+
+/** Reflex rebuilds literal props (the catalog) on every render: keep one object per content. */
+function useStableJson(value) {
+  const ref = useRef({ json: undefined, value: undefined, stable: undefined });
+  if (value !== ref.current.value) { // only when the prop object itself changed (not on a drag frame)
+    const json = JSON.stringify(value ?? null);
+    ref.current = { json, value, stable: json === ref.current.json ? ref.current.stable : value };
+  }
+  return ref.current.stable;
+}
+
+const NOT_TEXT = new Set(["checkbox", "radio", "button", "submit", "reset", "range", "color", "file"]);
+const isTextField = (el) => !!el && (el.isContentEditable || el.tagName === "TEXTAREA" || el.tagName === "SELECT"
+  || (el.tagName === "INPUT" && !NOT_TEXT.has(el.type)));
+
+/** `graph` replaces everything when its rev changes; `patch` applies in seq order, a gap asks for a resync. */
+function useGraphSync(graph, patch, setFlow, conv, send, rf, selectionKey) {
+  const sync = useRef({ rev: null, seq: 0, resyncRev: null, fitted: false });
+  useEffect(() => {
+    const s = sync.current;
+    if (!graph || graph.rev == null || graph.rev === s.rev) return;
+    s.rev = graph.rev;
+    // A patch of this rev that arrives with the graph is already in it (Python sends both together).
+    s.seq = patch && patch.rev === graph.rev ? patch.seq : 0;
+    const g = graph.graph ?? EMPTY;
+    setFlow((prev) => loadGraph(prev, g, conv.current));
+    if (!s.fitted && g.nodes?.length) { s.fitted = true; rf.fitView(FIT); }
+  }, [graph]); // eslint-disable-line react-hooks/exhaustive-deps
+  useEffect(() => {
+    const s = sync.current;
+    if (!patch || patch.rev !== s.rev || patch.seq <= s.seq) return;
+    if (patch.seq !== s.seq + 1) {
+      if (s.resyncRev !== s.rev) { s.resyncRev = s.rev; send("onResync", {}); }
+      return;
+    }
+    s.seq = patch.seq;
+    setFlow((prev) => {
+      const next = applyOps(prev, patch.ops ?? [], conv.current);
+      // Python already knows the selection a patch leaves: do not echo it back as on_select.
+      selectionKey.current = next.nodes.filter((n) => n.selected).map((n) => n.id).sort().join("\n");
+      return next;
+    });
+  }, [patch]); // eslint-disable-line react-hooks/exhaustive-deps
+  return sync;
+}
+
+/** Undo/redo/save/select all/fit view; ignored while typing in a field (except save). */
+function useKeyboard(send, rf, setFlow) {
+  useEffect(() => {
+    const onKeyDown = (e) => {
+      const mod = e.ctrlKey || e.metaKey;
+      const key = e.key.toLowerCase();
+      if (mod && key === "s") {
+        e.preventDefault();
+        if (isTextField(document.activeElement)) document.activeElement.blur(); // commit the field first
+        send("onSave", {});
+        return;
+      }
+      if (e.defaultPrevented || e.altKey || isTextField(e.target)) return;
+      if (mod && (key === "y" || (key === "z" && e.shiftKey))) { e.preventDefault(); send("onRedo", {}); }
+      else if (mod && key === "z") { e.preventDefault(); send("onUndo", {}); }
+      else if (mod && key === "a") {
+        e.preventDefault();
+        setFlow((f) => ({ ...f, nodes: f.nodes.map((n) => (n.selected ? n : { ...n, selected: true })) }));
+      } else if (!mod && e.code === "Digit1") rf.fitView(FIT);
+    };
+    document.addEventListener("keydown", onKeyDown);
+    return () => document.removeEventListener("keydown", onKeyDown);
+  }, [send, rf, setFlow]);
+}
+
+/** Copy/cut put the selected nodes and the edges among them on the clipboard; paste goes to Python. */
+function useClipboard(flowRef, send, pastePosition) {
+  useEffect(() => {
+    const fragment = () => {
+      const nodes = flowRef.current.nodes.filter((n) => n.selected);
+      if (!nodes.length) return null;
+      const ids = new Set(nodes.map((n) => n.id));
+      const inside = flowRef.current.edges.filter((e) => ids.has(e.source) && ids.has(e.target));
+      return { ids, text: JSON.stringify({ nodeflow: "fragment", nodes: nodes.map(graphNode), edges: inside.map(graphEdge) }) };
+    };
+    const textSelected = () => !!window.getSelection()?.toString();
+    const onCopy = (e, cut) => {
+      if (isTextField(document.activeElement) || textSelected() || !e.clipboardData) return;
+      const picked = fragment();
+      if (!picked) return;
+      e.clipboardData.setData("text/plain", picked.text);
+      e.preventDefault();
+      if (cut) {
+        const edges = flowRef.current.edges.filter((x) => picked.ids.has(x.source) || picked.ids.has(x.target));
+        send("onDelete", { nodes: [...picked.ids], edges: edges.map((x) => x.id) });
+      }
+    };
+    const copy = (e) => onCopy(e, false), cut = (e) => onCopy(e, true);
+    const paste = (e) => {
+      if (isTextField(e.target) || isTextField(document.activeElement)) return;
+      const text = e.clipboardData?.getData("text/plain");
+      if (!text) return;
+      e.preventDefault();
+      send("onPaste", { text, position: pastePosition() });
+    };
+    document.addEventListener("copy", copy);
+    document.addEventListener("cut", cut);
+    document.addEventListener("paste", paste);
+    return () => {
+      document.removeEventListener("copy", copy);
+      document.removeEventListener("cut", cut);
+      document.removeEventListener("paste", paste);
+    };
+  }, [flowRef, send, pastePosition]);
+}
+
+/** Palette entries are plain Reflex elements: tag their drags so the canvas knows what is dropped. */
+function usePaletteDrag() {
+  useEffect(() => {
+    const onDragStart = (e) => {
+      const entry = e.target instanceof Element ? e.target.closest("[data-node-type]") : null;
+      if (!entry || !e.dataTransfer) return;
+      e.dataTransfer.setData(NODE_MIME, entry.getAttribute("data-node-type"));
+      e.dataTransfer.effectAllowed = "copy";
+    };
+    document.addEventListener("dragstart", onDragStart);
+    return () => document.removeEventListener("dragstart", onDragStart);
+  }, []);
+}
+
+// ---- The canvas ---------------------------------------------------------------------------------
+
+function Canvas(props) {
+  const { id, className, style } = props;
+  const definitions = useStableJson(props.definitions) ?? EMPTY;
+  const issues = useStableJson(props.issues) ?? EMPTY;
+  const statuses = useStableJson(props.statuses) ?? EMPTY;
+  const rf = useReactFlow();
+  const [flow, setFlow] = useState(EMPTY_FLOW);
+  const flowRef = useRef(flow);
+  flowRef.current = flow;
+
+  // Reflex hands new callback props on renders; React Flow needs stable ones (else it loops).
+  const latest = useRef(props);
+  latest.current = props;
+  const send = useCallback((name, payload) => {
+    const handler = latest.current[name];
+    if (typeof handler === "function") handler(payload);
+  }, []);
+
+  const context = useMemo(() => ({
+    sockets: definitions.sockets ?? EMPTY,
+    coercions: new Set((definitions.coercions ?? []).map(([s, t]) => `${s}>${t}`)),
+    send,
+  }), [definitions, send]);
+  const conv = useRef(null);
+  conv.current = {
+    types: definitions.types ?? EMPTY, sockets: definitions.sockets ?? EMPTY,
+    errorHandle: definitions.error_handle ?? "error", issues, statuses,
+  };
+
+  const selectionKey = useRef("");
+  const sync = useGraphSync(props.graph, props.patch, setFlow, conv, send, rf, selectionKey);
+  useEffect(() => setFlow((f) => withNodeValues(f, "issue", issues)), [issues]);
+  useEffect(() => setFlow((f) => withNodeValues(f, "status", statuses)), [statuses]);
+
+  const wrapper = useRef(null);
+  const pointer = useRef(null);
+  const pastePosition = useCallback(() => {
+    const rect = wrapper.current?.getBoundingClientRect();
+    const at = pointer.current ?? (rect ? { x: rect.left + rect.width / 2, y: rect.top + rect.height / 2 } : { x: 0, y: 0 });
+    return rf.screenToFlowPosition(at);
+  }, [rf]);
+  useKeyboard(send, rf, setFlow);
+  useClipboard(flowRef, send, pastePosition);
+  usePaletteDrag();
+
+  useEffect(() => {
+    const api = {
+      nodeCount: () => flowRef.current.nodes.length, edgeCount: () => flowRef.current.edges.length,
+      lastSeq: () => sync.current.seq, rev: () => sync.current.rev, fitView: () => rf.fitView(FIT),
+    };
+    window.__nodeflowCanvas = api;
+    return () => { if (window.__nodeflowCanvas === api) delete window.__nodeflowCanvas; };
+  }, [rf, sync]);
+
+  const onNodesChange = useCallback((changes) => setFlow((f) => {
+    const nodes = applyNodeChanges(changes, f.nodes);
+    return nodes === f.nodes ? f : { ...f, nodes };
+  }), []);
+  const onEdgesChange = useCallback((changes) => setFlow((f) => {
+    const edges = applyEdgeChanges(changes, f.edges);
+    return edges === f.edges ? f : { ...f, edges };
+  }), []);
+  // Connection mode is strict, so React Flow already puts the output side in `source`.
+  const onConnect = useCallback(({ source, sourceHandle, target, targetHandle }) => {
+    send("onConnect", { source, sourceHandle, target, targetHandle });
+  }, [send]);
+
+  const dragStart = useRef(new Map());
+  const onDragStart = useCallback((_e, _node, nodes) => {
+    dragStart.current = new Map(nodes.map((n) => [n.id, { ...n.position }]));
+  }, []);
+  const onDragStop = useCallback((_e, _node, nodes) => {
+    const moves = nodes
+      .filter((n) => { const p = dragStart.current.get(n.id); return !p || p.x !== n.position.x || p.y !== n.position.y; })
+      .map((n) => ({ id: n.id, position: { x: n.position.x, y: n.position.y } }));
+    dragStart.current = new Map();
+    if (moves.length) send("onMove", { moves });
+  }, [send]);
+  const onSelectionDragStart = useCallback((e, nodes) => onDragStart(e, null, nodes), [onDragStart]);
+  const onSelectionDragStop = useCallback((e, nodes) => onDragStop(e, null, nodes), [onDragStop]);
+
+  // Python deletes (and may refuse): nothing is removed locally until its patch arrives.
+  const onBeforeDelete = useCallback(async ({ nodes, edges }) => {
+    if (nodes.length || edges.length) send("onDelete", { nodes: nodes.map((n) => n.id), edges: edges.map((e) => e.id) });
+    return false;
+  }, [send]);
+  const onSelectionChange = useCallback(({ nodes }) => {
+    const ids = nodes.map((n) => n.id).sort();
+    const key = ids.join("\n");
+    if (key === selectionKey.current) return;
+    selectionKey.current = key;
+    send("onSelect", { nodes: ids });
+  }, [send]);
+  const lastViewport = useRef("");
+  const onMoveEnd = useCallback((_e, { x, y, zoom }) => {
+    const key = `${x}|${y}|${zoom}`;
+    if (key === lastViewport.current) return;
+    lastViewport.current = key;
+    send("onViewport", { x, y, zoom });
+  }, [send]);
+
+  const onDragOver = useCallback((e) => {
+    if (!e.dataTransfer.types.includes(NODE_MIME)) return;
+    e.preventDefault();
+    e.dataTransfer.dropEffect = "copy";
+  }, []);
+  const onDrop = useCallback((e) => {
+    const type = e.dataTransfer.getData(NODE_MIME);
+    if (!type) return;
+    e.preventDefault();
+    send("onAdd", { type, position: rf.screenToFlowPosition({ x: e.clientX, y: e.clientY }) });
+  }, [send, rf]);
+  const onMouseMove = useCallback((e) => { pointer.current = { x: e.clientX, y: e.clientY }; }, []);
+  const onMouseLeave = useCallback(() => { pointer.current = null; }, []);
+  const passthrough = Object.fromEntries(Object.entries(props).filter(([k]) => k.startsWith("data-")));
+
+  return (
+    <CanvasContext.Provider value={context}>
+      <div id={id} ref={wrapper} className={`nf-canvas${className ? ` ${className}` : ""}`} style={style}
+        onDragOver={onDragOver} onDrop={onDrop} onMouseMove={onMouseMove} onMouseLeave={onMouseLeave} {...passthrough}>
+        <ReactFlow nodes={flow.nodes} edges={flow.edges} nodeTypes={NODE_TYPES} colorMode="dark"
+          onNodesChange={onNodesChange} onEdgesChange={onEdgesChange} onConnect={onConnect}
+          onNodeDragStart={onDragStart} onNodeDragStop={onDragStop}
+          onSelectionDragStart={onSelectionDragStart} onSelectionDragStop={onSelectionDragStop}
+          onBeforeDelete={onBeforeDelete} onSelectionChange={onSelectionChange} onMoveEnd={onMoveEnd}
+          connectionMode={ConnectionMode.Strict} deleteKeyCode={DELETE_KEYS} minZoom={0.05} maxZoom={2}>
+          <Background variant={BackgroundVariant.Dots} gap={20} size={1.2} color="var(--gray-a6)" />
+          <MiniMap pannable zoomable nodeColor={miniMapColor} nodeStrokeWidth={0} />
+          <Controls showInteractive={false} />
+        </ReactFlow>
+      </div>
+    </CanvasContext.Provider>
+  );
+}
+
+export function FlowCanvas(props) {
+  return (
+    <ReactFlowProvider>
+      <Canvas {...props} />
+    </ReactFlowProvider>
+  );
+}

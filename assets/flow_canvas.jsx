@@ -14,6 +14,7 @@ import { dynamicIconImports } from "lucide-react/dynamic.mjs";
 import "./flow_canvas.css";
 
 const NODE_MIME = "application/nodeflow-node";
+const AUTOSAVE_MS = 1000;
 const EMPTY = Object.freeze({});
 const EMPTY_FLOW = { nodes: [], edges: [] };
 const FIT = { padding: 0.15, maxZoom: 1.2 };
@@ -459,6 +460,9 @@ function useGraphSync(graph, patch, setFlow, conv, send, rf, selectionKey) {
       return;
     }
     s.seq = patch.seq;
+    // Autosave a moment after the last edit: every edit arrives here as a patch.
+    clearTimeout(s.autosave);
+    s.autosave = setTimeout(() => send("onSave", { auto: true }), AUTOSAVE_MS);
     setFlow((prev) => {
       const next = applyOps(prev, patch.ops ?? [], conv.current);
       // Python already knows the selection a patch leaves: do not echo it back as on_select.
@@ -600,10 +604,11 @@ function Canvas(props) {
     const api = {
       nodeCount: () => flowRef.current.nodes.length, edgeCount: () => flowRef.current.edges.length,
       lastSeq: () => sync.current.seq, rev: () => sync.current.rev, fitView: () => rf.fitView(FIT),
+      resync: () => send("onResync", {}),
     };
     window.__nodeflowCanvas = api;
     return () => { if (window.__nodeflowCanvas === api) delete window.__nodeflowCanvas; };
-  }, [rf, sync]);
+  }, [rf, sync, send]);
 
   const onNodesChange = useCallback((changes) => setFlow((f) => {
     const nodes = applyNodeChanges(changes, f.nodes);

@@ -5,9 +5,11 @@ import reflex as rx
 from nodes._registry import default_registry
 from nodeflow_app import routes
 from nodeflow_app.components.canvas_placeholder import canvas_placeholder
+from nodeflow_app.components.editor_page import editor_page
 from nodeflow_app.components.graph_list import graph_list_page
 from nodeflow_app.components.header import TAGLINE, header
 from nodeflow_app.components.palette import palette
+from nodeflow_app.state.editor_state import EditorState
 from nodeflow_app.state.graph_list_state import GraphListState
 
 
@@ -44,3 +46,4 @@ app = rx.App()
 app.register_lifespan_task(recover_interrupted_runs)
 app.add_page(graph_list_page, route=routes.GRAPHS, title="NodeFlow — graphs", description=TAGLINE,
              on_load=GraphListState.load)
+app.add_page(editor_page, route=routes.EDITOR, title="NodeFlow — editor", on_load=EditorState.load_graph)

@@ -4,7 +4,8 @@ Rendered at compile time from the registry's definitions (pure data, no state):
 adding a node folder and restarting the app adds it here.
 """
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 import reflex as rx
 from reflex_base.utils import format as rx_format
@@ -34,7 +35,28 @@ def category_label(category: str) -> str:
     return special.get(category, category.replace("_", " ").replace("-", " ").title())
 
 
-def palette_entry(definition: NodeDefinition) -> rx.Component:
+class PaletteState(rx.State):
+    """The palette's search text (filtering happens in the browser: entries are static)."""
+
+    query: str = ""
+
+    @rx.event
+    def set_query(self, query: str):
+        self.query = query
+
+    @rx.var
+    def needle(self) -> str:
+        return self.query.strip().lower()
+
+
+def _matches(definition: NodeDefinition) -> rx.Var:
+    haystack = f"{definition.name} {definition.id} {definition.category} {definition.description}".lower()
+    return rx.Var.create(haystack).contains(PaletteState.needle)
+
+
+def palette_entry(definition: NodeDefinition, on_add: Callable[[str], Any] | None = None) -> rx.Component:
+    """One node type; click adds it (when `on_add` is given), dragging onto the canvas drops it there."""
+    extra = {"on_click": on_add(definition.id)} if on_add else {}
     return rx.hstack(
         rx.center(
             rx.icon(icon_name(definition.icon), size=16),
@@ -57,13 +79,17 @@ def palette_entry(definition: NodeDefinition) -> rx.Component:
         border_radius="var(--radius-3)",
         cursor="grab",
         width="100%",
+        display=rx.cond(_matches(definition), "flex", "none"),
         _hover={"background": "var(--gray-a3)"},
         title=f"{definition.name} ({definition.id} v{definition.version}): {definition.description}",
-        custom_attrs={"data-testid": f"palette-node-{definition.id}", "data-node-type": definition.id},
+        custom_attrs={"data-testid": f"palette-node-{definition.id}", "data-node-type": definition.id,
+                      "draggable": "true"},
+        **extra,
     )
 
 
-def palette_group(category: str, definitions: Sequence[NodeDefinition]) -> rx.Component:
+def palette_group(category: str, definitions: Sequence[NodeDefinition],
+                  on_add: Callable[[str], Any] | None = None) -> rx.Component:
     return rx.vstack(
         rx.text(
             category_label(category),
@@ -75,14 +101,15 @@ def palette_group(category: str, definitions: Sequence[NodeDefinition]) -> rx.Co
             padding_x="8px",
             custom_attrs={"data-testid": f"palette-category-{category}"},
         ),
-        *(palette_entry(d) for d in definitions),
+        *(palette_entry(d, on_add) for d in definitions),
         spacing="1",
         width="100%",
         custom_attrs={"data-testid": f"palette-group-{category}"},
     )
 
 
-def palette(groups: Mapping[str, Sequence[NodeDefinition]]) -> rx.Component:
+def palette(groups: Mapping[str, Sequence[NodeDefinition]],
+            on_add: Callable[[str], Any] | None = None) -> rx.Component:
     count = sum(len(defs) for defs in groups.values())
     return rx.vstack(
         rx.hstack(
@@ -93,7 +120,15 @@ def palette(groups: Mapping[str, Sequence[NodeDefinition]]) -> rx.Component:
             width="100%",
             padding_x="8px",
         ),
-        *(palette_group(category, defs) for category, defs in groups.items()),
+        rx.input(
+            rx.input.slot(rx.icon("search", size=14)),
+            placeholder="Search nodes",
+            value=PaletteState.query,
+            on_change=PaletteState.set_query,
+            width="100%",
+            custom_attrs={"data-testid": "palette-search"},
+        ),
+        *(palette_group(category, defs, on_add) for category, defs in groups.items()),
         spacing="4",
         padding="12px",
         width=PALETTE_WIDTH,

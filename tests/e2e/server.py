@@ -27,6 +27,7 @@ class Server:
     url: str
     port: int
     log: Path
+    data_dir: Path | None = None  # NODEFLOW_DATA_DIR of the server (its SQLite database is in there)
 
 
 def free_port() -> int:
@@ -134,6 +135,6 @@ def run_server(artifacts: Path) -> Iterator[Server]:
                         f"log {log_path}:\n{tail(log_path)}")
                 time.sleep(0.25)
             print(f"\nNodeFlow e2e server up on {url} in {time.monotonic() - started:.1f} s (log {log_path})")
-            yield Server(url=url, port=port, log=log_path)
+            yield Server(url=url, port=port, log=log_path, data_dir=data_dir)
         finally:
             _stop(process)

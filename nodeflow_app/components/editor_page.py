@@ -1,0 +1,172 @@
+"""The editor page: toolbar on top, palette left, canvas in the middle, inspector right."""
+
+from __future__ import annotations
+
+import reflex as rx
+
+from nodeflow_app import routes
+from nodeflow_app.components.canvas import flow_canvas
+from nodeflow_app.components.header import logo
+from nodeflow_app.components.inspector import inspector
+from nodeflow_app.components.palette import palette
+from nodeflow_app.components.theme import BORDER, HEADER_HEIGHT, PANEL_BG
+from nodeflow_app.editor.catalog import catalog
+from nodeflow_app.state.editor_state import EditorState
+from nodes._registry import default_registry
+
+FIT_VIEW = "window.__nodeflowCanvas && window.__nodeflowCanvas.fitView()"
+
+
+def save_status() -> rx.Component:
+    return rx.match(
+        EditorState.save_status,
+        ("unsaved", rx.badge("Unsaved changes", color_scheme="amber", variant="soft")),
+        ("error", rx.badge("Not saved: see issues", color_scheme="red", variant="soft")),
+        rx.badge(rx.cond(EditorState.saved_version > 0, f"Saved · v{EditorState.saved_version}", "Saved"),
+                 color_scheme="green", variant="soft"),
+    )
+
+
+def tool_button(icon: str, label: str, testid: str, **props) -> rx.Component:
+    return rx.tooltip(
+        rx.icon_button(rx.icon(icon, size=16), variant="ghost", color_scheme="gray", size="2",
+                       aria_label=label, custom_attrs={"data-testid": testid}, **props),
+        content=label,
+    )
+
+
+def toolbar() -> rx.Component:
+    return rx.hstack(
+        rx.link(logo(), href=routes.GRAPHS, underline="none", color="inherit"),
+        rx.separator(orientation="vertical", size="1"),
+        rx.link(rx.text("Graphs", size="2", color_scheme="gray"), href=routes.GRAPHS,
+                custom_attrs={"data-testid": "back-to-graphs"}),
+        rx.text("/", size="2", color_scheme="gray"),
+        rx.text(EditorState.graph_name, size="3", weight="medium", custom_attrs={"data-testid": "graph-name"}),
+        rx.box(save_status(), custom_attrs={"data-testid": "save-status"}),
+        rx.box(flex="1"),
+        tool_button("undo-2", "Undo (Ctrl+Z)", "undo", on_click=EditorState.undo, disabled=~EditorState.can_undo),
+        tool_button("redo-2", "Redo (Ctrl+Shift+Z)", "redo", on_click=EditorState.redo,
+                    disabled=~EditorState.can_redo),
+        tool_button("maximize", "Fit view (Shift+1)", "fit-view", on_click=rx.call_script(FIT_VIEW)),
+        tool_button("trash-2", "Delete selected node (Delete)", "delete-node", on_click=EditorState.delete_selection,
+                    disabled=EditorState.selected_id == ""),
+        rx.separator(orientation="vertical", size="1"),
+        issues_popover(),
+        tool_button("download", "Export JSON", "export-graph", on_click=EditorState.export_graph),
+        rx.button(rx.icon("save", size=14), "Save", size="2", on_click=EditorState.save,
+                  custom_attrs={"data-testid": "save-graph"}),
+        align="center",
+        spacing="3",
+        height=HEADER_HEIGHT,
+        padding_x="16px",
+        background=PANEL_BG,
+        border_bottom=BORDER,
+        width="100%",
+        flex_shrink="0",
+        custom_attrs={"data-testid": "editor-toolbar"},
+    )
+
+
+def issue_row(issue: rx.Var) -> rx.Component:
+    return rx.hstack(
+        rx.icon("circle-alert", size=14, color="var(--red-9)", flex_shrink="0", margin_top="3px"),
+        rx.text(issue["message"], size="2"),
+        align="start",
+        spacing="2",
+        padding="6px",
+        border_radius="var(--radius-2)",
+        cursor="pointer",
+        _hover={"background": "var(--gray-a3)"},
+        on_click=EditorState.select_node(issue["node_id"]),
+        custom_attrs={"data-testid": "issue"},
+    )
+
+
+def issues_popover() -> rx.Component:
+    count = EditorState.issue_list.length()
+    return rx.popover.root(
+        rx.popover.trigger(
+            rx.button(
+                rx.icon(rx.cond(count > 0, "triangle-alert", "circle-check"), size=14),
+                rx.cond(count > 0, f"{count} issues", "Validate"),
+                variant="soft", size="2", color_scheme=rx.cond(count > 0, "red", "gray"),
+                on_click=EditorState.validate,
+                custom_attrs={"data-testid": "validate"},
+            ),
+        ),
+        rx.popover.content(
+            rx.cond(
+                count > 0,
+                rx.vstack(rx.foreach(EditorState.issue_list, issue_row), spacing="1", width="100%"),
+                rx.text("No issues: the graph is valid.", size="2", color_scheme="gray"),
+            ),
+            max_width="480px",
+            max_height="360px",
+            overflow_y="auto",
+            custom_attrs={"data-testid": "issues"},
+        ),
+        open=EditorState.issues_open,
+        on_open_change=EditorState.set_issues_open,
+    )
+
+
+def not_found() -> rx.Component:
+    return rx.center(
+        rx.vstack(
+            rx.heading("Graph not found", size="5"),
+            rx.text(f"There is no graph {EditorState.not_found}; it may have been deleted.", color_scheme="gray"),
+            rx.link("Back to the graph list", href=routes.GRAPHS),
+            align="center",
+        ),
+        flex="1",
+        custom_attrs={"data-testid": "graph-not-found"},
+    )
+
+
+def editor_page() -> rx.Component:
+    registry = default_registry()
+    return rx.vstack(
+        toolbar(),
+        rx.cond(
+            EditorState.not_found != "",
+            not_found(),
+            rx.hstack(
+                palette(registry.by_category(), on_add=EditorState.add_from_palette),
+                rx.box(
+                    flow_canvas(
+                        definitions=catalog(registry.definitions()),
+                        graph=EditorState.canvas_graph,
+                        patch=EditorState.patch,
+                        issues=EditorState.node_issues,
+                        statuses={},
+                        on_connect=EditorState.on_connect,
+                        on_move=EditorState.on_move,
+                        on_delete=EditorState.on_delete,
+                        on_select=EditorState.on_select,
+                        on_parameter=EditorState.on_parameter,
+                        on_add=EditorState.on_add,
+                        on_paste=EditorState.on_paste,
+                        on_undo=EditorState.undo,
+                        on_redo=EditorState.redo,
+                        on_save=EditorState.save,
+                        on_resync=EditorState.resync,
+                        on_viewport=EditorState.on_viewport,
+                    ),
+                    flex="1",
+                    height="100%",
+                    min_width="0",
+                    custom_attrs={"data-testid": "canvas"},
+                ),
+                inspector(registry.definitions()),
+                spacing="0",
+                width="100%",
+                flex="1",
+                min_height="0",
+            ),
+        ),
+        spacing="0",
+        height="100vh",
+        width="100vw",
+        overflow="hidden",
+    )

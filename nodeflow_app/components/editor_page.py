@@ -6,6 +6,7 @@ import reflex as rx
 
 from nodeflow_app import routes
 from nodeflow_app.components.canvas import flow_canvas
+from nodeflow_app.components.graph_list import import_button, import_errors_dialog
 from nodeflow_app.components.header import logo
 from nodeflow_app.components.inspector import inspector
 from nodeflow_app.components.palette import palette
@@ -53,6 +54,7 @@ def toolbar() -> rx.Component:
                     disabled=EditorState.selected_id == ""),
         rx.separator(orientation="vertical", size="1"),
         issues_popover(),
+        import_button(),  # a new graph from a JSON file, opened on success (the list page's import)
         tool_button("download", "Export JSON", "export-graph", on_click=EditorState.export_graph),
         rx.button(rx.icon("save", size=14), "Save", size="2", on_click=EditorState.save,
                   custom_attrs={"data-testid": "save-graph"}),
@@ -128,6 +130,7 @@ def editor_page() -> rx.Component:
     registry = default_registry()
     return rx.vstack(
         toolbar(),
+        import_errors_dialog(),
         rx.cond(
             EditorState.not_found != "",
             not_found(),

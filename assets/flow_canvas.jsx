@@ -174,7 +174,9 @@ function applyOps(prev, ops, conv) {
     nodes.forEach((n, i) => index.set(n.id, i));
     for (const [id, e] of edges) if (!index.has(e.source) || !index.has(e.target)) { edges.delete(id); touched.add(e.target); }
   }
-  const edgeList = [...edges.values()];
+  // Same array when no edge changed: React Flow re-adopts all edges whenever the array is new.
+  const edgesChanged = edges.size !== prev.edges.length || ops.some((op) => op.op === "add_edge" || op.op === "remove_edge");
+  let edgeList = edgesChanged ? [...edges.values()] : prev.edges;
   const wired = wiredByNode(edgeList, touched);
   for (const id of touched) {
     const i = index.get(id);
@@ -184,7 +186,7 @@ function applyOps(prev, ops, conv) {
   }
   if (selection) {
     nodes = nodes.map((n) => (selection.has(n.id) === !!n.selected ? n : { ...n, selected: selection.has(n.id) }));
-    for (let i = 0; i < edgeList.length; i++) if (edgeList[i].selected) edgeList[i] = { ...edgeList[i], selected: false };
+    if (edgeList.some((e) => e.selected)) edgeList = edgeList.map((e) => (e.selected ? { ...e, selected: false } : e));
   }
   return { nodes: parented || removed ? orderParents(nodes) : nodes, edges: edgeList };
 }

@@ -14,7 +14,6 @@ import argparse
 import json
 import statistics
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -75,18 +74,31 @@ def frame_count(page) -> int:
     return page.evaluate("() => window.__frames.length")
 
 
-def exchange(page, start: int, settle_s: float = 0.4) -> dict[str, Any]:
-    """The first event sent after `start` and the first delta that answered it: bytes both ways and the round trip."""
-    time.sleep(settle_s)
-    frames = frames_since(page, start)
-    sent = [f for f in frames if f["dir"] == "out"]
-    if not sent:
-        raise RuntimeError("no event was sent")
-    answer = next((f for f in frames if f["dir"] == "in" and f["t"] >= sent[0]["t"]), None)
-    if answer is None:
-        raise RuntimeError("no delta came back")
-    return {"events": len(sent), "sent": sent[0]["size"], "received": answer["size"],
-            "rtt_ms": answer["t"] - sent[0]["t"], "first_event": sent[0].get("text", "")}
+class Probe:
+    """Marks a point in the frame log, then reads what one interaction sent and got back."""
+
+    def __init__(self, page) -> None:
+        self.page = page
+
+    def mark(self) -> int:
+        return frame_count(self.page)
+
+    def exchange(self, mark: int, settle_s: float = 0.4) -> dict[str, Any]:
+        """The first event sent after `mark` and the first delta that answered it: bytes and round trip.
+
+        The round trip is what the page's JavaScript sees: it includes the server and any time the
+        page itself was busy (at 1,000 visible nodes, re-rendering after an input loses focus).
+        """
+        time.sleep(settle_s)
+        frames = frames_since(self.page, mark)
+        sent = [f for f in frames if f["dir"] == "out"]
+        if not sent:
+            raise RuntimeError("no event was sent")
+        answer = next((f for f in frames if f["dir"] == "in" and f["t"] >= sent[0]["t"]), None)
+        if answer is None:
+            raise RuntimeError("no delta came back")
+        return {"events": len(sent), "sent": sent[0]["size"], "received": answer["size"],
+                "rtt_ms": answer["t"] - sent[0]["t"], "first_event": sent[0].get("text", "")}
 
 
 def open_graph(page, url: str, count: int) -> float:
@@ -98,39 +110,42 @@ def open_graph(page, url: str, count: int) -> float:
     return time.perf_counter() - started
 
 
-def inline_edit(page, name: str, parameter: str, value: str) -> dict[str, Any]:
-    control = page.get_by_test_id(f"inline-{name}-{parameter}")
+def inline_edit(probe: Probe, name: str, parameter: str, value: str) -> dict[str, Any]:
+    control = probe.page.get_by_test_id(f"inline-{name}-{parameter}")
     control.scroll_into_view_if_needed()
     control.fill(value)
-    start = frame_count(page)
-    control.press("Enter")
-    return exchange(page, start)
+    time.sleep(0.4)
+    mark = probe.mark()
+    # The keyboard, not locator.press: the locator's checks query a 1,000-node DOM on the page's
+    # main thread right when the answer arrives, which would be timed as the editor's.
+    probe.page.keyboard.press("Enter")
+    return probe.exchange(mark)
 
 
-def drag(page, name: str) -> dict[str, Any]:
-    node = page.get_by_test_id(f"node-{name}")
-    header = node.locator(".nf-header").first
+def drag(probe: Probe, name: str) -> dict[str, Any]:
+    page = probe.page
+    header = page.get_by_test_id(f"node-{name}").locator(".nf-header").first
     box = header.bounding_box()
     x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
     header.click()  # select first: the selection event is not part of the drag
     time.sleep(0.4)
-    start = frame_count(page)
+    mark = probe.mark()
     page.mouse.move(x, y)
     page.mouse.down()
     for step in range(1, 31):
         page.mouse.move(x + step * 4, y + step * 2)
-    moves_sent = len([f for f in frames_since(page, start) if f["dir"] == "out"])
+    moves_sent = len([f for f in frames_since(page, mark) if f["dir"] == "out"])
     page.mouse.up()
-    result = exchange(page, start)
+    result = probe.exchange(mark)
     result["sent_while_moving"] = moves_sent
     return result
 
 
-def resync(page) -> dict[str, Any]:
+def resync(probe: Probe) -> dict[str, Any]:
     """The baseline: the whole graph over the wire, what a `nodes` state var costs on every edit."""
-    start = frame_count(page)
-    page.evaluate("() => window.__nodeflowCanvas.resync()")
-    return exchange(page, start, settle_s=1.0)
+    mark = probe.mark()
+    probe.page.evaluate("() => window.__nodeflowCanvas.resync()")
+    return probe.exchange(mark, settle_s=1.0)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -149,7 +164,6 @@ def main(argv: list[str] | None = None) -> int:
     from nodeflow_app.store.graphs import GraphStore
     from tests.e2e.server import run_server
 
-    artifacts = Path(tempfile.mkdtemp(prefix="nodeflow-bench-editor-"))
     with run_server(root / "tests" / ".artifacts") as server, sync_playwright() as playwright:
         store = GraphStore(f"sqlite:///{server.data_dir / 'nodeflow.db'}")
         graph_id = store.create(f"Bench {count}", big_graph(count)).id
@@ -160,16 +174,16 @@ def main(argv: list[str] | None = None) -> int:
             context = browser.new_context(viewport={"width": 1440, "height": 900})
             page = context.new_page()
             page.add_init_script(RECORD_FRAMES)
+            probe = Probe(page)
             results["open"].append({"seconds": open_graph(page, url, count)})
             time.sleep(1.0)
             target = f"conditional {3 * (round_ + 1)}"
-            results["edit"].append(inline_edit(page, target, "value", f"v{round_}-{time.time_ns()}"))
-            results["drag"].append(drag(page, f"prompt-template {3 * (round_ + 1) + 1}"))
-            results["resync"].append(resync(page))
+            results["edit"].append(inline_edit(probe, target, "value", f"v{round_}-{time.time_ns()}"))
+            results["drag"].append(drag(probe, f"prompt-template {3 * (round_ + 1) + 1}"))
+            results["resync"].append(resync(probe))
             context.close()
         browser.close()
     report(count, results)
-    (artifacts / "editor.json").write_text(json.dumps(results, indent=2))
     return 0
 
 
@@ -183,21 +197,21 @@ def report(count: int, results: dict[str, list[dict[str, Any]]]) -> None:
         ("open graph (to all nodes in the DOM)", f"{open_s:.2f} s", f"< {OPEN_TARGET_S:g} s", open_s < OPEN_TARGET_S),
         ("parameter edit: bytes (event + delta)", f"{edit_bytes:,.0f} B", f"< {EDIT_BYTES_TARGET:,} B",
          edit_bytes < EDIT_BYTES_TARGET),
-        ("parameter edit: round trip", f"{med('edit', 'rtt_ms'):.1f} ms", f"< {EDIT_RTT_TARGET_MS:g} ms",
-         med("edit", "rtt_ms") < EDIT_RTT_TARGET_MS),
+        ("parameter edit: round trip", f"{med('edit', 'rtt_ms'):.1f} ms",
+         f"< {EDIT_RTT_TARGET_MS:g} ms", med("edit", "rtt_ms") < EDIT_RTT_TARGET_MS),
         ("drag stop: bytes (event + delta)", f"{drag_bytes:,.0f} B", f"< {EDIT_BYTES_TARGET:,} B",
          drag_bytes < EDIT_BYTES_TARGET),
-        ("drag stop: round trip", f"{med('drag', 'rtt_ms'):.1f} ms", f"< {EDIT_RTT_TARGET_MS:g} ms",
-         med("drag", "rtt_ms") < EDIT_RTT_TARGET_MS),
+        ("drag stop: round trip", f"{med('drag', 'rtt_ms'):.1f} ms",
+         f"< {EDIT_RTT_TARGET_MS:g} ms", med("drag", "rtt_ms") < EDIT_RTT_TARGET_MS),
         ("drag: events sent while moving / in all", f"{med('drag', 'sent_while_moving'):.0f} / {med('drag', 'events'):.0f}",
          "0 / 1", med("drag", "sent_while_moving") == 0 and med("drag", "events") == 1),
         ("baseline: whole graph per edit (resync)", f"{full_bytes:,.0f} B, {med('resync', 'rtt_ms'):.1f} ms",
          "", None),
     ]
     print(f"\nEditor, {count} nodes, {len(results['open'])} round(s), medians (production build, Chromium)")
-    print(f"{'measure':44} {'value':>22} {'target':>10}  met")
+    print(f"{'measure':46} {'value':>22} {'target':>10}  met")
     for what, value, target, met in rows:
-        print(f"{what:44} {value:>22} {target:>10}  {'' if met is None else 'yes' if met else 'NO'}")
+        print(f"{what:46} {value:>22} {target:>10}  {'' if met is None else 'yes' if met else 'NO'}")
     print(f"patch vs whole graph: an edit moves {full_bytes / max(edit_bytes, 1):,.0f}x fewer bytes, a drag stop "
           f"{full_bytes / max(drag_bytes, 1):,.0f}x fewer")
     for key, samples in results.items():

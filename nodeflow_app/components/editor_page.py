@@ -91,7 +91,7 @@ def issues_popover() -> rx.Component:
         rx.popover.trigger(
             rx.button(
                 rx.icon(rx.cond(count > 0, "triangle-alert", "circle-check"), size=14),
-                rx.cond(count > 0, f"{count} issues", "Validate"),
+                rx.cond(count > 0, rx.cond(count == 1, "1 issue", f"{count} issues"), "Validate"),
                 variant="soft", size="2", color_scheme=rx.cond(count > 0, "red", "gray"),
                 on_click=EditorState.validate,
                 custom_attrs={"data-testid": "validate"},

@@ -90,3 +90,30 @@ class GraphVersionRow(SQLModel, table=True):
     node_count: int = 0
     created_at: float
     note: str = ""  # created | saved | autosave | imported | renamed | duplicated from <name>
+
+
+class ChatRow(SQLModel, table=True):
+    """A conversation with a graph; its messages (ChatMessageRow) form a tree."""
+
+    __tablename__ = "chat"
+
+    id: str = Field(primary_key=True, max_length=64)
+    graph_id: str = Field(index=True, max_length=64)  # no foreign key: a chat outlives edits and imports of its graph
+    title: str = Field(max_length=120)
+    created_at: float
+    updated_at: float = Field(index=True)  # the list shows the last active first
+
+
+class ChatMessageRow(SQLModel, table=True):
+    """One message of a chat. Retry adds an assistant sibling, edit a user sibling (same parent_id)."""
+
+    __tablename__ = "chat_message"
+
+    id: str = Field(primary_key=True, max_length=64)
+    chat_id: str = Field(foreign_key="chat.id", ondelete="CASCADE", index=True, max_length=64)
+    parent_id: str | None = Field(default=None, max_length=64)  # None: a first message
+    role: str  # user | assistant
+    blocks_json: str = Field(sa_type=Text)  # the content blocks (nodeflow_app.chat.blocks) as a JSON list
+    status: str = "complete"  # complete | streaming | stopped | failed | paused
+    run_id: str | None = Field(default=None, index=True)  # the run that wrote an assistant message
+    created_at: float

@@ -2,44 +2,20 @@
 
 import reflex as rx
 
-from nodes._registry import default_registry
 from nodeflow_app import routes
-from nodeflow_app.components.canvas_placeholder import canvas_placeholder
 from nodeflow_app.components.editor_page import editor_page
 from nodeflow_app.components.graph_list import graph_list_page
-from nodeflow_app.components.header import TAGLINE, header
-from nodeflow_app.components.palette import palette
+from nodeflow_app.components.header import TAGLINE
 from nodeflow_app.state.editor_state import EditorState
 from nodeflow_app.state.graph_list_state import GraphListState
 
 
-def index() -> rx.Component:
-    return rx.vstack(
-        header(),
-        rx.hstack(
-            palette(default_registry().by_category()),
-            canvas_placeholder(),
-            spacing="0",
-            width="100%",
-            flex="1",
-            min_height="0",
-        ),
-        spacing="0",
-        height="100vh",
-        width="100vw",
-        overflow="hidden",
-    )
-
-
 def recover_interrupted_runs() -> None:
-    """Runs left `running` by a process that died are marked `interrupted` (they can be re-run)."""
-    from nodeflow_app.store.db import create_all
-    from nodeflow_app.store.runs import RunStore
+    """Runs left `running` by a process that died become `interrupted` (they can be re-run), and the
+    chat answers they were streaming become `failed` with an error block."""
+    from nodeflow_app.chat.service import chat_service
 
-    store = RunStore()
-    create_all(store.engine)
-    store.mark_interrupted()
-    store.close()
+    chat_service().recover()
 
 
 app = rx.App()

@@ -1,4 +1,1 @@
-"""Reflex state classes (graph editor, chat, runs, auth, workspace).
-
-The shell needs no state yet: the palette is rendered at compile time from the registry.
-"""
+"""Reflex state classes, one per feature: the graph list and the graph editor (chat and runs come next)."""

@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import expect
 
 from nodeflow_app.store.graphs import GraphStore
 
@@ -89,7 +90,7 @@ def test_a_drag_is_one_edit_and_wires_start_from_either_end(page, pipeline_url: 
     page.mouse.up()
     wait_seq(page, seq + 2)
     assert page.evaluate(f"{CANVAS}.edgeCount()") == 5
-    assert page.locator('.react-flow__edge[data-id]').count() == 5
+    expect(page.locator('.react-flow__edge[data-id]')).to_have_count(5)
 
 
 def test_inline_edit_commits_once_and_undo_restores(page, pipeline_url: str) -> None:
@@ -107,4 +108,4 @@ def test_inline_edit_commits_once_and_undo_restores(page, pipeline_url: str) -> 
     page.locator(".react-flow__pane").click(position={"x": 20, "y": 20})
     page.keyboard.press("Control+z")
     wait_seq(page, seq + 2)
-    assert field.input_value() == before
+    expect(field).to_have_value(before)  # lastSeq moves one render before the field shows the value

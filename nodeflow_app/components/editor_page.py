@@ -10,7 +10,7 @@ from nodeflow_app.components.graph_list import import_button, import_errors_dial
 from nodeflow_app.components.header import logo
 from nodeflow_app.components.inspector import inspector
 from nodeflow_app.components.palette import palette
-from nodeflow_app.components.theme import BORDER, HEADER_HEIGHT, PANEL_BG
+from nodeflow_app.components.theme import TOP_BAR
 from nodeflow_app.editor.catalog import catalog
 from nodeflow_app.state.editor_state import EditorState
 from nodes._registry import default_registry
@@ -58,14 +58,7 @@ def toolbar() -> rx.Component:
         tool_button("download", "Export JSON", "export-graph", on_click=EditorState.export_graph),
         rx.button(rx.icon("save", size=14), "Save", size="2", on_click=EditorState.save,
                   custom_attrs={"data-testid": "save-graph"}),
-        align="center",
-        spacing="3",
-        height=HEADER_HEIGHT,
-        padding_x="16px",
-        background=PANEL_BG,
-        border_bottom=BORDER,
-        width="100%",
-        flex_shrink="0",
+        **TOP_BAR,
         custom_attrs={"data-testid": "editor-toolbar"},
     )
 

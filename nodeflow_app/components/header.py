@@ -2,7 +2,7 @@
 
 import reflex as rx
 
-from nodeflow_app.components.theme import BORDER, HEADER_HEIGHT, PANEL_BG
+from nodeflow_app.components.theme import TOP_BAR
 
 TAGLINE = "Visual builder for AI agent workflows"
 
@@ -29,13 +29,6 @@ def header() -> rx.Component:
         rx.text(TAGLINE, size="2", color_scheme="gray", custom_attrs={"data-testid": "tagline"}),
         rx.box(flex="1"),
         rx.badge("preview", variant="soft", color_scheme="violet"),
-        align="center",
-        spacing="3",
-        height=HEADER_HEIGHT,
-        padding_x="16px",
-        background=PANEL_BG,
-        border_bottom=BORDER,
-        width="100%",
-        flex_shrink="0",
+        **TOP_BAR,
         custom_attrs={"data-testid": "app-header"},
     )

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import threading
-import uuid
 from pathlib import Path
 
 import pytest
@@ -16,9 +15,9 @@ from nodeflow_app.store.graphs import NAME_MAX, GraphNotFound, GraphStore
 from nodes._registry import Registry
 
 from tests.runtime import toys
+from tests.store.postgres import POSTGRES_URL, private_schema
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
-POSTGRES_URL = os.environ.get("NODEFLOW_TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
 
 
 @pytest.fixture
@@ -235,20 +234,10 @@ def test_a_new_store_on_the_same_file_sees_everything(tmp_path):
 @pytest.fixture
 def postgres_store():
     """A GraphStore in a private schema of the shared `test` database, dropped afterwards."""
-    schema = f"nodeflow_test_{uuid.uuid4().hex[:12]}"
-    admin = make_engine(POSTGRES_URL)
-    try:
-        with admin.begin() as conn:
-            conn.execute(text(f'CREATE SCHEMA "{schema}"'))
-    except Exception as error:  # noqa: BLE001 - the team configuration is tested for real, never skipped
-        admin.dispose()
-        pytest.fail(f"PostgreSQL not reachable at {POSTGRES_URL} (it runs on these machines): {error}")
-    engine = make_engine(POSTGRES_URL)
-    yield GraphStore(engine.execution_options(schema_translate_map={None: schema}))
-    engine.dispose()
-    with admin.begin() as conn:
-        conn.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
-    admin.dispose()
+    with private_schema() as schema:
+        engine = make_engine(POSTGRES_URL)
+        yield GraphStore(engine.execution_options(schema_translate_map={None: schema}))
+        engine.dispose()
 
 
 def test_create_save_list_delete_on_postgresql(postgres_store):

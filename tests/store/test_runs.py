@@ -10,7 +10,6 @@ import signal
 import subprocess
 import sys
 import time
-import uuid
 from pathlib import Path
 
 import pytest
@@ -22,9 +21,9 @@ from nodeflow_app.store.runs import RunNotFound, RunStore
 from nodes._types import NodeDefinition, Socket
 
 from tests.runtime import toys
+from tests.store.postgres import POSTGRES_URL, private_schema
 
 ROOT = Path(__file__).resolve().parents[2]
-POSTGRES_URL = os.environ.get("NODEFLOW_TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
 
 
 class Backend:
@@ -62,21 +61,11 @@ def sqlite(tmp_path):
 @pytest.fixture
 def postgres():
     """A private schema in the shared `test` database, dropped afterwards (nobody else's tables are touched)."""
-    schema = f"nodeflow_test_{uuid.uuid4().hex[:12]}"
-    admin = make_engine(POSTGRES_URL)
-    try:
-        with admin.begin() as conn:
-            conn.execute(text(f'CREATE SCHEMA "{schema}"'))
-    except Exception as error:  # noqa: BLE001 - the team configuration is tested for real, never skipped
-        admin.dispose()
-        pytest.fail(f"PostgreSQL not reachable at {POSTGRES_URL} (it runs on these machines): {error}")
-    backend = Backend(POSTGRES_URL, schema)
-    create_all(backend.engine())
-    yield backend
-    backend.close()
-    with admin.begin() as conn:
-        conn.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
-    admin.dispose()
+    with private_schema() as schema:
+        backend = Backend(POSTGRES_URL, schema)
+        create_all(backend.engine())
+        yield backend
+        backend.close()
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])

@@ -112,8 +112,9 @@ class MessageBuilder:
     def _on_completed(self, node: str, node_type: str, data: dict[str, Any]) -> None:
         self._close(node)
         outputs = data.get("outputs")
+        ports = [port for port, value in outputs.items() if value is not None] if isinstance(outputs, dict) else []
         self._step(node, node_type, status="completed", duration_ms=data.get("duration_ms"),
-                   cached=bool(data.get("cached")), summary=summarize(outputs), detail=_pretty(outputs))
+                   cached=bool(data.get("cached")), summary=summarize(outputs), detail=_pretty(outputs), ports=ports)
 
     def _on_error(self, node: str, node_type: str, data: dict[str, Any]) -> None:
         message = str(data.get("error") or "failed")

@@ -82,6 +82,7 @@ class FlowStepBlock(_Block):
     detail: str = ""
     duration_ms: float | None = None
     cached: bool = False
+    ports: list[str] = Field(default_factory=list)  # output ports that got a value: the edges the data took
 
 
 class ApprovalBlock(_Block):

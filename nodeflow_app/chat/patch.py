@@ -102,5 +102,13 @@ def apply_patch(blocks: list[dict[str, Any]], ops: list[dict[str, Any]]) -> list
 
 def step_statuses(ops: list[dict[str, Any]]) -> dict[str, str]:
     """Node id -> status for the flow_step cards in `ops`: what the canvas's live run view needs."""
-    return {op["block"]["node_id"]: op["block"]["status"] for op in ops
-            if op["op"] == "set" and op["block"].get("type") == "flow_step"}
+    return {block["node_id"]: block["status"] for block in _steps(ops)}
+
+
+def step_ports(ops: list[dict[str, Any]]) -> dict[str, list[str]]:
+    """Node id -> the output ports that got a value, for the flow_step cards in `ops` (the edges data took)."""
+    return {block["node_id"]: block.get("ports") or [] for block in _steps(ops)}
+
+
+def _steps(ops: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [op["block"] for op in ops if op["op"] == "set" and op["block"].get("type") == "flow_step"]

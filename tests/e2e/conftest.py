@@ -8,6 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from nodeflow_app.llm import providers
+from tests.llm.fake_openai import FakeOpenAI, FakeServer
+
 from .server import Server, run_server, tail
 
 CHROMIUM = os.environ.get("NODEFLOW_CHROMIUM", "/usr/bin/chromium")
@@ -28,9 +31,28 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 
 @pytest.fixture(scope="session")
-def nodeflow_server(artifacts_dir: Path) -> Iterator[Server]:
-    with run_server(artifacts_dir) as server:
+def e2e_fake_server() -> Iterator[FakeServer]:
+    """The fake OpenAI-compatible server the NodeFlow server's `openai-compatible:*` models talk to."""
+    server = FakeServer()
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def nodeflow_server(artifacts_dir: Path, e2e_fake_server: FakeServer) -> Iterator[Server]:
+    llm_env = {providers.COMPATIBLE_BASE_URL_ENV: e2e_fake_server.fake.base_url, providers.MAX_RETRIES_ENV: "0"}
+    with run_server(artifacts_dir, llm_env) as server:
         yield server
+
+
+@pytest.fixture
+def fake_llm(e2e_fake_server: FakeServer) -> Iterator[FakeOpenAI]:
+    """The fake LLM with an empty script (it echoes the last user message); script replies per test."""
+    fake = e2e_fake_server.fake
+    fake.reset()
+    yield fake
+    fake.reset()
 
 
 # Module scope, not session: Playwright's sync API keeps an asyncio loop running in this thread

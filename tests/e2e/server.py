@@ -107,8 +107,10 @@ def _stop(process: subprocess.Popen) -> None:
 
 
 @contextlib.contextmanager
-def run_server(artifacts: Path) -> Iterator[Server]:
-    """Build and serve the app once; yield when both the page and the backend answer; kill the group after."""
+def run_server(artifacts: Path, extra_env: dict[str, str] | None = None) -> Iterator[Server]:
+    """Build and serve the app once; yield when both the page and the backend answer; kill the group after.
+
+    `extra_env` adds to the server's environment (e.g. the fake LLM's base URL)."""
     artifacts.mkdir(parents=True, exist_ok=True)
     log_path = artifacts / "e2e-server.log"
     with _build_lock(artifacts):
@@ -120,7 +122,7 @@ def run_server(artifacts: Path) -> Iterator[Server]:
             process = subprocess.Popen(
                 [str(VENV_BIN / "reflex"), "run", "--env", "prod",
                  "--frontend-port", str(port), "--backend-port", str(port), "--loglevel", "info"],
-                cwd=ROOT, env=server_env(data_dir), stdout=log, stderr=subprocess.STDOUT,
+                cwd=ROOT, env={**server_env(data_dir), **(extra_env or {})}, stdout=log, stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL, start_new_session=True,
             )
         try:

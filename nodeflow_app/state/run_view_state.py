@@ -1,0 +1,52 @@
+"""What the canvas shows of a run (SPEC 8): each node's status and the output ports data left by.
+
+Its own state class, apart from the graph and the chat: a streaming chat flushes the small `statuses`
+and `ports` dicts here, never the graph or the chat history. The canvas marks an edge taken when its
+source completed and its source handle is among that node's `ports`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import reflex as rx
+
+from nodeflow_app.chat.patch import step_ports, step_statuses
+
+
+class RunViewState(rx.State):
+    """The run shown on the canvas: the live one (chat or test run) or a past one opened from the history."""
+
+    run_id: str = ""
+    label: str = ""  # e.g. "Live run" or "Run 3f2a… · completed"; empty when no run is shown
+    statuses: dict[str, str] = {}
+    ports: dict[str, list[str]] = {}
+
+    def start_live(self, run_id: str, label: str = "Live run") -> None:
+        """A new run begins: the canvas forgets the previous one."""
+        self.run_id, self.label, self.statuses, self.ports = run_id, label, {}, {}
+
+    def apply_steps(self, ops: list[dict[str, Any]]) -> None:
+        """Take the flow_step cards of a chat patch (chat.patch ops); only touches the vars when a step changed."""
+        statuses = step_statuses(ops)
+        if not statuses:
+            return
+        self.statuses = {**self.statuses, **statuses}
+        self.ports = {**self.ports, **step_ports(ops)}
+
+    def show_blocks(self, run_id: str, blocks: list[dict[str, Any]], label: str) -> None:
+        """A whole message's steps (a stored answer, a resumed run) at once."""
+        ops = [{"op": "set", "path": [i], "block": b} for i, b in enumerate(blocks)]
+        self.run_id, self.label = run_id, label
+        self.statuses, self.ports = step_statuses(ops), step_ports(ops)
+
+    def show_nodes(self, run_id: str, nodes: list[dict[str, Any]], label: str) -> None:
+        """A stored run's node records (RunStore.get_run()["nodes"]): statuses, and ports from their outputs."""
+        self.run_id, self.label = run_id, label
+        self.statuses = {n["node_id"]: n["status"] for n in nodes}
+        self.ports = {n["node_id"]: [p for p, v in (n.get("outputs") or {}).items() if v is not None]
+                      for n in nodes if n["status"] == "completed"}
+
+    @rx.event
+    def clear(self):
+        self.run_id, self.label, self.statuses, self.ports = "", "", {}, {}

@@ -3,9 +3,11 @@
 import reflex as rx
 
 from nodeflow_app import routes
+from nodeflow_app.components.chat_panel import chat_page
 from nodeflow_app.components.editor_page import editor_page
 from nodeflow_app.components.graph_list import graph_list_page
 from nodeflow_app.components.header import TAGLINE
+from nodeflow_app.state.chat_state import ChatState
 from nodeflow_app.state.editor_state import EditorState
 from nodeflow_app.state.graph_list_state import GraphListState
 
@@ -22,4 +24,5 @@ app = rx.App()
 app.register_lifespan_task(recover_interrupted_runs)
 app.add_page(graph_list_page, route=routes.GRAPHS, title="NodeFlow — graphs", description=TAGLINE,
              on_load=GraphListState.load)
-app.add_page(editor_page, route=routes.EDITOR, title="NodeFlow — editor", on_load=EditorState.load_graph)
+app.add_page(editor_page, route=routes.EDITOR, title="NodeFlow — editor", on_load=[EditorState.load_graph, ChatState.load])
+app.add_page(chat_page, route=routes.CHAT, title="NodeFlow — chat", on_load=ChatState.load)

@@ -2,7 +2,12 @@
 
 GRAPHS = "/"
 EDITOR = "/graph/[graph_id]"
+CHAT = "/graph/[graph_id]/chat"
 
 
 def editor_url(graph_id: str) -> str:
     return f"/graph/{graph_id}"
+
+
+def chat_url(graph_id: str) -> str:
+    return f"/graph/{graph_id}/chat"

@@ -6,6 +6,7 @@ import reflex as rx
 
 from nodeflow_app import routes
 from nodeflow_app.components.canvas import flow_canvas
+from nodeflow_app.components.chat_panel import chat_panel, chat_toggle
 from nodeflow_app.components.graph_list import import_button, import_errors_dialog
 from nodeflow_app.components.header import logo
 from nodeflow_app.components.inspector import inspector
@@ -58,6 +59,7 @@ def toolbar() -> rx.Component:
         tool_button("download", "Export JSON", "export-graph", on_click=EditorState.export_graph),
         rx.button(rx.icon("save", size=14), "Save", size="2", on_click=EditorState.save,
                   custom_attrs={"data-testid": "save-graph"}),
+        chat_toggle(),
         **TOP_BAR,
         custom_attrs={"data-testid": "editor-toolbar"},
     )
@@ -155,6 +157,7 @@ def editor_page() -> rx.Component:
                     custom_attrs={"data-testid": "canvas"},
                 ),
                 inspector(registry.definitions()),
+                chat_panel(),
                 spacing="0",
                 width="100%",
                 flex="1",

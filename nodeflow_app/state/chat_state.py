@@ -1,0 +1,302 @@
+"""State of a graph's chats: the chat list, the visible branch of one chat, and the answer being streamed.
+
+Streaming (SPEC 8, FACTS "Streaming from background handlers"): a send runs in one background handler
+that iterates `ChatService` updates (already batched every ~40 ms) and takes the state lock only to apply
+one. The answer being streamed lives in the small `stream` var as patch ops (`chat.patch`), applied by the
+thread component in the browser; it joins `messages` once, when it ends. So a flush sends a few hundred
+bytes, never the history or the graph. Run status for the canvas goes to `RunViewState`, a state of its own.
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+from contextlib import aclosing
+from datetime import datetime
+from typing import Any, AsyncIterator, Callable
+
+import reflex as rx
+
+from nodeflow_app.chat.patch import apply_patch
+from nodeflow_app.chat.service import ChatError, ChatService, ChatUpdate, chat_service
+from nodeflow_app.state.editor_state import EditorState
+from nodeflow_app.state.run_view_state import RunViewState
+from nodeflow_app.store.chats import ChatHistory, ChatMessage, ChatNotFound
+from nodeflow_app.store.graphs import GraphNotFound, graph_store
+
+log = logging.getLogger(__name__)
+
+EMPTY_STREAM: dict[str, Any] = {"message_id": "", "seq": 0, "status": "", "blocks": None, "ops": [],
+                                "siblings": [], "index": 0}
+DECIDER = "local user"  # who answers an approval card until accounts exist
+CONTINUE_TEXT = "Continue"
+_REFUSED = (ChatError, ChatNotFound, GraphNotFound)
+
+
+def message_view(history: ChatHistory, message: ChatMessage) -> dict[str, Any]:
+    """A message as the thread component shows it, with its siblings (the branch arrows)."""
+    siblings = history.siblings(message.id) if message.id in history.messages else [message.id]
+    return {"id": message.id, "role": message.role, "status": message.status, "blocks": message.blocks,
+            "run_id": message.run_id or "", "created_at": message.created_at, "siblings": siblings,
+            "index": siblings.index(message.id) if message.id in siblings else 0}
+
+
+def branch_view(history: ChatHistory, path: list[str]) -> list[dict[str, Any]]:
+    return [message_view(history, history.messages[message_id]) for message_id in path]
+
+
+def chat_row(summary: Any) -> dict[str, str]:
+    return {"id": summary.id, "title": summary.title,
+            "updated": datetime.fromtimestamp(summary.updated_at).strftime("%d %b %H:%M")}
+
+
+class ChatState(rx.State):
+    """One graph's chats in one browser tab (the editor's chat panel and the full-page chat share it)."""
+
+    graph_id: str = ""
+    graph_name: str = ""
+    missing: str = ""  # a graph id that does not exist (the chat page says so)
+    chats: list[dict[str, str]] = []
+    chat_id: str = ""
+    messages: list[dict[str, Any]] = []
+    stream: dict[str, Any] = EMPTY_STREAM
+    busy: bool = False
+    panel_open: bool = False
+    rename_open: bool = False
+    rename_error: str = ""
+    delete_open: bool = False
+
+    _run_id: str = ""
+    _stop_requested: bool = False
+    _stream_blocks: list[dict[str, Any]] = []
+    _seq: int = 0
+
+    @rx.var
+    def chat_title(self) -> str:
+        return next((c["title"] for c in self.chats if c["id"] == self.chat_id), "")
+
+    # Loading ---------------------------------------------------------------------------------------
+
+    @rx.event
+    async def load(self):
+        """on_load of the editor and the chat page: the graph of the URL, its chats, the latest one opened."""
+        graph_id = self.router.page.params.get("graph_id", "")
+        if self.busy and graph_id == self.graph_id:
+            return None  # a reload while an answer streams: the stream goes on into this state
+        stored = graph_store().get(graph_id)
+        self.graph_id, self.missing = graph_id, "" if stored else graph_id
+        self.graph_name = stored.name if stored else ""
+        self.chats = [chat_row(c) for c in chat_service().list_chats(graph_id)] if stored else []
+        chat_id = self.chat_id if any(c["id"] == self.chat_id for c in self.chats) else (
+            self.chats[0]["id"] if self.chats else "")
+        return await self._open_chat(chat_id)
+
+    @rx.event
+    def toggle_panel(self):
+        self.panel_open = not self.panel_open
+
+    @rx.event
+    async def select_chat(self, chat_id: str):
+        if self.busy:
+            return rx.toast.warning("An answer is still streaming: stop it or wait before switching chats.")
+        return await self._open_chat(chat_id)
+
+    @rx.event
+    async def new_chat(self):
+        if self.busy:
+            return rx.toast.warning("An answer is still streaming: stop it or wait first.")
+        try:
+            summary = chat_service().create_chat(self.graph_id)
+        except _REFUSED as error:
+            return rx.toast.error(str(error))
+        self._refresh_chats()
+        return await self._open_chat(summary.id)
+
+    async def _open_chat(self, chat_id: str):
+        """Show a chat's latest branch; the canvas shows the steps of its latest answer."""
+        self.chat_id, self.stream, self._stream_blocks = chat_id, EMPTY_STREAM, []
+        self.messages = []
+        if not chat_id:
+            return None
+        try:
+            history = chat_service().history(chat_id)
+        except ChatNotFound as error:
+            self.chat_id = ""
+            return rx.toast.error(str(error))
+        self.messages = branch_view(history, history.path)
+        last = history.messages[history.path[-1]] if history.path else None
+        if last is not None and last.role == "assistant" and last.run_id:
+            (await self.get_state(RunViewState)).show_blocks(last.run_id, last.blocks, "Latest answer")
+        return None
+
+    def _refresh_chats(self) -> None:
+        self.chats = [chat_row(c) for c in chat_service().list_chats(self.graph_id)]
+
+    # Rename and delete -------------------------------------------------------------------------------
+
+    @rx.event
+    def set_rename_open(self, is_open: bool):
+        self.rename_open, self.rename_error = is_open, ""
+
+    @rx.event
+    def rename(self, form: dict[str, Any]):
+        title = str(form.get("title") or "").strip()
+        if not title:
+            self.rename_error = "A chat needs a title."
+            return None
+        try:
+            chat_service().rename_chat(self.chat_id, title)
+        except ChatNotFound as error:
+            self.rename_error = str(error)
+            return None
+        self.rename_open = False
+        self._refresh_chats()
+        return None
+
+    @rx.event
+    def set_delete_open(self, is_open: bool):
+        self.delete_open = is_open
+
+    @rx.event
+    async def delete(self):
+        if self.busy:
+            return rx.toast.warning("Stop the answer being streamed before deleting its chat.")
+        try:
+            chat_service().delete_chat(self.chat_id)
+        except ChatNotFound as error:
+            return rx.toast.error(str(error))
+        self.delete_open = False
+        self._refresh_chats()
+        return await self._open_chat(self.chats[0]["id"] if self.chats else "")
+
+    # Branches ----------------------------------------------------------------------------------------
+
+    @rx.event
+    def show_branch(self, payload: dict[str, Any]):
+        """The arrows: show the branch through the sibling `message_id`."""
+        try:
+            history = chat_service().history(self.chat_id)
+            self.messages = branch_view(history, history.branch(str(payload.get("message_id"))))
+        except (ChatNotFound, KeyError):
+            return rx.toast.error("That message is gone; reload the chat.")
+        return None
+
+    @rx.event
+    def resync(self, payload: dict[str, Any] | None = None):
+        """The browser missed a stream delta: send the streamed message whole."""
+        if self.stream["message_id"]:
+            self.stream = {**self.stream, "seq": self._seq, "blocks": self._stream_blocks, "ops": []}
+
+    # Conversation (background: the run streams while other events go on) ----------------------------
+
+    @rx.event(background=True)
+    async def send(self, form: dict[str, Any]):
+        text = str(form.get("message") or "")
+        if not text.strip():
+            return None
+        return await self._converse(lambda service, chat_id: service.send(chat_id, text), new_chat=True)
+
+    @rx.event(background=True)
+    async def continue_chat(self, payload: dict[str, Any]):
+        parent = str(payload.get("message_id"))
+        return await self._converse(lambda service, chat_id: service.send(chat_id, CONTINUE_TEXT, parent_id=parent))
+
+    @rx.event(background=True)
+    async def retry(self, payload: dict[str, Any]):
+        message_id = str(payload.get("message_id"))
+        return await self._converse(lambda service, _chat_id: service.retry(message_id))
+
+    @rx.event(background=True)
+    async def edit(self, payload: dict[str, Any]):
+        message_id, text = str(payload.get("message_id")), str(payload.get("text") or "")
+        return await self._converse(lambda service, _chat_id: service.edit(message_id, text))
+
+    @rx.event(background=True)
+    async def approve(self, payload: dict[str, Any]):
+        message_id, node_id = str(payload.get("message_id")), str(payload.get("node_id"))
+        decision, note = str(payload.get("decision")), str(payload.get("note") or "").strip() or None
+        return await self._converse(lambda service, chat_id: service.resume(
+            chat_id, message_id, node_id, decision, note, who=DECIDER))
+
+    @rx.event
+    def stop(self):
+        """Stop: the run is cancelled (its provider stream closed); the answer keeps what arrived, as stopped."""
+        self._stop_requested = True
+        if self._run_id:
+            chat_service().stop(self._run_id)
+
+    async def _converse(self, updates_of: Callable[[ChatService, str], AsyncIterator[ChatUpdate]],
+                        new_chat: bool = False):
+        """Run one exchange: apply each update under the lock; a refusal becomes a toast, never a crash."""
+        service = chat_service()
+        async with self:
+            if self.busy:
+                return rx.toast.warning("An answer is still streaming.")
+            if not self.chat_id:
+                if not new_chat:
+                    return rx.toast.error("Open a chat first.")
+                try:
+                    self.chat_id, self.messages = service.create_chat(self.graph_id).id, []
+                except _REFUSED as error:
+                    return rx.toast.error(str(error))
+            self.busy, self._stop_requested, self._run_id = True, False, ""
+            await self._save_pending_edits()
+            chat_id = self.chat_id
+        try:
+            async with aclosing(updates_of(service, chat_id)) as updates:
+                async for update in updates:
+                    async with self:
+                        await self._apply(update, service)
+                        stop = self._stop_requested and update.kind != "end"
+                    if stop and update.run_id:
+                        service.stop(update.run_id)
+        except _REFUSED as error:
+            return rx.toast.error(str(error))
+        except Exception as error:  # noqa: BLE001 - the page must survive; the log has the trace
+            log.exception("chat exchange failed")
+            return rx.toast.error(f"The chat failed: {error}")
+        finally:
+            async with self:
+                self.busy, self._run_id = False, ""
+                if self.stream["message_id"]:  # ended without its `end`: show what is stored
+                    await self._open_chat(self.chat_id)
+        return None
+
+    async def _save_pending_edits(self) -> None:
+        """A run uses the stored graph: unsaved edits of this graph in the editor are saved first."""
+        editor = await self.get_state(EditorState)
+        doc = editor._doc
+        if doc is not None and doc.id == self.graph_id and editor._edits != editor._saved_edits:
+            editor._save("autosave")
+
+    async def _apply(self, update: ChatUpdate, service: ChatService) -> None:
+        run_view = await self.get_state(RunViewState)
+        if update.kind == "user":
+            history = service.history(self.chat_id)
+            self.messages = branch_view(history, history.branch(update.message_id))
+            self._refresh_chats()  # a first message names the chat
+        elif update.kind == "start":
+            history = service.history(self.chat_id)
+            path = history.branch(update.message_id)
+            self.messages = branch_view(history, path[:path.index(update.message_id)])
+            view = message_view(history, update.message)
+            self._run_id, self._seq = update.run_id or "", 0
+            self._stream_blocks = copy.deepcopy(update.message.blocks)
+            self.stream = {"message_id": update.message_id, "seq": 0, "status": update.status,
+                           "blocks": update.message.blocks, "ops": [], "siblings": view["siblings"],
+                           "index": view["index"]}
+            run_view.show_blocks(self._run_id, update.message.blocks, "Live run")
+        elif update.kind == "patch":
+            self._seq += 1
+            apply_patch(self._stream_blocks, update.ops)
+            self.stream = {**self.stream, "seq": self._seq, "blocks": None, "ops": update.ops}
+            run_view.apply_steps(update.ops)
+        elif update.kind == "end":
+            run_view.apply_steps(update.ops)
+            history = service.history(self.chat_id)
+            if update.message_id == self.stream["message_id"]:  # the streamed answer joins the history
+                self.messages = [*self.messages, message_view(history, update.message)]
+            else:  # an answer that never streamed (nothing could run): the branch through it
+                self.messages = branch_view(history, history.branch(update.message_id))
+            self.stream, self._stream_blocks, self._run_id = EMPTY_STREAM, [], ""
+            self._refresh_chats()

@@ -1,0 +1,228 @@
+"""Chatting with a graph in Chromium, against the fake OpenAI-compatible server (real Agno, real HTTP).
+
+    Chat Start --> Agent --> Approval --approve--> LLM Completion
+                     ^               \\--reject---> Prompt Template "Rejected (note)"
+          Toolset (calculator) ==tools==
+
+The thread component keeps `window.__nodeflowChat` ({messageId, seq, ...}); tests wait on the DOM.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from playwright.sync_api import expect
+
+from nodeflow_app.store.graphs import GraphStore
+from tests.llm.fake_openai import text, tool_call
+from tests.llm.graphs import MODEL, graph
+
+from .server import Server
+
+REFUND_DESK = graph(
+    [("chat", "chat-start", {}), ("agent", "agent", {"model": MODEL, "tool_call_limit": 3}),
+     ("calc", "toolset", {"tool_names": ["calculator"]}),
+     ("ok", "approval", {"prompt": "Send '{{ $json.response }}'?"}),
+     ("llm", "llm-completion", {"model": MODEL}),
+     ("no", "prompt-template", {"template": "Rejected ({approval.note})"})],
+    ["chat.output -> agent.input", "calc.tools => agent.tools", "agent.output -> ok.input",
+     "ok.approve -> llm.input", "ok.reject -> no.input"])
+LAYOUT = {"chat": (0, 80), "calc": (0, 300), "agent": (300, 80), "ok": (620, 80), "llm": (940, 0), "no": (940, 220)}
+ECHO = graph([("chat", "chat-start", {}), ("llm", "llm-completion", {"model": MODEL})], ["chat.output -> llm.input"])
+
+
+@pytest.fixture
+def store(nodeflow_server: Server):
+    graphs = GraphStore(f"sqlite:///{nodeflow_server.data_dir / 'nodeflow.db'}")
+    yield graphs
+    graphs.engine.dispose()
+
+
+def laid_out(raw: dict, layout: dict) -> dict:
+    for node in raw["nodes"]:
+        x, y = layout.get(node["id"], (0, 0))
+        node["position"] = {"x": x, "y": y}
+    return raw
+
+
+def open_chat_panel(page, server: Server, graph_id: str) -> None:
+    page.goto(f"{server.url}/graph/{graph_id}")
+    page.wait_for_function("window.__nodeflowCanvas && window.__nodeflowCanvas.rev() > 0")
+    page.get_by_test_id("toggle-chat").click()
+    expect(page.get_by_test_id("chat-panel")).to_be_visible()
+
+
+def send(page, message: str) -> None:
+    page.get_by_test_id("chat-input").fill(message)
+    page.get_by_test_id("chat-input").press("Enter")
+
+
+def messages(page, role: str | None = None):
+    selector = '[data-testid="chat-message"]' + (f'[data-role="{role}"]' if role else "")
+    return page.locator(selector)
+
+
+def last_answer(page):
+    return messages(page, "assistant").last
+
+
+def expect_answer_status(page, status: str, timeout: float = 20_000) -> None:
+    expect(last_answer(page)).to_have_attribute("data-status", status, timeout=timeout)
+
+
+def test_a_newcomer_chats_sees_tokens_tools_steps_and_approval_then_finds_it_after_reload(
+        page, nodeflow_server, store, fake_llm):
+    stored = store.create("Refund desk", laid_out(REFUND_DESK, LAYOUT))
+    fake_llm.script(tool_call("calculator", {"expression": "6*7"}),
+                    text([f"tok{i} " for i in range(40)], delay=0.05))
+    open_chat_panel(page, nodeflow_server, stored.id)
+    send(page, "What is 6*7?")
+
+    # The answer streams: part of it is in the DOM while the run is still going.
+    streaming = page.locator('[data-testid="chat-message"][data-streaming="true"]')
+    expect(streaming.get_by_test_id("block-text")).to_contain_text("tok3", timeout=15_000)
+    partial = streaming.get_by_test_id("block-text").inner_text()
+    assert "tok39" not in partial
+    # Meanwhile the canvas shows the run: the agent is running, the chat start done.
+    expect(page.get_by_test_id("status-AGENT")).to_have_text("running")
+    expect(page.get_by_test_id("status-CHAT")).to_have_text("completed")
+
+    expect_answer_status(page, "paused")
+    answer = last_answer(page)
+    expect(answer.get_by_test_id("block-text")).to_contain_text("tok39")
+    tool = answer.get_by_test_id("block-tool")
+    expect(tool).to_contain_text("calculator")
+    expect(tool).to_contain_text("42")
+    for name, status in (("CHAT", "completed"), ("AGENT", "completed"), ("OK", "paused")):
+        expect(answer.get_by_test_id(f"step-{name}")).to_have_attribute("data-status", status)
+    expect(page.get_by_test_id("status-OK")).to_have_text("paused")
+
+    card = answer.get_by_test_id("approval-card")
+    expect(card).to_contain_text("Send 'tok0")
+    fake_llm.script(text(["All", " done", " here"], delay=0.02))
+    card.get_by_test_id("approval-note").fill("looks right")
+    card.get_by_test_id("approval-approve").click()
+    expect_answer_status(page, "complete")
+    expect(answer.get_by_test_id("step-LLM")).to_have_attribute("data-status", "completed")
+    expect(answer.get_by_test_id("step-NO")).to_have_attribute("data-status", "skipped")
+    expect(answer).to_contain_text("All done here")
+    expect(card).to_have_attribute("data-decision", "approve")
+    expect(card).to_contain_text("local user")
+    expect(card).to_contain_text("looks right")
+    expect(page.get_by_test_id("status-LLM")).to_have_text("completed")
+
+    page.reload()
+    page.wait_for_function("window.__nodeflowCanvas && window.__nodeflowCanvas.rev() > 0")
+    if not page.get_by_test_id("chat-panel").is_visible():
+        page.get_by_test_id("toggle-chat").click()
+    expect(messages(page)).to_have_count(2)
+    answer = last_answer(page)
+    expect(messages(page, "user")).to_contain_text("What is 6*7?")
+    expect(answer).to_have_attribute("data-status", "complete")
+    expect(answer.get_by_test_id("block-tool")).to_contain_text("calculator")
+    expect(answer.get_by_test_id("approval-card")).to_have_attribute("data-decision", "approve")
+    expect(answer).to_contain_text("All done here")
+    expect(answer.get_by_test_id("step-LLM")).to_have_attribute("data-status", "completed")
+    expect(page.get_by_test_id("chat-picker")).to_contain_text("What is 6*7?")
+
+
+def test_reject_takes_the_other_branch_and_a_paused_answer_survives_a_reload(page, nodeflow_server, store, fake_llm):
+    stored = store.create("Refund desk", laid_out(REFUND_DESK, LAYOUT))
+    fake_llm.script(tool_call("calculator", {"expression": "6*7"}), text(["Refund", " 42"]))
+    open_chat_panel(page, nodeflow_server, stored.id)
+    send(page, "Refund me")
+    expect_answer_status(page, "paused")
+    page.reload()  # the paused run is in the database: the card still answers
+    page.wait_for_function("window.__nodeflowCanvas && window.__nodeflowCanvas.rev() > 0")
+    if not page.get_by_test_id("chat-panel").is_visible():
+        page.get_by_test_id("toggle-chat").click()
+    card = last_answer(page).get_by_test_id("approval-card")
+    card.get_by_test_id("approval-note").fill("too much")
+    card.get_by_test_id("approval-reject").click()
+    expect_answer_status(page, "complete")
+    answer = last_answer(page)
+    expect(answer.get_by_test_id("step-NO")).to_have_attribute("data-status", "completed")
+    expect(answer.get_by_test_id("step-NO")).to_contain_text("Rejected (too much)")
+    expect(answer.get_by_test_id("step-LLM")).to_have_attribute("data-status", "skipped")
+    expect(card).to_have_attribute("data-decision", "reject")
+    assert len(fake_llm.requests) == 2  # the agent's two calls; the LLM Completion never ran
+
+
+def test_stop_keeps_the_partial_answer_and_retry_makes_a_sibling_the_arrows_switch(
+        page, nodeflow_server, store, fake_llm):
+    stored = store.create("Echo", ECHO)
+    fake_llm.script(text([f"w{i} " for i in range(300)], delay=0.03))
+    open_chat_panel(page, nodeflow_server, stored.id)
+    send(page, "Talk a lot")
+    streaming = page.locator('[data-testid="chat-message"][data-streaming="true"]')
+    expect(streaming.get_by_test_id("block-text")).to_contain_text("w5 ", timeout=15_000)
+    page.get_by_test_id("chat-stop").click()
+    expect_answer_status(page, "stopped")
+    stopped_text = last_answer(page).get_by_test_id("block-text").inner_text()
+    assert stopped_text.startswith("w0") and "w299" not in stopped_text
+    assert fake_llm.wait_for(lambda: fake_llm.streams and fake_llm.streams[-1].abandoned)
+    expect(page.get_by_test_id("chat-send")).to_be_visible()
+
+    fake_llm.reset()
+    fake_llm.script(text(["A", " short", " one"]))
+    last_answer(page).get_by_test_id("retry").click()
+    expect(last_answer(page)).to_contain_text("A short one", timeout=15_000)
+    expect_answer_status(page, "complete")
+    expect(messages(page)).to_have_count(2)
+    expect(last_answer(page).get_by_test_id("branch-label")).to_have_text("2/2")
+    last_answer(page).get_by_test_id("branch-prev").click()
+    expect(last_answer(page).get_by_test_id("branch-label")).to_have_text("1/2")
+    expect(last_answer(page)).to_have_attribute("data-status", "stopped")
+    expect(last_answer(page).get_by_test_id("block-text")).to_contain_text("w0")
+    last_answer(page).get_by_test_id("branch-next").click()
+    expect(last_answer(page)).to_contain_text("A short one")
+
+
+def test_edit_makes_a_new_user_message_beside_the_old_one(page, nodeflow_server, store, fake_llm):
+    stored = store.create("Echo", ECHO)
+    open_chat_panel(page, nodeflow_server, stored.id)
+    send(page, "first question")  # nothing scripted: the fake echoes the question
+    expect_answer_status(page, "complete")
+    expect(last_answer(page)).to_contain_text("first question")
+    user = messages(page, "user").last
+    user.hover()
+    user.get_by_test_id("edit").click()
+    user.get_by_test_id("edit-text").fill("second question")
+    user.get_by_test_id("edit-send").click()
+    expect(last_answer(page)).to_contain_text("second question", timeout=15_000)
+    expect(messages(page)).to_have_count(2)
+    expect(messages(page, "user").last.get_by_test_id("branch-label")).to_have_text("2/2")
+    messages(page, "user").last.get_by_test_id("branch-prev").click()
+    expect(messages(page, "user").last).to_contain_text("first question")
+    expect(last_answer(page)).to_contain_text("first question")
+
+
+def test_full_page_chat_lists_creates_renames_and_deletes_chats(page, nodeflow_server, store, fake_llm):
+    stored = store.create("Echo", ECHO)
+    page.goto(f"{nodeflow_server.url}/graph/{stored.id}/chat")
+    expect(page.get_by_test_id("chat-page")).to_be_visible()
+    expect(page.get_by_test_id("chat-empty")).to_be_visible()
+    send(page, "hello there")
+    expect_answer_status(page, "complete")
+    items = page.get_by_test_id("chat-list-item")
+    expect(items).to_have_count(1)
+    expect(items.first).to_contain_text("hello there")
+
+    page.get_by_test_id("chat-new").click()
+    expect(items).to_have_count(2)
+    expect(page.get_by_test_id("chat-empty")).to_be_visible()
+    page.get_by_test_id("chat-rename").click()
+    page.get_by_test_id("chat-rename-input").fill("Second thoughts")
+    page.get_by_test_id("chat-rename-confirm").click()
+    expect(items.filter(has_text="Second thoughts")).to_have_count(1)
+
+    items.filter(has_text="hello there").click()
+    expect(messages(page)).to_have_count(2)
+    page.get_by_test_id("chat-delete").click()
+    page.get_by_test_id("chat-delete-confirm").click()
+    expect(items).to_have_count(1)
+    expect(items.first).to_contain_text("Second thoughts")
+    page.reload()
+    expect(page.get_by_test_id("chat-list-item")).to_have_count(1)
+    assert re.search(r"/chat$", page.url)

@@ -49,7 +49,7 @@ def test_tokens_of_two_nodes_go_to_a_text_block_each():
     assert step(blocks, "chat") | {"duration_ms": None} == {
         "type": "flow_step", "node_id": "chat", "node_name": "Chat Start", "node_type": "chat-start",
         "status": "completed", "summary": "hi", "detail": '{\n  "output": {\n    "message": "hi"\n  }\n}',
-        "duration_ms": None, "cached": False}
+        "duration_ms": None, "cached": False, "ports": ["output"]}
     assert (step(blocks, "a")["status"], step(blocks, "a")["duration_ms"]) == ("completed", 12.5)
     assert step(blocks, "b")["status"] == "running"
     assert validate_blocks(blocks) == blocks

@@ -124,6 +124,8 @@ async def test_reject_takes_the_other_branch(fake_llm, service, chat):
     assert steps(final.blocks)["no"] == "completed" and steps(final.blocks)["llm"] == "skipped"
     [no] = [b for b in of_type(final.blocks, "flow_step") if b["node_id"] == "no"]
     assert no["summary"] == "Rejected (too much)"
+    [ok] = [b for b in of_type(final.blocks, "flow_step") if b["node_id"] == "ok"]
+    assert ok["ports"] == ["reject"]  # the canvas draws the edge the data took, not the other one
     assert len(fake_llm.requests) == 2  # the agent's two calls; the LLM Completion never ran
 
 

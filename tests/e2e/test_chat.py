@@ -15,7 +15,7 @@ import pytest
 from playwright.sync_api import expect
 
 from nodeflow_app.store.graphs import GraphStore
-from tests.llm.fake_openai import text, tool_call
+from tests.llm.fake_openai import http_error, text, tool_call
 from tests.llm.graphs import MODEL, graph
 
 from .server import Server
@@ -226,3 +226,19 @@ def test_full_page_chat_lists_creates_renames_and_deletes_chats(page, nodeflow_s
     page.reload()
     expect(page.get_by_test_id("chat-list-item")).to_have_count(1)
     assert re.search(r"/chat$", page.url)
+
+
+def test_a_failed_run_names_the_node_and_why_and_retry_answers_again(page, nodeflow_server, store, fake_llm):
+    stored = store.create("Echo", ECHO)
+    fake_llm.script(http_error(500, "the model is down"))
+    open_chat_panel(page, nodeflow_server, stored.id)
+    send(page, "are you there?")
+    expect_answer_status(page, "failed")
+    error = last_answer(page).get_by_test_id("block-error")
+    expect(error).to_contain_text("LLM")
+    expect(error).to_contain_text("500")
+    expect(last_answer(page).get_by_test_id("step-LLM")).to_have_attribute("data-status", "failed")
+    expect(page.get_by_test_id("status-LLM")).to_have_text("failed")
+    last_answer(page).get_by_test_id("retry").click()
+    expect(last_answer(page)).to_contain_text("are you there?", timeout=15_000)  # the fake echoes now
+    expect_answer_status(page, "complete")

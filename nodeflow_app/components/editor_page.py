@@ -13,6 +13,7 @@ from nodeflow_app.components.inspector import inspector
 from nodeflow_app.components.palette import palette
 from nodeflow_app.components.theme import TOP_BAR
 from nodeflow_app.editor.catalog import catalog
+from nodeflow_app.state.chat_state import ChatState
 from nodeflow_app.state.editor_state import EditorState
 from nodes._registry import default_registry
 
@@ -156,7 +157,9 @@ def editor_page() -> rx.Component:
                     min_width="0",
                     custom_attrs={"data-testid": "canvas"},
                 ),
-                inspector(registry.definitions()),
+                # With the chat open, the inspector's empty state would only take room from the canvas.
+                rx.cond(ChatState.panel_open & (EditorState.selected_id == ""), rx.fragment(),
+                        inspector(registry.definitions())),
                 chat_panel(),
                 spacing="0",
                 width="100%",

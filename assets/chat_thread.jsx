@@ -201,7 +201,7 @@ function CopyButton({ getText, label = "Copy" }) {
     if (navigator.clipboard?.writeText) navigator.clipboard.writeText(text).then(done, () => {});
   }, [getText]);
   return (
-    <button type="button" className="nfc-icon-btn nfc-copy" title={copied ? "Copied" : label} onClick={onClick}>
+    <button type="button" className="nfc-icon-btn nfc-copy" title={copied ? "Copied" : label} aria-label={label} onClick={onClick}>
       {copied ? <Check size={13} /> : <Copy size={13} />}
     </button>
   );
@@ -470,10 +470,10 @@ function BranchArrows({ message, send }) {
   const go = (k) => send("onBranch", { message_id: siblings[k] });
   return (
     <span className="nfc-branch">
-      <button type="button" className="nfc-icon-btn" data-testid="branch-prev" title="Previous version"
+      <button type="button" className="nfc-icon-btn" data-testid="branch-prev" title="Previous version" aria-label="Previous version"
         disabled={index <= 0} onClick={() => go(index - 1)}><ChevronLeft size={14} /></button>
       <span className="nfc-branch-label" data-testid="branch-label">{index + 1}/{siblings.length}</span>
-      <button type="button" className="nfc-icon-btn" data-testid="branch-next" title="Next version"
+      <button type="button" className="nfc-icon-btn" data-testid="branch-next" title="Next version" aria-label="Next version"
         disabled={index >= siblings.length - 1} onClick={() => go(index + 1)}><ChevronRight size={14} /></button>
     </span>
   );
@@ -537,11 +537,11 @@ const Message = memo(function Message({ message, isLast, busy, streaming, send }
         <div className="nfc-footer">
           {badge && <span className={`nfc-badge ${badge[1]}`}>{badge[0]}</span>}
           {user && (
-            <button type="button" className="nfc-icon-btn" data-testid="edit" title="Edit" disabled={busy}
+            <button type="button" className="nfc-icon-btn" data-testid="edit" title="Edit" aria-label="Edit" disabled={busy}
               onClick={() => setEditing(true)}><Pencil size={13} /></button>
           )}
           {!user && !streaming && (
-            <button type="button" className="nfc-icon-btn" data-testid="retry" title="Retry" disabled={busy}
+            <button type="button" className="nfc-icon-btn" data-testid="retry" title="Retry" aria-label="Retry" disabled={busy}
               onClick={() => send("onRetry", { message_id: message.id })}><RotateCcw size={13} /></button>
           )}
           <BranchArrows message={message} send={send} />

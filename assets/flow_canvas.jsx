@@ -67,7 +67,7 @@ function toFlowNode(node, conv, wired, previous) {
     position: previous?.dragging ? previous.position : { x: node.position?.x ?? 0, y: node.position?.y ?? 0 },
     data: {
       node, def, layout: nodeLayout(def, node, conv.errorHandle), wired: wired ?? EMPTY,
-      issue: conv.issues[node.id] ?? null, status: conv.statuses[node.id] ?? null,
+      issue: conv.issues[node.id] ?? null, status: conv.statuses[node.id] ?? null, pinned: conv.pinned[node.id] ?? null,
     },
   };
   if (node.parentId) flowNode.parentId = node.parentId;
@@ -83,11 +83,33 @@ function toFlowEdge(edge, conv) {
   const channel = edge.data?.channel ?? "flow";
   const type = edge.data?.sourceType;
   const color = type && type !== "data" ? conv.sockets[type]?.color : undefined;
-  return {
+  return withTaken({
     id: edge.id, source: edge.source, sourceHandle: edge.sourceHandle, target: edge.target,
     targetHandle: edge.targetHandle, data: edge.data, className: `nf-edge nf-edge-${channel}`,
     style: color ? { stroke: color } : undefined,
-  };
+  }, isTaken(edge, conv.statuses, conv.ports));
+}
+
+/** Data went along this edge in the run shown: its source completed and gave its source handle a value. */
+function isTaken(edge, statuses, ports) {
+  return statuses[edge.source] === "completed" && !!ports[edge.source]?.includes(edge.sourceHandle);
+}
+
+function withTaken(edge, taken) {
+  if (!!edge.animated === taken) return edge;
+  const base = edge.className.replace(" nf-edge-taken", "");
+  return { ...edge, animated: taken, className: taken ? `${base} nf-edge-taken` : base };
+}
+
+/** Mark the edges of the run shown, replacing only the edges that changed (same array when none did). */
+function withTakenEdges(flow, statuses, ports) {
+  let changed = false;
+  const edges = flow.edges.map((e) => {
+    const next = withTaken(e, isTaken(e, statuses, ports));
+    changed ||= next !== e;
+    return next;
+  });
+  return changed ? { ...flow, edges } : flow;
 }
 
 /** Back to the graph format (clipboard): the local position is the current one. */
@@ -397,8 +419,10 @@ function useRemeasure(id, handleKey) {
 
 /** One node, drawn from its definition. Re-renders only when its own data object changes. */
 const NodeBody = memo(function NodeBody({ id, data }) {
-  const { node, def, layout, wired, issue, status } = data;
+  const { node, def, layout, wired, issue, status, pinned } = data;
+  const { send } = useContext(CanvasContext);
   useRemeasure(id, layout.handleKey);
+  const runTo = (e) => { e.stopPropagation(); send("onRunTo", { id }); };
   const className = `nf-node${issue ? " nf-has-issue" : ""}${status ? ` nf-status-${status}` : ""}${def ? "" : " nf-unknown"}`;
   return (
     <div className={className} data-testid={`node-${node.name}`} title={issue ?? undefined}
@@ -407,7 +431,10 @@ const NodeBody = memo(function NodeBody({ id, data }) {
         <NodeIcon name={def?.icon} />
         <span className="nf-title">{node.name}</span>
         {def && def.name !== node.name && <span className="nf-type">{def.name}</span>}
+        {pinned && <span className="nf-pin" data-testid={`pinned-${node.name}`} title="Output pinned: test runs use it">{PIN_ICON}</span>}
         {status && <span className={`nf-badge nf-badge-${status}`} data-testid={`status-${node.name}`}>{status}</span>}
+        <button type="button" className="nf-run-to nodrag" data-testid={`run-to-${node.name}`} title="Run to here"
+          aria-label={`Run to ${node.name}`} onClick={runTo}>{PLAY_ICON}</button>
       </div>
       {def ? (
         <div className="nf-body">
@@ -423,6 +450,11 @@ const NodeBody = memo(function NodeBody({ id, data }) {
 }, (a, b) => a.data === b.data);
 
 const NODE_TYPES = { nodeflow: NodeBody };
+const PLAY_ICON = <svg width="12" height="12" viewBox="0 0 24 24" fill="currentColor"><path d="M7 4v16l13-8z" /></svg>;
+const PIN_ICON = (
+  <svg width="12" height="12" viewBox="0 0 24 24" fill="none" stroke="currentColor" strokeWidth="2" strokeLinecap="round"
+    strokeLinejoin="round"><path d="M12 17v5M9 10.76V6h6v4.76l2 3.24H7z M8 2h8" /></svg>
+);
 const miniMapColor = (n) => n.data?.def?.color ?? FALLBACK_SOCKET.color;
 
 // ---- Hooks --------------------------------------------------------------------------------------
@@ -562,6 +594,8 @@ function Canvas(props) {
   const definitions = useStableJson(props.definitions) ?? EMPTY;
   const issues = useStableJson(props.issues) ?? EMPTY;
   const statuses = useStableJson(props.statuses) ?? EMPTY;
+  const ports = useStableJson(props.ports) ?? EMPTY;
+  const pinned = useStableJson(props.pinned) ?? EMPTY;
   const rf = useReactFlow();
   const [flow, setFlow] = useState(EMPTY_FLOW);
   const flowRef = useRef(flow);
@@ -583,13 +617,15 @@ function Canvas(props) {
   const conv = useRef(null);
   conv.current = {
     types: definitions.types ?? EMPTY, sockets: definitions.sockets ?? EMPTY,
-    errorHandle: definitions.error_handle ?? "error", issues, statuses,
+    errorHandle: definitions.error_handle ?? "error", issues, statuses, ports, pinned,
   };
 
   const selectionKey = useRef("");
   const sync = useGraphSync(props.graph, props.patch, setFlow, conv, send, rf, selectionKey);
   useEffect(() => setFlow((f) => withNodeValues(f, "issue", issues)), [issues]);
   useEffect(() => setFlow((f) => withNodeValues(f, "status", statuses)), [statuses]);
+  useEffect(() => setFlow((f) => withTakenEdges(f, statuses, ports)), [statuses, ports]);
+  useEffect(() => setFlow((f) => withNodeValues(f, "pinned", pinned)), [pinned]);
 
   const wrapper = useRef(null);
   const pointer = useRef(null);

@@ -22,6 +22,7 @@ from sqlalchemy import Engine
 
 from nodeflow_app.chat.adapter import MessageBuilder
 from nodeflow_app.chat.blocks import TextBlock
+from nodeflow_app.runs.caches import recording_cache
 from nodeflow_app.runtime.engine import start_run
 from nodeflow_app.runtime.graph import GraphInvalid
 from nodeflow_app.runtime.run import Run, RunError
@@ -197,8 +198,9 @@ class ChatService:
             raise ChatError("add a Chat Start node to chat with this graph" if not starts else
                             f"this graph has {len(starts)} Chat Start nodes; keep one to chat with it")
         payload = {"message": text, "chat_id": chat.id, "attachments": []}
+        # Outputs go into the graph's cache for the editor's test runs; a chat answer itself always runs.
         return start_run(stored.graph, self.registry, trigger=starts[0]["id"], payload=payload,
-                         hooks=self.runs.hooks(), chat_id=chat.id)
+                         hooks=self.runs.hooks(recording_cache(chat.graph_id)), chat_id=chat.id)
 
     async def _stream(self, start: ChatUpdate, run: Run, events: AsyncIterator[NodeEvent],
                       builder: MessageBuilder) -> AsyncIterator[ChatUpdate]:

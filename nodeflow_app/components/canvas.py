@@ -26,6 +26,8 @@ class FlowCanvas(NoSSRComponent):
     patch: Var[dict]
     issues: Var[dict]
     statuses: Var[dict]
+    ports: Var[dict]
+    pinned: Var[dict]
 
     on_connect: _Event
     on_move: _Event
@@ -39,6 +41,7 @@ class FlowCanvas(NoSSRComponent):
     on_save: _Event
     on_resync: _Event
     on_viewport: _Event
+    on_run_to: _Event
 
     def add_imports(self) -> ImportDict:
         # The canvas's own stylesheet is imported by the JSX, after React Flow's.

@@ -11,10 +11,13 @@ from nodeflow_app.components.graph_list import import_button, import_errors_dial
 from nodeflow_app.components.header import logo
 from nodeflow_app.components.inspector import inspector
 from nodeflow_app.components.palette import palette
+from nodeflow_app.components.run_panel import rerun_button, run_panel, run_view_chip, runs_toggle
 from nodeflow_app.components.theme import TOP_BAR
 from nodeflow_app.editor.catalog import catalog
 from nodeflow_app.state.chat_state import ChatState
 from nodeflow_app.state.editor_state import EditorState
+from nodeflow_app.state.run_history_state import RunHistoryState
+from nodeflow_app.state.run_view_state import RunViewState
 from nodes._registry import default_registry
 
 FIT_VIEW = "window.__nodeflowCanvas && window.__nodeflowCanvas.fitView()"
@@ -58,6 +61,8 @@ def toolbar() -> rx.Component:
         issues_popover(),
         import_button(),  # a new graph from a JSON file, opened on success (the list page's import)
         tool_button("download", "Export JSON", "export-graph", on_click=EditorState.export_graph),
+        runs_toggle(),
+        rerun_button(),
         rx.button(rx.icon("save", size=14), "Save", size="2", on_click=EditorState.save,
                   custom_attrs={"data-testid": "save-graph"}),
         chat_toggle(),
@@ -138,7 +143,9 @@ def editor_page() -> rx.Component:
                         graph=EditorState.canvas_graph,
                         patch=EditorState.patch,
                         issues=EditorState.node_issues,
-                        statuses={},
+                        statuses=RunViewState.statuses,
+                        ports=RunViewState.ports,
+                        pinned=RunHistoryState.pinned,
                         on_connect=EditorState.on_connect,
                         on_move=EditorState.on_move,
                         on_delete=EditorState.on_delete,
@@ -151,7 +158,10 @@ def editor_page() -> rx.Component:
                         on_save=EditorState.save,
                         on_resync=EditorState.resync,
                         on_viewport=EditorState.on_viewport,
+                        on_run_to=RunHistoryState.run_to_here,
                     ),
+                    run_view_chip(),
+                    position="relative",
                     flex="1",
                     height="100%",
                     min_width="0",
@@ -167,6 +177,7 @@ def editor_page() -> rx.Component:
                 min_height="0",
             ),
         ),
+        run_panel(),
         spacing="0",
         height="100vh",
         width="100vw",

@@ -20,6 +20,7 @@ import reflex as rx
 from reflex_base.vars.function import FunctionVar
 
 from nodeflow_app.components.palette import icon_name
+from nodeflow_app.components.run_panel import run_to_here_button
 from nodeflow_app.components.theme import BORDER, PANEL_BG
 from nodeflow_app.editor.fields import CHECKED_FIELD, KEY_FIELD, VALUE_FIELD, accepts_expression, option_flag
 from nodeflow_app.llm.providers import PROVIDERS
@@ -489,6 +490,7 @@ def inspector(definitions: Sequence[NodeDefinition]) -> rx.Component:
             EditorState.selected_id == "",
             empty_state(),
             rx.vstack(
+                run_to_here_button(),
                 rx.match(EditorState.selected_type, *forms, unknown_type()),
                 rx.separator(size="4"),
                 settings_section(),

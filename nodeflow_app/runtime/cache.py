@@ -4,6 +4,7 @@ A node's signature hashes its type, version, parameters and settings with the si
 direct flow parents (so everything upstream, transitively) and, for the trigger, the payload.
 A node with side effects never reuses a cached output, and its signature after running includes a
 hash of what it produced, so downstream nodes are reused only when it produced the same thing.
+`recorder()` is a view for runs that must really execute (a chat answer): it records, never reuses.
 """
 
 from __future__ import annotations
@@ -23,20 +24,22 @@ def _digest(*parts: Any) -> str:
 
 
 class OutputCache:
-    """Last outputs by signature (one graph's, usually), plus outputs pinned by node id as test data."""
+    """Last outputs by signature (one graph's, usually), plus outputs pinned by node id as test data.
 
-    def __init__(self) -> None:
+    With `max_entries`, the least recently stored outputs are forgotten first.
+    """
+
+    def __init__(self, max_entries: int | None = None) -> None:
         self._outputs: dict[str, dict[str, Any]] = {}
         self.pinned: dict[str, dict[str, Any]] = {}
+        self.max_entries = max_entries
 
     # -- used by the scheduler -----------------------------------------------------------------
 
     def signature(self, pn: PlanNode, inputs: dict[str, Any], upstream: dict[str, str], payload: Any) -> str:
         if pn.node.id in self.pinned:
             return _digest("pinned", self.pinned[pn.node.id])
-        node = pn.node
-        parents = sorted((e.targetHandle, upstream.get(e.source, _DEAD), e.sourceHandle) for e in pn.flow_in)
-        return _digest(node.type, node.version, node.data, node.settings.model_dump(), parents, payload)
+        return computed_signature(pn, upstream, payload)
 
     def lookup(self, pn: PlanNode, signature: str) -> dict[str, Any] | None:
         pinned = self.pinned.get(pn.node.id)
@@ -52,8 +55,15 @@ class OutputCache:
             return None
         if pn.definition.side_effects:
             return _digest(signature, outputs)
+        self._outputs.pop(signature, None)  # re-inserted last: the most recent
         self._outputs[signature] = outputs
+        if self.max_entries is not None and len(self._outputs) > self.max_entries:
+            del self._outputs[next(iter(self._outputs))]
         return signature
+
+    def recorder(self) -> "RecordingCache":
+        """A view that records into this cache but never reuses an output or a pin."""
+        return RecordingCache(self)
 
     # -- used by editors -----------------------------------------------------------------------
 
@@ -80,6 +90,29 @@ class OutputCache:
             if parent_stale or self.lookup(pn, signature) is None:
                 stale.add(node_id)
         return stale
+
+
+class RecordingCache:
+    """Hooks a run that must really execute every node into a cache, so later test runs can reuse its outputs."""
+
+    def __init__(self, cache: OutputCache) -> None:
+        self.cache = cache
+
+    def signature(self, pn: PlanNode, inputs: dict[str, Any], upstream: dict[str, str], payload: Any) -> str:
+        return computed_signature(pn, upstream, payload)
+
+    def lookup(self, pn: PlanNode, signature: str) -> None:
+        return None
+
+    def store(self, pn: PlanNode, signature: str | None, outputs: dict[str, Any]) -> str | None:
+        return self.cache.store(pn, signature, outputs)
+
+
+def computed_signature(pn: PlanNode, upstream: dict[str, str], payload: Any) -> str:
+    """What a node's outputs depend on: its type, version, parameters, settings, its parents' signatures, the payload."""
+    node = pn.node
+    parents = sorted((e.targetHandle, upstream.get(e.source, _DEAD), e.sourceHandle) for e in pn.flow_in)
+    return _digest(node.type, node.version, node.data, node.settings.model_dump(), parents, payload)
 
 
 def _topological(plan: Plan, members: set[str]) -> list[str]:

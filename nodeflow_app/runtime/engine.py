@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from nodeflow_app.runtime.graph import Graph, GraphInvalid, GraphIssue, normalize_or_raise, trigger_issues
@@ -34,9 +35,13 @@ def start_run(raw: dict[str, Any] | Graph, registry: Any, *, trigger: str | None
 
 
 def run_to(raw: dict[str, Any] | Graph, registry: Any, node: str, cache: Any, *, trigger: str | None = None,
-           payload: Any = None, **options: Any) -> Run:
-    """A run of only `node` and what it depends on, reusing cached outputs of nodes that are not stale."""
-    run = start_run(raw, registry, trigger=trigger, payload=payload, hooks=RunHooks(cache=cache), **options)
+           payload: Any = None, hooks: RunHooks | None = None, **options: Any) -> Run:
+    """A run of only `node` and what it depends on, reusing cached outputs of nodes that are not stale.
+
+    `hooks` (e.g. persistence) are kept; their cache is `cache`.
+    """
+    hooks = replace(hooks, cache=cache) if hooks is not None else RunHooks(cache=cache)
+    run = start_run(raw, registry, trigger=trigger, payload=payload, hooks=hooks, **options)
     target = run.plan.node_named(node)
     if target is None:
         raise GraphInvalid([GraphIssue(rule="missing_node", message=f"no node '{node}' to run to")])

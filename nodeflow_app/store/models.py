@@ -117,3 +117,14 @@ class ChatMessageRow(SQLModel, table=True):
     status: str = "complete"  # complete | streaming | stopped | failed | paused
     run_id: str | None = Field(default=None, index=True)  # the run that wrote an assistant message
     created_at: float
+
+
+class PinnedOutputRow(SQLModel, table=True):
+    """A node's output pinned as test data: test runs of the graph use it instead of running the node."""
+
+    __tablename__ = "pinned_output"
+
+    graph_id: str = Field(primary_key=True, max_length=64)  # no foreign key, like chats: pins outlive imports
+    node_id: str = Field(primary_key=True)
+    outputs_json: str = Field(sa_type=Text)  # {output port: value} as JSON
+    updated_at: float = 0.0

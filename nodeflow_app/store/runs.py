@@ -18,7 +18,7 @@ import threading
 import time
 from typing import Any, Callable
 
-from sqlalchemy import Engine, Table, bindparam, select, update
+from sqlalchemy import Engine, Table, and_, bindparam, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError, SQLAlchemyError
 
@@ -214,13 +214,27 @@ class RunStore:
     # -- reading -----------------------------------------------------------------------------------
 
     def list_runs(self, graph_id: str | None = None, limit: int = 50) -> list[dict[str, Any]]:
-        """The latest runs (optionally of one graph), newest first, without graph and payload."""
+        """The latest runs (optionally of one graph), newest first, without graph and payload.
+
+        Each has `trigger_name`: the trigger node's name in that run (None before the trigger ran).
+        """
         self.flush()
-        query = select(*_SUMMARY).order_by(RUNS.c.started_at.desc()).limit(limit)
+        trigger = and_(NODES.c.run_id == RUNS.c.id, NODES.c.node_id == RUNS.c.trigger_id)
+        query = (select(*_SUMMARY, NODES.c.node_name.label("trigger_name")).select_from(RUNS.outerjoin(NODES, trigger))
+                 .order_by(RUNS.c.started_at.desc()).limit(limit))
         if graph_id is not None:
             query = query.where(RUNS.c.graph_id == graph_id)
         with self.engine.connect() as conn:
             return [dict(r) for r in conn.execute(query).mappings()]
+
+    def last_payload(self, graph_id: str, trigger_id: str) -> tuple[bool, Any]:
+        """(found, payload) of the latest run of `graph_id` started at `trigger_id`."""
+        self.flush()
+        query = (select(RUNS.c.payload_json).where(RUNS.c.graph_id == graph_id, RUNS.c.trigger_id == trigger_id)
+                 .order_by(RUNS.c.started_at.desc()).limit(1))
+        with self.engine.connect() as conn:
+            row = conn.execute(query).first()
+        return (False, None) if row is None else (True, _loads(row[0]))
 
     def get_run(self, run_id: str) -> dict[str, Any] | None:
         """One run with its graph, payload and nodes (in the order they last changed), or None."""

@@ -77,3 +77,30 @@ async def test_side_effect_nodes_always_run_and_downstream_reuses_when_output_is
     second = await start_run(graph, registry, payload=1, hooks=RunHooks(cache=cache)).run()
     assert counter["n"] == 2 and executed(second) == ["e"]
     assert "e" in cache.stale_nodes(second.plan, "s", 1)
+
+
+async def test_a_recording_run_executes_everything_and_later_runs_reuse_what_it_recorded():
+    cache, registry = OutputCache(), toys.registry()
+    await start_run(chain(), registry, payload=1, hooks=RunHooks(cache=cache)).run()
+    cache.pin("a", {"out": "pinned"})
+    recorded = await start_run(chain(), registry, payload=2, hooks=RunHooks(cache=cache.recorder())).run()
+    assert executed(recorded) == ["a", "b", "c", "d", "s"]  # neither the cache nor the pin was used
+    assert recorded.outputs_by_name()["C"] == {"out": 2}
+    cache.unpin("a")
+    reused = await start_run(chain(), registry, payload=2, hooks=RunHooks(cache=cache)).run()
+    assert executed(reused) == []
+
+
+async def test_max_entries_forgets_the_oldest_outputs():
+    cache, registry = OutputCache(max_entries=5), toys.registry()
+    await start_run(chain(), registry, payload=1, hooks=RunHooks(cache=cache)).run()
+    await start_run(chain(), registry, payload=2, hooks=RunHooks(cache=cache)).run()
+    again = await start_run(chain(), registry, payload=1, hooks=RunHooks(cache=cache)).run()
+    assert executed(again) == ["a", "b", "c", "d", "s"]
+
+
+async def test_run_to_keeps_the_other_hooks():
+    seen = []
+    hooks = RunHooks(on_run=lambda run: seen.append(run.status))
+    run = await run_to(chain(), toys.registry(), "B", OutputCache(), payload=1, hooks=hooks).run()
+    assert seen == ["running", "completed"] and run.hooks.cache is not None and hooks.cache is None

@@ -106,7 +106,9 @@ async def test_run_and_every_node_are_written(sqlite):
 
     listed = store.list_runs(graph_id="g")
     assert [r["id"] for r in listed] == [run.run_id] and "graph_json" not in listed[0]
+    assert listed[0]["trigger_name"] == nodes["s"]["node_name"]
     assert store.list_runs(graph_id="other") == []
+    assert store.last_payload("g", "s") == (True, {"v": 1}) and store.last_payload("g", "a") == (False, None)
 
 
 #  S --> BOOM

@@ -1,0 +1,200 @@
+"""The run history panel and test runs of the open graph: re-run, run to here, pins (SPEC 5).
+
+Its own state class, apart from the graph: the browser gets short display strings (`runs`, `nodes`);
+a test run streams its node statuses to the canvas through RunViewState from one background handler
+that takes the lock only to apply a batch (~every 40 ms).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from contextlib import aclosing
+from typing import Any
+
+import reflex as rx
+
+from nodeflow_app.runs.live import step_batches
+from nodeflow_app.runs.service import RunRefused, run_service
+from nodeflow_app.runs.view import canvas_steps, node_rows, pretty, run_row
+from nodeflow_app.state.editor_state import EditorState
+from nodeflow_app.state.run_view_state import RunViewState
+
+
+class RunHistoryState(rx.State):
+    """Runs of the open graph, the chosen run's nodes, the pin editor, and whether a test run is going on."""
+
+    panel_open: bool = False
+    runs: list[dict[str, str]] = []
+    run_id: str = ""
+    run: dict[str, str] = {}  # the chosen run's row (run_row)
+    nodes: list[dict[str, str]] = []  # the chosen run's nodes (node_rows)
+    pinned: dict[str, bool] = {}  # node id -> True: the canvas marks them
+    running: bool = False
+    pin_node_id: str = ""  # the node whose pin is being edited ("" when the editor is closed)
+    pin_node_name: str = ""
+    pin_text: str = ""
+    pin_error: str = ""
+
+    _graph_id: str = ""
+    _outputs: dict[str, Any] = {}  # the chosen run's outputs by node id (to pre-fill a pin)
+    _steps: list[dict[str, Any]] = []  # the chosen run for the canvas (canvas_steps)
+
+    # Loading -----------------------------------------------------------------------------------
+
+    @rx.event
+    async def load(self):
+        """on_load of the editor: another graph forgets the previous one's runs and run view."""
+        graph_id = self.router.page.params.get("graph_id", "")
+        if graph_id != self._graph_id:
+            self._graph_id = graph_id
+            self._choose(None)
+            self.runs, self.running = [], False
+            view = await self.get_state(RunViewState)
+            view.start_live("", label="")
+        self._load_pins()
+        if self.panel_open:
+            self._refresh()
+
+    @rx.event
+    def toggle_panel(self):
+        self.panel_open = not self.panel_open
+        if self.panel_open:
+            self._refresh()
+
+    @rx.event
+    def refresh(self):
+        self._refresh()
+        if self.run_id:
+            self._choose(self.run_id)
+
+    @rx.event
+    def select_run(self, run_id: str):
+        self._choose(run_id)
+
+    @rx.event
+    async def open_on_canvas(self):
+        if not self.run_id:
+            return
+        view = await self.get_state(RunViewState)
+        view.show_nodes(self.run_id, self._steps, f"Run {self.run_id[:6]} · {self.run.get('status', '')}")
+
+    # Test runs ---------------------------------------------------------------------------------
+
+    @rx.event
+    def rerun(self):
+        return RunHistoryState.test_run("")
+
+    @rx.event
+    def run_to_here(self, payload: dict[str, Any]):
+        """The canvas's play button on a node."""
+        return RunHistoryState.test_run(str(payload.get("id") or ""))
+
+    @rx.event(background=True)
+    async def test_run(self, node_id: str):
+        """Save pending edits, run the stored graph (all of it, or up to `node_id`), stream statuses to the canvas."""
+        async with self:
+            started = await self._begin(node_id)
+        if started is None:
+            return
+        graph_id, label = started
+        try:
+            run = await asyncio.to_thread(_start, graph_id, node_id)
+        except RunRefused as error:
+            async with self:
+                self.running = False
+            return rx.toast.error(f"Nothing ran: {error}")
+        async with self:
+            view = await self.get_state(RunViewState)
+            view.start_live(run.run_id, label)
+        async with aclosing(step_batches(run)) as batches:
+            async for ops in batches:
+                async with self:
+                    view = await self.get_state(RunViewState)
+                    view.apply_steps(ops)
+        async with self:
+            self.running = False
+            if self.panel_open:
+                self._refresh()
+                self._choose(run.run_id)
+        if run.status == "failed":
+            return rx.toast.error(run.error or "The run failed")
+
+    async def _begin(self, node_id: str) -> tuple[str, str] | None:
+        """Under the lock: the graph id and the run's label, after saving unsaved edits (None: nothing to run)."""
+        if self.running:
+            return None
+        editor = await self.get_state(EditorState)
+        doc = editor._doc
+        if doc is None or doc.id != self._graph_id:
+            return None
+        if editor.save_status != "saved":
+            editor._save("autosave")
+        self.running = True
+        node = doc.nodes.get(node_id) if node_id else None
+        return doc.id, f"Run to {node.name}" if node is not None else "Test run"
+
+    # Pins ----------------------------------------------------------------------------------------
+
+    @rx.event
+    def edit_pin(self, node_id: str):
+        """Open the pin editor with the node's pin, else its outputs in the chosen run."""
+        row = next((n for n in self.nodes if n["node_id"] == node_id), None)
+        pins = run_service().pinned(self._graph_id)
+        value = pins.get(node_id, self._outputs.get(node_id))
+        self.pin_node_id, self.pin_node_name = node_id, row["name"] if row else node_id
+        self.pin_text, self.pin_error = pretty(value, limit=10**9) or "{}", ""
+
+    @rx.event
+    def set_pin_text(self, text: str):
+        self.pin_text = text
+
+    @rx.event
+    def close_pin(self):
+        self._close_pin()
+
+    @rx.event
+    def save_pin(self):
+        try:
+            run_service().pin_text(self._graph_id, self.pin_node_id, self.pin_text)
+        except RunRefused as error:
+            self.pin_error = str(error)
+            return
+        name = self.pin_node_name
+        self._close_pin()
+        self._after_pins_changed()
+        return rx.toast.success(f"Pinned: test runs use this data for {name}")
+
+    @rx.event
+    def unpin(self, node_id: str):
+        run_service().unpin(self._graph_id, node_id)
+        self._after_pins_changed()
+
+    # Internals -----------------------------------------------------------------------------------
+
+    def _refresh(self) -> None:
+        self.runs = [run_row(r) for r in run_service().list_runs(self._graph_id)] if self._graph_id else []
+
+    def _choose(self, run_id: str | None) -> None:
+        stored = run_service().get_run(run_id) if run_id else None
+        if stored is None or stored["graph_id"] != self._graph_id:
+            self.run_id, self.run, self.nodes, self._outputs, self._steps = "", {}, [], {}, []
+            return
+        self.run_id, self.run = run_id, run_row(stored)
+        self.nodes = node_rows(stored, self.pinned)
+        self._outputs = {n["node_id"]: n.get("outputs") for n in stored["nodes"]}
+        self._steps = canvas_steps(stored)
+
+    def _close_pin(self) -> None:
+        self.pin_node_id, self.pin_error = "", ""
+
+    def _load_pins(self) -> None:
+        self.pinned = {node_id: True for node_id in run_service().pinned(self._graph_id)} if self._graph_id else {}
+
+    def _after_pins_changed(self) -> None:
+        self._load_pins()
+        self.nodes = [{**n, "pinned": "pinned" if n["node_id"] in self.pinned else ""} for n in self.nodes]
+
+
+def _start(graph_id: str, node_id: str):
+    service = run_service()
+    return service.run_to(graph_id, node_id) if node_id else service.rerun(graph_id)

@@ -1,0 +1,24 @@
+"""The run panel's display strings."""
+
+from nodeflow_app.runs.view import ago, canvas_steps, duration_text, node_rows, pretty, run_row
+
+
+def test_durations_and_times_read_like_a_person_would_say_them():
+    assert [duration_text(v) for v in (None, 0.2, 12.4, 1430, 125_000)] == ["—", "<1 ms", "12 ms", "1.4 s", "2 min 5 s"]
+    assert [ago(1000 - s, 1000) for s in (3, 42, 300, 7200)] == ["just now", "42 s ago", "5 min ago", "2 h ago"]
+
+
+def test_rows_of_a_run_and_its_nodes():
+    run = {"id": "r1", "trigger_name": "Manual", "status": "completed", "duration_ms": 12.0, "graph_version": 3,
+           "started_at": 995.0, "chat_id": None, "error": None,
+           "nodes": [{"node_id": "a", "node_name": "A", "node_type": "edit-fields", "status": "completed",
+                      "duration_ms": 0.0, "cached": True, "inputs": {"input": 1}, "outputs": {"output": 2, "x": None},
+                      "error": None}]}
+    assert run_row(run, 1000.0) == {"id": "r1", "trigger": "Manual", "status": "completed", "duration": "12 ms",
+                                     "version": "v3", "started": "just now", "source": "test", "error": ""}
+    whole = {**run, "trigger_name": None, "trigger_id": "a"}  # get_run names no trigger: its node does
+    assert run_row(whole, 1000.0)["trigger"] == "A"
+    [row] = node_rows(run, {"a"})
+    assert (row["cached"], row["pinned"], row["inputs"]) == ("cached", "pinned", '{\n  "input": 1\n}')
+    assert canvas_steps(run) == [{"node_id": "a", "status": "completed", "outputs": {"output": 1}}]
+    assert pretty("x" * 30, limit=10).endswith("(22 more characters)")

@@ -18,7 +18,7 @@ from nodeflow_app.store.graphs import GraphStore
 from tests.llm.fake_openai import http_error, text, tool_call
 from tests.llm.graphs import MODEL, graph
 
-from .server import Server
+from .server import ROOT, Server
 
 REFUND_DESK = graph(
     [("chat", "chat-start", {}), ("agent", "agent", {"model": MODEL, "tool_call_limit": 3}),
@@ -111,6 +111,9 @@ def test_a_newcomer_chats_sees_tokens_tools_steps_and_approval_then_finds_it_aft
     expect(card).to_contain_text("local user")
     expect(card).to_contain_text("looks right")
     expect(page.get_by_test_id("status-LLM")).to_have_text("completed")
+    page.evaluate("window.__nodeflowCanvas.fitView()")
+    page.wait_for_timeout(400)  # the fit animation
+    page.screenshot(path=str(ROOT / "docs" / "screenshot-chat.png"))  # the README's picture of a chat
 
     page.reload()
     page.wait_for_function("window.__nodeflowCanvas && window.__nodeflowCanvas.rev() > 0")
@@ -242,3 +245,19 @@ def test_a_failed_run_names_the_node_and_why_and_retry_answers_again(page, nodef
     last_answer(page).get_by_test_id("retry").click()
     expect(last_answer(page)).to_contain_text("are you there?", timeout=15_000)  # the fake echoes now
     expect_answer_status(page, "complete")
+
+
+def test_markdown_and_code_render_while_streaming_and_reasoning_stays_collapsed(page, nodeflow_server, store, fake_llm):
+    stored = store.create("Echo", ECHO)
+    answer = ["# Plan", "\n\n", "Use **this**:", "\n\n", "```python\n", "total = 6 * 7\n", "```", "\n\n"]
+    fake_llm.script(text(answer + [f"more{i} " for i in range(60)], delay=0.04, reasoning=["Think", " hard"]))
+    open_chat_panel(page, nodeflow_server, stored.id)
+    send(page, "show me code")
+    streaming = page.locator('[data-testid="chat-message"][data-streaming="true"]')
+    expect(streaming.locator("pre code")).to_contain_text("total = 6 * 7", timeout=15_000)
+    expect(streaming.locator("h1")).to_have_text("Plan")
+    expect(streaming.locator("strong")).to_have_text("this")
+    expect_answer_status(page, "complete")
+    reasoning = last_answer(page).get_by_test_id("block-reasoning")
+    expect(reasoning).to_have_count(1)
+    assert reasoning.evaluate("e => (e.tagName === 'DETAILS' ? e : e.querySelector('details')).open") is False

@@ -20,6 +20,7 @@ import reflex as rx
 from nodeflow_app.chat.patch import apply_patch
 from nodeflow_app.chat.service import ChatError, ChatService, ChatUpdate, chat_service
 from nodeflow_app.state.editor_state import EditorState
+from nodeflow_app.state.run_history_state import RunHistoryState
 from nodeflow_app.state.run_view_state import RunViewState
 from nodeflow_app.store.chats import ChatHistory, ChatMessage, ChatNotFound
 from nodeflow_app.store.graphs import GraphNotFound, graph_store
@@ -260,7 +261,7 @@ class ChatState(rx.State):
                 self.busy, self._run_id = False, ""
                 if self.stream["message_id"]:  # ended without its `end`: show what is stored
                     await self._open_chat(self.chat_id)
-        return None
+        return RunHistoryState.refresh  # the answer's run joins the run history panel
 
     async def _save_pending_edits(self) -> None:
         """A run uses the stored graph: unsaved edits of this graph in the editor are saved first."""

@@ -63,6 +63,9 @@ class RunHistoryState(rx.State):
 
     @rx.event
     def refresh(self):
+        """The refresh button, and the chat after each answer (its run joins the history)."""
+        if not self.panel_open:
+            return
         self._refresh()
         if self.run_id:
             self._choose(self.run_id)

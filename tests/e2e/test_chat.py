@@ -200,6 +200,12 @@ def test_edit_makes_a_new_user_message_beside_the_old_one(page, nodeflow_server,
     expect(messages(page, "user").last).to_contain_text("first question")
     expect(last_answer(page)).to_contain_text("first question")
 
+    last_answer(page).get_by_test_id("continue").click()  # asks for more after the shown answer
+    expect(messages(page)).to_have_count(4)
+    expect(messages(page, "user").last).to_contain_text("Continue")
+    expect_answer_status(page, "complete")
+    expect(last_answer(page)).to_contain_text("Continue")  # the fake echoes it
+
 
 def test_full_page_chat_lists_creates_renames_and_deletes_chats(page, nodeflow_server, store, fake_llm):
     stored = store.create("Echo", ECHO)
@@ -235,8 +241,12 @@ def test_a_failed_run_names_the_node_and_why_and_retry_answers_again(page, nodef
     stored = store.create("Echo", ECHO)
     fake_llm.script(http_error(500, "the model is down"))
     open_chat_panel(page, nodeflow_server, stored.id)
+    page.get_by_test_id("toggle-runs").click()
+    runs = page.get_by_test_id("run-row")
+    expect(runs).to_have_count(0)
     send(page, "are you there?")
     expect_answer_status(page, "failed")
+    expect(runs).to_have_count(1)  # the chat's run joins the open run history
     error = last_answer(page).get_by_test_id("block-error")
     expect(error).to_contain_text("LLM")
     expect(error).to_contain_text("500")
@@ -245,6 +255,7 @@ def test_a_failed_run_names_the_node_and_why_and_retry_answers_again(page, nodef
     last_answer(page).get_by_test_id("retry").click()
     expect(last_answer(page)).to_contain_text("are you there?", timeout=15_000)  # the fake echoes now
     expect_answer_status(page, "complete")
+    expect(runs).to_have_count(2)
 
 
 def test_markdown_and_code_render_while_streaming_and_reasoning_stays_collapsed(page, nodeflow_server, store, fake_llm):

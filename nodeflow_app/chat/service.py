@@ -11,7 +11,6 @@ Each stream that relays another closes it with `aclosing`, so stopping happens a
 
 from __future__ import annotations
 
-import asyncio
 import threading
 import time
 from contextlib import aclosing
@@ -22,6 +21,7 @@ from sqlalchemy import Engine
 
 from nodeflow_app.chat.adapter import MessageBuilder
 from nodeflow_app.chat.blocks import TextBlock
+from nodeflow_app.chat.pump import Pump
 from nodeflow_app.runs.caches import recording_cache
 from nodeflow_app.runtime.engine import start_run
 from nodeflow_app.runtime.graph import GraphInvalid
@@ -34,7 +34,6 @@ from nodes._registry import default_registry
 from nodes._types import NodeEvent
 
 CHAT_START = "chat-start"
-STOP_TIMEOUT = 5.0  # seconds a cancelled run gets to wind down before its task is cancelled outright
 
 
 class ChatError(Exception):
@@ -211,27 +210,20 @@ class ChatService:
         """
         message_id = start.message_id
         self._active[run.run_id] = run
-        wake = asyncio.Event()
-        pump = asyncio.create_task(_pump(events, builder, wake))
+        pump = Pump(run, events, builder)
         saved = time.monotonic()
         try:
             yield start
-            while True:
-                await wake.wait()
-                wake.clear()
-                if pump.done():
-                    break
-                if builder.dirty:
-                    yield ChatUpdate("patch", message_id, "streaming", ops=builder.flush(), run_id=run.run_id)
-                if time.monotonic() - saved >= self.save_interval:  # a crash loses at most this much
-                    self.chats.update_message(message_id, blocks_json=builder.to_json())
-                    saved = time.monotonic()
-                await asyncio.sleep(self.interval)  # events keep flowing into the builder meanwhile
-            pump.result()
+            async with aclosing(pump.batches(self.interval)) as batches:
+                async for ops in batches:
+                    yield ChatUpdate("patch", message_id, "streaming", ops=ops, run_id=run.run_id)
+                    if time.monotonic() - saved >= self.save_interval:  # a crash loses at most this much
+                        self.chats.update_message(message_id, blocks_json=builder.to_json())
+                        saved = time.monotonic()
         except RunError as error:
             raise ChatError(str(error)) from error
         finally:
-            await _wind_down(run, pump)
+            await pump.stop()
             self._active.pop(run.run_id, None)
             status = builder.finish(run.status, run.error)
             self.chats.update_message(message_id, blocks_json=builder.to_json(), status=status)
@@ -249,25 +241,6 @@ class ChatService:
         if message is None:
             raise ChatNotFound(f"no message '{message_id}' in the database")
         return message
-
-
-async def _pump(events: AsyncIterator[NodeEvent], builder: MessageBuilder, wake: asyncio.Event) -> None:
-    try:
-        async for event in events:
-            builder.consume(event)
-            wake.set()
-    finally:
-        wake.set()
-
-
-async def _wind_down(run: Run, pump: asyncio.Task) -> None:
-    """The stream ended or its consumer left: the run stops (cooperatively first) and the pump is awaited."""
-    if not pump.done():
-        run.cancel()
-        await asyncio.wait({pump}, timeout=STOP_TIMEOUT)
-    if not pump.done():
-        pump.cancel()
-    await asyncio.gather(pump, return_exceptions=True)
 
 
 _service: ChatService | None = None

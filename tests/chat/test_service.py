@@ -17,15 +17,9 @@ from nodeflow_app.chat.service import ChatError, ChatService, ChatUpdate
 from nodeflow_app.store.chats import ChatNotFound
 from nodeflow_app.store.graphs import GraphNotFound
 from tests.llm.fake_openai import text, tool_call
-from tests.llm.graphs import MODEL, graph
+from tests.llm.graphs import MODEL, graph, refund_desk
 
-RAW = graph([("chat", "chat-start", {}), ("agent", "agent", {"model": MODEL, "tool_call_limit": 3}),
-             ("calc", "toolset", {"tool_names": ["calculator"]}),
-             ("ok", "approval", {"prompt": "Send '{{ $json.response }}'?"}),
-             ("llm", "llm-completion", {"model": MODEL}),
-             ("no", "prompt-template", {"template": "Rejected ({approval.note})"})],
-            ["chat.output -> agent.input", "calc.tools => agent.tools", "agent.output -> ok.input",
-             "ok.approve -> llm.input", "ok.reject -> no.input"])
+RAW = refund_desk()
 
 
 @pytest.fixture

@@ -16,18 +16,11 @@ from playwright.sync_api import expect
 
 from nodeflow_app.store.graphs import GraphStore
 from tests.llm.fake_openai import http_error, text, tool_call
-from tests.llm.graphs import MODEL, graph
+from tests.llm.graphs import MODEL, graph, refund_desk
 
 from .server import ROOT, Server
 
-REFUND_DESK = graph(
-    [("chat", "chat-start", {}), ("agent", "agent", {"model": MODEL, "tool_call_limit": 3}),
-     ("calc", "toolset", {"tool_names": ["calculator"]}),
-     ("ok", "approval", {"prompt": "Send '{{ $json.response }}'?"}),
-     ("llm", "llm-completion", {"model": MODEL}),
-     ("no", "prompt-template", {"template": "Rejected ({approval.note})"})],
-    ["chat.output -> agent.input", "calc.tools => agent.tools", "agent.output -> ok.input",
-     "ok.approve -> llm.input", "ok.reject -> no.input"])
+REFUND_DESK = refund_desk()
 LAYOUT = {"chat": (0, 80), "calc": (0, 300), "agent": (300, 80), "ok": (620, 80), "llm": (940, 0), "no": (940, 220)}
 ECHO = graph([("chat", "chat-start", {}), ("llm", "llm-completion", {"model": MODEL})], ["chat.output -> llm.input"])
 

@@ -25,6 +25,17 @@ def graph(nodes: list[tuple[str, str, dict[str, Any]]], wires: list[str]) -> dic
                        "position": {"x": 0, "y": 0}} for node_id, node_type, data in nodes]}
 
 
+def refund_desk() -> dict[str, Any]:
+    """Chat Start -> Agent (calculator tool) -> Approval: approve -> LLM Completion, reject -> Prompt Template."""
+    return graph([("chat", "chat-start", {}), ("agent", "agent", {"model": MODEL, "tool_call_limit": 3}),
+                  ("calc", "toolset", {"tool_names": ["calculator"]}),
+                  ("ok", "approval", {"prompt": "Send '{{ $json.response }}'?"}),
+                  ("llm", "llm-completion", {"model": MODEL}),
+                  ("no", "prompt-template", {"template": "Rejected ({approval.note})"})],
+                 ["chat.output -> agent.input", "calc.tools => agent.tools", "agent.output -> ok.input",
+                  "ok.approve -> llm.input", "ok.reject -> no.input"])
+
+
 async def run_graph(raw: dict[str, Any], payload: Any = None, registry: Any = None, **options: Any):
     run = start_run(raw, registry or default_registry(), payload=payload, **options)
     events = [event async for event in run.events()]

@@ -1,0 +1,54 @@
+"""Drive a run's events into a MessageBuilder from a task of its own, and hand out its changes in batches.
+
+The run goes on while a consumer (a UI applying a batch under its state lock) is busy: events pile up in the
+builder, and the next batch carries them all. The chat and the editor's test runs both stream this way.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, AsyncIterator
+
+from nodeflow_app.chat.adapter import MessageBuilder
+from nodeflow_app.runtime.run import Run
+from nodes._types import NodeEvent
+
+STOP_TIMEOUT = 5.0  # seconds a cancelled run gets to wind down before its task is cancelled outright
+
+
+class Pump:
+    """Starts consuming `events` at once (so the run starts even if nobody asks for a batch yet)."""
+
+    def __init__(self, run: Run, events: AsyncIterator[NodeEvent], builder: MessageBuilder):
+        self.run, self.builder = run, builder
+        self._wake = asyncio.Event()
+        self._task = asyncio.create_task(self._drive(events))
+
+    async def batches(self, interval: float) -> AsyncIterator[list[dict[str, Any]]]:
+        """The builder's patch ops, at most one batch per `interval`, until the events end (their error raised)."""
+        while True:
+            await self._wake.wait()
+            self._wake.clear()
+            if self._task.done():
+                break
+            if self.builder.dirty:
+                yield self.builder.flush()
+            await asyncio.sleep(interval)  # events keep flowing into the builder meanwhile
+        self._task.result()
+
+    async def stop(self) -> None:
+        """The stream ended or its consumer left: the run stops (cooperatively first) and the task is awaited."""
+        if not self._task.done():
+            self.run.cancel()
+            await asyncio.wait({self._task}, timeout=STOP_TIMEOUT)
+        if not self._task.done():
+            self._task.cancel()
+        await asyncio.gather(self._task, return_exceptions=True)
+
+    async def _drive(self, events: AsyncIterator[NodeEvent]) -> None:
+        try:
+            async for event in events:
+                self.builder.consume(event)
+                self._wake.set()
+        finally:
+            self._wake.set()

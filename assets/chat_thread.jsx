@@ -2,7 +2,8 @@
  * NodeFlow's chat thread: the message list of a chat with a graph (SPEC 8).
  *
  * Finished messages come whole in `messages` and never change identity until that list changes,
- * so each renders once (React.memo). The answer being streamed lives only here: `stream` carries
+ * so each renders once (React.memo). The answer being streamed (and, once finished, until the next
+ * exchange) lives only here: `streamHead` names it, `stream` carries
  * small patch deltas (nodeflow_app/chat/patch.py) that we apply to a local copy, copying only the
  * touched path, so a token re-renders one text block of one message. A gap in `seq` (React may
  * skip intermediate prop values) asks Python for the whole block list with `on_resync`.
@@ -598,7 +599,10 @@ export function ChatThread(props) {
     if (typeof handler === "function") handler(payload);
   }, []);
 
-  const streamed = useStreamedMessage(props.stream, send);
+  // The head (id, status, siblings) changes twice per answer, the deltas every batch: one object for the hook.
+  const { streamHead, stream: delta } = props;
+  const stream = useMemo(() => (streamHead && delta ? { ...streamHead, ...delta } : delta), [streamHead, delta]);
+  const streamed = useStreamedMessage(stream, send);
 
   // The streaming answer replaces its finished copy if the list still holds one (a resumed paused answer).
   const rows = useMemo(() => {
@@ -630,7 +634,7 @@ export function ChatThread(props) {
       <div ref={content} className="nfc-thread-inner">
         {rows.map((m, k) => (
           <Message key={m.id} message={m} isLast={k === rows.length - 1} busy={!!busy}
-            streaming={m === streamed} send={send} />
+            streaming={m === streamed && m.status === "streaming"} send={send} />
         ))}
       </div>
     </div>

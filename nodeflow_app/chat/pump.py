@@ -22,6 +22,7 @@ class Pump:
     def __init__(self, run: Run, events: AsyncIterator[NodeEvent], builder: MessageBuilder):
         self.run, self.builder = run, builder
         self._wake = asyncio.Event()
+        self._first_token = asyncio.Event()  # cuts the wait short once: the answer's first words go out at once
         self._task = asyncio.create_task(self._drive(events))
 
     async def batches(self, interval: float) -> AsyncIterator[list[dict[str, Any]]]:
@@ -33,8 +34,17 @@ class Pump:
                 break
             if self.builder.dirty:
                 yield self.builder.flush()
-            await asyncio.sleep(interval)  # events keep flowing into the builder meanwhile
+            await self._pause(interval)  # events keep flowing into the builder meanwhile
         self._task.result()
+
+    async def _pause(self, interval: float) -> None:
+        if self._first_token.is_set():
+            await asyncio.sleep(interval)
+            return
+        try:
+            await asyncio.wait_for(self._first_token.wait(), interval)
+        except TimeoutError:
+            pass
 
     async def stop(self) -> None:
         """The stream ended or its consumer left: the run stops (cooperatively first) and the task is awaited."""
@@ -50,5 +60,7 @@ class Pump:
             async for event in events:
                 self.builder.consume(event)
                 self._wake.set()
+                if event.event_type == "token":
+                    self._first_token.set()
         finally:
             self._wake.set()

@@ -32,6 +32,7 @@ def icon_button(icon: str, label: str, testid: str, **props) -> rx.Component:
 def thread() -> rx.Component:
     return chat_thread(
         messages=ChatState.messages,
+        stream_head=ChatState.stream_head,
         stream=ChatState.stream,
         busy=ChatState.busy,
         on_approve=ChatState.approve,
@@ -88,7 +89,7 @@ def composer() -> rx.Component:
 def chat_body() -> rx.Component:
     """The thread (or a hint when the chat is empty) above the composer."""
     return rx.vstack(
-        rx.cond((ChatState.messages.length() > 0) | (ChatState.stream["message_id"] != ""), thread(),
+        rx.cond((ChatState.messages.length() > 0) | (ChatState.stream_head["message_id"] != ""), thread(),
                 empty_thread()),
         composer(),
         spacing="0",

@@ -3,9 +3,11 @@
 Props
 - `messages`: the visible branch, root first; each `{id, role, status, blocks, run_id, created_at, siblings, index}`
   (blocks as in nodeflow_app/chat/blocks.py). A message object must keep its identity until the list changes.
-- `stream`: the answer being streamed, not in `messages` meanwhile: `{message_id ("" when none), seq, status,
-  blocks (list or None), ops, siblings, index}`. A new `message_id` or non-null `blocks` resets the local copy
-  (then `ops` apply); `seq == last + 1` applies `ops` (nodeflow_app/chat/patch.py); a gap sends `on_resync`.
+- `stream_head`: the answer being streamed (or just finished), not in `messages`: `{message_id ("" when none),
+  status, siblings, index}`; set when it starts and when it ends (its final status), so deltas stay small.
+- `stream`: its changes: `{seq, blocks (list or None), ops}`. A new `message_id` or non-null `blocks` resets
+  the local copy (then `ops` apply); `seq == last + 1` applies `ops` (nodeflow_app/chat/patch.py); a gap
+  sends `on_resync`. A finished answer stays here (never resent in `messages`) until the next exchange.
 - `busy`: a run streams in this chat; Retry, Edit, Continue and approval buttons are disabled.
 
 Events, each one dict: `on_approve {message_id, node_id, decision, note}`, `on_retry {message_id}`,
@@ -36,6 +38,7 @@ class ChatThread(NoSSRComponent):
     lib_dependencies: list[str] = ["react-markdown@10.1.0", "remark-gfm@4.0.1", "lucide-react@1.26.0"]
 
     messages: Var[list[dict[str, Any]]]
+    stream_head: Var[dict[str, Any]]
     stream: Var[dict[str, Any]]
     busy: Var[bool]
 

@@ -27,8 +27,8 @@ from nodeflow_app.store.graphs import GraphNotFound, graph_store
 
 log = logging.getLogger(__name__)
 
-EMPTY_STREAM: dict[str, Any] = {"message_id": "", "seq": 0, "status": "", "blocks": None, "ops": [],
-                                "siblings": [], "index": 0}
+EMPTY_HEAD: dict[str, Any] = {"message_id": "", "status": "", "siblings": [], "index": 0}
+EMPTY_STREAM: dict[str, Any] = {"seq": 0, "blocks": None, "ops": []}
 DECIDER = "local user"  # who answers an approval card until accounts exist
 CONTINUE_TEXT = "Continue"
 _REFUSED = (ChatError, ChatNotFound, GraphNotFound)
@@ -60,7 +60,8 @@ class ChatState(rx.State):
     chats: list[dict[str, str]] = []
     chat_id: str = ""
     messages: list[dict[str, Any]] = []
-    stream: dict[str, Any] = EMPTY_STREAM
+    stream_head: dict[str, Any] = EMPTY_HEAD  # the answer streamed (or just finished) apart from `messages`
+    stream: dict[str, Any] = EMPTY_STREAM  # its latest batch of patch ops
     busy: bool = False
     panel_open: bool = False
     rename_open: bool = False
@@ -115,7 +116,7 @@ class ChatState(rx.State):
 
     async def _open_chat(self, chat_id: str):
         """Show a chat's latest branch; the canvas shows the steps of its latest answer."""
-        self.chat_id, self.stream, self._stream_blocks = chat_id, EMPTY_STREAM, []
+        self.chat_id, self.stream_head, self.stream, self._stream_blocks = chat_id, EMPTY_HEAD, EMPTY_STREAM, []
         self.messages = []
         if not chat_id:
             return None
@@ -178,6 +179,7 @@ class ChatState(rx.State):
         try:
             history = chat_service().history(self.chat_id)
             self.messages = branch_view(history, history.branch(str(payload.get("message_id"))))
+            self.stream_head, self.stream = EMPTY_HEAD, EMPTY_STREAM
         except (ChatNotFound, KeyError):
             return rx.toast.error("That message is gone; reload the chat.")
         return None
@@ -185,8 +187,8 @@ class ChatState(rx.State):
     @rx.event
     def resync(self, payload: dict[str, Any] | None = None):
         """The browser missed a stream delta: send the streamed message whole."""
-        if self.stream["message_id"]:
-            self.stream = {**self.stream, "seq": self._seq, "blocks": self._stream_blocks, "ops": []}
+        if self.stream_head["message_id"]:
+            self.stream = {"seq": self._seq, "blocks": self._stream_blocks, "ops": []}
 
     # Conversation (background: the run streams while other events go on) ----------------------------
 
@@ -259,7 +261,7 @@ class ChatState(rx.State):
         finally:
             async with self:
                 self.busy, self._run_id = False, ""
-                if self.stream["message_id"]:  # ended without its `end`: show what is stored
+                if self.stream_head["status"] == "streaming":  # ended without its `end`: show what is stored
                     await self._open_chat(self.chat_id)
         return RunHistoryState.refresh  # the answer's run joins the run history panel
 
@@ -271,10 +273,12 @@ class ChatState(rx.State):
             editor._save("autosave")
 
     async def _apply(self, update: ChatUpdate, service: ChatService) -> None:
+        """One update. The history (`messages`) changes only when an exchange starts, never per batch."""
         run_view = await self.get_state(RunViewState)
-        if update.kind == "user":
+        if update.kind == "user":  # the previous answer, kept in the stream until now, joins the history
             history = service.history(self.chat_id)
             self.messages = branch_view(history, history.branch(update.message_id))
+            self.stream_head, self.stream = EMPTY_HEAD, EMPTY_STREAM
             self._refresh_chats()  # a first message names the chat
         elif update.kind == "start":
             history = service.history(self.chat_id)
@@ -283,21 +287,25 @@ class ChatState(rx.State):
             view = message_view(history, update.message)
             self._run_id, self._seq = update.run_id or "", 0
             self._stream_blocks = copy.deepcopy(update.message.blocks)
-            self.stream = {"message_id": update.message_id, "seq": 0, "status": update.status,
-                           "blocks": update.message.blocks, "ops": [], "siblings": view["siblings"],
-                           "index": view["index"]}
+            self.stream_head = {"message_id": update.message_id, "status": update.status,
+                                "siblings": view["siblings"], "index": view["index"]}
+            self.stream = {"seq": 0, "blocks": update.message.blocks, "ops": []}
             run_view.show_blocks(self._run_id, update.message.blocks, "Live run")
         elif update.kind == "patch":
-            self._seq += 1
-            apply_patch(self._stream_blocks, update.ops)
-            self.stream = {**self.stream, "seq": self._seq, "blocks": None, "ops": update.ops}
+            self._apply_ops(update.ops)
             run_view.apply_steps(update.ops)
         elif update.kind == "end":
             run_view.apply_steps(update.ops)
-            history = service.history(self.chat_id)
-            if update.message_id == self.stream["message_id"]:  # the streamed answer joins the history
-                self.messages = [*self.messages, message_view(history, update.message)]
+            self._run_id = ""
+            if update.message_id == self.stream_head["message_id"]:  # the answer stays where it streamed
+                self._apply_ops(update.ops)
+                self.stream_head = {**self.stream_head, "status": update.status}
             else:  # an answer that never streamed (nothing could run): the branch through it
+                history = service.history(self.chat_id)
                 self.messages = branch_view(history, history.branch(update.message_id))
-            self.stream, self._stream_blocks, self._run_id = EMPTY_STREAM, [], ""
-            self._refresh_chats()
+                self.stream_head, self.stream = EMPTY_HEAD, EMPTY_STREAM
+
+    def _apply_ops(self, ops: list[dict[str, Any]]) -> None:
+        self._seq += 1
+        apply_patch(self._stream_blocks, ops)
+        self.stream = {"seq": self._seq, "blocks": None, "ops": ops}

@@ -29,11 +29,17 @@ const REMARK_PLUGINS = [remarkGfm];
  * `blocks` with `ops` applied, or null when an op does not fit (the server must resync us).
  * Props are never mutated: the list and each touched block (and member_run) get new objects.
  */
+/** An op as Python sends it (chat.patch.wire_ops): `[path, text]` appends, `[path, block]` sets. */
+function fromWire([path, value]) {
+  return typeof value === "string" ? { op: "append", path, text: value } : { op: "set", path, block: value };
+}
+
 export function applyOps(blocks, ops) {
   if (!ops || ops.length === 0) return blocks;
   const out = blocks.slice();
   const ownMembers = new Set(); // member_run indexes whose nested list is already our copy
-  for (const op of ops) {
+  for (const raw of ops) {
+    const op = Array.isArray(raw) ? fromWire(raw) : raw;
     const path = op.path ?? [];
     const i = path[0];
     if (path.length === 1) {

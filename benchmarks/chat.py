@@ -60,7 +60,11 @@ PROBE = r"""
       if (Array.isArray(v)) v.forEach(walk);
       else if (v && typeof v === "object") {
         for (const [k, x] of Object.entries(v)) {
-          if (k === "stream_rx_state_") (x.ops || []).forEach((op) => { if (op.text) bytes += new TextEncoder().encode(op.text).length; });
+          if (k === "stream_rx_state_") (x.ops || []).forEach((op) => {
+            // wire form (chat.patch.wire_ops): [path, text] appends, [path, block] sets
+            const text = Array.isArray(op) ? (typeof op[1] === "string" ? op[1] : "") : op.text;
+            if (text) bytes += new TextEncoder().encode(text).length;
+          });
           else walk(x);
         }
       }
@@ -440,12 +444,13 @@ def wire(got: dict[str, Any], answer_bytes: int, source_first: float, timeline: 
     """Websocket figures of one answer, from the send to the answer's completion (+200 ms).
 
     `patch` frames carry only `stream` ops; their envelope is everything but the answer text in them.
-    The `end` frame is the one that also carries `messages` (the finished answer joining the history).
+    The `end` frame is the last one that sets `stream_head` (the finished answer's status, its last ops).
     """
     frames = got["frames"]
     incoming = [f for f in frames if f["dir"] == "in"]
     patches = [f for f in incoming if f["vars"] == ["stream"]]
-    ends = [f for f in incoming if "messages" in f["vars"]]
+    heads = [f for f in incoming if "stream_head" in f["vars"]]
+    ends = heads[-1:] if len(heads) > 1 else []  # the first one starts the answer
     by_var: dict[str, int] = {}
     for f in incoming:
         key = "+".join(sorted(f["vars"])) or "(no state var)"
@@ -731,7 +736,7 @@ def _diagnosis(samples: list[Sample]) -> None:
         print(f"  {scenario}: {m('ws_in_frames'):.0f} frames in = {m('patch_frames'):.0f} stream patches "
           f"({m('patch_bytes'):,.0f} B, of which answer text {m('patch_text_bytes'):,.0f} B; envelope "
           f"~{m('patch_envelope_bytes_median'):.0f} B each) + the end ({m('end_frames_bytes'):,.0f} B, the finished "
-          f"message in `messages`) + others; {m('dom_updates'):.0f} DOM updates, every "
+          f"answer's status and last ops) + others; {m('dom_updates'):.0f} DOM updates, every "
           f"{m('median_dom_update_gap_ms'):.0f} ms, {m('median_delta_to_dom_ms'):.0f} ms after their delta; last token "
           f"visible {median([s.as_json()['last_after_source_ms'] for s in dom]):.0f} ms after the fake wrote it "
           f"(agno: {median([s.as_json()['last_after_source_ms'] for s in agno]):.0f} ms); CPU s: server "

@@ -19,7 +19,7 @@ from nodes._types import NodeEvent
 Owner = Any  # a node id (its own content) or (node id, member run key) (a member's content)
 
 MESSAGE_STATUS = {"completed": "complete", "cancelled": "stopped", "paused": "paused", "failed": "failed"}
-SUMMARY_CHARS, DETAIL_CHARS = 160, 4000
+SUMMARY_CHARS, DETAIL_CHARS = 160, 1500  # the whole outputs are in the run history
 _DELTA_BLOCKS = {"text": TextBlock, "reasoning": ReasoningBlock}
 
 

@@ -100,6 +100,12 @@ def apply_patch(blocks: list[dict[str, Any]], ops: list[dict[str, Any]]) -> list
     return blocks
 
 
+def wire_ops(ops: list[dict[str, Any]]) -> list[list[Any]]:
+    """The ops as the browser gets them: `[path, text]` appends, `[path, block]` sets (a third of the bytes
+    of a small batch is the op's keys otherwise)."""
+    return [[op["path"], op["text"] if op["op"] == "append" else op["block"]] for op in ops]
+
+
 def step_statuses(ops: list[dict[str, Any]]) -> dict[str, str]:
     """Node id -> status for the flow_step cards in `ops`: what the canvas's live run view needs."""
     return {block["node_id"]: block["status"] for block in _steps(ops)}

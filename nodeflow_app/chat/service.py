@@ -56,7 +56,7 @@ class ChatService:
     """Chats of graphs and the runs that answer their messages."""
 
     def __init__(self, engine_or_url: Engine | str | None = None, *, registry: Any = None,
-                 interval: float = 0.04, save_interval: float = 1.0):
+                 interval: float = 0.05, save_interval: float = 1.0):
         self._owns_engine = not isinstance(engine_or_url, Engine)
         self.engine = engine_or_url if isinstance(engine_or_url, Engine) else make_engine(engine_or_url)
         self.chats, self.graphs, self.runs = ChatStore(self.engine), GraphStore(self.engine), RunStore(self.engine)

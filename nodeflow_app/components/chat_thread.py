@@ -5,7 +5,7 @@ Props
   (blocks as in nodeflow_app/chat/blocks.py). A message object must keep its identity until the list changes.
 - `stream_head`: the answer being streamed (or just finished), not in `messages`: `{message_id ("" when none),
   status, siblings, index}`; set when it starts and when it ends (its final status), so deltas stay small.
-- `stream`: its changes: `{seq, blocks (list or None), ops}`. A new `message_id` or non-null `blocks` resets
+- `stream`: its changes: `{seq, blocks (a list, only to reset), ops}`; ops as `chat.patch.wire_ops` sends them. A new `message_id` or non-null `blocks` resets
   the local copy (then `ops` apply); `seq == last + 1` applies `ops` (nodeflow_app/chat/patch.py); a gap
   sends `on_resync`. A finished answer stays here (never resent in `messages`) until the next exchange.
 - `busy`: a run streams in this chat; Retry, Edit, Continue and approval buttons are disabled.

@@ -1,7 +1,7 @@
 """State of a graph's chats: the chat list, the visible branch of one chat, and the answer being streamed.
 
 Streaming (SPEC 8, FACTS "Streaming from background handlers"): a send runs in one background handler
-that iterates `ChatService` updates (already batched every ~40 ms) and takes the state lock only to apply
+that iterates `ChatService` updates (already batched every ~50 ms) and takes the state lock only to apply
 one. The answer being streamed lives in the small `stream` var as patch ops (`chat.patch`), applied by the
 thread component in the browser; it joins `messages` once, when it ends. So a flush sends a few hundred
 bytes, never the history or the graph. Run status for the canvas goes to `RunViewState`, a state of its own.
@@ -17,7 +17,7 @@ from typing import Any, AsyncIterator, Callable
 
 import reflex as rx
 
-from nodeflow_app.chat.patch import apply_patch
+from nodeflow_app.chat.patch import apply_patch, wire_ops
 from nodeflow_app.chat.service import ChatError, ChatService, ChatUpdate, chat_service
 from nodeflow_app.state.editor_state import EditorState
 from nodeflow_app.state.run_history_state import RunHistoryState
@@ -28,7 +28,7 @@ from nodeflow_app.store.graphs import GraphNotFound, graph_store
 log = logging.getLogger(__name__)
 
 EMPTY_HEAD: dict[str, Any] = {"message_id": "", "status": "", "siblings": [], "index": 0}
-EMPTY_STREAM: dict[str, Any] = {"seq": 0, "blocks": None, "ops": []}
+EMPTY_STREAM: dict[str, Any] = {"seq": 0, "ops": []}
 DECIDER = "local user"  # who answers an approval card until accounts exist
 CONTINUE_TEXT = "Continue"
 _REFUSED = (ChatError, ChatNotFound, GraphNotFound)
@@ -308,4 +308,4 @@ class ChatState(rx.State):
     def _apply_ops(self, ops: list[dict[str, Any]]) -> None:
         self._seq += 1
         apply_patch(self._stream_blocks, ops)
-        self.stream = {"seq": self._seq, "blocks": None, "ops": ops}
+        self.stream = {"seq": self._seq, "ops": wire_ops(ops)}

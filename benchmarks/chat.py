@@ -189,37 +189,12 @@ def timed_fake() -> Any:
 
 
 def start_fake(fake: Any) -> Any:
-    """`fake` served like tests/llm/fake_openai.FakeServer does, but with TCP_NODELAY on its connections.
-
-    FakeServer binds `socket.socket(AF_INET, SOCK_STREAM)`, whose proto is 0, so asyncio does not set
-    TCP_NODELAY on accepted connections: Nagle then holds each small SSE chunk until the client's delayed ACK
-    (~40 ms) on a reused connection. Measured: the first content chunk reached plain httpx 35-39 ms after the
-    fake wrote it (0.3 ms on a new connection). With proto IPPROTO_TCP asyncio sets TCP_NODELAY.
-    """
-    import socket
-    import threading
-
-    import uvicorn
-
+    """`fake` served by tests/llm/fake_openai.FakeServer (TCP_NODELAY on: small chunks are not held back)."""
     from tests.llm.fake_openai import FakeServer
 
     server = FakeServer(fake)
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", 0))
-    config = uvicorn.Config(fake.app, log_level="warning", access_log=False, lifespan="off",
-                            timeout_graceful_shutdown=1)
-    server._server = uvicorn.Server(config)
-    server._thread = threading.Thread(target=server._server.run, kwargs={"sockets": [sock]}, name="fake-openai",
-                                      daemon=True)
-    server._thread.start()
-    deadline = time.monotonic() + 10
-    while not server._server.started:
-        if time.monotonic() > deadline or not server._thread.is_alive():
-            raise RuntimeError("the fake OpenAI server did not start")
-        time.sleep(0.005)
-    fake.base_url = f"http://127.0.0.1:{sock.getsockname()[1]}/v1"
-    return server  # .stop() as FakeServer's
+    server.start()
+    return server
 
 
 # 2. Agno's own stream, in a child process -----------------------------------------------------------------

@@ -242,7 +242,9 @@ class FakeServer:
         self._thread: threading.Thread | None = None
 
     def start(self) -> FakeOpenAI:
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        # proto IPPROTO_TCP (not 0) makes asyncio set TCP_NODELAY on accepted connections; without it Nagle
+        # holds each small SSE chunk of a reused connection until the client's delayed ACK (~40 ms).
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]

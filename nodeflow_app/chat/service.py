@@ -11,7 +11,6 @@ Each stream that relays another closes it with `aclosing`, so stopping happens a
 
 from __future__ import annotations
 
-import threading
 import time
 from contextlib import aclosing
 from dataclasses import dataclass, field, replace
@@ -27,7 +26,7 @@ from nodeflow_app.runtime.engine import start_run
 from nodeflow_app.runtime.graph import GraphInvalid
 from nodeflow_app.runtime.run import Run, RunError
 from nodeflow_app.store.chats import DEFAULT_TITLE, ChatHistory, ChatMessage, ChatNotFound, ChatStore, ChatSummary
-from nodeflow_app.store.db import make_engine
+from nodeflow_app.store.db import make_engine, process_wide
 from nodeflow_app.store.graphs import GraphNotFound, GraphStore
 from nodeflow_app.store.runs import RunNotFound, RunStore
 from nodes._registry import default_registry
@@ -243,17 +242,8 @@ class ChatService:
         return message
 
 
-_service: ChatService | None = None
-_service_lock = threading.Lock()
-
-
-def chat_service() -> ChatService:
-    """The process's ChatService on the app database, opened on first use (never at import time)."""
-    global _service
-    with _service_lock:
-        if _service is None:
-            _service = ChatService()
-        return _service
+# The process's ChatService on the app database, opened on first use (never at import time).
+chat_service = process_wide(ChatService)
 
 
 def _names(run: Run) -> dict[str, str]:

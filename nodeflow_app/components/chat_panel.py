@@ -9,6 +9,7 @@ from __future__ import annotations
 import reflex as rx
 
 from nodeflow_app import routes
+from nodeflow_app.components import dialogs
 from nodeflow_app.components.chat_thread import chat_thread
 from nodeflow_app.components.header import logo
 from nodeflow_app.components.theme import BORDER, PANEL_BG, TOP_BAR
@@ -123,53 +124,16 @@ def chat_actions() -> rx.Component:
 
 
 def rename_dialog() -> rx.Component:
-    return rx.dialog.root(
-        rx.dialog.content(
-            rx.dialog.title("Rename chat"),
-            rx.form(
-                rx.vstack(
-                    rx.input(name="title", default_value=ChatState.chat_title, auto_focus=True, width="100%",
-                             custom_attrs=_testid("chat-rename-input")),
-                    rx.cond(ChatState.rename_error != "",
-                            rx.text(ChatState.rename_error, size="2", color_scheme="red",
-                                    custom_attrs=_testid("chat-rename-error"))),
-                    rx.hstack(
-                        rx.dialog.close(rx.button("Cancel", type="button", variant="soft", color_scheme="gray")),
-                        rx.button("Rename", type="submit", custom_attrs=_testid("chat-rename-confirm")),
-                        justify="end",
-                        width="100%",
-                    ),
-                    spacing="3",
-                ),
-                on_submit=ChatState.rename,
-                reset_on_submit=False,
-            ),
-            max_width="440px",
-        ),
-        open=ChatState.rename_open,
-        on_open_change=ChatState.set_rename_open,
-    )
+    return dialogs.rename_dialog("Rename chat", field="title", value=ChatState.chat_title, error=ChatState.rename_error,
+                                 on_submit=ChatState.rename, open_=ChatState.rename_open,
+                                 on_open_change=ChatState.set_rename_open, prefix="chat-")
 
 
 def delete_dialog() -> rx.Component:
-    return rx.alert_dialog.root(
-        rx.alert_dialog.content(
-            rx.alert_dialog.title("Delete chat"),
-            rx.alert_dialog.description("“", ChatState.chat_title,
-                                        "” and all its messages will be deleted. This cannot be undone."),
-            rx.hstack(
-                rx.alert_dialog.cancel(rx.button("Cancel", variant="soft", color_scheme="gray")),
-                rx.alert_dialog.action(rx.button("Delete", color_scheme="red", on_click=ChatState.delete,
-                                                 custom_attrs=_testid("chat-delete-confirm"))),
-                justify="end",
-                spacing="3",
-                margin_top="16px",
-            ),
-            max_width="440px",
-        ),
-        open=ChatState.delete_open,
-        on_open_change=ChatState.set_delete_open,
-    )
+    return dialogs.delete_dialog(
+        "Delete chat", "“", ChatState.chat_title, "” and all its messages will be deleted. This cannot be undone.",
+        on_confirm=ChatState.delete, open_=ChatState.delete_open, on_open_change=ChatState.set_delete_open,
+        prefix="chat-")
 
 
 def chat_panel() -> rx.Component:

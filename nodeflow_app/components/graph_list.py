@@ -3,6 +3,7 @@
 import reflex as rx
 
 from nodeflow_app import routes
+from nodeflow_app.components import dialogs
 from nodeflow_app.components.header import header
 from nodeflow_app.components.theme import APP_BG, BORDER, PANEL_BG
 from nodeflow_app.state.graph_list_state import UPLOAD_ID, GraphListRow, GraphListState, ImportIssue
@@ -131,55 +132,16 @@ def empty_state() -> rx.Component:
 
 
 def rename_dialog() -> rx.Component:
-    return rx.dialog.root(
-        rx.dialog.content(
-            rx.dialog.title("Rename graph"),
-            rx.form(
-                rx.vstack(
-                    rx.input(name="name", default_value=GraphListState.rename_name, auto_focus=True,
-                             width="100%", custom_attrs=_testid("rename-input")),
-                    rx.cond(GraphListState.rename_error != "",
-                            rx.text(GraphListState.rename_error, size="2", color_scheme="red",
-                                    custom_attrs=_testid("rename-error"))),
-                    rx.hstack(
-                        rx.dialog.close(rx.button("Cancel", type="button", variant="soft", color_scheme="gray")),
-                        rx.button("Rename", type="submit", custom_attrs=_testid("rename-confirm")),
-                        justify="end",
-                        width="100%",
-                    ),
-                    spacing="3",
-                ),
-                on_submit=GraphListState.confirm_rename,
-                reset_on_submit=False,
-            ),
-            max_width="440px",
-        ),
-        open=GraphListState.rename_open,
-        on_open_change=GraphListState.set_rename_open,
-    )
+    return dialogs.rename_dialog("Rename graph", field="name", value=GraphListState.rename_name,
+                                 error=GraphListState.rename_error, on_submit=GraphListState.confirm_rename,
+                                 open_=GraphListState.rename_open, on_open_change=GraphListState.set_rename_open)
 
 
 def delete_dialog() -> rx.Component:
-    return rx.alert_dialog.root(
-        rx.alert_dialog.content(
-            rx.alert_dialog.title("Delete graph"),
-            rx.alert_dialog.description(
-                "“", GraphListState.delete_name, "” and all its versions will be deleted. This cannot be undone.",
-            ),
-            rx.hstack(
-                rx.alert_dialog.cancel(rx.button("Cancel", variant="soft", color_scheme="gray",
-                                                 custom_attrs=_testid("delete-cancel"))),
-                rx.alert_dialog.action(rx.button("Delete", color_scheme="red", on_click=GraphListState.confirm_delete,
-                                                 custom_attrs=_testid("delete-confirm"))),
-                justify="end",
-                spacing="3",
-                margin_top="16px",
-            ),
-            max_width="440px",
-        ),
-        open=GraphListState.delete_open,
-        on_open_change=GraphListState.set_delete_open,
-    )
+    return dialogs.delete_dialog(
+        "Delete graph", "“", GraphListState.delete_name, "” and all its versions will be deleted. This cannot be undone.",
+        on_confirm=GraphListState.confirm_delete, open_=GraphListState.delete_open,
+        on_open_change=GraphListState.set_delete_open)
 
 
 def import_issue(issue: ImportIssue) -> rx.Component:

@@ -9,7 +9,6 @@ process uses the same ones.
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -22,7 +21,7 @@ from nodeflow_app.runtime.engine import run_to, start_run
 from nodeflow_app.runtime.graph import Graph, GraphInvalid, normalize_or_raise
 from nodeflow_app.runtime.plan import Plan, compile_plan
 from nodeflow_app.runtime.run import Run
-from nodeflow_app.store.db import make_engine
+from nodeflow_app.store.db import make_engine, process_wide
 from nodeflow_app.store.graphs import GraphStore
 from nodeflow_app.store.pins import PinStore
 from nodeflow_app.store.runs import RunStore
@@ -176,14 +175,5 @@ def _triggers(plan: Plan) -> list[str]:
     return [node_id for node_id, pn in plan.nodes.items() if pn.definition.trigger]
 
 
-_service: RunService | None = None
-_service_lock = threading.Lock()
-
-
-def run_service() -> RunService:
-    """The process's RunService on the app database, opened on first use (never at import time)."""
-    global _service
-    with _service_lock:
-        if _service is None:
-            _service = RunService()
-        return _service
+# The process's RunService on the app database, opened on first use (never at import time).
+run_service = process_wide(RunService)

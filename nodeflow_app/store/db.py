@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, TypeVar
 
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import make_url
 from sqlmodel import Session, SQLModel
 
 from nodeflow_app import settings
+
+T = TypeVar("T")
 
 
 def database_url() -> str:
@@ -51,3 +54,18 @@ def create_all(engine: Engine) -> None:
 def session(engine: Engine) -> Session:
     """A sqlmodel Session on `engine`; use it as a context manager."""
     return Session(engine)
+
+
+def process_wide(factory: Callable[[], T]) -> Callable[[], T]:
+    """`factory()` made once per process, on first use (never at import time), even from several threads."""
+    made: list[T] = []
+    lock = threading.Lock()
+
+    def get() -> T:
+        with lock:
+            if not made:
+                made.append(factory())
+            return made[0]
+
+    get.__doc__ = f"The process's {getattr(factory, '__name__', 'object')}, made on first use."
+    return get

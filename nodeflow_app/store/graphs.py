@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import re
-import threading
 import time
 import uuid
 from dataclasses import dataclass
@@ -19,7 +18,7 @@ from sqlalchemy import Engine, Table, delete, func, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
 from nodeflow_app.runtime.graph import DefinitionSource, Graph, GraphIssue, normalize
-from nodeflow_app.store.db import create_all, make_engine
+from nodeflow_app.store.db import create_all, make_engine, process_wide
 from nodeflow_app.store.models import GraphRow, GraphVersionRow
 
 GRAPHS: Table = GraphRow.__table__  # type: ignore[attr-defined]
@@ -225,14 +224,5 @@ def new_graph_id() -> str:
     return uuid.uuid4().hex[:12]
 
 
-_store: GraphStore | None = None
-_store_lock = threading.Lock()
-
-
-def graph_store() -> GraphStore:
-    """The process's GraphStore on the app database, opened on first use (never at import time)."""
-    global _store
-    with _store_lock:
-        if _store is None:
-            _store = GraphStore()
-        return _store
+# The process's GraphStore on the app database, opened on first use (never at import time).
+graph_store = process_wide(GraphStore)

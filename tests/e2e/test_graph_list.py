@@ -10,6 +10,8 @@ import re
 import uuid
 from pathlib import Path
 
+from playwright.sync_api import expect
+
 from nodeflow_app.state.graph_list_state import edited_text, next_untitled
 
 from .server import Server
@@ -80,7 +82,7 @@ def test_create_rename_duplicate_search_and_delete(page, nodeflow_server: Server
     search.fill(name.upper())
     page.wait_for_function(
         "() => document.querySelectorAll('[data-testid^=\"graph-row-\"]').length === 2")
-    assert re.fullmatch(r"2 of \d+ graphs", page.get_by_test_id("graph-count").inner_text())
+    expect(page.get_by_test_id("graph-count")).to_have_text(re.compile(r"2 of \d+ graphs"))
     search.fill(f"{name} (COPY")
     page.wait_for_function(
         "() => document.querySelectorAll('[data-testid^=\"graph-row-\"]').length === 1")

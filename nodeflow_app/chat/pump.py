@@ -38,13 +38,14 @@ class Pump:
         self._task.result()
 
     async def _pause(self, interval: float) -> None:
-        if self._first_token.is_set():
-            await asyncio.sleep(interval)
-            return
-        try:
-            await asyncio.wait_for(self._first_token.wait(), interval)
-        except TimeoutError:
-            pass
+        """Wait `interval`, or less: the run's end and the answer's first token are sent without waiting."""
+        waiters: set[asyncio.Future] = {self._task}
+        first = None if self._first_token.is_set() else asyncio.ensure_future(self._first_token.wait())
+        if first is not None:
+            waiters.add(first)
+        await asyncio.wait(waiters, timeout=interval, return_when=asyncio.FIRST_COMPLETED)
+        if first is not None and not first.done():
+            first.cancel()
 
     async def stop(self) -> None:
         """The stream ended or its consumer left: the run stops (cooperatively first) and the task is awaited."""

@@ -309,7 +309,7 @@ async def _drain(run: Any, expected: int) -> None:
 
 def nodeflow_registry() -> Any:
     from nodes._registry import RegisteredNode, Registry
-    from nodes._types import ExecutionResult, NodeDefinition, Socket
+    from nodeflow_app.contract import ExecutionResult, NodeDefinition, Socket
 
     class Executor:
         def __init__(self, kind: str):

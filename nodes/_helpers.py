@@ -10,7 +10,7 @@ import math
 import re
 from typing import Any
 
-from nodes._types import NodeError
+from nodeflow_app.contract import NodeError
 
 
 class _Missing:

@@ -17,7 +17,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from nodes._types import NodeDefinition
+from nodeflow_app.contract import NodeDefinition
 
 BUILTIN_ROOT = Path(__file__).resolve().parent
 

@@ -13,7 +13,7 @@ import pytest
 
 from nodeflow_app.runtime.graph import parameter_problem
 from nodes._registry import BUILTIN_ROOT, RegisteredNode, Registry
-from nodes._types import NodeDefinition
+from nodeflow_app.contract import NodeDefinition
 
 REGISTRY = Registry.load(plugin_roots=[])
 NODES = sorted(REGISTRY.nodes.values(), key=lambda n: n.definition.id)
@@ -27,14 +27,15 @@ HEAVY_PACKAGES = ("reflex", "agno", "openai", "anthropic", "httpx", "sqlmodel", 
 # each import starts from the same clean baseline and reports what it loaded.
 _IMPORT_PROBE = """
 import importlib, json, os, sys
-import nodes._types
+import nodeflow_app.contract
 heavy = tuple(sys.argv[1].split(","))
+baseline = set(sys.modules)
 for module in sys.argv[2:]:
     pid = os.fork()
     if pid == 0:
         try:
             importlib.import_module(module)
-            found = sorted(m for m in sys.modules if m.split(".")[0] in heavy)
+            found = sorted(m for m in set(sys.modules) - baseline if m.split(".")[0] in heavy)
             print(json.dumps({"module": module, "heavy": found}), flush=True)
         except BaseException as error:
             print(json.dumps({"module": module, "error": repr(error)}), flush=True)
@@ -164,7 +165,7 @@ def _all_outputs(definition: NodeDefinition) -> dict[str, str]:
 
 def test_import_probe_sees_a_heavy_import(tmp_path: Path) -> None:
     (tmp_path / "probe_heavy.py").write_text("")
-    (tmp_path / "probe_pure.py").write_text("from nodes._types import NodeDefinition\n")
+    (tmp_path / "probe_pure.py").write_text("from nodeflow_app.contract import NodeDefinition\n")
     (tmp_path / "probe_impure.py").write_text("import probe_heavy\n")
     reports = _probe_imports(["probe_pure", "probe_impure"], ("probe_heavy",), tmp_path)
     assert reports["probe_pure"]["heavy"] == []

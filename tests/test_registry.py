@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from nodes._registry import BUILTIN_ROOT, Registry, RegistryError
-from nodes._types import ExecutionResult
+from nodeflow_app.contract import ExecutionResult
 
 DEFINITION = '''
-from nodes._types import NodeDefinition, Socket
+from nodeflow_app.contract import NodeDefinition, Socket
 
 definition = NodeDefinition(
     id="{id}", name="{name}", description="A plugin node.", category="plugin",
@@ -21,7 +21,7 @@ definition = NodeDefinition(
 '''
 
 EXECUTOR = '''
-from nodes._types import ExecutionResult
+from nodeflow_app.contract import ExecutionResult
 
 
 class Executor:
@@ -52,7 +52,7 @@ def good_plugin(root: Path) -> Path:
     return write_node(
         root / "shout", "plugin-shout",
         executor=(
-            "from nodes._types import ExecutionResult\n"
+            "from nodeflow_app.contract import ExecutionResult\n"
             "from .helpers import shout\n\n\n"
             "class Executor:\n"
             "    node_type = 'plugin-shout'\n\n"

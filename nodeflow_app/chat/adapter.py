@@ -14,7 +14,7 @@ from nodeflow_app.chat.blocks import (ApprovalBlock, ErrorBlock, FlowStepBlock, 
                                       TextBlock, ToolCallBlock)
 from nodeflow_app.chat.patch import BlockList, Path
 from nodes._helpers import primary_text
-from nodes._types import NodeEvent
+from nodeflow_app.contract import NodeEvent
 
 Owner = Any  # a node id (its own content) or (node id, member run key) (a member's content)
 

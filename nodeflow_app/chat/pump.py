@@ -11,7 +11,7 @@ from typing import Any, AsyncIterator
 
 from nodeflow_app.chat.adapter import MessageBuilder
 from nodeflow_app.runtime.run import Run
-from nodes._types import NodeEvent
+from nodeflow_app.contract import NodeEvent
 
 STOP_TIMEOUT = 5.0  # seconds a cancelled run gets to wind down before its task is cancelled outright
 

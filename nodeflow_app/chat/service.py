@@ -30,7 +30,7 @@ from nodeflow_app.store.db import make_engine, process_wide
 from nodeflow_app.store.graphs import GraphNotFound, GraphStore
 from nodeflow_app.store.runs import RunNotFound, RunStore
 from nodes._registry import default_registry
-from nodes._types import NodeEvent
+from nodeflow_app.contract import NodeEvent
 
 CHAT_START = "chat-start"
 

@@ -25,7 +25,7 @@ from nodeflow_app.components.theme import BORDER, PANEL_BG
 from nodeflow_app.editor.fields import CHECKED_FIELD, KEY_FIELD, VALUE_FIELD, accepts_expression, option_flag
 from nodeflow_app.llm.providers import PROVIDERS
 from nodeflow_app.state.editor_state import EditorState
-from nodes._types import NodeDefinition, Parameter
+from nodeflow_app.contract import NodeDefinition, Parameter
 
 INSPECTOR_WIDTH = "340px"
 MONO = "var(--code-font-family, ui-monospace, SFMono-Regular, Menlo, monospace)"

@@ -11,7 +11,7 @@ import reflex as rx
 from reflex_base.utils import format as rx_format
 from reflex_components_lucide.icon import LUCIDE_ICON_LIST
 
-from nodes._types import NodeDefinition
+from nodeflow_app.contract import NodeDefinition
 from nodeflow_app.components.theme import BORDER, PALETTE_WIDTH, PANEL_BG
 
 FALLBACK_ICON = "box"

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from nodeflow_app.runtime.coercion import COERCIONS, SOCKET_STYLES
-from nodes._types import ERROR_HANDLE, NodeDefinition, Parameter, Socket
+from nodeflow_app.contract import ERROR_HANDLE, NodeDefinition, Parameter, Socket
 
 # Header colors per category (Radix step-9 tones that read well on the dark canvas).
 CATEGORY_COLORS: dict[str, str] = {

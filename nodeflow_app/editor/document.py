@@ -19,7 +19,7 @@ from nodeflow_app.runtime.graph import (
     DefinitionSource, Edge, Graph, GraphIssue, Node, NodeSettings, Position, Viewport, find_cycle, normalize,
     parameter_problem,
 )
-from nodes._types import NodeDefinition, Socket
+from nodeflow_app.contract import NodeDefinition, Socket
 
 Op = dict[str, Any]
 UNDO_LIMIT = 100

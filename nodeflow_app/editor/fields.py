@@ -17,7 +17,7 @@ from typing import Any
 from nodeflow_app.llm.providers import PROVIDERS
 from nodeflow_app.runtime.expressions import check_syntax, has_expression
 from nodeflow_app.runtime.graph import Graph, Node, NodeSettings, RetryPolicy, parameter_problem
-from nodes._types import NodeDefinition, Parameter
+from nodeflow_app.contract import NodeDefinition, Parameter
 
 # Controls whose value is one of a fixed set: an expression toggle makes no sense there.
 NO_EXPRESSION_TYPES = frozenset({"boolean", "select"})

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from nodeflow_app.settings import data_dir, db_url
-from nodes._types import NodeError
+from nodeflow_app.contract import NodeError
 
 SECRET_KEY_ENV = "NODEFLOW_SECRET_KEY"
 KEY_FILE = "secret.key"

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, AsyncIterator
 
 from nodeflow_app.llm.providers import ModelRef, describe_failure, track_http_errors
-from nodes._types import FlowContext, NodeError, NodeEvent
+from nodeflow_app.contract import FlowContext, NodeError, NodeEvent
 
 
 @dataclass

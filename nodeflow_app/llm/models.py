@@ -6,7 +6,7 @@ from typing import Any
 
 from nodeflow_app.llm.providers import ModelConfigError, ModelRef, build_model, parse_ref
 from nodes._helpers import to_number
-from nodes._types import FlowContext
+from nodeflow_app.contract import FlowContext
 
 REASONING_EFFORTS = ("none", "low", "medium", "high")
 

@@ -18,7 +18,7 @@ from nodeflow_app.llm.events import usage_of
 from nodeflow_app.llm.models import model_ref, node_model
 from nodeflow_app.llm.providers import ModelRef, describe_failure, track_http_errors
 from nodes._helpers import MISSING
-from nodes._types import FlowContext, NodeError
+from nodeflow_app.contract import FlowContext, NodeError
 
 
 @dataclass

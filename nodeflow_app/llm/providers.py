@@ -19,7 +19,7 @@ import weakref
 from dataclasses import dataclass
 from typing import Any
 
-from nodes._types import NodeError
+from nodeflow_app.contract import NodeError
 
 COMPATIBLE_BASE_URL_ENV = "NODEFLOW_OPENAI_COMPATIBLE_BASE_URL"
 COMPATIBLE_API_KEY_ENV = "NODEFLOW_OPENAI_COMPATIBLE_API_KEY"

@@ -11,7 +11,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from nodeflow_app.runtime.coercion import can_connect
-from nodes._types import Channel, NodeDefinition, Parameter, Socket
+from nodeflow_app.contract import Channel, NodeDefinition, Parameter, Socket
 
 ErrorMode = Literal["stop", "continue", "error_output"]
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from nodeflow_app.runtime.expressions import has_expression
 from nodeflow_app.runtime.graph import Edge, Graph, Node, find_node
-from nodes._types import NodeDefinition, Socket
+from nodeflow_app.contract import NodeDefinition, Socket
 
 
 @dataclass(slots=True)

@@ -27,7 +27,7 @@ from nodeflow_app.runtime.coercion import CoercionError, coerce
 from nodeflow_app.runtime.expressions import ExpressionError, resolve
 from nodeflow_app.runtime.graph import Edge
 from nodeflow_app.runtime.plan import Plan, PlanNode
-from nodes._types import ERROR_HANDLE, ExecutionResult, FlowContext, NodeError, NodeEvent, WaitForInput
+from nodeflow_app.contract import ERROR_HANDLE, ExecutionResult, FlowContext, NodeError, NodeEvent, WaitForInput
 
 log = logging.getLogger(__name__)
 _link_path: contextvars.ContextVar[tuple[tuple[str, str], ...]] = contextvars.ContextVar("link_path", default=())
@@ -623,7 +623,7 @@ class _Scope:
 
 
 class _RuntimeApi:
-    """The RuntimeApi a node sees (nodes._types.RuntimeApi)."""
+    """The RuntimeApi a node sees (nodeflow_app.contract.RuntimeApi)."""
 
     __slots__ = ("_run",)
 

@@ -27,7 +27,7 @@ from nodeflow_app.runtime.plan import PlanNode, compile_plan
 from nodeflow_app.runtime.run import NodeRecord, Run, RunHooks
 from nodeflow_app.store.db import make_engine
 from nodeflow_app.store.models import NodeRunRow, RunRow
-from nodes._types import WaitForInput
+from nodeflow_app.contract import WaitForInput
 
 log = logging.getLogger(__name__)
 

@@ -7,7 +7,7 @@ import time
 from nodeflow_app.chat.adapter import MessageBuilder, summarize
 from nodeflow_app.chat.patch import apply_patch
 from nodeflow_app.chat.blocks import validate_blocks
-from nodes._types import NodeEvent
+from nodeflow_app.contract import NodeEvent
 
 NAMES = {"chat": "Chat Start", "a": "Researcher", "b": "Writer", "ok": "Approval"}
 TYPES = {"chat": "chat-start", "a": "agent", "b": "llm-completion", "ok": "approval"}

@@ -12,7 +12,7 @@ from nodeflow_app.editor.fields import (
 )
 from nodeflow_app.runtime.graph import Edge, EdgeData, Graph, Node, NodeSettings, RetryPolicy, normalize
 from nodes._registry import default_registry
-from nodes._types import Parameter
+from nodeflow_app.contract import Parameter
 
 REGISTRY = default_registry()
 

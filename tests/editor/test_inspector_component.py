@@ -10,7 +10,7 @@ from reflex.compiler.compiler import compile_page
 from nodeflow_app.components.inspector import inspector, model_refs, node_form, settings_section
 from nodeflow_app.editor.fields import accepts_expression
 from nodes._registry import default_registry
-from nodes._types import NodeDefinition, Option, Parameter, Socket
+from nodeflow_app.contract import NodeDefinition, Option, Parameter, Socket
 
 DEFINITIONS = default_registry().definitions()
 

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from nodes._registry import RegisteredNode, Registry, default_registry
-from nodes._types import NodeDefinition, Socket
+from nodeflow_app.contract import NodeDefinition, Socket
 from tests.llm.fake_openai import http_error, last_user_text, text, tool_call
 from tests.llm.graphs import MODEL, graph, of, run_graph
 from nodeflow_app.runtime.engine import start_run
@@ -171,7 +171,7 @@ def test_split_tools_sorts_members_from_tools_and_refuses_the_rest():
     import pytest
     from agno.agent import Agent
 
-    from nodes._types import NodeError
+    from nodeflow_app.contract import NodeError
     from nodes.ai.agent.build import split_tools
 
     member = Agent(name="M", telemetry=False)

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from nodes._registry import RegisteredNode, Registry, default_registry
-from nodes._types import NodeDefinition, Socket
+from nodeflow_app.contract import NodeDefinition, Socket
 from nodes.ai.agent import build, confirmation
 from tests.llm.fake_openai import text, tool_call
 from tests.llm.graphs import MODEL, graph, of

@@ -13,7 +13,7 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from nodes._registry import default_registry
-from nodes._types import FlowContext, NodeError
+from nodeflow_app.contract import FlowContext, NodeError
 from nodes.tools.toolset import builtin
 from nodes.tools.toolset.addresses import ALLOWLIST_ENV
 from nodes.tools.toolset.builtin import calculator, current_datetime, http_get

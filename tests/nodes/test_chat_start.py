@@ -2,7 +2,7 @@
 
 import pytest
 
-from nodes._types import FlowContext, NodeError
+from nodeflow_app.contract import FlowContext, NodeError
 from nodes.trigger.chat_start.definition import definition
 from nodes.trigger.chat_start.executor import executor
 

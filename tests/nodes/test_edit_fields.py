@@ -2,7 +2,7 @@
 
 import pytest
 
-from nodes._types import ExecutionResult, FlowContext, NodeError
+from nodeflow_app.contract import ExecutionResult, FlowContext, NodeError
 from nodes.data.edit_fields.definition import definition
 from nodes.data.edit_fields.executor import executor
 

@@ -8,7 +8,7 @@ import pytest
 
 from nodeflow_app.runtime.engine import start_run
 from nodes._registry import BUILTIN_ROOT, Registry, load_folder
-from nodes._types import NodeDefinition, NodeError, Parameter
+from nodeflow_app.contract import NodeDefinition, NodeError, Parameter
 from tests.runtime import toys
 
 FOLDER = BUILTIN_ROOT / "flow" / "for_each"

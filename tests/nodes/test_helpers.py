@@ -6,7 +6,7 @@ from nodes._helpers import (
     MISSING, OPERATORS, compare, get_path, is_empty, key_value_pairs, parse_path, primary_text,
     require_path, set_path, to_number, to_text,
 )
-from nodes._types import NodeError
+from nodeflow_app.contract import NodeError
 from nodes.flow.conditional.definition import OPERATOR_OPTIONS
 
 DOC = {"user": {"name": "Ada", "tags": ["a", "b"], "age": 36}, "items": [{"id": 1}, {"id": 2}],

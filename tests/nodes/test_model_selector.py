@@ -2,7 +2,7 @@
 
 import pytest
 
-from nodes._types import FlowContext, NodeError
+from nodeflow_app.contract import FlowContext, NodeError
 from nodes.utility.model_selector.definition import definition
 from nodes.utility.model_selector.executor import executor
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from nodes._types import ExecutionResult, FlowContext, NodeError
+from nodeflow_app.contract import ExecutionResult, FlowContext, NodeError
 from nodes.ai.prompt_template.definition import definition
 from nodes.ai.prompt_template.executor import executor
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from nodes._types import ExecutionResult, FlowContext, NodeError
+from nodeflow_app.contract import ExecutionResult, FlowContext, NodeError
 from nodes.flow.switch.definition import definition
 from nodes.flow.switch.executor import executor
 

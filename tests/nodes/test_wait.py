@@ -5,7 +5,7 @@ import time
 
 import pytest
 
-from nodes._types import ExecutionResult, FlowContext, NodeError, NodeEvent
+from nodeflow_app.contract import ExecutionResult, FlowContext, NodeError, NodeEvent
 from nodes.flow.wait.definition import definition
 from nodes.flow.wait import executor as wait_module
 from nodes.flow.wait.executor import executor

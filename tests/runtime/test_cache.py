@@ -5,7 +5,7 @@ from __future__ import annotations
 from nodeflow_app.runtime.cache import OutputCache
 from nodeflow_app.runtime.engine import run_to, start_run
 from nodeflow_app.runtime.run import RunHooks
-from nodes._types import NodeDefinition
+from nodeflow_app.contract import NodeDefinition
 
 from tests.runtime import toys
 

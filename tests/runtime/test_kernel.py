@@ -13,7 +13,7 @@ from nodeflow_app.runtime.engine import start_run
 from nodeflow_app.runtime.graph import GraphInvalid, normalize_or_raise
 from nodeflow_app.runtime.plan import compile_plan
 from nodeflow_app.runtime.run import Run, RunError
-from nodes._types import ExecutionResult, NodeDefinition, NodeError, Parameter, Socket
+from nodeflow_app.contract import ExecutionResult, NodeDefinition, NodeError, Parameter, Socket
 
 from tests.runtime import toys
 
@@ -42,7 +42,7 @@ def link_registry(make, consume, *, out: str = "thing", into: str = "things"):
 
 
 def test_kernel_imports_no_node_folder_sdk_or_reflex():
-    allowed_nodes = {"nodes._types"}
+    allowed_nodes = {"nodeflow_app.contract"}
     for path in RUNTIME.glob("*.py"):
         tree = ast.parse(path.read_text())
         for node in ast.walk(tree):

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from nodes._registry import RegisteredNode, Registry
-from nodes._types import ExecutionResult, NodeDefinition, NodeError, Parameter, Socket, WaitForInput
+from nodeflow_app.contract import ExecutionResult, NodeDefinition, NodeError, Parameter, Socket, WaitForInput
 
 DATA_IN = Socket(id="in", label="In")
 DATA_OUT = Socket(id="out", label="Out")

@@ -18,7 +18,7 @@ from sqlalchemy import event, text
 from nodeflow_app.runtime.engine import start_run
 from nodeflow_app.store.db import create_all, make_engine
 from nodeflow_app.store.runs import RunNotFound, RunStore
-from nodes._types import NodeDefinition, Socket
+from nodeflow_app.contract import NodeDefinition, Socket
 
 from tests.runtime import toys
 from tests.store.postgres import POSTGRES_URL, private_schema

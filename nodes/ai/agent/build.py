@@ -8,7 +8,7 @@ from nodeflow_app.llm.history import session_db, session_id
 from nodeflow_app.llm.models import node_model, optional_number
 from nodeflow_app.llm.providers import ModelRef
 from nodes._helpers import to_text
-from nodes._types import FlowContext, NodeError
+from nodeflow_app.contract import FlowContext, NodeError
 
 from .confirmation import needs_confirmation
 

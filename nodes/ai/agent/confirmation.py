@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any, AsyncIterator, Callable
 
-from nodes._types import FlowContext, NodeError, WaitForInput
+from nodeflow_app.contract import FlowContext, NodeError, WaitForInput
 
 DECISIONS = ("approve", "reject")
 RUN_KEY = "nodeflow_run_id"

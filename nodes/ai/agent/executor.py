@@ -9,7 +9,7 @@ from typing import Any, AsyncIterator
 from nodeflow_app.llm.events import RunOutcome, stream_run
 from nodeflow_app.llm.models import model_ref
 from nodes._helpers import primary_text
-from nodes._types import ExecutionResult, FlowContext, NodeError, NodeEvent
+from nodeflow_app.contract import ExecutionResult, FlowContext, NodeError, NodeEvent
 
 from .build import build_agent
 from .confirmation import ask, continue_run, start_run

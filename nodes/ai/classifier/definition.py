@@ -1,4 +1,4 @@
-from nodes._types import MODEL_PARAMETER, NodeDefinition, Parameter, Socket, TEMPERATURE_PARAMETER
+from nodeflow_app.contract import MODEL_PARAMETER, NodeDefinition, Parameter, Socket, TEMPERATURE_PARAMETER
 
 definition = NodeDefinition(
     id="classifier",

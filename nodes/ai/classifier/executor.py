@@ -5,7 +5,7 @@ from typing import Any
 
 from nodeflow_app.llm.node_model import ask_structured
 from nodes._helpers import MISSING, get_path, primary_text, to_text
-from nodes._types import ExecutionResult, FlowContext, NodeError
+from nodeflow_app.contract import ExecutionResult, FlowContext, NodeError
 
 NONE = "none"
 

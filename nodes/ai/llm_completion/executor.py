@@ -5,7 +5,7 @@ from typing import Any, AsyncIterator
 from nodeflow_app.llm.events import RunOutcome, stream_run
 from nodeflow_app.llm.models import model_ref, node_model
 from nodes._helpers import primary_text, to_text
-from nodes._types import ExecutionResult, FlowContext, NodeError, NodeEvent
+from nodeflow_app.contract import ExecutionResult, FlowContext, NodeError, NodeEvent
 
 
 class LlmCompletionExecutor:

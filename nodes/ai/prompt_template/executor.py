@@ -8,7 +8,7 @@ import re
 from typing import Any
 
 from nodes._helpers import MISSING, get_path, key_value_pairs, to_text
-from nodes._types import ExecutionResult, FlowContext, NodeError
+from nodeflow_app.contract import ExecutionResult, FlowContext, NodeError
 
 PLACEHOLDER = re.compile(r"\{\s*([A-Za-z_]\w*(?:\.\w+|\[-?\d+\])*)\s*\}")
 

@@ -5,7 +5,7 @@ from typing import Any
 
 from nodeflow_app.llm.node_model import ask_structured
 from nodes._helpers import MISSING, primary_text, to_text
-from nodes._types import ExecutionResult, FlowContext, NodeError
+from nodeflow_app.contract import ExecutionResult, FlowContext, NodeError
 
 from .json_schema import schema_problem, value_problem
 

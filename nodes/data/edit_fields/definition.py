@@ -1,4 +1,4 @@
-from nodes._types import NodeDefinition, Parameter, Socket
+from nodeflow_app.contract import NodeDefinition, Parameter, Socket
 
 definition = NodeDefinition(
     id="edit-fields",

@@ -4,7 +4,7 @@ import copy
 from typing import Any
 
 from nodes._helpers import key_value_pairs, set_path
-from nodes._types import ExecutionResult, FlowContext, NodeError
+from nodeflow_app.contract import ExecutionResult, FlowContext, NodeError
 
 
 class EditFieldsExecutor:

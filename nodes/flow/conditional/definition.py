@@ -1,4 +1,4 @@
-from nodes._types import NodeDefinition, Option, Parameter, Socket
+from nodeflow_app.contract import NodeDefinition, Option, Parameter, Socket
 
 # Shared with the Switch node's condition rows (the evaluation lives in nodes._helpers.compare).
 OPERATOR_OPTIONS = (

@@ -3,7 +3,7 @@
 from typing import Any
 
 from nodes._helpers import compare, get_path
-from nodes._types import ExecutionResult, FlowContext, NodeError
+from nodeflow_app.contract import ExecutionResult, FlowContext, NodeError
 
 
 class ConditionalExecutor:

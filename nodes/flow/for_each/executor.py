@@ -4,7 +4,7 @@ import asyncio
 from typing import Any
 
 from nodes._helpers import MISSING, get_path, to_number, to_text
-from nodes._types import ExecutionResult, FlowContext, NodeError
+from nodeflow_app.contract import ExecutionResult, FlowContext, NodeError
 
 MAX_CONCURRENCY = 32
 

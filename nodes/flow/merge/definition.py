@@ -1,4 +1,4 @@
-from nodes._types import NodeDefinition, Option, Parameter, Socket
+from nodeflow_app.contract import NodeDefinition, Option, Parameter, Socket
 
 definition = NodeDefinition(
     id="merge",

@@ -4,7 +4,7 @@ import json
 from typing import Any
 
 from nodes._helpers import MISSING, get_path
-from nodes._types import ExecutionResult, FlowContext, NodeError
+from nodeflow_app.contract import ExecutionResult, FlowContext, NodeError
 
 
 class MergeExecutor:

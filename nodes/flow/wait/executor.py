@@ -4,7 +4,7 @@ import asyncio
 from typing import Any, AsyncIterator
 
 from nodes._helpers import to_number
-from nodes._types import ExecutionResult, FlowContext, NodeError, NodeEvent
+from nodeflow_app.contract import ExecutionResult, FlowContext, NodeError, NodeEvent
 
 SECONDS_PER_UNIT = {"seconds": 1, "minutes": 60, "hours": 3600}
 

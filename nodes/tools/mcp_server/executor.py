@@ -11,7 +11,7 @@ import shlex
 from typing import Any
 
 from nodes._helpers import key_value_pairs, to_text
-from nodes._types import FlowContext, NodeError
+from nodeflow_app.contract import FlowContext, NodeError
 
 
 

@@ -1,4 +1,4 @@
-from nodes._types import NodeDefinition, Option, Parameter, Socket
+from nodeflow_app.contract import NodeDefinition, Option, Parameter, Socket
 
 # The values are the keys of executor.CATALOG (a test keeps the two in step). The parameter is
 # `tool_names`: `tools` is the output socket.

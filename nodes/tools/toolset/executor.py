@@ -2,7 +2,7 @@
 
 from typing import Any, Callable
 
-from nodes._types import FlowContext, NodeError
+from nodeflow_app.contract import FlowContext, NodeError
 
 from . import builtin
 

@@ -1,4 +1,4 @@
-from nodes._types import NodeDefinition, Socket
+from nodeflow_app.contract import NodeDefinition, Socket
 
 definition = NodeDefinition(
     id="chat-start",

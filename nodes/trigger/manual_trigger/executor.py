@@ -1,6 +1,6 @@
 from typing import Any
 
-from nodes._types import ExecutionResult, FlowContext
+from nodeflow_app.contract import ExecutionResult, FlowContext
 
 
 class ManualTriggerExecutor:

@@ -3,7 +3,7 @@
 from typing import Any
 
 from nodes._helpers import to_number
-from nodes._types import FlowContext, NodeError
+from nodeflow_app.contract import FlowContext, NodeError
 
 PROVIDERS = ("openai", "anthropic", "google", "groq", "ollama", "openrouter", "openai-compatible")
 

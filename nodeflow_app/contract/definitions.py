@@ -1,14 +1,12 @@
-"""The contract between NodeFlow and its nodes: definitions (pure data), events, results, context.
+"""Node definitions: pure data describing a node type's sockets, parameters and vocabulary.
 
-A node folder's `definition.py` imports only this module; its `executor.py` may import anything.
+A node folder's `definition.py` imports only this module (or `nodeflow_app.contract`).
 """
 
 from __future__ import annotations
 
-import time
-from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, AsyncIterator, Literal, Protocol, TypeAlias, runtime_checkable
+from typing import Any, Literal, TypeAlias
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -24,11 +22,6 @@ ParameterType = Literal[
     "key_value", "model", "code", "list",
 ]
 ErrorMode = Literal["stop", "continue", "error_output"]
-EventType = Literal[
-    "started", "token", "reasoning", "tool_call_started", "tool_call_completed",
-    "member_event", "progress", "completed", "error", "skipped", "paused",
-    "resumed", "cancelled",
-]
 
 # A value on a port: any JSON-like Python value (or, on link sockets, any artifact).
 # The socket's `type` in the definition says what it is; values travel unboxed.
@@ -211,104 +204,6 @@ class NodeDefinition(_Strict):
             if migration.from_version >= from_version:
                 data = migration.apply(data)
         return data
-
-
-@dataclass(slots=True)
-class NodeEvent:
-    """One thing that happened in a run, in order of occurrence."""
-
-    run_id: str
-    node_id: str
-    node_type: str
-    event_type: EventType
-    data: dict[str, Any] = field(default_factory=dict)
-    timestamp: float = field(default_factory=time.time)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "run_id": self.run_id, "node_id": self.node_id, "node_type": self.node_type,
-            "event_type": self.event_type, "data": self.data, "timestamp": self.timestamp,
-        }
-
-
-@dataclass(slots=True)
-class WaitForInput:
-    """Returned in a result to pause the run at this node until `resume(run_id, node_id, payload)`."""
-
-    prompt: str
-    options: list[str] = field(default_factory=list)
-    detail: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass(slots=True)
-class ExecutionResult:
-    """A node's outputs by port id. A port left out carries no value: its edges are dead."""
-
-    outputs: dict[str, DataValue] = field(default_factory=dict)
-    events: list[NodeEvent] = field(default_factory=list)
-    wait: WaitForInput | None = None
-
-
-@runtime_checkable
-class RuntimeApi(Protocol):
-    """What the kernel offers a running node; nothing in it knows any node type."""
-
-    def get_node(self, node_id: str) -> dict[str, Any]: ...
-
-    def incoming_edges(self, node_id: str, *, channel: str | None = None,
-                       target_handle: str | None = None) -> list[dict[str, Any]]: ...
-
-    def outgoing_edges(self, node_id: str, *, channel: str | None = None,
-                       source_handle: str | None = None) -> list[dict[str, Any]]: ...
-
-    def children(self, node_id: str) -> list[str]: ...
-
-    async def resolve_links(self, node_id: str, target_handle: str) -> list[Any]: ...
-
-    async def run_subgraph(self, node_ids: list[str], input: DataValue) -> dict[str, Any]: ...
-
-    def emit(self, event: NodeEvent) -> None: ...
-
-    def on_finish(self, cleanup: Any) -> None:
-        """Call `cleanup()` (sync or async) when the run stops: finished, failed, cancelled or paused.
-
-        Linked artifacts are forgotten then too, so a resumed run materializes them again.
-        """
-
-
-@dataclass(slots=True)
-class FlowContext:
-    """Per-call context: who is running, in which run, and the runtime's API."""
-
-    node_id: str
-    node_type: str
-    run_id: str
-    runtime: RuntimeApi
-    chat_id: str | None = None
-    # The payload the run was started with (what a trigger node turns into its output).
-    payload: Any = None
-    # Payload given to `resume` when this node was paused; None on a first execution.
-    resume_payload: Any = None
-    # Free-form services of the embedding app (credentials, HTTP clients, sessions).
-    services: dict[str, Any] = field(default_factory=dict)
-
-    def event(self, event_type: EventType, **data: Any) -> NodeEvent:
-        return NodeEvent(self.run_id, self.node_id, self.node_type, event_type, data)
-
-
-class NodeExecutor(Protocol):
-    """An executor has `node_type` and `execute`, `materialize`, or both."""
-
-    node_type: str
-
-    async def execute(self, data: dict[str, Any], inputs: dict[str, DataValue],
-                      ctx: FlowContext) -> ExecutionResult | AsyncIterator[NodeEvent | ExecutionResult]: ...
-
-    async def materialize(self, data: dict[str, Any], output_handle: str, ctx: FlowContext) -> Any: ...
-
-
-class NodeError(Exception):
-    """A clear failure of a node, shown to the user as is (no traceback)."""
 
 
 Parameter.model_rebuild()

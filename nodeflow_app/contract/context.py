@@ -1,0 +1,72 @@
+"""What the kernel hands a running node: its context, the runtime API, and the executor protocol."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, AsyncIterator, Protocol, runtime_checkable
+
+from nodeflow_app.contract.definitions import DataValue
+from nodeflow_app.contract.events import EventType, NodeEvent
+from nodeflow_app.contract.results import ExecutionResult
+
+
+@runtime_checkable
+class RuntimeApi(Protocol):
+    """What the kernel offers a running node; nothing in it knows any node type."""
+
+    def get_node(self, node_id: str) -> dict[str, Any]: ...
+
+    def incoming_edges(self, node_id: str, *, channel: str | None = None,
+                       target_handle: str | None = None) -> list[dict[str, Any]]: ...
+
+    def outgoing_edges(self, node_id: str, *, channel: str | None = None,
+                       source_handle: str | None = None) -> list[dict[str, Any]]: ...
+
+    def children(self, node_id: str) -> list[str]: ...
+
+    async def resolve_links(self, node_id: str, target_handle: str) -> list[Any]: ...
+
+    async def run_subgraph(self, node_ids: list[str], input: DataValue) -> dict[str, Any]: ...
+
+    def emit(self, event: NodeEvent) -> None: ...
+
+    def on_finish(self, cleanup: Any) -> None:
+        """Call `cleanup()` (sync or async) when the run stops: finished, failed, cancelled or paused.
+
+        Linked artifacts are forgotten then too, so a resumed run materializes them again.
+        """
+
+
+@dataclass(slots=True)
+class FlowContext:
+    """Per-call context: who is running, in which run, and the runtime's API."""
+
+    node_id: str
+    node_type: str
+    run_id: str
+    runtime: RuntimeApi
+    chat_id: str | None = None
+    # The payload the run was started with (what a trigger node turns into its output).
+    payload: Any = None
+    # Payload given to `resume` when this node was paused; None on a first execution.
+    resume_payload: Any = None
+    # Free-form services of the embedding app (credentials, HTTP clients, sessions).
+    services: dict[str, Any] = field(default_factory=dict)
+
+    def event(self, event_type: EventType, **data: Any) -> NodeEvent:
+        return NodeEvent(self.run_id, self.node_id, self.node_type, event_type, data)
+
+
+class NodeExecutor(Protocol):
+    """An executor has `node_type` and `execute`, `materialize`, or both."""
+
+    node_type: str
+
+    async def execute(self, data: dict[str, Any], inputs: dict[str, DataValue],
+                      ctx: FlowContext) -> ExecutionResult | AsyncIterator[NodeEvent | ExecutionResult]: ...
+
+    async def materialize(self, data: dict[str, Any], output_handle: str, ctx: FlowContext) -> Any: ...
+
+
+class NodeError(Exception):
+    """A clear failure of a node, shown to the user as is (no traceback)."""

@@ -300,6 +300,47 @@ def _read_secret(prompt: str) -> str:
     return sys.stdin.readline().strip()
 
 
+# users ------------------------------------------------------------------------------------------
+
+def _users_arguments(parser: argparse.ArgumentParser) -> None:
+    actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
+    create = actions.add_parser("create", help="create an account (the first one is the instance admin); "
+                                               "the password is read from stdin")
+    create.add_argument("email", metavar="EMAIL")
+    create.add_argument("--name", default="", help="the name shown to others (default: the email's user part)")
+    create.add_argument("--admin", action="store_true", help="make the account an instance admin")
+    actions.add_parser("list", help="every account (email, name, admin)")
+    reset = actions.add_parser("reset-password", help="set a new password (read from stdin); signs out everywhere")
+    reset.add_argument("email", metavar="EMAIL")
+
+
+def _users(args: argparse.Namespace) -> int:
+    from sqlalchemy.exc import SQLAlchemyError
+
+    from nodeflow_app.store.accounts import AccountError, account_store
+
+    try:
+        store = account_store()
+        if args.action == "create":
+            user = store.create_user(args.name, args.email, _read_secret(f"Password for {args.email}: "),
+                                     admin=True if args.admin else None)
+            print(f"created {user.email}" + (" (instance admin)" if user.is_admin else ""))
+        elif args.action == "list":
+            rows = [(u.email, u.name, "yes" if u.is_admin else "") for u in store.users()]
+            print(_table(("EMAIL", "NAME", "ADMIN"), rows) if rows else "no accounts yet")
+        else:
+            user = store.user_by_email(args.email)
+            if user is None:
+                raise InputError(f"no account with {args.email}")
+            store.set_password(user.id, _read_secret(f"New password for {user.email}: "))
+            print(f"set a new password for {user.email}; their sessions ended")
+    except AccountError as error:
+        raise InputError(str(error)) from error
+    except SQLAlchemyError as error:
+        raise InputError(f"cannot use the database: {str(error).splitlines()[0]}") from error
+    return EXIT_OK
+
+
 # ------------------------------------------------------------------------------------------------
 
 COMMANDS: dict[str, Command] = {
@@ -312,6 +353,7 @@ COMMANDS: dict[str, Command] = {
                          _providers_arguments, _providers),
     "credentials": Command("store, list or delete provider credentials (encrypted at rest)",
                            _credentials_arguments, _credentials),
+    "users": Command("create or list accounts, or reset a password", _users_arguments, _users),
 }
 
 

@@ -128,3 +128,84 @@ class PinnedOutputRow(SQLModel, table=True):
     node_id: str = Field(primary_key=True)
     outputs_json: str = Field(sa_type=Text)  # {output port: value} as JSON
     updated_at: float = 0.0
+
+
+# Accounts, workspaces and access (SPEC 10). Secrets (passwords, session, invitation and API tokens) are
+# stored only as hashes: argon2 for passwords, sha256 for random tokens (they carry 256 bits already).
+
+
+class UserRow(SQLModel, table=True):
+    __tablename__ = "user_account"
+
+    id: str = Field(primary_key=True, max_length=32)
+    email: str = Field(unique=True, max_length=254)  # lower-cased
+    name: str = Field(max_length=120)
+    password_hash: str = Field(sa_type=Text)
+    is_admin: bool = False  # the instance admin: the first account
+    created_at: float
+
+
+class SessionRow(SQLModel, table=True):
+    __tablename__ = "user_session"
+
+    token_hash: str = Field(primary_key=True, max_length=64)
+    user_id: str = Field(foreign_key="user_account.id", ondelete="CASCADE", index=True, max_length=32)
+    created_at: float
+    expires_at: float = Field(index=True)
+
+
+class SignInAttemptRow(SQLModel, table=True):
+    """Failed sign-ins, per email, for the rate limit (shared by every worker through the database)."""
+
+    __tablename__ = "sign_in_attempt"
+
+    id: int | None = Field(default=None, primary_key=True)
+    email: str = Field(index=True, max_length=254)
+    at: float = Field(index=True)
+
+
+class WorkspaceRow(SQLModel, table=True):
+    __tablename__ = "workspace"
+
+    id: str = Field(primary_key=True, max_length=32)
+    name: str = Field(max_length=120)
+    personal_of: str | None = Field(default=None, index=True, max_length=32)  # the user of a personal workspace
+    created_at: float
+
+
+class MembershipRow(SQLModel, table=True):
+    __tablename__ = "membership"
+
+    workspace_id: str = Field(primary_key=True, foreign_key="workspace.id", ondelete="CASCADE", max_length=32)
+    user_id: str = Field(primary_key=True, foreign_key="user_account.id", ondelete="CASCADE", index=True,
+                         max_length=32)
+    role: str = Field(max_length=16)  # owner | editor | viewer
+    created_at: float
+
+
+class InvitationRow(SQLModel, table=True):
+    __tablename__ = "invitation"
+
+    id: str = Field(primary_key=True, max_length=32)
+    token_hash: str = Field(unique=True, max_length=64)
+    workspace_id: str = Field(foreign_key="workspace.id", ondelete="CASCADE", index=True, max_length=32)
+    role: str = Field(max_length=16)
+    created_by: str = Field(max_length=32)
+    created_at: float
+    expires_at: float
+    used_by: str | None = Field(default=None, max_length=32)
+    used_at: float | None = None
+    revoked_at: float | None = None
+
+
+class ApiTokenRow(SQLModel, table=True):
+    __tablename__ = "api_token"
+
+    id: str = Field(primary_key=True, max_length=32)
+    token_hash: str = Field(unique=True, max_length=64)
+    name: str = Field(max_length=120)
+    user_id: str = Field(foreign_key="user_account.id", ondelete="CASCADE", index=True, max_length=32)
+    workspace_id: str = Field(foreign_key="workspace.id", ondelete="CASCADE", index=True, max_length=32)
+    created_at: float
+    last_used_at: float | None = None
+    revoked_at: float | None = None

@@ -1,0 +1,421 @@
+"""Accounts, sessions, workspaces, memberships, invitations and API tokens (SPEC 10), without Reflex.
+
+Passwords are argon2-hashed (argon2-cffi). Session, invitation and API tokens are random (256 bits) and
+stored as sha256 hashes: a stolen database row opens nothing. Failed sign-ins are counted per email in
+the database, so the limit holds across workers. Every user has a personal workspace; the first account
+is the owner of the install (instance admin).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import secrets
+import time
+import uuid
+from dataclasses import dataclass
+
+from argon2 import PasswordHasher
+from sqlalchemy import Engine, delete, func, select, update
+from sqlalchemy.exc import IntegrityError
+
+from nodeflow_app.accounts.roles import ROLES, Role, check_role
+from nodeflow_app.store.db import create_all, make_engine, process_wide
+from nodeflow_app.store.models import (
+    ApiTokenRow, InvitationRow, MembershipRow, SessionRow, SignInAttemptRow, UserRow, WorkspaceRow,
+)
+
+SESSION_SECONDS = 14 * 86400
+INVITATION_SECONDS = 7 * 86400
+MAX_FAILED_SIGN_INS = 5  # per email, within SIGN_IN_WINDOW_S
+SIGN_IN_WINDOW_S = 15 * 60
+MIN_PASSWORD = 8
+_EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
+
+
+class AccountError(ValueError):
+    """A request that cannot be done, with the reason to show (bad email, wrong password, last owner...)."""
+
+
+class SignInThrottled(AccountError):
+    pass
+
+
+@dataclass(frozen=True)
+class User:
+    id: str
+    email: str
+    name: str
+    is_admin: bool
+
+
+@dataclass(frozen=True)
+class Workspace:
+    id: str
+    name: str
+    personal: bool
+    role: Role  # the asking user's role in it
+
+
+@dataclass(frozen=True)
+class Member:
+    user_id: str
+    email: str
+    name: str
+    role: Role
+
+
+@dataclass(frozen=True)
+class Invitation:
+    id: str
+    workspace_id: str
+    role: Role
+    created_at: float
+    expires_at: float
+    used_at: float | None
+    revoked_at: float | None
+
+    @property
+    def pending(self) -> bool:
+        return self.used_at is None and self.revoked_at is None and self.expires_at > time.time()
+
+
+@dataclass(frozen=True)
+class ApiToken:
+    id: str
+    name: str
+    workspace_id: str
+    created_at: float
+    last_used_at: float | None
+    revoked_at: float | None
+
+
+@dataclass(frozen=True)
+class ApiCaller:
+    user: User
+    workspace_id: str
+    role: Role
+
+
+def _hash_token(raw: str) -> str:
+    return hashlib.sha256(raw.encode()).hexdigest()
+
+
+def _new_id() -> str:
+    return uuid.uuid4().hex[:16]
+
+
+# argon2id with the library's defaults (RFC 9106's low-memory profile); tests swap in a cheaper one.
+PASSWORD_HASHER = PasswordHasher()
+
+
+def _hasher() -> PasswordHasher:
+    return PASSWORD_HASHER
+
+
+def clean_email(email: str) -> str:
+    cleaned = (email or "").strip().lower()
+    if not _EMAIL.match(cleaned) or len(cleaned) > 254:
+        raise AccountError(f"{email!r} is not an email address")
+    return cleaned
+
+
+def check_password(password: str) -> str:
+    if len(password or "") < MIN_PASSWORD:
+        raise AccountError(f"a password needs at least {MIN_PASSWORD} characters")
+    return password
+
+
+class AccountStore:
+    """Everything about who someone is and what they belong to; each method is one transaction."""
+
+    def __init__(self, engine_or_url: Engine | str | None = None):
+        self.engine: Engine = engine_or_url if isinstance(engine_or_url, Engine) else make_engine(engine_or_url)
+        create_all(self.engine)
+
+    # 1. Users --------------------------------------------------------------------------------------------
+
+    def has_users(self) -> bool:
+        with self.engine.connect() as conn:
+            return conn.execute(select(func.count()).select_from(UserRow)).scalar_one() > 0
+
+    def create_user(self, name: str, email: str, password: str, *, admin: bool | None = None) -> User:
+        """A new account with its personal workspace; the first account ever is the instance admin."""
+        email, name = clean_email(email), (name or "").strip() or email.split("@")[0]
+        check_password(password)
+        now, user_id = time.time(), _new_id()
+        with self.engine.begin() as conn:
+            first = conn.execute(select(func.count()).select_from(UserRow)).scalar_one() == 0
+            is_admin = first if admin is None else admin
+            try:
+                conn.execute(UserRow.__table__.insert().values(
+                    id=user_id, email=email, name=name[:120], password_hash=_hasher().hash(password),
+                    is_admin=is_admin, created_at=now))
+            except IntegrityError:
+                raise AccountError(f"an account with {email} exists already") from None
+            self._insert_workspace(conn, f"{name[:100]}'s workspace", user_id, personal=True, now=now)
+        return User(user_id, email, name[:120], is_admin)
+
+    def users(self) -> list[User]:
+        with self.engine.connect() as conn:
+            rows = conn.execute(select(UserRow).order_by(UserRow.created_at)).all()
+        return [User(r.id, r.email, r.name, r.is_admin) for r in rows]
+
+    def user(self, user_id: str) -> User | None:
+        with self.engine.connect() as conn:
+            row = conn.execute(select(UserRow).where(UserRow.id == user_id)).first()
+        return User(row.id, row.email, row.name, row.is_admin) if row else None
+
+    def user_by_email(self, email: str) -> User | None:
+        with self.engine.connect() as conn:
+            row = conn.execute(select(UserRow).where(UserRow.email == email.strip().lower())).first()
+        return User(row.id, row.email, row.name, row.is_admin) if row else None
+
+    def set_password(self, user_id: str, password: str) -> None:
+        """A new password; every session of the user ends (a reset or change signs out everywhere)."""
+        check_password(password)
+        with self.engine.begin() as conn:
+            done = conn.execute(update(UserRow).where(UserRow.id == user_id)
+                                .values(password_hash=_hasher().hash(password))).rowcount
+            if not done:
+                raise AccountError("no such account")
+            conn.execute(delete(SessionRow).where(SessionRow.user_id == user_id))
+
+    def change_password(self, user_id: str, old: str, new: str) -> None:
+        with self.engine.connect() as conn:
+            row = conn.execute(select(UserRow).where(UserRow.id == user_id)).first()
+        if row is None or not self._verify(row.password_hash, old):
+            raise AccountError("the current password is wrong")
+        self.set_password(user_id, new)
+
+    def ensure_admin(self, email: str, password: str, name: str = "Admin") -> User | None:
+        """Create the owner from the environment on a fresh install; None when accounts exist already."""
+        if self.has_users():
+            return None
+        return self.create_user(name, email, password, admin=True)
+
+    # 2. Sessions -------------------------------------------------------------------------------------------
+
+    def sign_in(self, email: str, password: str) -> tuple[str, User]:
+        """(raw session token, user); a clear error for bad credentials or too many failed attempts."""
+        email = (email or "").strip().lower()
+        now = time.time()
+        with self.engine.connect() as conn:
+            recent = conn.execute(select(func.count()).select_from(SignInAttemptRow).where(
+                SignInAttemptRow.email == email, SignInAttemptRow.at > now - SIGN_IN_WINDOW_S)).scalar_one()
+            row = conn.execute(select(UserRow).where(UserRow.email == email)).first()
+        if recent >= MAX_FAILED_SIGN_INS:
+            raise SignInThrottled(f"too many failed sign-ins for {email}; try again in {SIGN_IN_WINDOW_S // 60} minutes")
+        if row is None or not self._verify(row.password_hash, password):
+            with self.engine.begin() as conn:  # its own transaction: the failure must stay counted
+                conn.execute(SignInAttemptRow.__table__.insert().values(email=email, at=now))
+            raise AccountError("wrong email or password")
+        with self.engine.begin() as conn:
+            conn.execute(delete(SignInAttemptRow).where(SignInAttemptRow.email == email))
+            raw = secrets.token_urlsafe(32)
+            conn.execute(SessionRow.__table__.insert().values(
+                token_hash=_hash_token(raw), user_id=row.id, created_at=now, expires_at=now + SESSION_SECONDS))
+        return raw, User(row.id, row.email, row.name, row.is_admin)
+
+    def user_for_session(self, raw: str | None) -> User | None:
+        if not raw:
+            return None
+        with self.engine.connect() as conn:
+            row = conn.execute(select(UserRow).join(SessionRow, SessionRow.user_id == UserRow.id).where(
+                SessionRow.token_hash == _hash_token(raw), SessionRow.expires_at > time.time())).first()
+        return User(row.id, row.email, row.name, row.is_admin) if row else None
+
+    def sign_out(self, raw: str, *, everywhere: bool = False) -> None:
+        with self.engine.begin() as conn:
+            if everywhere:
+                user_id = conn.execute(select(SessionRow.user_id).where(
+                    SessionRow.token_hash == _hash_token(raw))).scalar()
+                if user_id:
+                    conn.execute(delete(SessionRow).where(SessionRow.user_id == user_id))
+            conn.execute(delete(SessionRow).where(SessionRow.token_hash == _hash_token(raw)))
+
+    @staticmethod
+    def _verify(password_hash: str, password: str) -> bool:
+        from argon2.exceptions import VerificationError
+
+        try:
+            return _hasher().verify(password_hash, password or "")
+        except (VerificationError, ValueError):
+            return False
+
+    # 3. Workspaces and members -----------------------------------------------------------------------------
+
+    def create_workspace(self, owner_id: str, name: str) -> Workspace:
+        name = (name or "").strip()
+        if not name:
+            raise AccountError("a workspace needs a name")
+        with self.engine.begin() as conn:
+            workspace_id = self._insert_workspace(conn, name, owner_id, personal=False, now=time.time())
+        return Workspace(workspace_id, name[:120], False, "owner")
+
+    def _insert_workspace(self, conn, name: str, owner_id: str, *, personal: bool, now: float) -> str:
+        workspace_id = _new_id()
+        conn.execute(WorkspaceRow.__table__.insert().values(
+            id=workspace_id, name=name[:120], personal_of=owner_id if personal else None, created_at=now))
+        conn.execute(MembershipRow.__table__.insert().values(
+            workspace_id=workspace_id, user_id=owner_id, role="owner", created_at=now))
+        return workspace_id
+
+    def workspaces(self, user_id: str) -> list[Workspace]:
+        """The user's workspaces, personal first, then by name."""
+        with self.engine.connect() as conn:
+            rows = conn.execute(select(WorkspaceRow.id, WorkspaceRow.name, WorkspaceRow.personal_of,
+                                       MembershipRow.role).join(
+                MembershipRow, MembershipRow.workspace_id == WorkspaceRow.id).where(
+                MembershipRow.user_id == user_id)).all()
+        found = [Workspace(r.id, r.name, r.personal_of == user_id, r.role) for r in rows]
+        return sorted(found, key=lambda w: (not w.personal, w.name.lower()))
+
+    def personal_workspace(self, user_id: str) -> Workspace:
+        return next(w for w in self.workspaces(user_id) if w.personal)
+
+    def role(self, user_id: str | None, workspace_id: str | None) -> Role | None:
+        """The user's role in the workspace; None for a non-member (or no user)."""
+        if not user_id or not workspace_id:
+            return None
+        with self.engine.connect() as conn:
+            return conn.execute(select(MembershipRow.role).where(
+                MembershipRow.workspace_id == workspace_id, MembershipRow.user_id == user_id)).scalar()
+
+    def members(self, workspace_id: str) -> list[Member]:
+        with self.engine.connect() as conn:
+            rows = conn.execute(select(UserRow.id, UserRow.email, UserRow.name, MembershipRow.role).join(
+                MembershipRow, MembershipRow.user_id == UserRow.id).where(
+                MembershipRow.workspace_id == workspace_id).order_by(UserRow.name)).all()
+        return [Member(r.id, r.email, r.name, r.role) for r in rows]
+
+    def set_role(self, workspace_id: str, user_id: str, role: str) -> None:
+        role = check_role(role)
+        with self.engine.begin() as conn:
+            self._keep_an_owner(conn, workspace_id, user_id, role)
+            done = conn.execute(update(MembershipRow).where(
+                MembershipRow.workspace_id == workspace_id, MembershipRow.user_id == user_id).values(role=role))
+            if not done.rowcount:
+                raise AccountError("not a member of this workspace")
+
+    def remove_member(self, workspace_id: str, user_id: str) -> None:
+        with self.engine.begin() as conn:
+            self._keep_an_owner(conn, workspace_id, user_id, None)
+            conn.execute(delete(MembershipRow).where(
+                MembershipRow.workspace_id == workspace_id, MembershipRow.user_id == user_id))
+
+    def delete_workspace(self, workspace_id: str) -> None:
+        with self.engine.begin() as conn:
+            if conn.execute(select(WorkspaceRow.personal_of).where(WorkspaceRow.id == workspace_id)).scalar():
+                raise AccountError("a personal workspace cannot be deleted")
+            conn.execute(delete(WorkspaceRow).where(WorkspaceRow.id == workspace_id))
+
+    @staticmethod
+    def _keep_an_owner(conn, workspace_id: str, user_id: str, new_role: str | None) -> None:
+        owners = conn.execute(select(MembershipRow.user_id).where(
+            MembershipRow.workspace_id == workspace_id, MembershipRow.role == "owner")).scalars().all()
+        if owners == [user_id] and new_role != "owner":
+            raise AccountError("a workspace keeps at least one owner")
+
+    # 4. Invitations ------------------------------------------------------------------------------------------
+
+    def invite(self, workspace_id: str, role: str, created_by: str,
+               expires_in_s: float = INVITATION_SECONDS) -> tuple[str, Invitation]:
+        """(raw token for the link, invitation): single use, expires."""
+        role, raw, now = check_role(role), secrets.token_urlsafe(32), time.time()
+        invitation_id = _new_id()
+        with self.engine.begin() as conn:
+            conn.execute(InvitationRow.__table__.insert().values(
+                id=invitation_id, token_hash=_hash_token(raw), workspace_id=workspace_id, role=role,
+                created_by=created_by, created_at=now, expires_at=now + expires_in_s))
+        return raw, Invitation(invitation_id, workspace_id, role, now, now + expires_in_s, None, None)
+
+    def invitations(self, workspace_id: str) -> list[Invitation]:
+        with self.engine.connect() as conn:
+            rows = conn.execute(select(InvitationRow).where(InvitationRow.workspace_id == workspace_id)
+                                .order_by(InvitationRow.created_at.desc())).all()
+        return [Invitation(r.id, r.workspace_id, r.role, r.created_at, r.expires_at, r.used_at, r.revoked_at)
+                for r in rows]
+
+    def revoke_invitation(self, workspace_id: str, invitation_id: str) -> None:
+        with self.engine.begin() as conn:
+            conn.execute(update(InvitationRow).where(
+                InvitationRow.id == invitation_id, InvitationRow.workspace_id == workspace_id,
+                InvitationRow.used_at.is_(None)).values(revoked_at=time.time()))
+
+    def invitation(self, raw: str) -> Invitation | None:
+        """The pending invitation behind a link, or None (unknown, used, revoked or expired)."""
+        with self.engine.connect() as conn:
+            row = conn.execute(select(InvitationRow).where(InvitationRow.token_hash == _hash_token(raw))).first()
+        if row is None:
+            return None
+        found = Invitation(row.id, row.workspace_id, row.role, row.created_at, row.expires_at, row.used_at,
+                           row.revoked_at)
+        return found if found.pending else None
+
+    def accept(self, raw: str, user_id: str) -> Workspace:
+        """Join the workspace with the invitation's role; the link is used up (a second use is refused)."""
+        now = time.time()
+        with self.engine.begin() as conn:
+            row = conn.execute(select(InvitationRow).where(InvitationRow.token_hash == _hash_token(raw))).first()
+            # Used up in one conditional UPDATE: of two simultaneous accepts, exactly one changes the row.
+            taken = row is not None and conn.execute(update(InvitationRow).where(
+                InvitationRow.id == row.id, InvitationRow.used_at.is_(None), InvitationRow.revoked_at.is_(None),
+                InvitationRow.expires_at > now).values(used_by=user_id, used_at=now)).rowcount == 1
+            if not taken:
+                raise AccountError("this invitation link is not valid any more (used, revoked or expired)")
+            current = conn.execute(select(MembershipRow.role).where(
+                MembershipRow.workspace_id == row.workspace_id, MembershipRow.user_id == user_id)).scalar()
+            if current is None:
+                conn.execute(MembershipRow.__table__.insert().values(
+                    workspace_id=row.workspace_id, user_id=user_id, role=row.role, created_at=now))
+            elif ROLES.index(row.role) > ROLES.index(current):  # an invitation never lowers a role
+                conn.execute(update(MembershipRow).where(
+                    MembershipRow.workspace_id == row.workspace_id, MembershipRow.user_id == user_id)
+                    .values(role=row.role))
+            name = conn.execute(select(WorkspaceRow.name).where(WorkspaceRow.id == row.workspace_id)).scalar_one()
+        return Workspace(row.workspace_id, name, False, self.role(user_id, row.workspace_id))
+
+    # 5. API tokens --------------------------------------------------------------------------------------------
+
+    def create_api_token(self, user_id: str, workspace_id: str, name: str) -> tuple[str, ApiToken]:
+        """(raw token, shown once; its record). The user must be a member of the workspace."""
+        if self.role(user_id, workspace_id) is None:
+            raise AccountError("not a member of this workspace")
+        name = (name or "").strip() or "API token"
+        raw, now, token_id = "nf_" + secrets.token_urlsafe(32), time.time(), _new_id()
+        with self.engine.begin() as conn:
+            conn.execute(ApiTokenRow.__table__.insert().values(
+                id=token_id, token_hash=_hash_token(raw), name=name[:120], user_id=user_id,
+                workspace_id=workspace_id, created_at=now))
+        return raw, ApiToken(token_id, name[:120], workspace_id, now, None, None)
+
+    def api_tokens(self, user_id: str, workspace_id: str | None = None) -> list[ApiToken]:
+        query = select(ApiTokenRow).where(ApiTokenRow.user_id == user_id)
+        if workspace_id:
+            query = query.where(ApiTokenRow.workspace_id == workspace_id)
+        with self.engine.connect() as conn:
+            rows = conn.execute(query.order_by(ApiTokenRow.created_at.desc())).all()
+        return [ApiToken(r.id, r.name, r.workspace_id, r.created_at, r.last_used_at, r.revoked_at) for r in rows]
+
+    def revoke_api_token(self, user_id: str, token_id: str) -> None:
+        with self.engine.begin() as conn:
+            conn.execute(update(ApiTokenRow).where(ApiTokenRow.id == token_id, ApiTokenRow.user_id == user_id)
+                         .values(revoked_at=time.time()))
+
+    def api_caller(self, raw: str | None) -> ApiCaller | None:
+        """Who a bearer token speaks for (its user, workspace and current role); None if unknown or revoked."""
+        if not raw:
+            return None
+        with self.engine.begin() as conn:
+            row = conn.execute(select(ApiTokenRow).where(ApiTokenRow.token_hash == _hash_token(raw),
+                                                         ApiTokenRow.revoked_at.is_(None))).first()
+            if row is None:
+                return None
+            conn.execute(update(ApiTokenRow).where(ApiTokenRow.id == row.id).values(last_used_at=time.time()))
+        role = self.role(row.user_id, row.workspace_id)
+        user = self.user(row.user_id)
+        return ApiCaller(user, row.workspace_id, role) if role and user else None
+
+
+account_store = process_wide(AccountStore)

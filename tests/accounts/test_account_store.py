@@ -1,0 +1,160 @@
+"""AccountStore on SQLite and on the real PostgreSQL: accounts, sessions, the sign-in limit, workspaces and
+roles, invitations by link, API tokens."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from nodeflow_app.accounts.roles import allows
+from nodeflow_app.store import accounts as accounts_module
+from nodeflow_app.store.accounts import AccountError, AccountStore, SignInThrottled
+from nodeflow_app.store.db import make_engine
+from tests.store.postgres import POSTGRES_URL, private_schema
+
+PASSWORD = "correct horse"
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def store(request, tmp_path):
+    if request.param == "sqlite":
+        store = AccountStore(f"sqlite:///{tmp_path / 'nodeflow.db'}")
+        yield store
+        store.engine.dispose()
+        return
+    with private_schema() as schema:
+        engine = make_engine(POSTGRES_URL)
+        yield AccountStore(engine.execution_options(schema_translate_map={None: schema}))
+        engine.dispose()
+
+
+def test_the_first_account_is_the_instance_admin_with_a_personal_workspace(store):
+    assert not store.has_users()
+    owner = store.create_user("Ada", " Ada@Example.org ", PASSWORD)
+    bob = store.create_user("Bob", "bob@example.org", PASSWORD)
+    assert (owner.email, owner.is_admin, bob.is_admin) == ("ada@example.org", True, False)
+    [personal] = store.workspaces(owner.id)
+    assert (personal.personal, personal.role, personal.name) == (True, "owner", "Ada's workspace")
+    assert [u.email for u in store.users()] == ["ada@example.org", "bob@example.org"]
+    with pytest.raises(AccountError, match="exists already"):
+        store.create_user("Ada again", "ADA@example.org", PASSWORD)
+
+
+@pytest.mark.parametrize("email, password, message", [
+    ("not-an-email", PASSWORD, "is not an email address"), ("a@b.co", "short", "at least 8 characters")])
+def test_bad_email_or_password_is_refused(store, email, password, message):
+    with pytest.raises(AccountError, match=message):
+        store.create_user("X", email, password)
+
+
+def test_sign_in_sessions_and_sign_out_everywhere(store):
+    user = store.create_user("Ada", "ada@example.org", PASSWORD)
+    first, signed = store.sign_in("ADA@example.org", PASSWORD)
+    second, _ = store.sign_in("ada@example.org", PASSWORD)
+    assert signed == user and store.user_for_session(first) == user and first != second
+    assert store.user_for_session("forged") is None and store.user_for_session("") is None
+    store.sign_out(first)
+    assert store.user_for_session(first) is None and store.user_for_session(second) == user
+    third, _ = store.sign_in("ada@example.org", PASSWORD)
+    store.sign_out(third, everywhere=True)
+    assert store.user_for_session(second) is None and store.user_for_session(third) is None
+
+
+def test_sessions_expire(store, monkeypatch):
+    store.create_user("Ada", "ada@example.org", PASSWORD)
+    monkeypatch.setattr(accounts_module, "SESSION_SECONDS", 0.05)
+    token, _ = store.sign_in("ada@example.org", PASSWORD)
+    time.sleep(0.1)
+    assert store.user_for_session(token) is None
+
+
+def test_wrong_passwords_are_rate_limited_per_email(store):
+    store.create_user("Ada", "ada@example.org", PASSWORD)
+    for _ in range(accounts_module.MAX_FAILED_SIGN_INS):
+        with pytest.raises(AccountError, match="wrong email or password"):
+            store.sign_in("ada@example.org", "guess")
+    with pytest.raises(SignInThrottled, match="too many failed sign-ins"):
+        store.sign_in("ada@example.org", PASSWORD)  # even the right password waits
+    store.create_user("Bob", "bob@example.org", PASSWORD)
+    assert store.sign_in("bob@example.org", PASSWORD)[1].email == "bob@example.org"  # others are not locked
+
+
+def test_changing_the_password_ends_every_session(store):
+    user = store.create_user("Ada", "ada@example.org", PASSWORD)
+    token, _ = store.sign_in("ada@example.org", PASSWORD)
+    with pytest.raises(AccountError, match="current password is wrong"):
+        store.change_password(user.id, "nope nope", "new password 1")
+    store.change_password(user.id, PASSWORD, "new password 1")
+    assert store.user_for_session(token) is None
+    assert store.sign_in("ada@example.org", "new password 1")[1] == user
+
+
+def test_team_workspace_roles_and_the_last_owner(store):
+    ada = store.create_user("Ada", "ada@example.org", PASSWORD)
+    team = store.create_workspace(ada.id, "Support team")
+    assert store.role(ada.id, team.id) == "owner"
+    bob = store.create_user("Bob", "bob@example.org", PASSWORD)
+    assert store.role(bob.id, team.id) is None
+    with pytest.raises(AccountError, match="keeps at least one owner"):
+        store.set_role(team.id, ada.id, "editor")
+    with pytest.raises(AccountError, match="keeps at least one owner"):
+        store.remove_member(team.id, ada.id)
+    with pytest.raises(ValueError, match="unknown role 'god'"):
+        store.set_role(team.id, ada.id, "god")
+    with pytest.raises(AccountError, match="personal workspace cannot be deleted"):
+        store.delete_workspace(store.personal_workspace(ada.id).id)
+    store.delete_workspace(team.id)
+    assert [w.name for w in store.workspaces(ada.id)] == ["Ada's workspace"]
+
+
+def test_an_invitation_link_is_single_use_and_can_be_revoked_or_expire(store):
+    ada = store.create_user("Ada", "ada@example.org", PASSWORD)
+    bob = store.create_user("Bob", "bob@example.org", PASSWORD)
+    cy = store.create_user("Cy", "cy@example.org", PASSWORD)
+    team = store.create_workspace(ada.id, "Support")
+    link, invitation = store.invite(team.id, "viewer", ada.id)
+    assert store.invitation(link).id == invitation.id and invitation.pending
+    joined = store.accept(link, bob.id)
+    assert (joined.id, joined.role) == (team.id, "viewer")
+    assert [(m.email, m.role) for m in store.members(team.id)] == [("ada@example.org", "owner"),
+                                                                  ("bob@example.org", "viewer")]
+    with pytest.raises(AccountError, match="not valid any more"):
+        store.accept(link, cy.id)
+    revoked, revoked_invitation = store.invite(team.id, "editor", ada.id)
+    store.revoke_invitation(team.id, revoked_invitation.id)
+    expired, _ = store.invite(team.id, "editor", ada.id, expires_in_s=-1)
+    for raw in (revoked, expired, "forged"):
+        assert store.invitation(raw) is None
+        with pytest.raises(AccountError, match="not valid any more"):
+            store.accept(raw, cy.id)
+    assert store.role(cy.id, team.id) is None
+    assert [i.pending for i in store.invitations(team.id)] == [False, False, False]
+
+
+def test_api_tokens_are_shown_once_hashed_revocable_and_follow_the_role(store):
+    ada = store.create_user("Ada", "ada@example.org", PASSWORD)
+    team = store.create_workspace(ada.id, "Support")
+    raw, token = store.create_api_token(ada.id, team.id, "CI")
+    assert raw.startswith("nf_") and raw not in repr(store.api_tokens(ada.id))
+    caller = store.api_caller(raw)
+    assert (caller.user, caller.workspace_id, caller.role) == (ada, team.id, "owner")
+    assert store.api_tokens(ada.id, team.id)[0].last_used_at is not None
+    store.revoke_api_token(ada.id, token.id)
+    assert store.api_caller(raw) is None and store.api_caller("nf_forged") is None
+    outsider = store.create_user("Eve", "eve@example.org", PASSWORD)
+    with pytest.raises(AccountError, match="not a member"):
+        store.create_api_token(outsider.id, team.id, "steal")
+
+
+def test_headless_admin_is_created_once(store):
+    assert store.ensure_admin("root@example.org", PASSWORD).is_admin
+    assert store.ensure_admin("other@example.org", PASSWORD) is None
+    assert [u.email for u in store.users()] == ["root@example.org"]
+
+
+@pytest.mark.parametrize("role, action, allowed", [
+    ("viewer", "view", True), ("viewer", "chat", True), ("viewer", "edit", False), ("editor", "edit", True),
+    ("editor", "manage", False), ("owner", "manage", True), (None, "view", False), ("bogus", "view", False)])
+def test_roles_allow_the_actions_of_the_spec_table(role, action, allowed):
+    assert allows(role, action) is allowed

@@ -1,12 +1,17 @@
-"""The Reflex app: builds rx.App and adds the pages."""
+"""The Reflex app: builds rx.App, the access check every event passes, and the pages."""
+
+import os
 
 import reflex as rx
 
 from nodeflow_app import routes
+from nodeflow_app.components.auth_pages import account_page, setup_page, sign_in_page
 from nodeflow_app.components.chat_panel import chat_page
 from nodeflow_app.components.editor_page import editor_page
 from nodeflow_app.components.graph_list import graph_list_page
 from nodeflow_app.components.header import TAGLINE
+from nodeflow_app.state.access import AccessMiddleware
+from nodeflow_app.state.auth_state import AuthState
 from nodeflow_app.state.chat_state import ChatState
 from nodeflow_app.state.editor_state import EditorState
 from nodeflow_app.state.graph_list_state import GraphListState
@@ -21,10 +26,24 @@ def recover_interrupted_runs() -> None:
     chat_service().recover()
 
 
+def create_admin_from_environment() -> None:
+    """Headless installs: NODEFLOW_ADMIN_EMAIL / NODEFLOW_ADMIN_PASSWORD create the owner at first start."""
+    from nodeflow_app.store.accounts import account_store
+
+    email, password = os.environ.get("NODEFLOW_ADMIN_EMAIL"), os.environ.get("NODEFLOW_ADMIN_PASSWORD")
+    if email and password:
+        account_store().ensure_admin(email, password)
+
+
 app = rx.App()
+app.add_middleware(AccessMiddleware())
+app.register_lifespan_task(create_admin_from_environment)
 app.register_lifespan_task(recover_interrupted_runs)
+app.add_page(setup_page, route=routes.SETUP, title="NodeFlow — set up", on_load=AuthState.load_public)
+app.add_page(sign_in_page, route=routes.SIGN_IN, title="NodeFlow — sign in", on_load=AuthState.load_public)
+app.add_page(account_page, route=routes.ACCOUNT, title="NodeFlow — account", on_load=AuthState.guard)
 app.add_page(graph_list_page, route=routes.GRAPHS, title="NodeFlow — graphs", description=TAGLINE,
-             on_load=GraphListState.load)
+             on_load=[AuthState.guard, GraphListState.load])
 app.add_page(editor_page, route=routes.EDITOR, title="NodeFlow — editor",
-             on_load=[EditorState.load_graph, RunHistoryState.load, ChatState.load])
-app.add_page(chat_page, route=routes.CHAT, title="NodeFlow — chat", on_load=ChatState.load)
+             on_load=[AuthState.guard, EditorState.load_graph, RunHistoryState.load, ChatState.load])
+app.add_page(chat_page, route=routes.CHAT, title="NodeFlow — chat", on_load=[AuthState.guard, ChatState.load])

@@ -3,6 +3,9 @@
 GRAPHS = "/"
 EDITOR = "/graph/[graph_id]"
 CHAT = "/graph/[graph_id]/chat"
+SETUP = "/setup"
+SIGN_IN = "/signin"
+ACCOUNT = "/account"
 
 
 def editor_url(graph_id: str) -> str:

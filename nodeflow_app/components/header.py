@@ -3,6 +3,7 @@
 import reflex as rx
 
 from nodeflow_app.components.theme import TOP_BAR
+from nodeflow_app.state.auth_state import AuthState
 
 TAGLINE = "Visual builder for AI agent workflows"
 
@@ -29,6 +30,32 @@ def header() -> rx.Component:
         rx.text(TAGLINE, size="2", color_scheme="gray", custom_attrs={"data-testid": "tagline"}),
         rx.box(flex="1"),
         rx.badge("preview", variant="soft", color_scheme="violet"),
+        rx.cond(AuthState.user_name != "", user_menu()),
         **TOP_BAR,
         custom_attrs={"data-testid": "app-header"},
     )
+
+
+def user_menu() -> rx.Component:
+    """The header's account menu: who is signed in, the workspace switcher, account and sign-out."""
+    return rx.menu.root(
+        rx.menu.trigger(
+            rx.button(rx.icon("circle-user", size=16), AuthState.user_name, rx.text("·", color_scheme="gray"),
+                      AuthState.workspace_name, variant="ghost", color_scheme="gray",
+                      custom_attrs=_tid("user-menu")),
+        ),
+        rx.menu.content(
+            rx.menu.item("Workspaces", disabled=True),
+            rx.foreach(AuthState.workspaces, lambda w: rx.menu.item(
+                w.name, rx.badge(w.role, variant="soft", size="1"), on_click=AuthState.switch_workspace(w.id),
+                custom_attrs={"data-testid": f"workspace-{w.name}"})),
+            rx.menu.separator(),
+            rx.menu.item(rx.icon("user", size=14), "Account", on_click=rx.redirect("/account")),
+            rx.menu.item(rx.icon("log-out", size=14), "Sign out", on_click=AuthState.sign_out,
+                         custom_attrs=_tid("menu-sign-out")),
+        ),
+    )
+
+
+def _tid(value: str) -> dict:
+    return {"data-testid": value}

@@ -39,11 +39,30 @@ def e2e_fake_server() -> Iterator[FakeServer]:
     server.stop()
 
 
+# The owner account the e2e server creates at start (the headless-install path), and that `page` signs in as.
+OWNER_EMAIL, OWNER_PASSWORD = "owner@example.org", "e2e owner password"
+
+
 @pytest.fixture(scope="session")
 def nodeflow_server(artifacts_dir: Path, e2e_fake_server: FakeServer) -> Iterator[Server]:
-    llm_env = {providers.COMPATIBLE_BASE_URL_ENV: e2e_fake_server.fake.base_url, providers.MAX_RETRIES_ENV: "0"}
-    with run_server(artifacts_dir, llm_env) as server:
+    env = {providers.COMPATIBLE_BASE_URL_ENV: e2e_fake_server.fake.base_url, providers.MAX_RETRIES_ENV: "0",
+           "NODEFLOW_ADMIN_EMAIL": OWNER_EMAIL, "NODEFLOW_ADMIN_PASSWORD": OWNER_PASSWORD}
+    with run_server(artifacts_dir, env) as server:
         yield server
+
+
+def signed_in_context(browser, server: Server, email: str = OWNER_EMAIL, password: str = OWNER_PASSWORD, **options):
+    """A browser context carrying a session of `email` (signed in through the account store, as the page does)."""
+    from nodeflow_app.store.accounts import AccountStore
+
+    accounts = AccountStore(f"sqlite:///{server.data_dir / 'nodeflow.db'}")
+    try:
+        token, _user = accounts.sign_in(email, password)
+    finally:
+        accounts.engine.dispose()
+    context = browser.new_context(**{"viewport": {"width": 1440, "height": 900}, **options})
+    context.add_cookies([{"name": "nf_session", "value": token, "url": server.url, "sameSite": "Strict"}])
+    return context
 
 
 @pytest.fixture
@@ -71,7 +90,8 @@ def browser() -> Iterator["object"]:
 
 @pytest.fixture
 def page(browser, nodeflow_server: Server, request: pytest.FixtureRequest) -> Iterator["object"]:
-    context = browser.new_context(viewport={"width": 1440, "height": 900})
+    """A page signed in as the install's owner."""
+    context = signed_in_context(browser, nodeflow_server)
     page = context.new_page()
     page.set_default_timeout(15_000)
     yield page

@@ -1,0 +1,117 @@
+"""One access check before every event: session -> user -> role in the target workspace -> allowed?
+
+Handlers declare what they need with `@requires(action)` (an attribute on the function; nothing wraps
+it): "public" (anyone, e.g. signing in), "signed_in" (any account), or an action of
+`nodeflow_app.accounts.roles` ("view", "chat", "edit", "manage") checked against the caller's role in
+the workspace the handler's state names (`_access_workspace()`, the current workspace by default).
+`AccessMiddleware` runs the check for every event before Reflex calls the handler; an undeclared handler,
+Reflex's generic `setvar`, or a caller without the role is refused, logged, and answered with a toast.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+from typing import Any, Callable, Literal
+
+import reflex as rx
+from reflex.middleware import Middleware
+from reflex.state import StateUpdate
+
+from nodeflow_app.accounts.roles import Action, allows
+from nodeflow_app.store.accounts import User, account_store
+
+log = logging.getLogger("nodeflow.access")
+
+Need = Literal["public", "signed_in"] | Action
+ACTION_ATTRIBUTE = "__nodeflow_requires__"
+# Reflex's own plumbing: hydration and on-load bookkeeping carry no user data.
+REFLEX_INTERNAL = frozenset({"hydrate", "hydrate_and_load", "set_is_hydrated", "on_load_internal",
+                             "update_vars_internal", "handle_frontend_exception"})
+SESSION_CACHE_S = 5.0  # a revoked session is refused within this time on every worker
+
+
+def requires(need: Need) -> Callable[[Callable], Callable]:
+    """Declare what a handler needs; put it under `@rx.event` (it only marks the function)."""
+    def mark(fn: Callable) -> Callable:
+        setattr(fn, ACTION_ATTRIBUTE, need)
+        return fn
+    return mark
+
+
+def declared(handler_fn: Callable) -> Need | None:
+    return getattr(handler_fn, ACTION_ATTRIBUTE, None)
+
+
+@dataclass(frozen=True)
+class Decision:
+    allowed: bool
+    reason: str = ""
+
+
+def decide(need: Need | None, user: User | None, role: str | None) -> Decision:
+    """The rule itself, pure: tests call it for every handler with an outsider and a viewer."""
+    if need is None:
+        return Decision(False, "this action declares no access rule")
+    if need == "public":
+        return Decision(True)
+    if user is None:
+        return Decision(False, "sign in first")
+    if need == "signed_in" or allows(role, need):
+        return Decision(True)
+    return Decision(False, "not found" if role is None else f"a {role} cannot do this ({need} needs more)")
+
+
+_sessions: dict[str, tuple[float, User | None]] = {}
+
+
+def user_for_token(token: str) -> User | None:
+    """The account behind a session token, cached a few seconds per process (events are frequent)."""
+    if not token:
+        return None
+    cached = _sessions.get(token)
+    if cached and time.monotonic() - cached[0] < SESSION_CACHE_S:
+        return cached[1]
+    user = account_store().user_for_session(token)
+    if len(_sessions) > 10_000:
+        _sessions.clear()
+    _sessions[token] = (time.monotonic(), user)
+    return user
+
+
+def forget_token(token: str) -> None:
+    _sessions.pop(token, None)
+
+
+class AccessMiddleware(Middleware):
+    """Runs `decide` for every event; a refusal never reaches the handler."""
+
+    async def preprocess(self, app: Any, state: Any, event: Any) -> StateUpdate | None:
+        path, _, name = event.name.rpartition(".")
+        if name in REFLEX_INTERNAL:
+            return None
+        try:
+            state_cls = type(state).get_class_substate(path)
+            handler = state_cls.event_handlers[name]
+        except (KeyError, ValueError, AttributeError):
+            return self._refuse(event, None, "unknown event")
+        need = declared(handler.fn)
+        if need == "public":
+            return None
+        from nodeflow_app.state.auth_state import AuthState
+
+        auth = await state.get_state(AuthState)
+        user = user_for_token(auth.session_token)
+        role = None
+        if user is not None and need not in (None, "signed_in"):
+            target = await state.get_state(state_cls)
+            workspace = getattr(target, "_access_workspace", auth._access_workspace)()
+            role = account_store().role(user.id, workspace)
+        decision = decide(need, user, role)
+        return None if decision.allowed else self._refuse(event, user, decision.reason)
+
+    @staticmethod
+    def _refuse(event: Any, user: User | None, reason: str) -> StateUpdate:
+        log.warning("refused %s for %s: %s", event.name, user.email if user else "anonymous", reason)
+        return StateUpdate(events=[rx.toast.error(f"Not allowed: {reason}.")])

@@ -1,0 +1,158 @@
+"""Who is using this browser: the session cookie, the account, the current workspace; sign-up, sign-in, sign-out.
+
+The session token lives in a cookie (the user's own secret, checked against its hash on every event by
+`state.access.AccessMiddleware`); the account and workspace shown here are derived from it on the server.
+Protected pages call `AuthState.guard` first in their on_load: no account yet -> the setup page, not
+signed in -> the sign-in page (coming back afterwards).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from typing import Any
+
+import reflex as rx
+
+from nodeflow_app import routes
+from nodeflow_app.state.access import forget_token, requires, user_for_token
+from nodeflow_app.store.accounts import SESSION_SECONDS, AccountError, account_store
+
+log = logging.getLogger(__name__)
+
+
+@dataclasses.dataclass
+class WorkspaceOption:
+    id: str
+    name: str
+    role: str
+
+
+class AuthState(rx.State):
+    session_token: str = rx.Cookie("", name="nf_session", max_age=SESSION_SECONDS, same_site="strict")
+    user_name: str = ""
+    user_email: str = ""
+    is_admin: bool = False
+    workspace_id: str = rx.LocalStorage("", name="nf_workspace")
+    workspace_name: str = ""
+    role: str = ""  # the user's role in the current workspace
+    workspaces: list[WorkspaceOption] = []
+    error: str = ""
+    busy: bool = False
+
+    def _access_workspace(self) -> str:
+        return self.workspace_id
+
+    def _signed_in_user(self):
+        return user_for_token(self.session_token)
+
+    def _load_account(self) -> bool:
+        """Fill the view of the signed-in account; False when nobody is signed in."""
+        user = self._signed_in_user()
+        if user is None:
+            self.user_name = self.user_email = self.role = ""
+            return False
+        store = account_store()
+        options = store.workspaces(user.id)
+        chosen = next((w for w in options if w.id == self.workspace_id), None) or options[0]
+        self.user_name, self.user_email, self.is_admin = user.name, user.email, user.is_admin
+        self.workspace_id, self.workspace_name, self.role = chosen.id, chosen.name, chosen.role
+        self.workspaces = [WorkspaceOption(w.id, w.name, w.role) for w in options]
+        return True
+
+    @rx.event
+    @requires("public")
+    def guard(self) -> Any:
+        """on_load of every protected page: send the visitor to setup or sign-in when needed."""
+        if not account_store().has_users():
+            return rx.redirect(routes.SETUP)
+        if not self._load_account():
+            return rx.redirect(routes.SIGN_IN)
+        return None
+
+    @rx.event
+    @requires("public")
+    def load_public(self) -> Any:
+        """on_load of the setup and sign-in pages: signed-in people go to their graphs."""
+        self.error = ""
+        has_users = account_store().has_users()
+        if self.router.page.path == routes.SETUP and has_users:
+            return rx.redirect(routes.SIGN_IN)
+        if self.router.page.path == routes.SIGN_IN and not has_users:
+            return rx.redirect(routes.SETUP)
+        return rx.redirect(routes.GRAPHS) if self._load_account() else None
+
+    @rx.event
+    @requires("public")
+    def create_owner(self, form: dict[str, Any]) -> Any:
+        """The first visit of a fresh install: this account owns the install (instance admin)."""
+        store = account_store()
+        if store.has_users():
+            self.error = "This install has an owner already: sign in."
+            return None
+        if form.get("password") != form.get("confirm"):
+            self.error = "The two passwords differ."
+            return None
+        try:
+            store.create_user(str(form.get("name", "")), str(form.get("email", "")), str(form.get("password", "")))
+        except AccountError as error:
+            self.error = str(error).capitalize() + "."
+            return None
+        return self._sign_in(str(form.get("email", "")), str(form.get("password", "")))
+
+    @rx.event
+    @requires("public")
+    def sign_in(self, form: dict[str, Any]) -> Any:
+        return self._sign_in(str(form.get("email", "")), str(form.get("password", "")))
+
+    def _sign_in(self, email: str, password: str) -> Any:
+        try:
+            token, _user = account_store().sign_in(email, password)
+        except AccountError as error:
+            self.error = str(error).capitalize() + "."
+            return None
+        self.session_token, self.error = token, ""
+        self._load_account()
+        return rx.redirect(routes.GRAPHS)
+
+    @rx.event
+    @requires("signed_in")
+    def sign_out(self) -> Any:
+        token = self.session_token
+        account_store().sign_out(token)
+        forget_token(token)
+        self.session_token = ""
+        self.reset()
+        return rx.redirect(routes.SIGN_IN)
+
+    @rx.event
+    @requires("signed_in")
+    def sign_out_everywhere(self) -> Any:
+        token = self.session_token
+        account_store().sign_out(token, everywhere=True)
+        forget_token(token)
+        self.session_token = ""
+        self.reset()
+        return rx.redirect(routes.SIGN_IN)
+
+    @rx.event
+    @requires("signed_in")
+    def change_password(self, form: dict[str, Any]) -> Any:
+        user = self._signed_in_user()
+        if form.get("new") != form.get("confirm"):
+            self.error = "The two new passwords differ."
+            return None
+        try:
+            account_store().change_password(user.id, str(form.get("current", "")), str(form.get("new", "")))
+        except AccountError as error:
+            self.error = str(error).capitalize() + "."
+            return None
+        forget_token(self.session_token)
+        return self._sign_in(user.email, str(form.get("new", "")))  # every session ended: start a new one
+
+    @rx.event
+    @requires("signed_in")
+    def switch_workspace(self, workspace_id: str) -> Any:
+        self.workspace_id = workspace_id
+        self._load_account()
+        return rx.redirect(routes.GRAPHS)

@@ -1,0 +1,50 @@
+"""Accounts in Chromium: every page needs a session, sign-in (a wrong password explained), sign-out ending the
+session, and an event forged by a signed-out browser refused by the server."""
+
+from __future__ import annotations
+
+import re
+
+from playwright.sync_api import expect
+
+from .conftest import OWNER_EMAIL, OWNER_PASSWORD, signed_in_context
+
+
+def test_a_visitor_without_a_session_is_sent_to_sign_in_and_signs_in(browser, nodeflow_server):
+    context = browser.new_context(viewport={"width": 1280, "height": 800})
+    page = context.new_page()
+    page.goto(f"{nodeflow_server.url}/")
+    expect(page).to_have_url(re.compile(r"/signin$"), timeout=15_000)
+    page.get_by_test_id("auth-email").fill(OWNER_EMAIL)
+    page.get_by_test_id("auth-password").fill("not the password")
+    page.get_by_test_id("auth-submit").click()
+    expect(page.get_by_test_id("auth-error")).to_contain_text("Wrong email or password")
+    page.get_by_test_id("auth-password").fill(OWNER_PASSWORD)
+    page.get_by_test_id("auth-submit").click()
+    expect(page.get_by_test_id("new-graph")).to_be_visible(timeout=15_000)
+    expect(page.get_by_test_id("user-menu")).to_contain_text("workspace")
+    page.reload()  # the session survives a reload
+    expect(page.get_by_test_id("new-graph")).to_be_visible()
+    context.close()
+
+
+def test_sign_out_ends_the_session_and_forged_events_are_refused(browser, nodeflow_server):
+    context = signed_in_context(browser, nodeflow_server)
+    page = context.new_page()
+    page.goto(f"{nodeflow_server.url}/")
+    expect(page.get_by_test_id("new-graph")).to_be_visible(timeout=15_000)
+    cookie = next(c for c in context.cookies() if c["name"] == "nf_session")
+    page.get_by_test_id("user-menu").click()
+    page.get_by_test_id("menu-sign-out").click()
+    expect(page).to_have_url(re.compile(r"/signin$"))
+
+    # The old token, put back by hand, opens nothing: the server refuses every event it sends.
+    replay = browser.new_context()
+    replay.add_cookies([{"name": "nf_session", "value": cookie["value"], "url": nodeflow_server.url}])
+    stolen = replay.new_page()
+    stolen.goto(f"{nodeflow_server.url}/")
+    expect(stolen).to_have_url(re.compile(r"/signin$"), timeout=15_000)
+    log = nodeflow_server.log.read_text()
+    assert "refused" in log and "anonymous" in log
+    replay.close()
+    context.close()

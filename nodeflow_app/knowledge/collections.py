@@ -18,6 +18,7 @@ import threading
 import uuid
 import warnings
 from dataclasses import dataclass
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +27,9 @@ from nodeflow_app.settings import data_dir
 
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
 SEARCH_MODES = ("hybrid", "vector", "text")
-COLUMNS = ("source", "title", "page", "chunk")  # metadata kept as columns: filters on them run in LanceDB
+COLUMNS = ("source", "title", "page", "chunk")
+# Rows the full-text index may lag behind: LanceDB scans unindexed rows on every query (~0.5 s at 100,000).
+UNINDEXED_LIMIT = 2_000  # metadata kept as columns: filters on them run in LanceDB
 _locks: dict[Path, threading.Lock] = {}
 
 
@@ -53,8 +56,10 @@ class KnowledgeStore:
         self.root.mkdir(parents=True, exist_ok=True, mode=0o700)
         import lancedb
 
-        self._db = lancedb.connect(str(self.root))
+        # Other processes' writes (a CLI run, another worker) show within a second.
+        self._db = lancedb.connect(str(self.root), read_consistency_interval=timedelta(seconds=1))
         self._lock = _locks.setdefault(self.root, threading.Lock())
+        self._tables: dict[str, Any] = {}
 
     # 1. Collections --------------------------------------------------------------------------------
 
@@ -83,6 +88,7 @@ class KnowledgeStore:
         with self._lock:
             if self._table(name) is not None:
                 self._db.drop_table(name)
+                self._tables.pop(name, None)
             (self.root / f"{name}.json").unlink(missing_ok=True)
 
     def info(self, name: str) -> CollectionInfo:
@@ -113,6 +119,7 @@ class KnowledgeStore:
                 table.delete(where)
             if rows:
                 table.add(rows)
+                _keep_indexed(table)
             if (dims, model) != (settings.get("dimensions"), settings.get("embedding")):
                 settings.update(dimensions=dims, embedding=model)  # the first vectors fix both
                 (self.root / f"{name}.json").write_text(json.dumps(settings))
@@ -179,10 +186,12 @@ class KnowledgeStore:
     # 4. Tables ----------------------------------------------------------------------------------------
 
     def _table(self, name: str) -> Any:
-        try:
-            return self._db.open_table(name)
-        except (FileNotFoundError, ValueError):
-            return None
+        if name not in self._tables:
+            try:
+                self._tables[name] = self._db.open_table(name)
+            except (FileNotFoundError, ValueError):
+                return None
+        return self._tables[name]
 
     def _create_table(self, name: str, dims: int | None) -> Any:
         import pyarrow as pa
@@ -205,6 +214,13 @@ class KnowledgeStore:
             entry = by_source.setdefault(row["source"], {"source": row["source"], "title": row["title"], "chunks": 0})
             entry["chunks"] += 1
         return [by_source[s] for s in sorted(by_source)]
+
+
+def _keep_indexed(table: Any) -> None:
+    """Fold new rows into the full-text index once enough have piled up (LanceDB's optimize is incremental)."""
+    stats = table.index_stats("text_idx")
+    if stats is not None and stats.num_unindexed_rows > UNINDEXED_LIMIT:
+        table.optimize()
 
 
 def _row(chunk: dict[str, Any], index: int) -> dict[str, Any]:

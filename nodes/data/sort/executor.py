@@ -1,0 +1,89 @@
+"""Sort: a stable multi-key sort of a list; missing or null values last whatever the direction."""
+
+import re
+from typing import Any
+
+from nodes._helpers import MISSING, items_at, path_getter, to_number, to_text
+from nodeflow_app.contract import ExecutionResult, FlowContext, NodeError
+
+_DIGITS = re.compile(r"(\d+)")
+_NUMBER_START = frozenset("0123456789+-. ")
+
+
+class SortExecutor:
+    node_type = "sort"
+
+    async def execute(self, data: dict[str, Any], inputs: dict[str, Any], ctx: FlowContext) -> ExecutionResult:
+        items = items_at(inputs.get("input"), data.get("field") or "")
+        keys = data.get("keys")
+        if not isinstance(keys, list) or not keys:
+            raise NodeError("sort by must be a list of at least one {field, order, compare} row")
+        ordered = list(items)
+        # Python's sort is stable: sorting by the last key first, then by each earlier one, sorts by all.
+        for index in reversed(range(len(keys))):
+            ordered = _sorted_by(ordered, index, keys[index])
+        return ExecutionResult(outputs={"output": ordered})
+
+
+def _sorted_by(items: list[Any], index: int, row: Any) -> list[Any]:
+    """Items sorted by one key row, stably, with the items lacking a value after the others."""
+    if not isinstance(row, dict):
+        raise NodeError(f"sort by row {index} must be an object with field, order and compare")
+    field, order, compare = row.get("field") or "", row.get("order") or "ascending", row.get("compare") or "natural"
+    if order not in ("ascending", "descending"):
+        raise NodeError(f"sort by row {index}: order must be 'ascending' or 'descending', got {order!r}")
+    if compare not in ("natural", "numeric"):
+        raise NodeError(f"sort by row {index}: compare must be 'natural' or 'numeric', got {compare!r}")
+    try:
+        get = path_getter(field)
+    except NodeError as error:
+        raise NodeError(f"sort by row {index}: {error}") from None
+    present: list[tuple[Any, Any]] = []
+    absent: list[Any] = []
+    sort_key = _numeric_key if compare == "numeric" else _natural_key
+    for position, item in enumerate(items):
+        value = get(item)
+        if value is MISSING or value is None:
+            absent.append(item)
+            continue
+        try:
+            present.append((sort_key(value), item))
+        except NodeError as error:
+            raise NodeError(f"item {position}, sort by row {index} (field {field!r}): {error}") from None
+    present.sort(key=_first, reverse=order == "descending")
+    return [item for _, item in present] + absent
+
+
+def _first(pair: tuple[Any, Any]) -> Any:
+    return pair[0]
+
+
+def _numeric_key(value: Any) -> float:
+    number = value if type(value) in (int, float) and value == value else to_number(value)
+    if number is None:
+        raise NodeError(f"numeric order needs numbers, but {to_text(value)[:80]!r} is not a number")
+    return number
+
+
+def _natural_key(value: Any) -> tuple:
+    """Numbers (numeric text too) first by value, then text with digit runs compared as numbers, then the rest."""
+    kind = type(value)
+    if (kind is int or kind is float) and value == value:
+        return (0, value)
+    if kind is str:
+        # Only text that can be a number is tried as one: a failed float() costs an exception per item.
+        number = to_number(value) if value[:1] in _NUMBER_START else None
+        return (0, number) if number is not None else (1, _natural_parts(value))
+    number = to_number(value)
+    return (0, number) if number is not None else (2, to_text(value))
+
+
+def _natural_parts(text: str) -> list[Any]:
+    """"Item 10b" -> ["item ", 10, "b"]: text and numbers alternate, so parts at one position always compare."""
+    parts: list[Any] = _DIGITS.split(text.casefold())
+    parts[1::2] = map(int, parts[1::2])
+    return parts
+
+
+
+executor = SortExecutor()

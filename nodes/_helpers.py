@@ -174,6 +174,15 @@ def to_text(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
 
 
+_ESCAPES = re.compile(r"\\([nrt\\])")
+_ESCAPED = {"n": "\n", "t": "\t", "r": "\r", "\\": "\\"}
+
+
+def unescape(text: str) -> str:
+    r"""`\n`, `\t`, `\r` and `\\` typed in a one-line field (a separator) become the characters they name."""
+    return _ESCAPES.sub(lambda match: _ESCAPED[match.group(1)], text)
+
+
 def primary_text(value: Any) -> str:
     """SPEC 5 "Primary text": `message`, else `response`, else `text` of an object, else the value as JSON."""
     if isinstance(value, dict):

@@ -78,15 +78,19 @@ def _evaluate(compiled: jsonata.Jsonata, expression: str, value: Any, bindings: 
 
 
 def _describe(error: JException, expression: str) -> str:
-    """`expression error at position 15 (S0203): Expected ] ...`, then the text up to that position."""
-    message = str(error)
-    position = getattr(error, "location", -1)
+    """`expression error at position 14 (S0203): Expected ] ...; near: '...' <- here`.
+
+    Some runtime errors of the port carry no position (-1); then the token they are about is named.
+    """
     if error.error == "D1012":
-        return f"expression ran longer than {TIME_LIMIT_MS // 1000} s and was stopped"
-    if not isinstance(position, int) or position < 0:
-        return f"expression error ({error.error}): {message}"
-    before = expression[max(0, position - 30):position]
-    return f"expression error at position {position} ({error.error}): {message}; near: {before!r} <- here"
+        return f"expression ran longer than {TIME_LIMIT_MS / 1000:g} s and was stopped"
+    message, position, token = str(error), getattr(error, "location", -1), getattr(error, "current", None)
+    if isinstance(position, int) and position >= 0:
+        before = expression[max(0, position - 30):position]
+        return f"expression error at position {position} ({error.error}): {message}; near: {before!r} <- here"
+    if isinstance(token, str) and token and token in expression:
+        return f"expression error at {token!r} (position {expression.index(token)}, {error.error}): {message}"
+    return f"expression error ({error.error}): {message}"
 
 
 def _timed_engine(pattern: str, flags: Any) -> Any:

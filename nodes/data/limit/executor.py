@@ -19,7 +19,7 @@ class LimitExecutor:
         if keep not in ("first", "last"):
             raise NodeError(f"keep must be 'first' or 'last', got {keep!r}")
         count = int(count)
-        kept = items[:count] if keep == "first" else items[len(items) - count:] if count else []
+        kept = items[:count] if keep == "first" else items[max(len(items) - count, 0):]
         return ExecutionResult(outputs={"output": kept})
 
 

@@ -202,16 +202,24 @@ def to_number(value: Any) -> float | None:
         return None
     if isinstance(value, (int, float)):
         return None if isinstance(value, float) and math.isnan(value) else float(value)
-    if isinstance(value, str) and value.strip():
+    if isinstance(value, str):
+        text = value.strip()
+        # Text that cannot start a float() is refused without raising: a failed float() costs an
+        # exception, and list nodes test every item ("open" == "closed" tries both as numbers).
+        if not text or (text[0] not in _NUMBER_START and not text[0].isdigit()):
+            return None
         try:
-            number = float(value.strip())
+            number = float(text)
         except ValueError:
             return None
         return None if math.isnan(number) else number
     return None
 
 
-# 3. Comparisons (Conditional, Switch, Filter) -----------------------------------------------------------
+_NUMBER_START = frozenset("+-.iInN")  # besides digits (any script): sign, point, inf / infinity, nan
+
+
+# 3. Comparisons (Conditional, Switch, Filter) ---------------------------------------------------
 
 OPERATORS: tuple[str, ...] = (
     "equals", "not_equals", "contains", "not_contains", "starts_with", "ends_with",
@@ -301,10 +309,12 @@ def _equals_test(expected: Any, case_sensitive: bool) -> Callable[[Any], bool]:
     right, folded = to_number(expected), _fold(to_text(expected), case_sensitive)
 
     def equals(actual: Any) -> bool:
-        left = to_number(actual)
-        if left is not None and right is not None:
-            return left == right
-        return _fold(to_text(actual), case_sensitive) == folded
+        if right is not None:  # only a numeric expected side can make the numeric test apply
+            left = to_number(actual)
+            if left is not None:
+                return left == right
+        text = actual if type(actual) is str else to_text(actual)
+        return (text if case_sensitive else text.casefold()) == folded
     return equals
 
 

@@ -1,13 +1,14 @@
 """Sort: a stable multi-key sort of a list; missing or null values last whatever the direction."""
 
 import re
-from typing import Any
+from operator import itemgetter
+from typing import Any, Callable
 
 from nodes._helpers import MISSING, items_at, path_getter, to_number, to_text
 from nodeflow_app.contract import ExecutionResult, FlowContext, NodeError
 
+_FIRST = itemgetter(0)  # the sort key of a (key, item) pair, read in C
 _DIGITS = re.compile(r"(\d+)")
-_NUMBER_START = frozenset("0123456789+-. ")
 
 
 class SortExecutor:
@@ -40,7 +41,7 @@ def _sorted_by(items: list[Any], index: int, row: Any) -> list[Any]:
         raise NodeError(f"sort by row {index}: {error}") from None
     present: list[tuple[Any, Any]] = []
     absent: list[Any] = []
-    sort_key = _numeric_key if compare == "numeric" else _natural_key
+    sort_key = _numeric_key if compare == "numeric" else _memoized(_natural_key)
     for position, item in enumerate(items):
         value = get(item)
         if value is MISSING or value is None:
@@ -50,12 +51,22 @@ def _sorted_by(items: list[Any], index: int, row: Any) -> list[Any]:
             present.append((sort_key(value), item))
         except NodeError as error:
             raise NodeError(f"item {position}, sort by row {index} (field {field!r}): {error}") from None
-    present.sort(key=_first, reverse=order == "descending")
+    present.sort(key=_FIRST, reverse=order == "descending")
     return [item for _, item in present] + absent
 
 
-def _first(pair: tuple[Any, Any]) -> Any:
-    return pair[0]
+def _memoized(key: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """`key` remembered per distinct text for one sort: fields like status repeat a few values many times."""
+    memo: dict[str, Any] = {}
+
+    def remembered(value: Any) -> Any:
+        if type(value) is not str:
+            return key(value)
+        found = memo.get(value)
+        if found is None:
+            found = memo[value] = key(value)
+        return found
+    return remembered
 
 
 def _numeric_key(value: Any) -> float:
@@ -71,8 +82,7 @@ def _natural_key(value: Any) -> tuple:
     if (kind is int or kind is float) and value == value:
         return (0, value)
     if kind is str:
-        # Only text that can be a number is tried as one: a failed float() costs an exception per item.
-        number = to_number(value) if value[:1] in _NUMBER_START else None
+        number = to_number(value)
         return (0, number) if number is not None else (1, _natural_parts(value))
     number = to_number(value)
     return (0, number) if number is not None else (2, to_text(value))

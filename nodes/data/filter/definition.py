@@ -18,7 +18,8 @@ definition = NodeDefinition(
         Parameter(
             id="conditions", label="Conditions", type="list",
             default=[{"field": "", "operator": "is_not_empty", "value": ""}],
-            description="Tests on each item, with the Conditional's operators.",
+            description=("Tests on each item, with the Conditional's operators. A value is the same for every "
+                         "item: an expression in it reads the node's input, not the item."),
             fields=(
                 Parameter(id="field", label="Field", default="", placeholder="status",
                           description="Path into the item; empty tests the whole item."),

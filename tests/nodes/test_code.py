@@ -180,3 +180,23 @@ def test_the_example_graph_runs_through_the_cli(capsys, tmp_path, monkeypatch):
         "output": {"big": [2, 3], "by_country": {"FR": 2, "DE": 1}, "revenue": 225},
         "console": {"stdout": "2 of 3 orders are big\n", "stderr": ""}}
     assert outputs["Report"]["output"]["summary"] == "225 in revenue"
+
+
+#   Start --> Code      (the chat's step card for the Code node shows what it printed)
+async def test_the_step_card_shows_what_the_code_printed():
+    from nodeflow_app.chat.adapter import MessageBuilder
+    from nodeflow_app.runtime.engine import start_run
+    from nodes._registry import default_registry
+
+    graph = {"id": "g", "name": "g", "nodes": [
+        {"id": "start", "type": "manual-trigger", "name": "Start", "data": {}},
+        {"id": "code", "type": "code", "name": "Shout", "data": {"code": "print('HELLO', input)\nreturn 1"}}],
+        "edges": [{"id": "e", "source": "start", "sourceHandle": "output", "target": "code", "targetHandle": "input",
+                   "data": {"channel": "flow"}}]}
+    run = start_run(graph, default_registry(), payload="there")
+    builder = MessageBuilder()
+    async for event in run.events():
+        builder.consume(event)
+    card = next(b for b in builder.snapshot() if b["type"] == "flow_step" and b["node_id"] == "code")
+    assert card["status"] == "completed"
+    assert '"stdout": "HELLO there\\n"' in card["detail"]

@@ -200,3 +200,9 @@ async def test_the_step_card_shows_what_the_code_printed():
     card = next(b for b in builder.snapshot() if b["type"] == "flow_step" and b["node_id"] == "code")
     assert card["status"] == "completed"
     assert '"stdout": "HELLO there\\n"' in card["detail"]
+
+
+async def test_a_large_input_crosses_the_boundary():
+    rows = [{"id": n, "text": "x" * 50} for n in range(20000)]  # ~1.3 MB of JSON, more than a pipe holds
+    result = await run(rows, "return {'count': len(items), 'last': items[-1]['id']}")
+    assert result.outputs == {"output": {"count": 20000, "last": 19999}}

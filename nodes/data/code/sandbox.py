@@ -30,6 +30,7 @@ from typing import Any
 WORKER = Path(__file__).with_name("worker.py")
 CAPTURE_LIMIT = 16 * 1024  # characters of stdout / stderr kept for the step card
 RESULT_LIMIT = 32 * 1024 * 1024  # bytes of result JSON accepted back
+PIPE_BUFFER = 64 * 1024  # a job smaller than the pipe's buffer is written without waiting for the worker
 CLEAN_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8"}
 
 
@@ -69,9 +70,9 @@ class _Worker:
                 env={**CLEAN_ENV, "HOME": str(self.scratch), "TMPDIR": str(self.scratch)},
                 start_new_session=True)  # its own process group: a kill takes the code's children too
 
-    def send(self, job: dict[str, Any]) -> None:
+    def send(self, job: bytes) -> None:
         assert self.process.stdin is not None
-        self.process.stdin.write(json.dumps(job, ensure_ascii=False, allow_nan=False).encode() + b"\n")
+        self.process.stdin.write(job)
         self.process.stdin.close()
 
     def kill(self) -> None:
@@ -121,8 +122,12 @@ class WorkerPool:
         """Run `code` on `value` in a worker; the value it returns, or SandboxError saying why not."""
         worker = self._take()
         try:
-            worker.send({"code": code, "input": value, "memory_mb": limits.memory_mb,
-                         "cpu_seconds": max(1, int(limits.timeout) + 1)})
+            job = _encode({"code": code, "input": value, "memory_mb": limits.memory_mb,
+                           "cpu_seconds": max(1, int(limits.timeout) + 1)})
+            if len(job) < PIPE_BUFFER:
+                worker.send(job)
+            else:  # it would fill the pipe and wait for the worker to read: not on the event loop
+                await asyncio.to_thread(worker.send, job)
             exited = await _wait_exit(worker.process, limits.timeout)
             stdout, stderr = worker.read("stdout"), worker.read("stderr")
             if not exited:
@@ -152,6 +157,14 @@ class WorkerPool:
             idle, self._idle = self._idle, []
         for worker in idle:
             worker.discard()
+
+
+def _encode(job: dict[str, Any]) -> bytes:
+    """One line of JSON; NaN, infinities and non-JSON values raise ValueError / TypeError."""
+    try:
+        return json.dumps(job, ensure_ascii=False, allow_nan=False).encode() + b"\n"
+    except TypeError as error:
+        raise ValueError(str(error)) from None
 
 
 def _result(worker: _Worker, limits: Limits) -> Any:

@@ -206,3 +206,14 @@ async def test_a_large_input_crosses_the_boundary():
     rows = [{"id": n, "text": "x" * 50} for n in range(20000)]  # ~1.3 MB of JSON, more than a pipe holds
     result = await run(rows, "return {'count': len(items), 'last': items[-1]['id']}")
     assert result.outputs == {"output": {"count": 20000, "last": 19999}}
+
+
+async def test_without_pidfd_a_thread_waits_for_the_worker(monkeypatch):
+    monkeypatch.delattr("os.pidfd_open")
+    pool = WorkerPool(size=0)
+    try:
+        assert (await pool.run("return 7", None, Limits())).value == 7
+        with pytest.raises(SandboxError, match="did not finish within 0.3 s"):
+            await pool.run("while True: pass", None, Limits(timeout=0.3))
+    finally:
+        pool.close()

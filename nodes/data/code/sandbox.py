@@ -195,7 +195,16 @@ def _death(returncode: int | None, limits: Limits) -> str:
 
 
 async def _wait_exit(process: subprocess.Popen, timeout: float) -> bool:
-    """Wait for the worker to exit, at most `timeout` s; on timeout (or cancel) kill its process group."""
+    """Wait for the worker to exit, at most `timeout` s (the caller kills it otherwise).
+
+    On Linux a pidfd on the event loop: no thread per call. Elsewhere a thread waits.
+    """
+    if not hasattr(os, "pidfd_open"):  # not Linux: a thread waits instead
+        try:
+            await asyncio.to_thread(process.wait, timeout)
+            return True
+        except subprocess.TimeoutExpired:
+            return False
     loop = asyncio.get_running_loop()
     exited = loop.create_future()
     pidfd = os.pidfd_open(process.pid)

@@ -95,7 +95,7 @@ async def test_the_code_sees_no_server_environment_and_works_in_its_own_scratch_
     assert "NODEFLOW_TEST_SECRET" not in value["env"] and "sk-do-not-leak" not in str(value)
     assert value["files"] == ["note.txt"]
     assert value["cwd"] != os.getcwd() and value["env"]["HOME"] == value["cwd"]
-    for _ in range(50):  # the folder is removed right after the job (off the call's path)
+    for _ in range(250):  # the folder is removed right after the job (off the call's path)
         if not Path(value["cwd"]).exists():
             break
         await asyncio.sleep(0.02)

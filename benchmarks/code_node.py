@@ -111,9 +111,7 @@ async def run_all(calls: int) -> list[dict]:
                          "p90_ms": round(sorted(times)[max(0, int(len(times) * 0.9) - 1)], 3)})
     finally:
         cold_pool.close()
-        warm_pool.close()
-        from nodes.data.code.sandbox import pool
-        pool().close()
+        warm_pool.close()  # the process-wide pool (the kernel case) is closed at exit
     return rows
 
 

@@ -217,3 +217,14 @@ async def test_without_pidfd_a_thread_waits_for_the_worker(monkeypatch):
             await pool.run("while True: pass", None, Limits(timeout=0.3))
     finally:
         pool.close()
+
+
+async def test_a_closed_pool_leaves_no_worker_or_folder_behind():
+    pool = WorkerPool(size=2)
+    pool.warm()
+    folders = [worker.folder for worker in pool._idle]
+    await pool.run("return 1", None, Limits())
+    pool.close()
+    await asyncio.sleep(0.3)  # the replacement thread runs after close: it must not start a worker
+    assert pool._idle == []
+    assert not any(folder.exists() for folder in folders)

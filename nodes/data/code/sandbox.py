@@ -105,12 +105,13 @@ class WorkerPool:
     def __init__(self, size: int = 2):
         self.size = size
         self._idle: list[_Worker] = []
+        self._closed = False
         self._lock = threading.Lock()  # the pool is process-wide; runs of several event loops share it
 
     def warm(self) -> None:
         """Start workers until `size` are waiting (cheap: the interpreters start in the background)."""
         with self._lock:
-            while len(self._idle) < self.size:
+            while len(self._idle) < self.size and not self._closed:
                 self._idle.append(_Worker())
 
     def _take(self) -> _Worker:
@@ -153,7 +154,9 @@ class WorkerPool:
             replace()
 
     def close(self) -> None:
+        """Discard the idle workers; replacements still on their way are not started any more."""
         with self._lock:
+            self._closed = True
             idle, self._idle = self._idle, []
         for worker in idle:
             worker.discard()

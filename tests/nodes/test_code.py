@@ -68,10 +68,11 @@ async def test_a_syntax_error_names_the_users_line_and_column():
     assert message.startswith("syntax error on line 2, column 7: invalid syntax\n    if x >:\n")
 
 
-async def test_an_endless_loop_is_stopped_at_the_time_limit():
+async def test_an_endless_loop_is_stopped_at_the_time_limit_keeping_what_it_printed():
     started = time.perf_counter()
-    message = await failure(None, "while True:\n    pass", time_limit=0.5)
-    assert message == "the code did not finish within 0.5 s and was stopped (an endless loop?)"
+    message = await failure(None, "print('starting')\nwhile True:\n    pass", time_limit=0.5)
+    assert message == ("the code did not finish within 0.5 s and was stopped (an endless loop?)"
+                       "\n\nstdout:\nstarting\n")
     assert time.perf_counter() - started < 3
 
 

@@ -65,7 +65,7 @@ class _Worker:
         self.result = self.folder / "result.json"
         with open(self.folder / "stdout", "wb") as out, open(self.folder / "stderr", "wb") as err:
             self.process = subprocess.Popen(
-                [sys.executable, "-I", "-S", str(WORKER), str(self.result)],
+                [sys.executable, "-I", "-S", "-u", str(WORKER), str(self.result)],
                 stdin=subprocess.PIPE, stdout=out, stderr=err, cwd=self.scratch, close_fds=True,
                 env={**CLEAN_ENV, "HOME": str(self.scratch), "TMPDIR": str(self.scratch)},
                 start_new_session=True)  # its own process group: a kill takes the code's children too

@@ -1,8 +1,9 @@
 """The Code node's worker: a separate Python process that runs one job of user code and exits.
 
-Started by sandbox.py as `python -I -S worker.py <result file>` with a clean environment, its
-working directory a fresh scratch folder and stdout/stderr going to files. Standard library only
-(`-S`: no site-packages), so nothing of NodeFlow and none of its dependencies is importable here.
+Started by sandbox.py as `python -I -S -u worker.py <result file>` with a clean environment, its
+working directory a fresh scratch folder and stdout/stderr going to files (unbuffered, so what was
+printed before a kill at the time limit is kept). Standard library only (`-S`: no site-packages),
+so nothing of NodeFlow and none of its dependencies is importable here.
 
 1. Wait for the job on stdin: `{"code", "input", "memory_mb", "cpu_seconds"}` (JSON, one line).
 2. Apply the limits (address space, CPU seconds, file size) to this process.

@@ -1,5 +1,9 @@
 """nodes/data/json_transform: JSONata on the input or on each item; errors give the position."""
 
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 
 from nodeflow_app.contract import FlowContext, NodeError
@@ -70,3 +74,12 @@ async def test_regex_literals_are_time_limited():
     assert await run(ORDER, '$replace(customer.first, /d/i, "D")') == "ADa"
     with pytest.raises(NodeError, match=r"regular expression '\(a\|aa\)\+\$' ran longer than 1 s"):
         await run({"s": "a" * 60 + "b"}, "$match(s, /(a|aa)+$/)")
+
+
+def test_importing_the_port_keeps_the_process_recursion_limit():
+    # jsonata-python raises sys.setrecursionlimit to 10,000 on import; the executor puts it back.
+    probe = "import sys; before = sys.getrecursionlimit(); import nodes.data.json_transform.executor; " \
+            "print(before, sys.getrecursionlimit())"
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True,
+                         cwd=Path(__file__).resolve().parents[2]).stdout.split()
+    assert out[0] == out[1]

@@ -5,10 +5,14 @@ JSONata's own time box and depth limit stop a runaway expression, and its regex 
 """
 
 import asyncio
+import sys
 from typing import Any
 
-import jsonata
-from jsonata.jexception import JException
+_RECURSION_LIMIT = sys.getrecursionlimit()
+import jsonata  # noqa: E402 - sets the process-wide recursion limit to 10,000 when imported
+from jsonata.jexception import JException  # noqa: E402
+
+sys.setrecursionlimit(_RECURSION_LIMIT)  # the process's own limit stays (other code relies on it)
 
 from nodes._helpers import items_at
 from nodes.data._timed_regex import compile_pattern

@@ -61,6 +61,15 @@ def test_text_and_types(capsys):
     assert outputs["Sentences"]["output"] == ["Hi there.", "Call Dr. Lee at noon!", "Thanks"]
 
 
+#  Start -> Lines (Split Out) -> Ordered goods (Filter) -pass-> Price lines (Code) -> Totals (Aggregate)
+def test_split_filter_code_aggregate(capsys):
+    outputs = run(capsys, "split_filter_code_aggregate.json")
+    assert [line["sku"] for line in outputs["Ordered goods"]["pass"]] == ["pen", "paper"]
+    assert [line["amount"] for line in outputs["Price lines"]["output"]] == [12.0, 25.2]
+    totals = outputs["Totals"]["output"]
+    assert totals["total"] == pytest.approx(37.2) and totals["skus"] == "pen, paper" and totals["order"] == 42
+
+
 def test_nodes_lists_the_data_nodes(capsys):
     assert main(["nodes"]) == 0
     out = capsys.readouterr().out

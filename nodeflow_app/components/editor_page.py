@@ -71,10 +71,11 @@ def toolbar() -> rx.Component:
     )
 
 
-def issue_row(issue: rx.Var) -> rx.Component:
+def issue_row(issue: rx.Var, warning: bool = False) -> rx.Component:
     return rx.hstack(
-        rx.icon("circle-alert", size=14, color="var(--red-9)", flex_shrink="0", margin_top="3px"),
-        rx.text(issue["message"], size="2"),
+        rx.icon("triangle-alert" if warning else "circle-alert", size=14,
+                color="var(--amber-9)" if warning else "var(--red-9)", flex_shrink="0", margin_top="3px"),
+        rx.text(issue["text"], size="2"),
         align="start",
         spacing="2",
         padding="6px",
@@ -82,12 +83,14 @@ def issue_row(issue: rx.Var) -> rx.Component:
         cursor="pointer",
         _hover={"background": "var(--gray-a3)"},
         on_click=EditorState.select_node(issue["node_id"]),
-        custom_attrs={"data-testid": "issue"},
+        custom_attrs={"data-testid": "warning" if warning else "issue"},
     )
 
 
 def issues_popover() -> rx.Component:
+    """Validate: the same checks as `nodeflow validate`; errors block a run, warnings say what to set up."""
     count = EditorState.issue_list.length()
+    warnings = EditorState.warning_list.length()
     return rx.popover.root(
         rx.popover.trigger(
             rx.button(
@@ -99,10 +102,15 @@ def issues_popover() -> rx.Component:
             ),
         ),
         rx.popover.content(
-            rx.cond(
-                count > 0,
-                rx.vstack(rx.foreach(EditorState.issue_list, issue_row), spacing="1", width="100%"),
-                rx.text("No issues: the graph is valid.", size="2", color_scheme="gray"),
+            rx.vstack(
+                rx.cond(
+                    count > 0,
+                    rx.vstack(rx.foreach(EditorState.issue_list, issue_row), spacing="1", width="100%"),
+                    rx.text(rx.cond(warnings > 0, "No errors: the graph is valid. Before it runs:",
+                                    "No issues: the graph is valid."), size="2", color_scheme="gray"),
+                ),
+                rx.foreach(EditorState.warning_list, lambda row: issue_row(row, warning=True)),
+                spacing="1", width="100%",
             ),
             max_width="480px",
             max_height="360px",

@@ -112,23 +112,28 @@ def _option_text(value: object) -> str:
 
 def _number(parameter: Parameter, text: rx.Var, on_commit, key: rx.Var, *, testid: str,
             disabled: rx.Var | bool = False) -> rx.Component:
-    bounds = {k: v for k, v in (("min", parameter.min), ("max", parameter.max)) if v is not None}
-    step = parameter.step if parameter.step is not None else (1 if parameter.type == "int" else "any")
+    """A text input (a `type=number` input empties itself on letters, which then vanish without a word),
+    with a slider beside it when the parameter is bounded; the slider follows the text as it is typed."""
+    slider = _has_slider(parameter)
+    extra = {"on_change": lambda value: EditorState.set_number_draft(parameter.id, value)} if slider else {}
     number_input = _one_line_input(
         text, on_commit, key + text, parameter.placeholder or ("default" if parameter.default is None else ""),
-        testid=testid, disabled=disabled, type="number", step=step, **bounds,
-        width="100%" if not _has_slider(parameter) else "96px", flex_shrink="0",
+        testid=testid, disabled=disabled, width="96px" if slider else "100%", flex_shrink="0",
+        attrs={"inputMode": "decimal", "autoComplete": "off"}, **extra,
     )
-    if not _has_slider(parameter):
+    if not slider:
         return number_input
-    slider = rx.slider(
-        default_value=rx.Var("Number").to(FunctionVar).call(text).to(float),
+    draft = EditorState.number_drafts[parameter.id]
+    shown = rx.cond(draft.is_not_none(), draft, text)
+    bounded = rx.Var(f"((t) => {{ const n = Number(t); return (t === '' || !isFinite(n)) ? {parameter.min!r} : "
+                     f"Math.min({parameter.max!r}, Math.max({parameter.min!r}, n)); }})").to(FunctionVar)
+    return rx.hstack(number_input, rx.slider(
+        default_value=bounded.call(shown).to(float),
         min=parameter.min, max=parameter.max, step=parameter.step or (1 if parameter.type == "int" else 0.01),
         on_value_commit=lambda value: EditorState.set_field(parameter.id, value[0]),
-        key=key + "slider" + text, disabled=disabled, size="1",
+        key=key + "slider" + text + "|" + shown, disabled=disabled, size="1",
         custom_attrs=_testid(f"slider-{parameter.id}"),
-    )
-    return rx.hstack(number_input, slider, align="center", spacing="3", width="100%")
+    ), align="center", spacing="3", width="100%")
 
 
 def _has_slider(parameter: Parameter) -> bool:
@@ -359,6 +364,13 @@ def inspector_field_error(pid: rx.Var[str]) -> rx.Component:
     return rx.cond(error.bool(), rx.text(error, size="1", color_scheme="red", custom_attrs=_testid("error-" + pid)))
 
 
+@rx.memo
+def inspector_field_warning(pid: rx.Var[str]) -> rx.Component:
+    warning = EditorState.field_warnings[pid]
+    return rx.cond(warning.bool(), rx.text(warning, size="1", color_scheme="amber",
+                                           custom_attrs=_testid("warning-" + pid)))
+
+
 def parameter_field(parameter: Parameter) -> rx.Component:
     pid = parameter.id
     body = _input_only(parameter) if parameter.mode == "input" else control(parameter)
@@ -377,6 +389,7 @@ def parameter_field(parameter: Parameter) -> rx.Component:
         rx.box(body, width="100%", opacity=rx.cond(wired, "0.5", "1")),
         rx.text(parameter.description, size="1", color_scheme="gray") if parameter.description else rx.fragment(),
         inspector_field_error(pid=pid),
+        inspector_field_warning(pid=pid),
         spacing="1", width="100%", custom_attrs=_testid(f"param-{pid}"),
     )
 

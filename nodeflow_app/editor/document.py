@@ -181,14 +181,17 @@ class GraphDocument:
         ops = [{"op": "remove_edge", "id": e.id} for e in replaced] + [{"op": "add_edge", "edge": _dump(edge)}]
         return self._commit(ops, "connect")
 
-    def set_parameter(self, definitions: DefinitionSource, node_id: str, parameter_id: str, value: Any) -> Change:
+    def set_parameter(self, definitions: DefinitionSource, node_id: str, parameter_id: str, value: Any, *,
+                      keep_invalid: bool = False) -> Change:
+        """Set one parameter; an invalid value is refused unless `keep_invalid` (the inspector keeps what was
+        typed into a number field, so validation and a run report it instead of a stale value running)."""
         node = self._node(node_id)
         definition = _definition(definitions, node.type)
         parameter = definition.parameter(parameter_id)
         if parameter is None or parameter.mode == "output":
             raise EditError(f"Node '{node.name}' ({node.type}) has no editable parameter '{parameter_id}'")
         problem = parameter_problem(parameter, value)
-        if problem:
+        if problem and not keep_invalid:
             raise EditError(f"{parameter.label}: {problem}")
         updated = node.model_copy(update={"data": {**node.data, parameter_id: value}})
         return self._commit(self._update_with_dead_edges(definitions, updated), f"edit {parameter.label}")

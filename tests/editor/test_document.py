@@ -114,6 +114,15 @@ def test_set_parameter_checks_the_value_and_drops_wires_of_outputs_that_go_away(
         doc.set_parameter(REGISTRY, switch, "nope", 1)
 
 
+def test_an_invalid_value_kept_on_purpose_is_stored_and_reported_by_validation() -> None:
+    doc = empty()
+    llm = add(doc, "llm-completion")
+    doc.set_parameter(REGISTRY, llm, "temperature", 7.5, keep_invalid=True)
+    assert doc.nodes[llm].data["temperature"] == 7.5
+    assert [i.message for i in doc.issues(REGISTRY)] == ["node 'LLM Completion' parameter 'temperature': 7.5 is above "
+                                                         "the maximum 2"]
+
+
 def test_error_output_comes_and_goes_with_the_error_mode() -> None:
     doc, start, prompt, cond = chain()
     with pytest.raises(EditError, match="no output 'error'"):

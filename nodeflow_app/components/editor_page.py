@@ -9,7 +9,7 @@ from nodeflow_app.components.canvas import flow_canvas
 from nodeflow_app.components.chat_panel import chat_panel, chat_toggle
 from nodeflow_app.components.graph_list import import_button, import_errors_dialog
 from nodeflow_app.components.header import logo
-from nodeflow_app.components.inspector import inspector
+from nodeflow_app.components.inspector import BLUR_ON_ENTER, inspector
 from nodeflow_app.components.palette import palette
 from nodeflow_app.components.run_panel import rerun_button, run_panel, run_view_chip, runs_toggle
 from nodeflow_app.components.theme import TOP_BAR
@@ -41,6 +41,18 @@ def tool_button(icon: str, label: str, testid: str, **props) -> rx.Component:
     )
 
 
+def graph_name_field() -> rx.Component:
+    """The graph's name, editable in place: committed when the field is left or Enter is pressed."""
+    return rx.input(
+        default_value=EditorState.graph_name, key=EditorState.graph_name + EditorState.name_field_rev.to_string(),
+        on_blur=EditorState.rename_graph, variant="soft", color_scheme="gray", size="2", aria_label="Graph name",
+        title="Rename the graph",
+        width=rx.cond(EditorState.graph_name.length() > 24, "320px", "200px"),
+        style={"fontWeight": "500", "background": "transparent"},
+        custom_attrs={"data-testid": "graph-name", "onKeyDown": BLUR_ON_ENTER},
+    )
+
+
 def toolbar() -> rx.Component:
     return rx.hstack(
         rx.link(logo(), href=routes.GRAPHS, underline="none", color="inherit"),
@@ -48,7 +60,7 @@ def toolbar() -> rx.Component:
         rx.link(rx.text("Graphs", size="2", color_scheme="gray"), href=routes.GRAPHS,
                 custom_attrs={"data-testid": "back-to-graphs"}),
         rx.text("/", size="2", color_scheme="gray"),
-        rx.text(EditorState.graph_name, size="3", weight="medium", custom_attrs={"data-testid": "graph-name"}),
+        graph_name_field(),
         rx.box(save_status(), custom_attrs={"data-testid": "save-status"}),
         rx.box(flex="1"),
         tool_button("undo-2", "Undo (Ctrl+Z)", "undo", on_click=EditorState.undo, disabled=~EditorState.can_undo),

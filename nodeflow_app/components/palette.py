@@ -88,8 +88,15 @@ def palette_entry(definition: NodeDefinition, on_add: Callable[[str], Any] | Non
     )
 
 
+def _any_matches(definitions: Sequence[NodeDefinition]) -> rx.Var:
+    """Whether the search matches one of these entries (one string test, not one per entry)."""
+    haystack = "\n".join(f"{d.name} {d.id} {d.category} {d.description}".lower() for d in definitions)
+    return rx.Var.create(haystack).contains(PaletteState.needle)
+
+
 def palette_group(category: str, definitions: Sequence[NodeDefinition],
                   on_add: Callable[[str], Any] | None = None) -> rx.Component:
+    """A category and its entries; hidden while the search matches none of them."""
     return rx.vstack(
         rx.text(
             category_label(category),
@@ -104,6 +111,7 @@ def palette_group(category: str, definitions: Sequence[NodeDefinition],
         *(palette_entry(d, on_add) for d in definitions),
         spacing="1",
         width="100%",
+        display=rx.cond(_any_matches(definitions), "flex", "none"),
         custom_attrs={"data-testid": f"palette-group-{category}"},
     )
 
@@ -129,6 +137,9 @@ def palette(groups: Mapping[str, Sequence[NodeDefinition]],
             custom_attrs={"data-testid": "palette-search"},
         ),
         *(palette_group(category, defs, on_add) for category, defs in groups.items()),
+        rx.text("No node matches “", PaletteState.query, "”.", size="2", color_scheme="gray", padding_x="8px",
+                display=rx.cond(_any_matches([d for defs in groups.values() for d in defs]), "none", "block"),
+                custom_attrs={"data-testid": "palette-no-match"}),
         spacing="4",
         padding="12px",
         width=PALETTE_WIDTH,

@@ -29,6 +29,7 @@ class EditorState(rx.State):
     """One open graph per browser tab."""
 
     graph_name: str = ""
+    name_field_rev: int = 0
     not_found: str = ""
     canvas_graph: dict[str, Any] = {"rev": 0, "graph": {"nodes": [], "edges": []}}
     patch: dict[str, Any] = {"rev": 0, "seq": 0, "ops": []}
@@ -145,6 +146,18 @@ class EditorState(rx.State):
         self._saved_edits = self._edits
         self.save_status = "saved"
         self._set_issues(issues)
+
+    @rx.event
+    def rename_graph(self, name: str):
+        """The header's name field, committed when it is left: the store checks and records the new name."""
+        if self._doc is None:
+            return
+        try:
+            graph_store().rename(self._doc.id, name)
+        except ValueError as error:
+            self.name_field_rev += 1  # the field remounts with the name the graph still has
+            return rx.toast.error(f"Not renamed: {error}")
+        self._doc.name = self.graph_name = name.strip()
 
     # Canvas events -----------------------------------------------------------------------------
 

@@ -193,13 +193,12 @@ class EditorState(rx.State):
 
     @rx.event
     def add_from_palette(self, node_type: str):
-        """A clicked palette entry lands in the visible area, staggered so repeated clicks do not stack."""
+        """A clicked palette entry lands in the visible area, on a free spot (repeated clicks do not stack)."""
         if self._doc is None:
             return
         viewport = self._doc.viewport
-        stagger = 30.0 * (len(self._doc.nodes) % 6)
-        position = {"x": (CLICK_ADD_AT[0] - viewport.x) / viewport.zoom + stagger,
-                    "y": (CLICK_ADD_AT[1] - viewport.y) / viewport.zoom + stagger}
+        position = self._doc.free_spot({"x": (CLICK_ADD_AT[0] - viewport.x) / viewport.zoom,
+                                        "y": (CLICK_ADD_AT[1] - viewport.y) / viewport.zoom})
         return self._edit(lambda doc: doc.add_node(default_registry(), node_type, position))
 
     @rx.event

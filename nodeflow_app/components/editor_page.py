@@ -12,10 +12,11 @@ from nodeflow_app.components.header import logo
 from nodeflow_app.components.inspector import BLUR_ON_ENTER, inspector
 from nodeflow_app.components.palette import palette
 from nodeflow_app.components.run_panel import rerun_button, run_panel, run_view_chip, runs_toggle
-from nodeflow_app.components.theme import TOP_BAR
+from nodeflow_app.components.theme import BORDER, PANEL_BG, TOP_BAR
 from nodeflow_app.editor.catalog import catalog
 from nodeflow_app.state.chat_state import ChatState
 from nodeflow_app.state.editor_state import EditorState
+from nodeflow_app.state.layout_state import LayoutState
 from nodeflow_app.state.run_history_state import RunHistoryState
 from nodeflow_app.state.run_view_state import RunViewState
 from nodes._registry import default_registry
@@ -83,7 +84,15 @@ def toolbar() -> rx.Component:
     )
 
 
-def issue_row(issue: rx.Var, warning: bool = False) -> rx.Component:
+def issue_row(issue: rx.Var) -> rx.Component:
+    return _row(issue, warning=False)
+
+
+def warning_row(issue: rx.Var) -> rx.Component:
+    return _row(issue, warning=True)
+
+
+def _row(issue: rx.Var, warning: bool) -> rx.Component:
     return rx.hstack(
         rx.icon("triangle-alert" if warning else "circle-alert", size=14,
                 color="var(--amber-9)" if warning else "var(--red-9)", flex_shrink="0", margin_top="3px"),
@@ -121,7 +130,7 @@ def issues_popover() -> rx.Component:
                     rx.text(rx.cond(warnings > 0, "No errors: the graph is valid. Before it runs:",
                                     "No issues: the graph is valid."), size="2", color_scheme="gray"),
                 ),
-                rx.foreach(EditorState.warning_list, lambda row: issue_row(row, warning=True)),
+                rx.foreach(EditorState.warning_list, warning_row),
                 spacing="1", width="100%",
             ),
             max_width="480px",
@@ -147,6 +156,50 @@ def not_found() -> rx.Component:
     )
 
 
+RAIL_WIDTH = "40px"
+
+
+def _shown(choice: rx.Var) -> rx.Var:
+    """A side panel is unfolded when the person said so, or by default while the chat is closed."""
+    return rx.cond(choice == "auto", ~ChatState.panel_open, choice == "open")
+
+
+def rail(icon: str, label: str, testid: str, on_click, side: str) -> rx.Component:
+    """A folded side panel: a thin bar whose button unfolds it."""
+    return rx.box(
+        tool_button(icon, label, testid, on_click=on_click),
+        width=RAIL_WIDTH, min_width=RAIL_WIDTH, height="100%", padding_top="10px", display="flex",
+        justify_content="center", background=PANEL_BG, **{f"border_{side}": BORDER},
+        custom_attrs={"data-testid": f"{testid}-rail"},
+    )
+
+
+def side_palette(registry) -> rx.Component:
+    return rx.cond(
+        _shown(LayoutState.palette),
+        palette(registry.by_category(), on_add=EditorState.add_from_palette,
+                fold=tool_button("panel-left-close", "Fold the nodes panel", "palette-fold",
+                                 on_click=LayoutState.show_palette(False))),
+        rail("panel-left-open", "Show the nodes", "palette-unfold", LayoutState.show_palette(True), "right"),
+    )
+
+
+def side_inspector(registry) -> rx.Component:
+    # With the chat open, the inspector's empty state would only take room from the canvas.
+    return rx.cond(
+        ChatState.panel_open & (EditorState.selected_id == ""),
+        rx.fragment(),
+        rx.cond(
+            _shown(LayoutState.inspector),
+            inspector(registry.definitions(),
+                      fold=tool_button("panel-right-close", "Fold the inspector", "inspector-fold",
+                                on_click=LayoutState.show_inspector(False))),
+            rail("panel-right-open", "Show the inspector", "inspector-unfold", LayoutState.show_inspector(True),
+                 "left"),
+        ),
+    )
+
+
 def editor_page() -> rx.Component:
     registry = default_registry()
     return rx.vstack(
@@ -156,7 +209,7 @@ def editor_page() -> rx.Component:
             EditorState.not_found != "",
             not_found(),
             rx.hstack(
-                palette(registry.by_category(), on_add=EditorState.add_from_palette),
+                side_palette(registry),
                 rx.box(
                     flow_canvas(
                         definitions=catalog(registry.definitions()),
@@ -187,9 +240,7 @@ def editor_page() -> rx.Component:
                     min_width="0",
                     custom_attrs={"data-testid": "canvas"},
                 ),
-                # With the chat open, the inspector's empty state would only take room from the canvas.
-                rx.cond(ChatState.panel_open & (EditorState.selected_id == ""), rx.fragment(),
-                        inspector(registry.definitions())),
+                side_inspector(registry),
                 chat_panel(),
                 spacing="0",
                 width="100%",

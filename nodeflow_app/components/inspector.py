@@ -494,11 +494,13 @@ def unknown_type() -> rx.Component:
     )
 
 
-def inspector(definitions: Sequence[NodeDefinition]) -> rx.Component:
-    """The right-side panel: an empty state, or the selected node's form and settings."""
+def inspector(definitions: Sequence[NodeDefinition], fold: rx.Component | None = None) -> rx.Component:
+    """The right-side panel: an empty state, or the selected node's form and settings; `fold` folds it."""
     forms = [(d.id, node_form(d)) for d in definitions]
     return rx.box(
         rx.el.datalist(*(rx.el.option(value=ref) for ref in model_refs()), id=MODEL_LIST_ID),
+        rx.hstack(rx.text("Inspector", size="1", weight="bold", color_scheme="gray", text_transform="uppercase"),
+                  rx.box(flex="1"), fold, align="center", width="100%", margin_bottom="8px") if fold else rx.fragment(),
         rx.cond(
             EditorState.selected_id == "",
             empty_state(),

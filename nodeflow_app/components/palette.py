@@ -117,14 +117,16 @@ def palette_group(category: str, definitions: Sequence[NodeDefinition],
 
 
 def palette(groups: Mapping[str, Sequence[NodeDefinition]],
-            on_add: Callable[[str], Any] | None = None) -> rx.Component:
+            on_add: Callable[[str], Any] | None = None, fold: rx.Component | None = None) -> rx.Component:
+    """The panel; `fold` is a button that folds it (the editor's), shown beside the title."""
     count = sum(len(defs) for defs in groups.values())
     return rx.vstack(
         rx.hstack(
             rx.text("Nodes", size="3", weight="bold"),
             rx.badge(str(count), variant="soft", color_scheme="gray"),
+            rx.box(flex="1"),
+            fold or rx.fragment(),
             align="center",
-            justify="between",
             width="100%",
             padding_x="8px",
         ),

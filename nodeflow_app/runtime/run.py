@@ -235,7 +235,7 @@ class Run:
         pn = self.plan.nodes[node_id]
         delivered = self._delivered[node_id]
         if node_id != self.trigger_id and not delivered:
-            self._skip(pn, "no input arrived (every incoming branch was skipped)")
+            self._skip(pn, self._why_nothing_arrived(pn))
             return
         missing = [s.label or s.id for s in pn.required_flow if s.id not in delivered]
         if missing:
@@ -419,6 +419,23 @@ class Run:
         self._record(pn.node.id)
         self._emit(pn, "paused", prompt=wait.prompt, options=wait.options, detail=wait.detail)
 
+    def _why_nothing_arrived(self, pn: PlanNode) -> str:
+        """Name each upstream node whose output port on a wire into `pn` gave no value, and where its value
+        went instead (e.g. "'Approval' sent nothing on Approve (it took Reject)")."""
+        parts: list[str] = []
+        for edge in pn.flow_in:
+            if edge.source not in self.members:
+                continue
+            source, record = self.plan.nodes[edge.source], self.records[edge.source]
+            name = source.node.name
+            if record.status != "completed":
+                parts.append(f"'{name}' was {record.status}")
+                continue
+            label = _port_label(source, edge.sourceHandle)
+            taken = [_port_label(source, h) for h in (record.outputs or {}) if h in source.outputs]
+            parts.append(f"'{name}' sent nothing on {label}" + (f" (it took {', '.join(taken)})" if taken else ""))
+        return "no input arrived: " + "; ".join(dict.fromkeys(parts)) if parts else "no input arrived"
+
     def _skip(self, pn: PlanNode, reason: str) -> None:
         record = self.records[pn.node.id]
         record.status = "skipped"
@@ -581,6 +598,11 @@ class Run:
             if handle in outputs:
                 return outputs[handle]
         return next(iter(outputs.values()), None)
+
+
+def _port_label(pn: PlanNode, handle: str) -> str:
+    socket = pn.outputs.get(handle)
+    return (socket.label or socket.id) if socket is not None else handle
 
 
 class _Undeliverable:

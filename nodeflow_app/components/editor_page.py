@@ -17,6 +17,7 @@ from nodeflow_app.editor.catalog import catalog
 from nodeflow_app.state.chat_state import ChatState
 from nodeflow_app.state.editor_state import EditorState
 from nodeflow_app.state.layout_state import LayoutState
+from nodeflow_app.state.test_message_state import TestMessageState
 from nodeflow_app.state.run_history_state import RunHistoryState
 from nodeflow_app.state.run_view_state import RunViewState
 from nodes._registry import default_registry
@@ -54,6 +55,35 @@ def graph_name_field() -> rx.Component:
     )
 
 
+def test_message_button() -> rx.Component:
+    """A Chat Start graph's test run: type the message first (a small prompt), then it runs."""
+    return rx.fragment(
+        tool_button("message-square-text", "Test run with a message", "test-message", on_click=TestMessageState.ask),
+        rx.dialog.root(
+            rx.dialog.content(
+                rx.dialog.title("Test run"),
+                rx.dialog.description("The message the Chat Start receives in this run.", size="2"),
+                rx.form(
+                    rx.vstack(
+                        rx.text_area(name="message", default_value=TestMessageState.message, auto_focus=True,
+                                     rows="3", width="100%", custom_attrs={"data-testid": "test-message-input"}),
+                        rx.hstack(
+                            rx.dialog.close(rx.button("Cancel", type="button", variant="soft", color_scheme="gray")),
+                            rx.button(rx.icon("play", size=14), "Run", type="submit",
+                                      custom_attrs={"data-testid": "test-message-run"}),
+                            justify="end", width="100%",
+                        ),
+                        spacing="3", margin_top="12px",
+                    ),
+                    on_submit=TestMessageState.send, reset_on_submit=False,
+                ),
+                max_width="480px",
+            ),
+            open=TestMessageState.open, on_open_change=TestMessageState.set_open,
+        ),
+    )
+
+
 def toolbar() -> rx.Component:
     return rx.hstack(
         rx.link(logo(), href=routes.GRAPHS, underline="none", color="inherit"),
@@ -76,6 +106,7 @@ def toolbar() -> rx.Component:
         tool_button("download", "Export JSON", "export-graph", on_click=EditorState.export_graph),
         runs_toggle(),
         rerun_button(),
+        rx.cond(EditorState.has_chat_start, test_message_button()),
         rx.button(rx.icon("save", size=14), "Save", size="2", on_click=EditorState.save,
                   custom_attrs={"data-testid": "save-graph"}),
         chat_toggle(),

@@ -15,6 +15,7 @@ from typing import Any
 
 import reflex as rx
 
+from nodeflow_app.chat.service import CHAT_START
 from nodeflow_app.editor import fields
 from nodeflow_app.editor.document import EditError, GraphDocument
 from nodeflow_app.store.graphs import graph_store
@@ -30,6 +31,7 @@ class EditorState(rx.State):
 
     graph_name: str = ""
     name_field_rev: int = 0
+    has_chat_start: bool = False  # a test run then asks for the message to test with
     not_found: str = ""
     canvas_graph: dict[str, Any] = {"rev": 0, "graph": {"nodes": [], "edges": []}}
     patch: dict[str, Any] = {"rev": 0, "seq": 0, "ops": []}
@@ -106,6 +108,7 @@ class EditorState(rx.State):
         self.canvas_graph = {"rev": self._rev, "graph": self._doc.to_json()}
         self.patch = {"rev": self._rev, "seq": 0, "ops": []}
         self._update_history_flags()
+        self._update_chat_start()
 
     @rx.event(background=True)
     async def save(self, payload: dict[str, Any] | None = None):
@@ -365,10 +368,16 @@ class EditorState(rx.State):
         self._edits += 1
         self.save_status = "unsaved"
         self._update_history_flags()
+        self._update_chat_start()
 
     def _send(self, ops: list[dict[str, Any]]) -> None:
         self._seq += 1
         self.patch = {"rev": self._rev, "seq": self._seq, "ops": ops}
+
+    def _update_chat_start(self) -> None:
+        found = self._doc is not None and any(n.type == CHAT_START for n in self._doc.nodes.values())
+        if found != self.has_chat_start:
+            self.has_chat_start = found
 
     def _update_history_flags(self) -> None:
         can_undo, can_redo = bool(self._doc and self._doc.undo_stack), bool(self._doc and self._doc.redo_stack)

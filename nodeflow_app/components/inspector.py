@@ -314,17 +314,53 @@ def expression_editor(parameter: Parameter) -> rx.Component:
     )
 
 
-def _copy_badge(name: rx.Var) -> rx.Component:
+# Clicking an upstream chip or field inserts its expression where the cursor is in the inspector's text
+# field (mousedown keeps the focus there); with no such field focused it is copied, and the hint says so.
+KEEP_FOCUS = rx.Var(_js_expr="((e) => e.preventDefault())")
+INSERT_EXPRESSION = rx.Var(_js_expr="""((e) => {
+  const ref = e.currentTarget.dataset.expression;
+  const field = document.activeElement;
+  const panel = document.querySelector('[data-testid="inspector"]');
+  const note = panel && panel.querySelector('[data-testid="expression-inserted"]');
+  const typeable = field && (field.tagName === 'TEXTAREA' || (field.tagName === 'INPUT' && field.type === 'text'));
+  if (panel && typeable && panel.contains(field) && !field.disabled && !field.readOnly) {
+    field.setRangeText(ref, field.selectionStart, field.selectionEnd, 'end');
+    field.dispatchEvent(new Event('input', { bubbles: true }));
+    if (note) note.textContent = 'Inserted ' + ref;
+    return;
+  }
+  if (navigator.clipboard) navigator.clipboard.writeText(ref);
+  if (note) note.textContent = 'Copied ' + ref + ': paste it into a field';
+})""")
+
+
+def _insert_attrs(testid: str, expression: rx.Var) -> dict[str, object]:
+    return _testid(testid, onMouseDown=KEEP_FOCUS, onClick=INSERT_EXPRESSION, **{"data-expression": expression})
+
+
+def _upstream_chip(name: rx.Var) -> rx.Component:
     ref = "{{ $('" + name + "').item.json }}"
-    return rx.badge(
-        name, on_click=rx.set_clipboard(ref), variant="surface", color_scheme="gray", cursor="pointer",
-        title="Copy " + ref, custom_attrs=_testid("upstream-name"),
+    return rx.badge(name, variant="surface", color_scheme="gray", cursor="pointer", title="Insert " + ref,
+                    custom_attrs=_insert_attrs("upstream-name", ref))
+
+
+def _output_field(row: rx.Var) -> rx.Component:
+    """One field of an upstream node's last output: click inserts the expression that reads it."""
+    return rx.hstack(
+        rx.text(row["node"], size="1", color_scheme="gray", white_space="nowrap"),
+        rx.el.code(row["path"], style={"fontFamily": MONO, "fontSize": "11px"}),
+        rx.text(row["preview"], size="1", color_scheme="gray", overflow="hidden", text_overflow="ellipsis",
+                white_space="nowrap", min_width="0", flex="1"),
+        spacing="2", align="center", width="100%", cursor="pointer", padding="2px 4px",
+        border_radius="var(--radius-1)", _hover={"background": "var(--gray-a3)"}, title=row["expression"],
+        custom_attrs=_insert_attrs("upstream-field", row["expression"]),
     )
 
 
 @rx.memo
 def inspector_expression_hint() -> rx.Component:
-    """The syntax of expressions and the upstream names (one memo: every expression editor shows it)."""
+    """The syntax of expressions, the upstream names and their last outputs' fields (one memo: every
+    expression editor shows it)."""
     code = {"fontFamily": MONO, "fontSize": "11px"}
     return rx.vstack(
         rx.text(rx.el.code("{{ $json.x }}", style=code), " the direct input; ",
@@ -333,9 +369,19 @@ def inspector_expression_hint() -> rx.Component:
         rx.cond(
             EditorState.upstream_names.length() > 0,
             rx.flex(rx.text("Upstream:", size="1", color_scheme="gray"), rx.foreach(EditorState.upstream_names,
-                    _copy_badge), wrap="wrap", gap="4px", align="center"),
+                    _upstream_chip), wrap="wrap", gap="4px", align="center"),
             rx.text("No node upstream yet: wire one into this node's input.", size="1", color_scheme="gray"),
         ),
+        rx.cond(
+            EditorState.upstream_fields.length() > 0,
+            rx.vstack(rx.text("Fields of their last output (click to insert):", size="1", color_scheme="gray"),
+                      rx.foreach(EditorState.upstream_fields, _output_field),
+                      spacing="0", width="100%", max_height="180px", overflow_y="auto",
+                      custom_attrs=_testid("upstream-fields")),
+            rx.cond(EditorState.upstream_names.length() > 0,
+                    rx.text("Run the graph once to pick fields of their output here.", size="1", color_scheme="gray")),
+        ),
+        rx.text("", size="1", color_scheme="green", custom_attrs=_testid("expression-inserted")),
         spacing="1", width="100%", custom_attrs=_testid("expression-hint"),
     )
 

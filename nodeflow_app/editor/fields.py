@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
@@ -167,6 +168,36 @@ def _walk_upstream(incoming: dict[str, list[tuple[str, str]]], names: dict[str, 
                 queue.append(source)
                 if source in names:
                     found.append(names[source])
+    return found
+
+
+_IDENTIFIER = re.compile(r"^[A-Za-z_$][A-Za-z0-9_$]*$")
+
+
+def output_fields(node_name: str, value: Any, limit: int = 20, depth: int = 3) -> list[dict[str, str]]:
+    """The fields of a node's output (its last run) as the expressions that read them, with a preview:
+    `[{node, path, expression, preview}]`, leaves first-come, lists through their first item."""
+    found: list[dict[str, str]] = []
+    call = f"$('{node_name}')" if "'" not in node_name and "\\" not in node_name else (
+        "$(" + json.dumps(node_name, ensure_ascii=False) + ")")
+
+    def walk(item: Any, path: str, level: int) -> None:
+        if len(found) >= limit:
+            return
+        if isinstance(item, dict) and item and level < depth:
+            for key, child in item.items():
+                step = f".{key}" if _IDENTIFIER.match(str(key)) else f"[{json.dumps(str(key), ensure_ascii=False)}]"
+                walk(child, path + step, level + 1)
+            return
+        if isinstance(item, list) and item and level < depth:
+            walk(item[0], path + "[0]", level + 1)
+            return
+        preview = _text(item)
+        found.append({"node": node_name, "path": path.lstrip(".") or "(the whole output)",
+                      "expression": "{{ " + call + ".item.json" + path + " }}",
+                      "preview": preview if len(preview) <= 40 else preview[:39] + "…"})
+
+    walk(value, "", 0)
     return found
 
 

@@ -60,6 +60,8 @@ class EditorState(rx.State):
     settings_texts: dict[str, str] = {}
     upstream_names: list[str] = []
     number_drafts: dict[str, str] = {}
+    # The fields of upstream nodes' last outputs (latest runs of this graph), as expressions to insert.
+    upstream_fields: list[dict[str, str]] = []
 
     _doc: GraphDocument | None = None
     _rev: int = 0
@@ -414,8 +416,26 @@ class EditorState(rx.State):
             self.name_error = ""
             if self.number_drafts:
                 self.number_drafts = {}
+            self.selected_id = node_id
+            self._load_upstream_fields()
         self.selected_id = node_id
         self._refresh_inspector()
+
+    def _load_upstream_fields(self) -> None:
+        """What the selected node's upstream nodes gave in the graph's latest runs (n8n's input panel)."""
+        graph = self._doc.to_graph() if self._doc is not None and self.selected_id else None
+        if graph is None:
+            if self.upstream_fields:
+                self.upstream_fields = []
+            return
+        names = {n.name: n.id for n in graph.nodes}
+        wanted = {names[name]: name for name in fields.upstream_names(graph, self.selected_id) if name in names}
+        try:
+            outputs = _last_outputs(self._doc.id, set(wanted)) if wanted else {}
+        except Exception:  # noqa: BLE001 - run history is a help here; the inspector must open without it
+            outputs = {}
+        self.upstream_fields = [row for node_id, name in wanted.items() if node_id in outputs
+                                for row in fields.output_fields(name, outputs[node_id])]
 
     def _refresh_inspector(self) -> None:
         node, definition = self._selected_node()
@@ -453,6 +473,21 @@ def _issue_text(issue: Issue) -> str:
     if issue.parameter and issue.node_name:
         return f"'{issue.node_name}' {issue.parameter}: {issue.message}"
     return issue.message
+
+
+def _last_outputs(graph_id: str, wanted: set[str], runs: int = 5) -> dict[str, Any]:
+    """Node id -> its main output (first port) in the latest of the graph's last `runs` runs where it completed."""
+    from nodeflow_app.runs.service import run_service
+
+    service, found = run_service(), {}
+    for summary in service.list_runs(graph_id, limit=runs):
+        for node in (service.get_run(summary["id"]) or {}).get("nodes", []):
+            node_id, outputs = node["node_id"], node.get("outputs")
+            if node_id in wanted and node_id not in found and node["status"] == "completed" and outputs:
+                found[node_id] = next(iter(outputs.values()))
+        if len(found) == len(wanted):
+            break
+    return found
 
 
 def _validate_and_store(graph_id: str, graph: dict[str, Any], note: str):

@@ -108,3 +108,12 @@ def test_cli_validate_passes_with_warnings_only(capsys, tmp_path):
     out = capsys.readouterr().out.splitlines()
     assert out[-1] == "valid: 2 nodes, 1 edges (1 warning)"
     assert out[0].startswith("node a 'Ask', parameter 'model': warning: provider_not_configured: OpenAI-compatible")
+
+
+def test_a_run_refuses_an_invalid_value_naming_node_and_parameter(capsys, tmp_path):
+    # What Validate reports, a run refuses before any model is called (it never drops the value).
+    path = tmp_path / "graph.json"
+    path.write_text(json.dumps(graph({"temperature": 7.5})))
+    assert main(["run", str(path), "--no-store"]) == 2
+    err = capsys.readouterr().err
+    assert "node a 'Ask': invalid_parameter: node 'Ask' parameter 'temperature': 7.5 is above the maximum 2" in err

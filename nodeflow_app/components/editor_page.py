@@ -17,7 +17,7 @@ from nodeflow_app.editor.catalog import catalog
 from nodeflow_app.state.chat_state import ChatState
 from nodeflow_app.state.editor_state import EditorState
 from nodeflow_app.state.layout_state import LayoutState
-from nodeflow_app.state.test_message_state import TestMessageState
+from nodeflow_app.state.run_message_state import RunMessageState
 from nodeflow_app.state.run_history_state import RunHistoryState
 from nodeflow_app.state.run_view_state import RunViewState
 from nodes._registry import default_registry
@@ -58,14 +58,14 @@ def graph_name_field() -> rx.Component:
 def test_message_button() -> rx.Component:
     """A Chat Start graph's test run: type the message first (a small prompt), then it runs."""
     return rx.fragment(
-        tool_button("message-square-text", "Test run with a message", "test-message", on_click=TestMessageState.ask),
+        tool_button("message-square-text", "Test run with a message", "test-message", on_click=RunMessageState.ask),
         rx.dialog.root(
             rx.dialog.content(
                 rx.dialog.title("Test run"),
                 rx.dialog.description("The message the Chat Start receives in this run.", size="2"),
                 rx.form(
                     rx.vstack(
-                        rx.text_area(name="message", default_value=TestMessageState.message, auto_focus=True,
+                        rx.text_area(name="message", default_value=RunMessageState.message, auto_focus=True,
                                      rows="3", width="100%", custom_attrs={"data-testid": "test-message-input"}),
                         rx.hstack(
                             rx.dialog.close(rx.button("Cancel", type="button", variant="soft", color_scheme="gray")),
@@ -75,11 +75,11 @@ def test_message_button() -> rx.Component:
                         ),
                         spacing="3", margin_top="12px",
                     ),
-                    on_submit=TestMessageState.send, reset_on_submit=False,
+                    on_submit=RunMessageState.send, reset_on_submit=False,
                 ),
                 max_width="480px",
             ),
-            open=TestMessageState.open, on_open_change=TestMessageState.set_open,
+            open=RunMessageState.open, on_open_change=RunMessageState.set_open,
         ),
     )
 

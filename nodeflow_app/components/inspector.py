@@ -42,6 +42,9 @@ SUGGESTED_MODELS: dict[str, tuple[str, ...]] = {
 }
 ERROR_MODE_LABELS = (("stop", "Stop the run"), ("continue", "Continue (error as output)"),
                      ("error_output", "Route to error output"))
+# Numbers are typed into text inputs: a `type=number` input empties itself on letters, which then vanish
+# without a word; as text they reach the server, which says what is wrong.
+NUMBER_TEXT = {"inputMode": "decimal", "autoComplete": "off"}
 # Enter in a one-line input leaves it, which commits it through on_blur (no event per keystroke).
 BLUR_ON_ENTER = rx.Var(_js_expr="((e) => { if (e.key === 'Enter') { e.currentTarget.blur(); } })")
 
@@ -119,7 +122,7 @@ def _number(parameter: Parameter, text: rx.Var, on_commit, key: rx.Var, *, testi
     number_input = _one_line_input(
         text, on_commit, key + text, parameter.placeholder or ("default" if parameter.default is None else ""),
         testid=testid, disabled=disabled, width="96px" if slider else "100%", flex_shrink="0",
-        attrs={"inputMode": "decimal", "autoComplete": "off"}, **extra,
+        attrs=NUMBER_TEXT, **extra,
     )
     if not slider:
         return number_input
@@ -245,7 +248,7 @@ def _item_field(pid: str, spec: Parameter, row: rx.Var, index: rx.Var) -> rx.Com
         inner = _text_area(value, commit, _key(pid, ":", index.to_string(), ":", spec.id, ":") + value,
                            spec.placeholder, testid=testid, mono=spec.type != "text", rows="2")
     else:
-        extra = {"type": "number"} if spec.type in ("int", "float") else {}
+        extra = {"attrs": NUMBER_TEXT} if spec.type in ("int", "float") else {}
         inner = _cell_input(pid, row, index, spec.id, spec.placeholder, testid, **extra)
     return rx.vstack(rx.text(spec.label, size="1", color_scheme="gray"), inner, spacing="1", width="100%")
 
@@ -490,11 +493,11 @@ def _setting(key: str, label: str, body: rx.Component, help_text: str = "") -> r
     )
 
 
-def _setting_number(key: str, placeholder: str, **bounds: object) -> rx.Component:
+def _setting_number(key: str, placeholder: str) -> rx.Component:
     text = EditorState.settings_texts[key]
     return _one_line_input(
         text, lambda raw: EditorState.set_setting(key, raw), _key("setting-", key, ":") + text, placeholder,
-        testid=f"setting-{key}", type="number", **bounds,
+        testid=f"setting-{key}", attrs=NUMBER_TEXT,
     )
 
 
@@ -508,12 +511,12 @@ def settings_section() -> rx.Component:
                      _select(ERROR_MODE_LABELS, EditorState.settings_texts["error_mode"],
                              lambda raw: EditorState.set_setting("error_mode", raw), testid="setting-error_mode"),
                      "Route to error output adds an Error output to the node."),
-            _setting("max_attempts", "Retries (max attempts)", _setting_number("max_attempts", "1", min=1, max=20, step=1),
+            _setting("max_attempts", "Retries (max attempts)", _setting_number("max_attempts", "1"),
                      "1 runs once; up to 20 attempts."),
             _setting("initial_interval", "Wait between retries (s)",
-                     _setting_number("initial_interval", "1", min=0, step="any"),
+                     _setting_number("initial_interval", "1"),
                      "Grows after each failed attempt (×2 by default)."),
-            _setting("timeout", "Timeout (s)", _setting_number("timeout", "No limit", min=0, step="any"),
+            _setting("timeout", "Timeout (s)", _setting_number("timeout", "No limit"),
                      "Empty: no limit."),
             spacing="3", width="100%", padding_top="12px",
         ),

@@ -12,7 +12,7 @@ from nodeflow_app.runs.service import FIRST_PAYLOADS, TEST_MESSAGE
 from nodeflow_app.state.run_history_state import RunHistoryState
 
 
-class TestMessageState(rx.State):
+class RunMessageState(rx.State):
     open: bool = False
     message: str = TEST_MESSAGE
 

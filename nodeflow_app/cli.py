@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any, Callable, NamedTuple
 
-from nodeflow_app.runtime.graph import GraphIssue, normalize
+from nodeflow_app.runtime.graph import GraphIssue
 from nodes._registry import Registry, RegistryError, default_registry
 
 EXIT_OK, EXIT_BROKEN, EXIT_INVALID = 0, 1, 2

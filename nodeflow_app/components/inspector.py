@@ -377,15 +377,32 @@ def inspector_expression_hint() -> rx.Component:
         ),
         rx.cond(
             EditorState.upstream_fields.length() > 0,
-            rx.vstack(rx.text("Fields of their last output (click to insert):", size="1", color_scheme="gray"),
-                      rx.foreach(EditorState.upstream_fields, _output_field),
-                      spacing="0", width="100%", max_height="180px", overflow_y="auto",
-                      custom_attrs=_testid("upstream-fields")),
+            rx.text("The fields of their last output are under Input, at the top.", size="1", color_scheme="gray"),
             rx.cond(EditorState.upstream_names.length() > 0,
-                    rx.text("Run the graph once to pick fields of their output here.", size="1", color_scheme="gray")),
+                    rx.text("Run the graph once to pick fields of their output under Input.", size="1",
+                            color_scheme="gray")),
+        ),
+        spacing="1", width="100%", custom_attrs=_testid("expression-hint"),
+    )
+
+
+@rx.memo
+def inspector_input_panel() -> rx.Component:
+    """Like n8n's input panel: what the upstream nodes gave in the graph's last runs, one row per field;
+    a click inserts the expression that reads it where the cursor is (or copies it)."""
+    return rx.cond(
+        EditorState.upstream_fields.length() > 0,
+        rx.el.details(
+            rx.el.summary(rx.text("Input from the last run", as_="span", size="2", weight="bold"), cursor="pointer"),
+            rx.vstack(
+                rx.text("Click a field to insert its expression where the cursor is.", size="1", color_scheme="gray"),
+                rx.foreach(EditorState.upstream_fields, _output_field),
+                spacing="0", width="100%", max_height="200px", overflow_y="auto", padding_top="6px",
+            ),
+            rx.text("", size="1", color_scheme="green", custom_attrs=_testid("expression-inserted")),
+            open=True, width="100%", custom_attrs=_testid("upstream-fields"),
         ),
         rx.text("", size="1", color_scheme="green", custom_attrs=_testid("expression-inserted")),
-        spacing="1", width="100%", custom_attrs=_testid("expression-hint"),
     )
 
 
@@ -555,6 +572,7 @@ def inspector(definitions: Sequence[NodeDefinition], fold: rx.Component | None =
             empty_state(),
             rx.vstack(
                 run_to_here_button(),
+                inspector_input_panel(),
                 rx.match(EditorState.selected_type, *forms, unknown_type()),
                 rx.separator(size="4"),
                 settings_section(),

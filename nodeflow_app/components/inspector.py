@@ -395,7 +395,8 @@ def inspector_input_panel() -> rx.Component:
         rx.el.details(
             rx.el.summary(rx.text("Input from the last run", as_="span", size="2", weight="bold"), cursor="pointer"),
             rx.vstack(
-                rx.text("Click a field to insert its expression where the cursor is.", size="1", color_scheme="gray"),
+                rx.text("Click a field to insert its expression where the cursor is.", size="1",
+                        color_scheme="gray"),
                 rx.foreach(EditorState.upstream_fields, _output_field),
                 spacing="0", width="100%", max_height="200px", overflow_y="auto", padding_top="6px",
             ),
@@ -560,13 +561,17 @@ def unknown_type() -> rx.Component:
     )
 
 
+def _title_bar(fold: rx.Component) -> rx.Component:
+    return rx.hstack(rx.text("Inspector", size="1", weight="bold", color_scheme="gray", text_transform="uppercase"),
+                     rx.box(flex="1"), fold, align="center", width="100%", margin_bottom="8px")
+
+
 def inspector(definitions: Sequence[NodeDefinition], fold: rx.Component | None = None) -> rx.Component:
     """The right-side panel: an empty state, or the selected node's form and settings; `fold` folds it."""
     forms = [(d.id, node_form(d)) for d in definitions]
     return rx.box(
         rx.el.datalist(*(rx.el.option(value=ref) for ref in model_refs()), id=MODEL_LIST_ID),
-        rx.hstack(rx.text("Inspector", size="1", weight="bold", color_scheme="gray", text_transform="uppercase"),
-                  rx.box(flex="1"), fold, align="center", width="100%", margin_bottom="8px") if fold else rx.fragment(),
+        _title_bar(fold) if fold is not None else rx.fragment(),
         rx.cond(
             EditorState.selected_id == "",
             empty_state(),

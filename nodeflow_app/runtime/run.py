@@ -420,8 +420,8 @@ class Run:
         self._emit(pn, "paused", prompt=wait.prompt, options=wait.options, detail=wait.detail)
 
     def _why_nothing_arrived(self, pn: PlanNode) -> str:
-        """Name each upstream node whose output port on a wire into `pn` gave no value, and where its value
-        went instead (e.g. "'Approval' sent nothing on Approve (it took Reject)")."""
+        """Name each upstream node whose output port on a wire into `pn` gave no value, and the port it took
+        instead (e.g. "'Approval' took Reject, not Approve")."""
         parts: list[str] = []
         for edge in pn.flow_in:
             if edge.source not in self.members:
@@ -433,8 +433,9 @@ class Run:
                 continue
             label = _port_label(source, edge.sourceHandle)
             taken = [_port_label(source, h) for h in (record.outputs or {}) if h in source.outputs]
-            parts.append(f"'{name}' sent nothing on {label}" + (f" (it took {', '.join(taken)})" if taken else ""))
-        return "no input arrived: " + "; ".join(dict.fromkeys(parts)) if parts else "no input arrived"
+            parts.append(f"'{name}' took {', '.join(taken)}, not {label}" if taken
+                         else f"'{name}' gave nothing on {label}")
+        return "; ".join(dict.fromkeys(parts)) or "no input arrived"
 
     def _skip(self, pn: PlanNode, reason: str) -> None:
         record = self.records[pn.node.id]

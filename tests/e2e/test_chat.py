@@ -147,7 +147,7 @@ def test_reject_takes_the_other_branch_and_a_paused_answer_survives_a_reload(pag
     expect(answer.get_by_test_id("step-NO")).to_contain_text("Rejected (too much)")
     expect(answer.get_by_test_id("step-LLM")).to_have_attribute("data-status", "skipped")
     # The skipped step says the approval decided it (the kernel names the node and the port it took).
-    expect(answer.get_by_test_id("step-LLM")).to_contain_text("'OK' sent nothing on Approve (it took Reject)")
+    expect(answer.get_by_test_id("step-LLM")).to_contain_text("'OK' took Reject, not Approve")
     expect(card).to_have_attribute("data-decision", "reject")
     expect(card.get_by_test_id("approval-title")).to_have_text("“OK” was rejected")
     assert len(fake_llm.requests) == 2  # the agent's two calls; the LLM Completion never ran

@@ -69,7 +69,7 @@ async def test_resume_routes_the_input_with_the_decision_attached(decision, take
     labels = {"approve": "Approve", "reject": "Reject"}
     other = "reject" if decision == "approve" else "approve"
     assert of(events, skipped, "skipped") == [
-        {"reason": f"no input arrived: 'AP' sent nothing on {labels[other]} (it took {labels[decision]})"}]
+        {"reason": f"'AP' took {labels[decision]}, not {labels[other]}"}]
 
 
 async def test_optional_keys_default_to_none_and_a_non_object_input_is_wrapped():

@@ -39,10 +39,12 @@ async def test_empty_lists_and_the_separator():
 
 
 async def test_errors_name_the_row_and_the_item():
-    with pytest.raises(NodeError, match=r"fields row 0 \(sum of 'sku'\): item 0 holds 'a', not a number"):
+    with pytest.raises(NodeError, match=r"fields row 0 \(sum of field 'sku'\): item 0 holds 'a', not a number"):
         await run(LINES, ("sku", "sum", ""))
-    with pytest.raises(NodeError, match=r"fields row 1 \(median of 'qty'\): unknown operation 'median'"):
+    with pytest.raises(NodeError, match=r"fields row 1 \(median of field 'qty'\): unknown operation 'median'"):
         await run(LINES, ("qty", "sum", ""), ("qty", "median", ""))
+    with pytest.raises(NodeError, match=r"fields row 0 \(sum of whole items\): item 1 holds '\{\}', not a number"):
+        await run([1, {}], ("", "sum", ""))
     with pytest.raises(NodeError, match="fields must be a list of at least one"):
         await run(LINES, mode="fields", aggregations=[])
     with pytest.raises(NodeError, match="aggregate must be 'all_items' or 'fields'"):

@@ -30,8 +30,8 @@ class AggregateExecutor:
             try:
                 name, value = _aggregate(items, row, separator)
             except NodeError as error:
-                raise NodeError(f"fields row {index} ({row.get('operation')} of {row.get('field') or 'items'!r}): "
-                                f"{error}") from None
+                what = f"field {row['field']!r}" if row.get("field") else "whole items"
+                raise NodeError(f"fields row {index} ({row.get('operation')} of {what}): {error}") from None
             result[name] = value
         return ExecutionResult(outputs={"output": result})
 

@@ -6,6 +6,7 @@ CHAT = "/graph/[graph_id]/chat"
 SETUP = "/setup"
 SIGN_IN = "/signin"
 ACCOUNT = "/account"
+KNOWLEDGE = "/knowledge"
 
 
 def editor_url(graph_id: str) -> str:

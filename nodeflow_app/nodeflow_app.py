@@ -11,6 +11,7 @@ from nodeflow_app.components.editor_page import editor_page
 from nodeflow_app.components.graph_list import graph_list_page
 from nodeflow_app.components.header import TAGLINE
 from nodeflow_app.components.knowledge_page import knowledge_page
+from nodeflow_app.components.workspace_page import invitation_page, workspace_page
 from nodeflow_app.state.access import AccessMiddleware
 from nodeflow_app.state.auth_state import AuthState
 from nodeflow_app.state.chat_state import ChatState
@@ -18,6 +19,7 @@ from nodeflow_app.state.editor_state import EditorState
 from nodeflow_app.state.graph_list_state import GraphListState
 from nodeflow_app.state.knowledge_state import KnowledgeState
 from nodeflow_app.state.run_history_state import RunHistoryState
+from nodeflow_app.state.workspace_state import WorkspaceState
 
 
 def recover_interrupted_runs() -> None:
@@ -51,3 +53,7 @@ app.add_page(editor_page, route=routes.EDITOR, title="NodeFlow — editor",
 app.add_page(chat_page, route=routes.CHAT, title="NodeFlow — chat", on_load=[AuthState.guard, ChatState.load])
 app.add_page(knowledge_page, route=routes.KNOWLEDGE, title="NodeFlow — knowledge",
              on_load=[AuthState.guard, KnowledgeState.load])
+app.add_page(workspace_page, route=routes.WORKSPACE, title="NodeFlow — workspace",
+             on_load=[AuthState.guard, WorkspaceState.load])
+app.add_page(invitation_page, route=routes.INVITE, title="NodeFlow — invitation",
+             on_load=[AuthState.load_account, WorkspaceState.open_invitation])

@@ -6,6 +6,8 @@ CHAT = "/graph/[graph_id]/chat"
 SETUP = "/setup"
 SIGN_IN = "/signin"
 ACCOUNT = "/account"
+WORKSPACE = "/workspace"
+INVITE = "/invite/[code]"
 KNOWLEDGE = "/knowledge"
 
 

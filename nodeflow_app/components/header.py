@@ -53,6 +53,8 @@ def user_menu() -> rx.Component:
                 w.name, rx.badge(w.role, variant="soft", size="1"), on_click=AuthState.switch_workspace(w.id),
                 custom_attrs={"data-testid": f"workspace-{w.name}"})),
             rx.menu.separator(),
+            rx.menu.item(rx.icon("users", size=14), "Workspace and members", on_click=rx.redirect("/workspace"),
+                         custom_attrs=_tid("menu-workspace")),
             rx.menu.item(rx.icon("user", size=14), "Account", on_click=rx.redirect("/account")),
             rx.menu.item(rx.icon("log-out", size=14), "Sign out", on_click=AuthState.sign_out,
                          custom_attrs=_tid("menu-sign-out")),

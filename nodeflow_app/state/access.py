@@ -17,6 +17,7 @@ from typing import Any, Callable, Literal
 
 import reflex as rx
 from reflex.middleware import Middleware
+from reflex_base.event import Event
 from reflex.state import StateUpdate
 
 from nodeflow_app.accounts.roles import Action, allows
@@ -114,4 +115,4 @@ class AccessMiddleware(Middleware):
     @staticmethod
     def _refuse(event: Any, user: User | None, reason: str) -> StateUpdate:
         log.warning("refused %s for %s: %s", event.name, user.email if user else "anonymous", reason)
-        return StateUpdate(events=[rx.toast.error(f"Not allowed: {reason}.")])
+        return StateUpdate(events=Event.from_event_type(rx.toast.error(f"Not allowed: {reason}.")))

@@ -72,6 +72,12 @@ class AuthState(rx.State):
 
     @rx.event
     @requires("public")
+    def load_account(self) -> None:
+        """on_load of pages open to everyone that still greet a signed-in person (the invitation page)."""
+        self._load_account()
+
+    @rx.event
+    @requires("public")
     def load_public(self) -> Any:
         """on_load of the setup and sign-in pages: signed-in people go to their graphs."""
         self.error = ""

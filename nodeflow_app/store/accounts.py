@@ -271,6 +271,10 @@ class AccountStore:
         found = [Workspace(r.id, r.name, r.personal_of == user_id, r.role) for r in rows]
         return sorted(found, key=lambda w: (not w.personal, w.name.lower()))
 
+    def workspace_name(self, workspace_id: str) -> str:
+        with self.engine.connect() as conn:
+            return conn.execute(select(WorkspaceRow.name).where(WorkspaceRow.id == workspace_id)).scalar() or ""
+
     def personal_workspace(self, user_id: str) -> Workspace:
         return next(w for w in self.workspaces(user_id) if w.personal)
 

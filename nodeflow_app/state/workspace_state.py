@@ -1,0 +1,187 @@
+"""The workspace page's state: members and roles, invitation links, team workspaces, the user's API tokens.
+
+Owners manage members and invitations ("manage"); everyone manages their own API tokens. A raw invitation
+link or API token is shown once, right after it is made, and never stored in clear.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from datetime import datetime, timezone
+from typing import Any
+
+import reflex as rx
+
+from nodeflow_app import routes
+from nodeflow_app.state.access import requires, user_for_token
+from nodeflow_app.state.auth_state import AuthState
+from nodeflow_app.store.accounts import AccountError, account_store
+
+EXPIRIES = {"1 day": 86400, "7 days": 7 * 86400, "30 days": 30 * 86400}
+
+
+@dataclasses.dataclass
+class MemberRow:
+    user_id: str
+    name: str
+    email: str
+    role: str
+
+
+@dataclasses.dataclass
+class InvitationView:
+    id: str
+    role: str
+    expires: str
+    status: str  # pending | used | revoked | expired
+
+
+@dataclasses.dataclass
+class TokenView:
+    id: str
+    name: str
+    created: str
+    last_used: str
+    revoked: bool
+
+
+def _when(at: float | None) -> str:
+    return datetime.fromtimestamp(at, tz=timezone.utc).strftime("%Y-%m-%d %H:%M UTC") if at else "never"
+
+
+class WorkspaceState(rx.State):
+    members: list[MemberRow] = []
+    invitations: list[InvitationView] = []
+    tokens: list[TokenView] = []
+    new_link: str = ""  # the invitation link just made (shown once)
+    new_token: str = ""  # the API token just made (shown once)
+    message: str = ""
+    invite_code: str = ""  # the invitation being accepted (/invite/<code>)
+    invite_workspace: str = ""
+
+    async def _auth(self) -> AuthState:
+        return await self.get_state(AuthState)
+
+    async def _refresh(self) -> None:
+        auth = await self._auth()
+        store, user = account_store(), user_for_token(auth.session_token)
+        self.members = [MemberRow(m.user_id, m.name, m.email, m.role) for m in store.members(auth.workspace_id)]
+        now = time.time()
+        self.invitations = [
+            InvitationView(i.id, i.role, _when(i.expires_at),
+                           "used" if i.used_at else "revoked" if i.revoked_at else
+                           "expired" if i.expires_at <= now else "pending")
+            for i in (store.invitations(auth.workspace_id) if auth.role == "owner" else [])]
+        self.tokens = [TokenView(t.id, t.name, _when(t.created_at), _when(t.last_used_at), t.revoked_at is not None)
+                       for t in store.api_tokens(user.id, auth.workspace_id)] if user else []
+
+    @rx.event
+    @requires("view")
+    async def load(self) -> None:
+        self.new_link = self.new_token = self.message = ""
+        await self._refresh()
+
+    @rx.event
+    @requires("manage")
+    async def invite(self, form: dict[str, Any]) -> None:
+        auth = await self._auth()
+        role, expiry = str(form.get("role") or "viewer"), EXPIRIES.get(str(form.get("expiry")), 7 * 86400)
+        user = user_for_token(auth.session_token)
+        raw, _ = account_store().invite(auth.workspace_id, role, user.id, expiry)
+        base = self.router.page.host or ""
+        self.new_link = f"{base}/invite/{raw}"
+        await self._refresh()
+
+    @rx.event
+    @requires("manage")
+    async def revoke_invitation(self, invitation_id: str) -> None:
+        auth = await self._auth()
+        account_store().revoke_invitation(auth.workspace_id, invitation_id)
+        await self._refresh()
+
+    @rx.event
+    @requires("manage")
+    async def set_role(self, user_id: str, role: str) -> Any:
+        auth = await self._auth()
+        try:
+            account_store().set_role(auth.workspace_id, user_id, role)
+        except (AccountError, ValueError) as error:
+            return rx.toast.error(str(error).capitalize() + ".")
+        await self._refresh()
+        return None
+
+    @rx.event
+    @requires("manage")
+    async def remove_member(self, user_id: str) -> Any:
+        auth = await self._auth()
+        try:
+            account_store().remove_member(auth.workspace_id, user_id)
+        except AccountError as error:
+            return rx.toast.error(str(error).capitalize() + ".")
+        await self._refresh()
+        return None
+
+    @rx.event
+    @requires("signed_in")
+    async def create_workspace(self, form: dict[str, Any]) -> Any:
+        auth = await self._auth()
+        user = user_for_token(auth.session_token)
+        try:
+            created = account_store().create_workspace(user.id, str(form.get("name", "")))
+        except AccountError as error:
+            return rx.toast.error(str(error).capitalize() + ".")
+        return AuthState.switch_workspace(created.id)
+
+    @rx.event
+    @requires("view")
+    async def create_token(self, form: dict[str, Any]) -> None:
+        auth = await self._auth()
+        user = user_for_token(auth.session_token)
+        raw, _ = account_store().create_api_token(user.id, auth.workspace_id, str(form.get("name", "")))
+        self.new_token = raw
+        await self._refresh()
+
+    @rx.event
+    @requires("view")
+    async def revoke_token(self, token_id: str) -> None:
+        auth = await self._auth()
+        account_store().revoke_api_token(user_for_token(auth.session_token).id, token_id)
+        await self._refresh()
+
+    # -- accepting an invitation (/invite/<code>) -------------------------------------------------------
+
+    @rx.event
+    @requires("public")
+    async def open_invitation(self) -> Any:
+        """Who is invited where; a signed-out visitor signs up (or in) on this page first."""
+        self.invite_code = str(self.router.page.params.get("code", ""))
+        invitation = account_store().invitation(self.invite_code)
+        if invitation is None:
+            self.message = "This invitation link is not valid any more (used, revoked or expired)."
+            self.invite_workspace = ""
+            return None
+        self.message = ""
+        self.invite_workspace = account_store().workspace_name(invitation.workspace_id)
+        return None
+
+    @rx.event
+    @requires("public")
+    async def accept(self, form: dict[str, Any] | None = None) -> Any:
+        """Join with the current account, or create one from the form first (then join)."""
+        auth = await self._auth()
+        store = account_store()
+        user = user_for_token(auth.session_token)
+        try:
+            if user is None:
+                email, password = str((form or {}).get("email", "")), str((form or {}).get("password", ""))
+                if store.user_by_email(email) is None:
+                    store.create_user(str((form or {}).get("name", "")), email, password)
+                token, user = store.sign_in(email, password)
+                auth.session_token = token
+            joined = store.accept(self.invite_code, user.id)
+        except AccountError as error:
+            self.message = str(error).capitalize() + "."
+            return None
+        auth.workspace_id = joined.id
+        return rx.redirect(routes.GRAPHS)

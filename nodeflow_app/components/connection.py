@@ -62,6 +62,15 @@ def connection_banner() -> rx.Component:
     )
 
 
-def connection_status() -> rx.Component:
-    """The app's overlay: the banner while disconnected, a toast when connected again."""
+def _connection_status() -> rx.Component:
     return rx.fragment(connection_banner(), ConnectionRestoredToast.create())
+
+
+def connection_status() -> rx.Component:
+    """The app's overlay: the banner while disconnected, a toast when connected again.
+
+    A memo component of its own, as Reflex's default overlay is: its hooks read the event loop's
+    context, so they must run inside that context's provider, not in the app wrap around it."""
+    from reflex_base.components.memo import memo
+
+    return rx.fragment(memo(_connection_status)())

@@ -34,6 +34,8 @@ def template_card(card: TemplateCard) -> rx.Component:
         on_click=GraphListState.create_graph(card.id),
         disabled=GraphListState.creating,
         type="button",
+        display="flex",
+        align_items="flex-start",
         padding="12px 14px",
         border=BORDER,
         border_radius="var(--radius-3)",

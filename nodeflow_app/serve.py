@@ -3,9 +3,9 @@
 `reflex run --env prod` deletes and rebuilds the front end on every start (~20 s here). This runs the
 same two steps Reflex does, with a cache in between:
 
-1. The build key: a hash of everything the compiled front end is made from (the app and node
-   definitions' Python, assets/, reflex.lock/, rxconfig.py), the Reflex version and the port (the
-   bundle holds the backend URL). Unchanged key and a build in `.web/build/client`: skip step 2.
+1. The build key: a hash of everything the compiled front end is made from (the app's and the nodes'
+   Python, assets/, reflex.lock/, rxconfig.py), the Reflex version and the port (the bundle holds
+   the backend URL). The same key beside the build in `.web/build/`: skip step 2.
 2. `reflex export --frontend-only --no-zip --env prod` (compile + Vite build), then the key is written.
 3. Reflex's production backend (Granian, no reload) serves the API, the websocket and the built
    pages on the one port, exactly as `reflex run --env prod` does after its build.
@@ -31,9 +31,14 @@ from nodeflow_app.settings import APP_ROOT
 SOURCE_DIRS = ("nodeflow_app", "nodes", "assets", "reflex.lock")
 SOURCE_FILES = ("rxconfig.py",)
 SKIP_SUFFIXES = (".pyc",)
-WEB_DIR = APP_ROOT / ".web"
-BUILT_INDEX = WEB_DIR / "build" / "client" / "index.html"
-KEY_FILE = WEB_DIR / "nodeflow-build.key"
+# Inside build/, which every Reflex build deletes first: a build made by anything else (`reflex run
+# --env prod`, the e2e server) drops the key with it, so it is never mistaken for ours.
+KEY_NAME = "build/nodeflow-build.key"
+
+
+def web_dir() -> Path:
+    """Reflex's front-end folder: `.web`, or REFLEX_WEB_WORKDIR (relative to the app root)."""
+    return APP_ROOT / os.environ.get("REFLEX_WEB_WORKDIR", ".web")
 
 
 def _source_files(root: Path) -> list[Path]:
@@ -53,8 +58,11 @@ def build_key(root: Path, port: int) -> str:
     return digest.hexdigest()
 
 
-def build_is_current(key: str, key_file: Path = KEY_FILE, index: Path = BUILT_INDEX) -> bool:
-    return index.is_file() and key_file.is_file() and key_file.read_text().strip() == key
+def build_is_current(key: str, web: Path) -> bool:
+    """A build is in `web` and it was made from the sources the key describes."""
+    key_file = web / KEY_NAME
+    return (web / "build" / "client" / "index.html").is_file() and key_file.is_file() \
+        and key_file.read_text().strip() == key
 
 
 def _port_env(port: int) -> dict[str, str]:
@@ -95,12 +103,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rebuild", action="store_true", help="build the front end even if it looks current")
     args = parser.parse_args(argv)
     os.chdir(APP_ROOT)
-    key = build_key(APP_ROOT, args.port)
-    if args.rebuild or not build_is_current(key):
+    key, web = build_key(APP_ROOT, args.port), web_dir()
+    if args.rebuild or not build_is_current(key, web):
         started = time.monotonic()
         print("Building the front end (it changed since the last build) ...", flush=True)
+        (web / KEY_NAME).unlink(missing_ok=True)  # a failed build must not leave an old key behind
         build_frontend(args.port)
-        KEY_FILE.write_text(key + "\n")
+        (web / KEY_NAME).write_text(key + "\n")
         print(f"Front end built in {time.monotonic() - started:.1f} s.", flush=True)
     else:
         print("Front end unchanged since the last build: serving it as is.", flush=True)

@@ -24,7 +24,7 @@ def canvas_hint() -> rx.Component:
             align="start",
             spacing="3",
             position="absolute",
-            bottom="24px",
+            top="20px",
             left="50%",
             transform="translateX(-50%)",
             max_width="520px",

@@ -7,6 +7,7 @@ import json
 import pytest
 
 from nodeflow_app.runtime.graph import normalize
+from nodeflow_app.state.graph_list_state import UNTITLED, name_base, next_untitled
 from nodeflow_app.templates import BLANK, TEMPLATES_DIR, TemplateError, get_template, load_templates
 from nodes._registry import default_registry
 
@@ -63,3 +64,11 @@ def test_a_broken_file_is_named_with_its_fault(tmp_path, content, message):
 def test_unknown_ids_are_refused(template_id):
     with pytest.raises(TemplateError, match="no template"):
         get_template(template_id)
+
+
+def test_a_new_graph_is_named_after_its_template_and_made_unique():
+    research = get_template("research_summarize")
+    assert name_base(get_template(BLANK)) == UNTITLED
+    assert name_base(research) == research.name
+    assert next_untitled([], research.name) == research.name
+    assert next_untitled([research.name, f"{research.name} 2"], research.name) == f"{research.name} 3"

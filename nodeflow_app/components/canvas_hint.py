@@ -15,8 +15,8 @@ def canvas_hint() -> rx.Component:
         rx.hstack(
             rx.icon("mouse-pointer-click", size=18, color="var(--accent-11)", flex_shrink="0"),
             rx.vstack(
-                rx.text(rx.cond(EditorState.node_count == 0, "This graph is empty.",
-                                "Add the next step after the Chat Start."), size="2", weight="medium"),
+                rx.text(rx.cond(EditorState.node_count == 0, "This graph is empty.", "Add the next step."),
+                        size="2", weight="medium"),
                 rx.text("Click a node in the palette on the left (or drag it onto the canvas), then connect it "
                         "by dragging from one dot to another.", size="2", color_scheme="gray"),
                 spacing="1",

@@ -31,7 +31,7 @@ class ConnectionRestoredToast(rx.Fragment):
   }} else if (nodeflowWasDown.current) {{
     nodeflowWasDown.current = false;
     {toast_ref}?.success("{RESTORED_TEXT}", {{id: "{RESTORED_TOAST_ID}", duration: 4000,
-      description: "Anything you did meanwhile has been sent."}});
+      description: "What you did meanwhile is sent now."}});
   }}
 }}, [connectErrors]);""", _var_data=toast_ref._get_all_var_data()),
         ]

@@ -31,6 +31,8 @@ from nodeflow_app.settings import APP_ROOT
 SOURCE_DIRS = ("nodeflow_app", "nodes", "assets", "reflex.lock")
 SOURCE_FILES = ("rxconfig.py",)
 SKIP_SUFFIXES = (".pyc",)
+# Config overrides that end up in the bundle (URLs it calls, where it is mounted, how it connects).
+FRONTEND_ENV = ("REFLEX_API_URL", "REFLEX_DEPLOY_URL", "REFLEX_FRONTEND_PATH", "REFLEX_TRANSPORT")
 # Inside build/, which every Reflex build deletes first: a build made by anything else (`reflex run
 # --env prod`, the e2e server) drops the key with it, so it is never mistaken for ours.
 KEY_NAME = "build/nodeflow-build.key"
@@ -50,8 +52,10 @@ def _source_files(root: Path) -> list[Path]:
 
 
 def build_key(root: Path, port: int) -> str:
-    """The hash of the front end's sources, the Reflex version and the port."""
-    digest = hashlib.sha256(f"reflex {metadata.version('reflex')} port {port}\n".encode())
+    """The hash of the front end's sources, the Reflex version, the port and the config overrides in the bundle."""
+    settings = [f"reflex {metadata.version('reflex')}", f"port {port}",
+                *(f"{name}={os.environ.get(name, '')}" for name in FRONTEND_ENV)]
+    digest = hashlib.sha256("\n".join(settings).encode() + b"\0")
     for path in _source_files(root):
         digest.update(path.relative_to(root).as_posix().encode() + b"\0")
         digest.update(path.read_bytes() + b"\0")
@@ -66,9 +70,10 @@ def build_is_current(key: str, web: Path) -> bool:
 
 
 def _port_env(port: int) -> dict[str, str]:
-    """Front end and backend on one port; the bundle's backend URL names it (the browser keeps its own host)."""
+    """Front end and backend on one port; the bundle's backend URL names it (the browser keeps its own host)
+    unless REFLEX_API_URL says otherwise (behind a proxy)."""
     return {"REFLEX_FRONTEND_PORT": str(port), "REFLEX_BACKEND_PORT": str(port),
-            "REFLEX_API_URL": f"http://localhost:{port}"}
+            "REFLEX_API_URL": os.environ.get("REFLEX_API_URL") or f"http://localhost:{port}"}
 
 
 def build_frontend(port: int) -> None:

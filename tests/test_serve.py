@@ -41,8 +41,13 @@ def test_what_the_app_writes_and_tests_do_not(app_root, change):
     assert serve.build_key(app_root, 3000) == before
 
 
-def test_the_port_is_in_the_key(app_root):
-    assert serve.build_key(app_root, 3000) != serve.build_key(app_root, 3001)
+def test_the_port_and_the_bundle_s_config_overrides_are_in_the_key(app_root, monkeypatch):
+    before = serve.build_key(app_root, 3000)
+    assert serve.build_key(app_root, 3001) != before
+    monkeypatch.setenv("REFLEX_DB_URL", "sqlite:///elsewhere.db")  # backend only
+    assert serve.build_key(app_root, 3000) == before
+    monkeypatch.setenv("REFLEX_API_URL", "https://nodeflow.example.com")
+    assert serve.build_key(app_root, 3000) != before
 
 
 def test_a_build_is_current_only_with_its_key_beside_it(tmp_path):

@@ -85,6 +85,8 @@ class MakeRun:
 
 def _port() -> int:
     with socket.socket() as sock:
+        # As servers do: a port whose last connections are in TIME_WAIT (a previous session) is free.
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             sock.bind(("127.0.0.1", PREFERRED_PORT))
         except OSError:

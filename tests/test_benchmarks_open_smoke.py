@@ -1,4 +1,4 @@
-"""The open benchmark's browserless parts: the graphs it seeds are valid and listed, and the table reports the target."""
+"""The open benchmark's browserless parts: the graphs it seeds are valid and listed; the table shows the target."""
 
 from __future__ import annotations
 

@@ -129,14 +129,37 @@ class GraphDocument:
         ops.append({"op": "select", "ids": list(new_ids.values())})
         return self._commit(ops, f"paste {len(nodes)} node(s)")
 
-    def move(self, moves: Iterable[dict[str, Any]]) -> Change:
+    def move(self, moves: Iterable[dict[str, Any]], definitions: DefinitionSource | None = None) -> Change:
+        """New positions; a move with a `parentId` key also puts the node into that container (or, None, out).
+
+        A position is relative to the node's container when it has one (React Flow's rule), so a move that
+        changes the container gives the position in the new frame of reference.
+        """
         ops = []
         for move in moves:
             node = self._node(str(move.get("id")))
-            position = Position(**move["position"])
-            if position != node.position:
-                ops.append({"op": "update_node", "node": _dump(node.model_copy(update={"position": position}))})
+            update: dict[str, Any] = {"position": Position(**move["position"])}
+            if "parentId" in move:
+                update["parentId"] = self._check_parent(definitions, node, move["parentId"])
+            if any(getattr(node, key) != value for key, value in update.items()):
+                ops.append({"op": "update_node", "node": _dump(node.model_copy(update=update))})
         return self._commit(ops, "move")
+
+    def _check_parent(self, definitions: DefinitionSource | None, node: Node, parent_id: Any) -> str | None:
+        """The container `node` may go into (None: out of any); refuses a non-container or a loop of containers."""
+        if parent_id in (None, ""):
+            return None
+        parent = self._node(str(parent_id))
+        if definitions is None or not _definition(definitions, parent.type).container:
+            raise EditError(f"Cannot put '{node.name}' into '{parent.name}': only a container "
+                            "(For Each, Loop) holds other nodes")
+        ancestor: Node | None = parent
+        while ancestor is not None:
+            if ancestor.id == node.id:
+                raise EditError(f"Cannot put '{node.name}' into '{parent.name}': '{parent.name}' is inside "
+                                f"'{node.name}'")
+            ancestor = self.nodes.get(ancestor.parentId) if ancestor.parentId else None
+        return parent.id
 
     def delete(self, node_ids: Iterable[str], edge_ids: Iterable[str] = ()) -> Change:
         doomed = {i for i in node_ids if i in self.nodes}

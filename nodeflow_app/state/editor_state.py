@@ -171,7 +171,7 @@ class EditorState(rx.State):
     @rx.event
     def on_move(self, payload: dict[str, Any]):
         # A drag changes positions only: the inspector shows none, so it is left alone (a small delta).
-        return self._edit(lambda doc: doc.move(payload.get("moves") or []), inspect=False)
+        return self._edit(lambda doc: doc.move(payload.get("moves") or [], default_registry()), inspect=False)
 
     @rx.event
     def on_delete(self, payload: dict[str, Any]):

@@ -55,7 +55,7 @@ def template_picker() -> rx.Component:
             rx.dialog.title("New graph"),
             rx.dialog.description("Start blank (a Chat Start to build on) or from a working template.",
                                   size="2", color_scheme="gray"),
-            rx.grid(rx.foreach(GraphListState.templates, template_card), columns="2", spacing="3",
+            rx.grid(rx.foreach(GraphListState.templates, template_card), columns="3", spacing="3",
                     margin_y="16px", max_height="60vh", overflow_y="auto"),
             rx.hstack(
                 rx.cond(GraphListState.creating,
@@ -67,7 +67,7 @@ def template_picker() -> rx.Component:
                 align="center",
                 width="100%",
             ),
-            max_width="760px",
+            max_width="960px",
             # The second click of a double click on New graph lands outside the fresh dialog: keep it open.
             on_pointer_down_outside=rx.prevent_default,
             custom_attrs=_testid("template-picker"),

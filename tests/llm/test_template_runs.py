@@ -84,3 +84,12 @@ async def test_research_then_summarize(fake_llm):
     outputs = run.outputs_by_name()
     assert outputs["Researcher"]["output"]["response"] == "6*7 is 42."
     assert outputs["Summarize"]["output"]["text"] == "The answer is 42."
+
+
+#  Chat Start --> Word stats (Code) --> Reply
+async def test_python_on_each_message_needs_no_model(fake_llm):
+    run, _ = await run_graph(template_graph("code_step"), payload="a quick brown fox", chat_id="c6")
+    assert run.status == "completed", run.error
+    assert run.outputs_by_name()["Word stats"]["output"] == {"words": 4, "longest": "quick"}
+    assert run.outputs_by_name()["Reply"]["prompt"] == 'Your message has 4 words; the longest is "quick".'
+    assert fake_llm.requests == []

@@ -7,6 +7,7 @@ import reflex as rx
 from nodeflow_app import routes
 from nodeflow_app.components.auth_pages import account_page, setup_page, sign_in_page
 from nodeflow_app.components.chat_panel import chat_page
+from nodeflow_app.components.connection import connection_status
 from nodeflow_app.components.editor_page import editor_page
 from nodeflow_app.components.graph_list import graph_list_page
 from nodeflow_app.components.header import TAGLINE
@@ -42,6 +43,8 @@ def create_admin_from_environment() -> None:
 app = rx.App()
 app.add_middleware(AccessMiddleware())
 app.register_lifespan_task(create_admin_from_environment)
+# Our connection banner instead of Reflex's overlay (a pulsing icon, then an error toast).
+app.app_wraps[(5, "Overlay")] = lambda stateful: connection_status() if stateful else None
 app.register_lifespan_task(recover_interrupted_runs)
 app.add_page(setup_page, route=routes.SETUP, title="NodeFlow — set up", on_load=AuthState.load_public)
 app.add_page(sign_in_page, route=routes.SIGN_IN, title="NodeFlow — sign in", on_load=AuthState.load_public)

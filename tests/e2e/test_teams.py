@@ -51,6 +51,7 @@ def test_invite_a_viewer_who_can_look_but_not_edit(browser, nodeflow_server):
     owner.get_by_role("option", name="editor").click()
     guest.goto(f"{nodeflow_server.url}/")
     guest.get_by_test_id("new-graph").click()
+    guest.get_by_test_id("template-blank").click()
     expect(guest).to_have_url(re.compile(r"/graph/\w+$"), timeout=15_000)
     for context in (owner_context, guest_context, third.context):
         context.close()

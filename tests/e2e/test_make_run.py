@@ -134,9 +134,20 @@ def store(make_run: MakeRun):
     graphs.engine.dispose()
 
 
+OWNER = {"name": "Newcomer", "email": "newcomer@example.org", "password": "first visit password"}
+
+
 @pytest.fixture
 def page(browser, make_run: MakeRun):
+    """A fresh browser; once the owner exists (the first test makes it through the page), signed in."""
+    from nodeflow_app.store.accounts import AccountStore
+
     context = browser.new_context(viewport={"width": 1440, "height": 900})
+    accounts = AccountStore(f"sqlite:///{Path(make_run.env['NODEFLOW_DATA_DIR']) / 'nodeflow.db'}")
+    if accounts.has_users():
+        token, _ = accounts.sign_in(OWNER["email"], OWNER["password"])
+        context.add_cookies([{"name": "nf_session", "value": token, "url": make_run.url}])
+    accounts.engine.dispose()
     page = context.new_page()
     page.set_default_timeout(20_000)
     yield page
@@ -148,8 +159,14 @@ def wait_canvas(page, nodes: int) -> None:
 
 
 def test_make_run_stays_up_and_keeps_what_was_made(page, make_run, store):
-    # A graph and a node, made through the page.
+    # The first visit of a fresh install asks for the owner account.
     page.goto(make_run.url + "/")
+    page.wait_for_url("**/setup")
+    for field in ("name", "email", "password"):
+        page.get_by_test_id(f"auth-{field}").fill(OWNER[field])
+    page.get_by_test_id("auth-confirm").fill(OWNER["password"])
+    page.get_by_test_id("auth-submit").click()
+    # A graph and a node, made through the page.
     page.get_by_test_id("new-graph").click()
     page.get_by_test_id("template-blank").click()
     page.wait_for_url("**/graph/*")

@@ -85,6 +85,7 @@ class FakeOpenAI:
 
     def __init__(self) -> None:
         self.requests: list[dict[str, Any]] = []
+        self.headers: list[dict[str, str]] = []  # the request headers of each completion request, in order
         self.streams: list[StreamRecord] = []
         self._queue: list[Reply] = []
         self._lock = threading.Lock()
@@ -106,6 +107,7 @@ class FakeOpenAI:
         with self._lock:
             self._queue.clear()
             self.requests.clear()
+            self.headers.clear()
             self.streams.clear()
 
     @property
@@ -128,6 +130,7 @@ class FakeOpenAI:
         return JSONResponse({"object": "list", "data": [{"id": "fake-model", "object": "model"}]})
 
     async def _completions(self, request: Request) -> Response:
+        self.headers.append(dict(request.headers))
         try:
             body = await request.json()
         except ClientDisconnect:  # the client gave up (a cancelled run) before sending its body

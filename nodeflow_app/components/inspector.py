@@ -100,6 +100,21 @@ def _select(options: Sequence[tuple[str, str]], value: rx.Var, on_change, *, tes
     )
 
 
+def _install_select(parameter: Parameter, on_change, *, testid: str, disabled: rx.Var | bool) -> rx.Component:
+    """A select whose options the install provides (`Parameter.choices`, e.g. the declared MCP servers)."""
+    choices = EditorState.choice_options[parameter.choices]
+    return rx.cond(
+        choices.length() > 0,
+        rx.select.root(
+            rx.select.trigger(placeholder="Choose…", width="100%", custom_attrs=_testid(testid)),
+            rx.select.content(rx.foreach(choices, lambda c: rx.select.item(c[1], value=c[0]))),
+            value=_text(parameter.id), on_change=on_change, disabled=disabled, size="2",
+        ),
+        rx.text("None declared by this install yet (see docs/security.md).", size="1", color_scheme="amber",
+                custom_attrs=_testid(testid)),
+    )
+
+
 def _options(parameter: Parameter) -> list[tuple[str, str]]:
     return [(_option_text(o.value), o.label or _option_text(o.value)) for o in parameter.options]
 
@@ -144,6 +159,8 @@ def control(parameter: Parameter) -> rx.Component:
     if kind == "boolean":
         return rx.switch(checked=EditorState.field_flags[pid], on_change=commit, disabled=disabled,
                          custom_attrs=_testid(testid))
+    if kind == "select" and parameter.choices:
+        return _install_select(parameter, commit, testid=testid, disabled=disabled)
     if kind == "select":
         return _select(_options(parameter), _text(pid), commit, testid=testid, disabled=disabled)
     if kind in ("int", "float"):

@@ -54,6 +54,8 @@ class EditorState(rx.State):
     field_expression: dict[str, bool] = {}
     settings_texts: dict[str, str] = {}
     upstream_names: list[str] = []
+    # Options the install provides for `Parameter.choices` selects: {choices name: [[value, label]]}.
+    choice_options: dict[str, list[list[str]]] = {}
 
     _doc: GraphDocument | None = None
     _rev: int = 0
@@ -88,6 +90,7 @@ class EditorState(rx.State):
             self.saved_version, self.save_status = stored.version, "saved"
             self._set_issues(issues)
         self.not_found, self.graph_name = "", self._doc.name
+        self.choice_options = install_choices()
         self._select([])
         self._send_whole_graph()
 
@@ -404,6 +407,18 @@ class EditorState(rx.State):
                 by_node.setdefault(issue.node_id, issue.message)
         self.node_issues = by_node
         self.issue_list = [{"node_id": i.node_id or "", "message": i.message} for i in issues]
+
+
+def install_choices() -> dict[str, list[list[str]]]:
+    """The options of install-provided selects, read when a graph opens (a new declaration needs no restart)."""
+    from nodeflow_app.llm.mcp_servers import McpConfigError, declared_servers
+
+    try:
+        servers = declared_servers()
+    except McpConfigError:
+        servers = {}  # the run names the mistake in the file; the editor just offers nothing
+    return {"mcp_servers": [[name, f"{name}: {s.description}" if s.description else name]
+                            for name, s in sorted(servers.items())]}
 
 
 def _validate_and_store(graph_id: str, graph: dict[str, Any], note: str):

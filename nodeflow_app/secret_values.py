@@ -102,6 +102,13 @@ def _map_value(parameter: Parameter, value: Any, change: Callable[[Any], Any]) -
     return value
 
 
+def seal_parameter(parameter: Parameter, value: Any) -> Any:
+    """A secret parameter's value with every plain secret in it sealed (other parameters' values as they are)."""
+    if not parameter.secret:
+        return value
+    return _map_value(parameter, value, lambda v: seal(v) if _sealable(v) else v)
+
+
 def seal_node(definition: NodeDefinition | None, data: dict[str, Any]) -> dict[str, Any]:
     """`data` with every plain secret sealed."""
     return map_node_secrets(definition, data, lambda v: seal(v) if _sealable(v) else v)

@@ -22,7 +22,9 @@ from reflex_base.vars.function import FunctionVar
 from nodeflow_app.components.palette import icon_name
 from nodeflow_app.components.run_panel import run_to_here_button
 from nodeflow_app.components.theme import BORDER, PANEL_BG
-from nodeflow_app.editor.fields import CHECKED_FIELD, KEY_FIELD, VALUE_FIELD, accepts_expression, option_flag
+from nodeflow_app.editor.fields import (
+    CHECKED_FIELD, KEY_FIELD, SECRET_SET_FIELD, VALUE_FIELD, accepts_expression, option_flag,
+)
 from nodeflow_app.llm.providers import PROVIDERS
 from nodeflow_app.state.editor_state import EditorState
 from nodeflow_app.contract import NodeDefinition, Parameter
@@ -209,13 +211,26 @@ def _cell_input(pid: str, row: rx.Var, index: rx.Var, field_id: str, placeholder
     )
 
 
+def _secret_cell(pid: str, row: rx.Var, index: rx.Var) -> rx.Component:
+    """A secret value: never shown; says whether it is set; typing replaces it, leaving it empty keeps it."""
+    is_set = row[SECRET_SET_FIELD].to(str) == "true"
+    return _one_line_input(
+        "", lambda raw: EditorState.set_row_field(pid, index, VALUE_FIELD, raw),
+        _key(pid, ":", index.to_string(), ":secret:") + row[SECRET_SET_FIELD].to(str),
+        rx.cond(is_set, "•••• set (type to replace)", "secret value"), testid=f"row-{pid}-value",
+        type="password", attrs={"autoComplete": "new-password", "data-secret-set": is_set.to_string()},
+    )
+
+
 def _key_value_rows(parameter: Parameter) -> rx.Component:
     pid = parameter.id
 
     def row_view(row: rx.Var, index: rx.Var) -> rx.Component:
+        value = (_secret_cell(pid, row, index) if parameter.secret
+                 else _cell_input(pid, row, index, VALUE_FIELD, "value", f"row-{pid}-value"))
         return rx.hstack(
             _cell_input(pid, row, index, KEY_FIELD, "name", f"row-{pid}-name"),
-            _cell_input(pid, row, index, VALUE_FIELD, "value", f"row-{pid}-value"),
+            value,
             _remove_button(pid, index),
             align="center", spacing="2", width="100%",
         )

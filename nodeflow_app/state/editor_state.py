@@ -18,6 +18,7 @@ import reflex as rx
 from nodeflow_app.editor import fields
 from nodeflow_app.editor.document import EditError, GraphDocument
 from nodeflow_app.runtime.graph import normalize
+from nodeflow_app.secret_values import hide_graph, hide_node, seal_graph, seal_parameter, secrets_to_enter
 from nodeflow_app.store.graphs import graph_store
 from nodes._registry import default_registry
 
@@ -102,7 +103,7 @@ class EditorState(rx.State):
     def _send_whole_graph(self) -> None:
         self._rev += 1
         self._seq = 0
-        self.canvas_graph = {"rev": self._rev, "graph": self._doc.to_json()}
+        self.canvas_graph = {"rev": self._rev, "graph": hide_graph(self._doc.to_json(), default_registry())}
         self.patch = {"rev": self._rev, "seq": 0, "ops": []}
         self._update_history_flags()
 
@@ -232,6 +233,7 @@ class EditorState(rx.State):
         if node.data.get(parameter_id) == value:
             self._refresh_inspector()
             return
+        value = seal_parameter(parameter, value)
         return self._edit(lambda doc: doc.set_parameter(default_registry(), node.id, parameter_id, value))
 
     @rx.event
@@ -308,7 +310,13 @@ class EditorState(rx.State):
         if self._doc is None:
             return
         slug = re.sub(r"[^a-z0-9]+", "-", self._doc.name.lower()).strip("-") or "graph"
-        return rx.download(data=json.dumps(self._doc.to_json(), indent=2), filename=f"{slug}.json")
+        graph, registry = self._doc.to_json(), default_registry()
+        download = rx.download(data=json.dumps(hide_graph(graph, registry), indent=2), filename=f"{slug}.json")
+        missing = secrets_to_enter(graph, registry)
+        if not missing:
+            return download
+        return [download, rx.toast.info("Secrets are not exported; enter them again after importing: "
+                                        + ", ".join(missing), duration=15000)]
 
     # Internals ---------------------------------------------------------------------------------
 
@@ -345,7 +353,7 @@ class EditorState(rx.State):
 
     def _send(self, ops: list[dict[str, Any]]) -> None:
         self._seq += 1
-        self.patch = {"rev": self._rev, "seq": self._seq, "ops": ops}
+        self.patch = {"rev": self._rev, "seq": self._seq, "ops": hide_ops(ops, default_registry())}
 
     def _update_history_flags(self) -> None:
         can_undo, can_redo = bool(self._doc and self._doc.undo_stack), bool(self._doc and self._doc.redo_stack)
@@ -362,6 +370,7 @@ class EditorState(rx.State):
         except fields.FieldError as error:
             self.field_errors = {**self.field_errors, parameter_id: str(error)}
             return
+        value = seal_parameter(parameter, value)
         return self._edit(lambda doc: doc.set_parameter(default_registry(), node.id, parameter_id, value))
 
     def _selected_ids(self) -> list[str]:
@@ -422,9 +431,22 @@ def install_choices() -> dict[str, list[list[str]]]:
 
 
 def _validate_and_store(graph_id: str, graph: dict[str, Any], note: str):
-    """A new version of the graph, and the issues it has (saved anyway: work is never refused)."""
+    """A new version of the graph, and the issues it has (saved anyway: work is never refused).
+
+    Secrets still in clear (a pasted fragment) are sealed on the way to the database."""
     _, issues = normalize(graph, default_registry())
-    return graph_store().save(graph_id, graph, note=note), issues
+    return graph_store().save(graph_id, seal_graph(graph, default_registry()), note=note), issues
+
+
+def hide_ops(ops: list[dict[str, Any]], registry) -> list[dict[str, Any]]:
+    """Patch ops as the browser may see them: node data without secrets."""
+    hidden = []
+    for op in ops:
+        node = op.get("node")
+        if isinstance(node, dict) and isinstance(node.get("data"), dict):
+            op = {**op, "node": {**node, "data": hide_node(registry.definition(str(node.get("type"))), node["data"])}}
+        hidden.append(op)
+    return hidden
 
 
 def _touches(ops: list[dict[str, Any]], node_id: str) -> bool:

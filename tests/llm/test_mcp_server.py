@@ -228,3 +228,42 @@ async def test_an_unreachable_url_is_a_node_error_naming_it(fake_llm, monkeypatc
     [error] = of(events, "a", "error")
     assert error.data["error"].startswith("MCP server at http://127.0.0.1:9/mcp could not be reached: ")
     assert fake_llm.requests == []
+
+
+async def test_a_secret_header_reaches_the_mcp_url_decrypted(fake_llm, monkeypatch, tmp_path):
+    """The graph holds the header sealed; the executor reveals it for the connection (and only there)."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    from nodeflow_app.secret_values import seal_parameter
+
+    seen: list[str | None] = []
+
+    class Recorder(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            seen.append(self.headers.get("Authorization"))
+            self.send_response(500)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, *args) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Recorder)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    monkeypatch.setenv("NODEFLOW_HTTP_ALLOWLIST", "127.0.0.1")
+    headers = seal_parameter(default_registry().definition("mcp-server").parameter("headers"),
+                             [{"name": "Authorization", "value": "Bearer tok-123456"}])
+    url = f"http://127.0.0.1:{server.server_address[1]}/mcp"
+    raw = graph([("chat", "chat-start", {}), agent(),
+                 ("mcp", "mcp-server", {"transport": "streamable-http", "url": url, "headers": headers})],
+                ["chat.output -> a.input", "mcp.tools => a.tools"])
+    try:
+        run, events = await run_graph(raw, payload="hi")
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert run.status == "failed"
+    assert seen and set(seen) == {"Bearer tok-123456"}
+    [error] = of(events, "a", "error")
+    assert "tok-123456" not in error.data["error"]

@@ -3,6 +3,7 @@
 GRAPHS = "/"
 EDITOR = "/graph/[graph_id]"
 CHAT = "/graph/[graph_id]/chat"
+SETTINGS = "/settings"
 
 
 def editor_url(graph_id: str) -> str:

@@ -25,6 +25,7 @@ from nodeflow_app.components.theme import BORDER, PANEL_BG
 from nodeflow_app.editor.fields import (
     CHECKED_FIELD, KEY_FIELD, SECRET_SET_FIELD, VALUE_FIELD, accepts_expression, option_flag,
 )
+from nodeflow_app.llm.provider_settings import SUGGESTED_MODELS
 from nodeflow_app.llm.providers import PROVIDERS
 from nodeflow_app.state.editor_state import EditorState
 from nodeflow_app.contract import NodeDefinition, Parameter
@@ -32,16 +33,6 @@ from nodeflow_app.contract import NodeDefinition, Parameter
 INSPECTOR_WIDTH = "340px"
 MONO = "var(--code-font-family, ui-monospace, SFMono-Regular, Menlo, monospace)"
 MODEL_LIST_ID = "nodeflow-model-refs"
-# Suggestions for the model picker (any provider:model can be typed); providers come from providers.py.
-SUGGESTED_MODELS: dict[str, tuple[str, ...]] = {
-    "openai": ("gpt-4o-mini", "gpt-4o", "gpt-4.1", "gpt-4.1-mini", "o4-mini"),
-    "anthropic": ("claude-sonnet-4-5", "claude-haiku-4-5", "claude-opus-4-1"),
-    "google": ("gemini-2.5-flash", "gemini-2.5-pro"),
-    "groq": ("llama-3.3-70b-versatile", "llama-3.1-8b-instant"),
-    "ollama": ("llama3.2:3b", "qwen2.5:7b"),
-    "openrouter": ("openai/gpt-4o-mini", "anthropic/claude-sonnet-4.5"),
-    "openai-compatible": ("local-model",),
-}
 ERROR_MODE_LABELS = (("stop", "Stop the run"), ("continue", "Continue (error as output)"),
                      ("error_output", "Route to error output"))
 # Enter in a one-line input leaves it, which commits it through on_blur (no event per keystroke).
@@ -517,7 +508,9 @@ def inspector(definitions: Sequence[NodeDefinition]) -> rx.Component:
     """The right-side panel: an empty state, or the selected node's form and settings."""
     forms = [(d.id, node_form(d)) for d in definitions]
     return rx.box(
-        rx.el.datalist(*(rx.el.option(value=ref) for ref in model_refs()), id=MODEL_LIST_ID),
+        # Configured providers' models first; the others say "not configured" (EditorState.model_options).
+        rx.el.datalist(rx.foreach(EditorState.model_options, lambda o: rx.el.option(o["label"], value=o["value"])),
+                       id=MODEL_LIST_ID),
         rx.cond(
             EditorState.selected_id == "",
             empty_state(),

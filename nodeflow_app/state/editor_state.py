@@ -17,6 +17,7 @@ import reflex as rx
 
 from nodeflow_app.editor import fields
 from nodeflow_app.editor.document import EditError, GraphDocument
+from nodeflow_app.llm.provider_settings import configured_providers, default_model, model_choices
 from nodeflow_app.runtime.graph import normalize
 from nodeflow_app.secret_values import hide_graph, hide_node, seal_graph, seal_parameter, secrets_to_enter
 from nodeflow_app.store.graphs import graph_store
@@ -57,6 +58,8 @@ class EditorState(rx.State):
     upstream_names: list[str] = []
     # Options the install provides for `Parameter.choices` selects: {choices name: [[value, label]]}.
     choice_options: dict[str, list[list[str]]] = {}
+    # The model picker's suggestions: configured providers first (provider_settings.model_choices).
+    model_options: list[dict[str, str]] = []
 
     _doc: GraphDocument | None = None
     _rev: int = 0
@@ -66,6 +69,7 @@ class EditorState(rx.State):
     _form_rev: int = 0
     _expression_modes: dict[str, list[str]] = {}
     _typed_errors: dict[str, str] = {}
+    _configured: list[str] = []  # providers configured when the graph was opened
 
     # Loading and saving ------------------------------------------------------------------------
 
@@ -92,6 +96,8 @@ class EditorState(rx.State):
             self._set_issues(issues)
         self.not_found, self.graph_name = "", self._doc.name
         self.choice_options = install_choices()
+        self._configured = configured_providers()
+        self.model_options = model_choices(self._configured)
         self._select([])
         self._send_whole_graph()
 
@@ -176,8 +182,10 @@ class EditorState(rx.State):
 
     @rx.event
     def on_add(self, payload: dict[str, Any]):
-        return self._edit(lambda doc: doc.add_node(default_registry(), str(payload.get("type")),
-                                                   payload.get("position") or {"x": 0, "y": 0}))
+        node_type = str(payload.get("type"))
+        return self._edit(lambda doc: doc.add_node(default_registry(), node_type,
+                                                   payload.get("position") or {"x": 0, "y": 0},
+                                                   defaults=self._install_defaults(node_type)))
 
     @rx.event
     def add_from_palette(self, node_type: str):
@@ -188,7 +196,8 @@ class EditorState(rx.State):
         stagger = 30.0 * (len(self._doc.nodes) % 6)
         position = {"x": (CLICK_ADD_AT[0] - viewport.x) / viewport.zoom + stagger,
                     "y": (CLICK_ADD_AT[1] - viewport.y) / viewport.zoom + stagger}
-        return self._edit(lambda doc: doc.add_node(default_registry(), node_type, position))
+        return self._edit(lambda doc: doc.add_node(default_registry(), node_type, position,
+                                                   defaults=self._install_defaults(node_type)))
 
     @rx.event
     def on_paste(self, payload: dict[str, Any]):
@@ -319,6 +328,19 @@ class EditorState(rx.State):
                                         + ", ".join(missing), duration=15000)]
 
     # Internals ---------------------------------------------------------------------------------
+
+    def _install_defaults(self, node_type: str) -> dict[str, Any]:
+        """A configured provider's model for a new node's model parameters, when their default's provider is not."""
+        definition = default_registry().definition(node_type)
+        if definition is None:
+            return {}
+        chosen = {}
+        for parameter in definition.parameters:
+            if parameter.type == "model" and isinstance(parameter.default, str):
+                model = default_model(self._configured, parameter.default)
+                if model is not None:
+                    chosen[parameter.id] = model
+        return chosen
 
     def _edit(self, operation, inspect: bool = True):
         """Run one document operation; answer with a patch, or a toast saying why nothing changed."""

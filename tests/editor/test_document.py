@@ -169,3 +169,11 @@ def test_delete_takes_container_children_along() -> None:
     assert doc.nodes == {}
     doc.undo()
     assert set(doc.nodes) == {loop, child}
+
+
+def test_a_new_node_can_take_install_defaults_for_its_known_parameters():
+    doc = GraphDocument(id="g", name="g")
+    change = doc.add_node(REGISTRY, "agent", {"x": 0, "y": 0},
+                          defaults={"model": "openai-compatible:local-model", "not_a_parameter": 1})
+    node = doc.nodes[change.ops[0]["node"]["id"]]
+    assert node.data["model"] == "openai-compatible:local-model" and "not_a_parameter" not in node.data

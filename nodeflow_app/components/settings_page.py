@@ -65,8 +65,13 @@ def provider_card(index: int, name: str) -> rx.Component:
             row["key_set"].to(bool), "Replace the key", "API key"), auto_complete="new-password",
             key=SettingsState.form_rev.to_string() + name, width="100%", custom_attrs=_testid(f"api-key-{name}")))
     if spec.base_url_field:
-        fields.append(rx.input(name="base_url", placeholder="Base URL (empty: the provider's own)",
-                               default_value=row["base_url"].to(str), key=SettingsState.form_rev.to_string() + name,
+        # Only a stored URL fills the field: saving must not copy an environment variable into the store.
+        placeholder = rx.cond(row["base_url_source"].to(str) != "",
+                              "Base URL: " + row["base_url"].to(str) + " (" + row["base_url_source"].to(str) + ")",
+                              "Base URL (empty: the provider's own)")
+        fields.append(rx.input(name="base_url", placeholder=placeholder,
+                               default_value=row["stored_base_url"].to(str),
+                               key=SettingsState.form_rev.to_string() + name,
                                width="100%", custom_attrs=_testid(f"base-url-{name}")))
     how = rx.cond(row["configured"].to(bool), rx.fragment(),
                   rx.text("To configure: ", row["how"].to(str), size="1", color_scheme="gray"))

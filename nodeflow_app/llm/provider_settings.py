@@ -12,7 +12,8 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from nodeflow_app.llm.credentials import CredentialError, default_store
+from nodeflow_app.llm.credentials import Credential, CredentialError, default_store
+from nodeflow_app.llm.credentials import stored as stored_credential
 from nodeflow_app.llm.providers import (
     COMPATIBLE_BASE_URL_ENV, PROVIDERS, ModelRef, api_key_for, base_url_for, provider_status, scrub,
 )
@@ -64,6 +65,7 @@ def provider_rows() -> list[dict[str, Any]]:
             "key_set": bool(key), "key_hint": key_hint(key), "key_source": source, "key_env": spec.key_env or "",
             "base_url": url or "", "base_url_source": f"from {COMPATIBLE_BASE_URL_ENV}" if env_url else (
                 "stored" if row.get("base_url") else ""),
+            "stored_base_url": (_quiet(lambda: stored_credential(name)) or Credential(None, None)).base_url or "",
             "stored": bool(row),
         })
     return rows

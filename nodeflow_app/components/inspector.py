@@ -215,7 +215,8 @@ def _secret_cell(pid: str, row: rx.Var, index: rx.Var) -> rx.Component:
     is_set = row[SECRET_SET_FIELD].to(str) == "true"
     return _one_line_input(
         "", lambda raw: EditorState.set_row_field(pid, index, VALUE_FIELD, raw),
-        _key(pid, ":", index.to_string(), ":secret:") + row[SECRET_SET_FIELD].to(str),
+        # Remounted (emptied) after every edit: a typed secret does not stay in the page once it is stored.
+        _key(pid, ":", index.to_string(), ":secret:") + EditorState.patch["seq"].to_string(),
         rx.cond(is_set, "•••• set (type to replace)", "secret value"), testid=f"row-{pid}-value",
         type="password", attrs={"autoComplete": "new-password", "data-secret-set": is_set.to_string()},
     )

@@ -312,7 +312,7 @@ def shared_http_client(provider: str, base_url: str | None, *, guarded: bool = F
         if guarded:
             from nodeflow_app.net.guard import guarded_client
 
-            client = guarded_client(**options)
+            client = guarded_client(on_refused=_record_refusal, **options)
         else:
             client = httpx.AsyncClient(**options)
         by_key[(provider, base_url, guarded, keyless)] = client
@@ -349,6 +349,7 @@ _http_errors: contextvars.ContextVar[list["HttpFailure"] | None] = contextvars.C
 class HttpFailure:
     status: int
     model: str | None
+    refused: str | None = None  # the SSRF guard's reason, when the connection was refused before any request
 
 
 def track_http_errors() -> list[HttpFailure]:
@@ -370,12 +371,20 @@ async def _record_http_error(response: Any) -> None:
     failures.append(HttpFailure(response.status_code, model))
 
 
+def _record_refusal(message: str) -> None:
+    failures = _http_errors.get()
+    if failures is not None:
+        failures.append(HttpFailure(0, None, message))
+
+
 _STATUS_IN_MESSAGE = re.compile(r"\b(?:Error code|status(?: code)?)[:= ]+(\d{3})\b", re.IGNORECASE)
 
 
 def describe_failure(ref: ModelRef, message: str, failures: list[HttpFailure]) -> str:
     """`provider:model failed (HTTP 500): message`, naming the model that failed (a team member's, maybe)."""
     failure = failures[-1] if failures else None
+    if failure is not None and failure.refused:  # the SDK says only "Connection error."
+        return f"model {ref.ref}: {failure.refused}"
     status = failure.status if failure else None
     if status is None and (found := _STATUS_IN_MESSAGE.search(message or "")):
         status = int(found.group(1))

@@ -103,3 +103,24 @@ def test_describe_failure_hides_the_keys_of_the_model_and_its_chosen_credential(
     monkeypatch.setenv("OPENAI_API_KEY", OPENAI_KEY)
     ref = ModelRef("openai-compatible", "m", "https://llm.example/v1", credential="openai")
     assert describe_failure(ref, f"echo {OPENAI_KEY}", []) == "model openai-compatible:m failed: echo [hidden]"
+
+
+async def test_a_name_that_resolves_to_an_internal_address_at_connect_time_is_refused_and_said(foreign, monkeypatch):
+    """The check before the call saw a public address; the connection resolves the name again and is refused
+    (DNS rebinding): the error says why instead of the SDK's "Connection error."."""
+    from nodeflow_app.net import guard
+
+    answers = iter([["93.184.216.34"]])
+
+    async def resolver(host: str, port: int) -> list[str]:
+        return next(answers, ["127.0.0.1"])  # public for the first look-up, loopback afterwards
+
+    monkeypatch.setattr(guard, "system_resolver", resolver)
+    monkeypatch.setenv(ALLOWLIST_ENV, "")
+    port = foreign.base_url.split(":")[2].split("/")[0]
+    run, events = await run_graph(selector_graph(base_url=f"http://rebind.example:{port}/v1"), payload="hi")
+    [error] = of(events, "llm", "error")
+    assert error.data["error"] == (
+        "model openai-compatible:m: refused rebind.example: rebind.example is a loopback address (127.0.0.1); "
+        f"only public addresses can be reached unless {ALLOWLIST_ENV} lists the host")
+    assert foreign.headers == []

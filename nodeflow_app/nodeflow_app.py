@@ -15,12 +15,14 @@ from nodeflow_app.components.knowledge_page import knowledge_page
 from nodeflow_app.components.workspace_page import invitation_page, workspace_page
 from nodeflow_app.state.access import AccessMiddleware
 from nodeflow_app.state.auth_state import AuthState
+from nodeflow_app.components.settings_page import settings_page
 from nodeflow_app.state.chat_state import ChatState
 from nodeflow_app.state.editor_state import EditorState
 from nodeflow_app.state.graph_list_state import GraphListState
 from nodeflow_app.state.knowledge_state import KnowledgeState
 from nodeflow_app.state.run_history_state import RunHistoryState
 from nodeflow_app.state.workspace_state import WorkspaceState
+from nodeflow_app.state.settings_state import SettingsState
 
 
 def recover_interrupted_runs() -> None:
@@ -60,3 +62,5 @@ app.add_page(workspace_page, route=routes.WORKSPACE, title="NodeFlow — workspa
              on_load=[AuthState.guard, WorkspaceState.load])
 app.add_page(invitation_page, route=routes.INVITE, title="NodeFlow — invitation",
              on_load=[AuthState.load_account, WorkspaceState.open_invitation])
+app.add_page(settings_page, route=routes.SETTINGS, title="NodeFlow — settings",
+             on_load=[AuthState.guard, SettingsState.load])

@@ -9,6 +9,7 @@ ACCOUNT = "/account"
 WORKSPACE = "/workspace"
 INVITE = "/invite/[code]"
 KNOWLEDGE = "/knowledge"
+SETTINGS = "/settings"
 
 
 def editor_url(graph_id: str) -> str:

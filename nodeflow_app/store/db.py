@@ -8,7 +8,7 @@ from typing import Any, Callable, TypeVar
 
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import make_url
-from sqlmodel import Session, SQLModel
+from sqlmodel import Session
 
 from nodeflow_app import settings
 
@@ -45,10 +45,10 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
 
 
 def create_all(engine: Engine) -> None:
-    """Create every NodeFlow table that is missing (until Alembic migrations take over)."""
-    from nodeflow_app.store import models  # noqa: F401 - registers the tables on SQLModel.metadata
+    """Bring the database to the newest schema: new tables, and Alembic migrations for older databases."""
+    from nodeflow_app.store.migrations import prepare
 
-    SQLModel.metadata.create_all(engine)
+    prepare(engine)
 
 
 def session(engine: Engine) -> Session:

@@ -75,6 +75,7 @@ class GraphRow(SQLModel, table=True):
     version: int = 1  # the latest GraphVersionRow.version
     created_at: float
     updated_at: float = Field(index=True)  # the list shows the last edited first
+    workspace_id: str | None = Field(default=None, index=True, max_length=32)  # None: made before workspaces
 
 
 class GraphVersionRow(SQLModel, table=True):

@@ -1,0 +1,98 @@
+"""Migrations: a database made before them (the baseline schema, with data) upgrades in place and keeps its
+graphs, chats and runs; a fresh database is created at the newest revision without running migrations.
+On SQLite and on the real PostgreSQL."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from alembic import command
+from alembic.migration import MigrationContext
+import sqlalchemy as sa
+from sqlalchemy import inspect
+
+from nodeflow_app.store import migrations
+from nodeflow_app.store.chats import ChatStore
+from nodeflow_app.store.db import make_engine
+from nodeflow_app.store.graphs import GraphStore
+from tests.store.postgres import POSTGRES_URL, private_schema
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def engine(request, tmp_path):
+    if request.param == "sqlite":
+        engine = make_engine(f"sqlite:///{tmp_path / 'old.db'}")
+        yield engine
+        engine.dispose()
+        return
+    with private_schema() as schema:
+        engine = make_engine(POSTGRES_URL).execution_options(schema_translate_map={None: schema})
+        yield engine
+        engine.dispose()
+
+
+def _insert(conn, table: str, **values) -> None:
+    # A Table (unlike raw SQL or sa.table) follows the engine's schema_translate_map (PostgreSQL tests).
+    conn.execute(sa.Table(table, sa.MetaData(), *(sa.Column(k) for k in values)).insert().values(**values))
+
+
+def old_database(engine) -> None:
+    """The schema main had before migrations, holding a graph, a chat with a message and a run."""
+    with engine.begin() as conn:
+        command.upgrade(migrations._config(conn), migrations.BASELINE)
+        sa.Table("alembic_version", sa.MetaData()).drop(conn)  # main never had one
+        graph = json.dumps({"id": "g1", "name": "Old graph", "version": 1, "nodes": [], "edges": []})
+        _insert(conn, "graph", id="g1", name="Old graph", graph_json=graph, node_count=0, version=1,
+                created_at=1.0, updated_at=2.0)
+        _insert(conn, "chat", id="c1", graph_id="g1", title="Old chat", created_at=1.0, updated_at=2.0)
+        _insert(conn, "chat_message", id="m1", chat_id="c1", role="user", status="complete", created_at=1.0,
+                blocks_json=json.dumps([{"type": "text", "text": "hi"}]))
+        _insert(conn, "run", id="r1", graph_id="g1", graph_version=1, graph_json=graph, status="completed",
+                started_at=1.0)
+
+
+def revision(engine) -> str | None:
+    with engine.connect() as conn:
+        return migrations.context(conn, engine).get_current_revision()
+
+
+def test_an_old_database_upgrades_in_place_and_keeps_its_data(engine):
+    old_database(engine)
+    migrations._done.clear()
+    store = GraphStore(engine)
+    assert revision(engine) == migrations.head()
+    assert [g.name for g in store.list()] == ["Old graph"]
+    assert store.get("g1").graph["name"] == "Old graph"
+    schema = (engine.get_execution_options().get("schema_translate_map") or {}).get(None)
+    columns = {c["name"] for c in inspect(engine).get_columns("graph", schema=schema)}
+    assert "workspace_id" in columns
+    assert {"user_account", "workspace", "membership", "api_token"} <= set(
+        inspect(engine).get_table_names(schema=schema))
+    chats = ChatStore(engine)
+    assert [c.title for c in chats.list_chats("g1")] == ["Old chat"]
+    with engine.connect() as conn:
+        run = sa.Table("run", sa.MetaData(), sa.Column("id"), sa.Column("status"))
+        assert conn.execute(sa.select(run.c.status).where(run.c.id == "r1")).scalar() == "completed"
+
+
+def test_a_fresh_database_is_stamped_at_the_newest_revision(engine):
+    migrations._done.clear()
+    GraphStore(engine).create("New")
+    assert revision(engine) == migrations.head()
+
+
+def test_the_models_and_the_migrations_describe_the_same_schema(tmp_path):
+    """Upgrading an empty database through every migration gives the tables the models define."""
+    from alembic.autogenerate import compare_metadata
+    from sqlmodel import SQLModel
+
+    from nodeflow_app.store import models  # noqa: F401
+
+    engine = make_engine(f"sqlite:///{tmp_path / 'migrated.db'}")
+    with engine.begin() as conn:
+        command.upgrade(migrations._config(conn), "head")
+    with engine.connect() as conn:
+        differences = compare_metadata(MigrationContext.configure(conn), SQLModel.metadata)
+    engine.dispose()
+    assert differences == [], "a model changed without a migration: add one under nodeflow_app/store/migrations"

@@ -39,7 +39,11 @@ def create_admin_from_environment() -> None:
 
     email, password = os.environ.get("NODEFLOW_ADMIN_EMAIL"), os.environ.get("NODEFLOW_ADMIN_PASSWORD")
     if email and password:
-        account_store().ensure_admin(email, password)
+        owner = account_store().ensure_admin(email, password)
+        if owner is not None:
+            from nodeflow_app.state.auth_state import adopt_graphs_made_before_accounts
+
+            adopt_graphs_made_before_accounts(owner.id)
 
 
 app = rx.App()

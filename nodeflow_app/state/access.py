@@ -1,15 +1,18 @@
 """One access check before every event: session -> user -> role in the target workspace -> allowed?
 
 Handlers declare what they need with `@requires(action)` (an attribute on the function; nothing wraps
-it): "public" (anyone, e.g. signing in), "signed_in" (any account), or an action of
+it): "public" (anyone, e.g. signing in), "signed_in" (any account), "admin" (the instance admin: the
+install's provider keys and MCP servers), or an action of
 `nodeflow_app.accounts.roles` ("view", "chat", "edit", "manage") checked against the caller's role in
-the workspace the handler's state names (`_access_workspace()`, the current workspace by default).
+the workspace the event acts in (the page's graph's, else the user's current one; see `target_workspace`).
+Handlers read the resolved caller with `current()`.
 `AccessMiddleware` runs the check for every event before Reflex calls the handler; an undeclared handler,
 Reflex's generic `setvar`, or a caller without the role is refused, logged, and answered with a toast.
 """
 
 from __future__ import annotations
 
+import contextvars
 import logging
 import time
 from dataclasses import dataclass
@@ -25,7 +28,7 @@ from nodeflow_app.store.accounts import User, account_store
 
 log = logging.getLogger("nodeflow.access")
 
-Need = Literal["public", "signed_in"] | Action
+Need = Literal["public", "signed_in", "admin"] | Action
 ACTION_ATTRIBUTE = "__nodeflow_requires__"
 # Reflex's own plumbing: hydration and on-load bookkeeping carry no user data.
 REFLEX_INTERNAL = frozenset({"hydrate", "hydrate_and_load", "set_is_hydrated", "on_load_internal",
@@ -46,6 +49,23 @@ def declared(handler_fn: Callable) -> Need | None:
 
 
 @dataclass(frozen=True)
+class Access:
+    """Who is calling the running handler, in which workspace, with which role (set by the middleware)."""
+
+    user: User | None
+    workspace_id: str | None
+    role: str | None
+
+
+_current: contextvars.ContextVar[Access] = contextvars.ContextVar("nodeflow_access", default=Access(None, None, None))
+
+
+def current() -> Access:
+    """The caller of the event being handled (handlers read it; background tasks inherit it)."""
+    return _current.get()
+
+
+@dataclass(frozen=True)
 class Decision:
     allowed: bool
     reason: str = ""
@@ -59,6 +79,8 @@ def decide(need: Need | None, user: User | None, role: str | None) -> Decision:
         return Decision(True)
     if user is None:
         return Decision(False, "sign in first")
+    if need == "admin":
+        return Decision(user.is_admin, "" if user.is_admin else "only the instance admin can do this")
     if need == "signed_in" or allows(role, need):
         return Decision(True)
     return Decision(False, "not found" if role is None else f"a {role} cannot do this ({need} needs more)")
@@ -85,10 +107,21 @@ def forget_token(token: str) -> None:
     _sessions.pop(token, None)
 
 
+def target_workspace(state: Any, current_workspace: str | None) -> str | None:
+    """The workspace an event acts in: the one of the page's graph (/graph/<id>...), else the current one."""
+    graph_id = (state.router.page.params or {}).get("graph_id") if state.router else None
+    if graph_id:
+        from nodeflow_app.store.graphs import graph_store
+
+        return graph_store().workspace_of(str(graph_id))
+    return current_workspace or None
+
+
 class AccessMiddleware(Middleware):
     """Runs `decide` for every event; a refusal never reaches the handler."""
 
     async def preprocess(self, app: Any, state: Any, event: Any) -> StateUpdate | None:
+        _current.set(Access(None, None, None))
         path, _, name = event.name.rpartition(".")
         if name in REFLEX_INTERNAL:
             return None
@@ -104,13 +137,13 @@ class AccessMiddleware(Middleware):
 
         auth = await state.get_state(AuthState)
         user = user_for_token(auth.session_token)
-        role = None
-        if user is not None and need not in (None, "signed_in"):
-            target = await state.get_state(state_cls)
-            workspace = getattr(target, "_access_workspace", auth._access_workspace)()
-            role = account_store().role(user.id, workspace)
+        workspace = target_workspace(state, auth.workspace_id)
+        role = account_store().role(user.id, workspace) if user is not None else None
         decision = decide(need, user, role)
-        return None if decision.allowed else self._refuse(event, user, decision.reason)
+        if not decision.allowed:
+            return self._refuse(event, user, decision.reason)
+        _current.set(Access(user, workspace, role))
+        return None
 
     @staticmethod
     def _refuse(event: Any, user: User | None, reason: str) -> StateUpdate:

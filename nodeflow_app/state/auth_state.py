@@ -28,6 +28,13 @@ class WorkspaceOption:
     role: str
 
 
+def adopt_graphs_made_before_accounts(owner_id: str) -> None:
+    """Graphs from before accounts existed join the install owner's personal workspace."""
+    from nodeflow_app.store.graphs import graph_store
+
+    graph_store().adopt_unowned(account_store().personal_workspace(owner_id).id)
+
+
 class AuthState(rx.State):
     session_token: str = rx.Cookie("", name="nf_session", max_age=SESSION_SECONDS, same_site="strict")
     user_name: str = ""
@@ -39,9 +46,6 @@ class AuthState(rx.State):
     workspaces: list[WorkspaceOption] = []
     error: str = ""
     busy: bool = False
-
-    def _access_workspace(self) -> str:
-        return self.workspace_id
 
     def _signed_in_user(self):
         return user_for_token(self.session_token)
@@ -100,7 +104,9 @@ class AuthState(rx.State):
             self.error = "The two passwords differ."
             return None
         try:
-            store.create_user(str(form.get("name", "")), str(form.get("email", "")), str(form.get("password", "")))
+            owner = store.create_user(str(form.get("name", "")), str(form.get("email", "")),
+                                      str(form.get("password", "")))
+            adopt_graphs_made_before_accounts(owner.id)
         except AccountError as error:
             self.error = str(error).capitalize() + "."
             return None

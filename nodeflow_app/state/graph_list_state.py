@@ -17,6 +17,7 @@ import reflex as rx
 
 from nodeflow_app import routes
 from nodeflow_app.runtime.graph import GraphIssue
+from nodeflow_app.state.access import current
 from nodeflow_app.store.graphs import GraphNotFound, GraphSummary, clean_name, graph_store
 from nodeflow_app.templates import BLANK, Template, TemplateError, get_template, load_templates
 from nodes._registry import default_registry
@@ -113,6 +114,14 @@ def issue_view(issue: GraphIssue) -> ImportIssue:
     return ImportIssue(where=where, message=issue.message)
 
 
+def _in_workspace(graph_id: str) -> str:
+    """`graph_id` when it belongs to the caller's workspace; else the graph is "not found" for them (the role
+    checked before the handler ran is the one in this workspace, so another workspace's graph is off limits)."""
+    if graph_store().workspace_of(graph_id) != current().workspace_id:
+        raise GraphNotFound(graph_id)
+    return graph_id
+
+
 def _attempt(action: str, call: Callable[[], Any]) -> Any:
     """Run a store call; failures raise `_Failed` carrying the toast that explains them."""
     try:
@@ -155,9 +164,9 @@ class GraphListState(rx.State):
         return f"{len(self.rows)} of {self.total} {noun}" if self.search.strip() else f"{self.total} {noun}"
 
     def _refresh(self) -> None:
-        store, now = graph_store(), time.time()
-        self.rows = [row_view(s, now) for s in store.list(self.search)]
-        self.total = len(store.list()) if self.search.strip() else len(self.rows)
+        store, now, workspace = graph_store(), time.time(), current().workspace_id
+        self.rows = [row_view(s, now) for s in store.list(self.search, workspace_id=workspace)]
+        self.total = len(store.list(workspace_id=workspace)) if self.search.strip() else len(self.rows)
         self.loaded = True
 
     def _refreshed(self, event: Any = None) -> Any:
@@ -210,10 +219,11 @@ class GraphListState(rx.State):
         self.creating = True
         try:
             base = name_base(template)
-            names = [s.name for s in _attempt("create a graph", lambda: graph_store().list(base))]
+            workspace = current().workspace_id
+            names = [s.name for s in _attempt("create a graph", lambda: graph_store().list(base, workspace))]
             name = next_untitled(names, base)
-            created = _attempt("create a graph", lambda: graph_store().create(name, template.new_graph(),
-                                                                              note=f"created from {template.name}"))
+            created = _attempt("create a graph", lambda: graph_store().create(
+                name, template.new_graph(), note=f"created from {template.name}", workspace_id=workspace))
         except _Failed as failed:
             self.creating = False
             return failed.event
@@ -239,7 +249,7 @@ class GraphListState(rx.State):
             self.rename_name, self.rename_error = raw, str(error).capitalize() + "."
             return None
         try:
-            _attempt("rename the graph", lambda: graph_store().rename(self.rename_id, name))
+            _attempt("rename the graph", lambda: graph_store().rename(_in_workspace(self.rename_id), name))
         except _Failed as failed:
             self.rename_open = False
             return self._refreshed(failed.event)
@@ -251,7 +261,7 @@ class GraphListState(rx.State):
     @rx.event
     def duplicate(self, graph_id: str) -> Any:
         try:
-            copy = _attempt("duplicate the graph", lambda: graph_store().duplicate(graph_id))
+            copy = _attempt("duplicate the graph", lambda: graph_store().duplicate(_in_workspace(graph_id)))
         except _Failed as failed:
             return self._refreshed(failed.event)
         return self._refreshed(rx.toast.success(f"Created “{copy.name}”"))
@@ -268,7 +278,7 @@ class GraphListState(rx.State):
     def confirm_delete(self) -> Any:
         self.delete_open = False
         try:
-            _attempt("delete the graph", lambda: graph_store().delete(self.delete_id))
+            _attempt("delete the graph", lambda: graph_store().delete(_in_workspace(self.delete_id)))
         except _Failed as failed:
             return self._refreshed(failed.event)
         return self._refreshed(rx.toast.success(f"Deleted “{self.delete_name}”"))
@@ -291,7 +301,8 @@ class GraphListState(rx.State):
             return rx.toast.error(f"{self.import_file} is larger than {MAX_IMPORT_BYTES // (1024 * 1024)} MB.")
         text = content.decode("utf-8", errors="replace")
         try:
-            summary, issues = _attempt("import the graph", lambda: graph_store().import_json(text, default_registry()))
+            summary, issues = _attempt("import the graph", lambda: graph_store().import_json(
+                text, default_registry(), workspace_id=current().workspace_id))
         except _Failed as failed:
             return failed.event
         if summary is None:

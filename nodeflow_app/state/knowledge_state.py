@@ -21,6 +21,7 @@ from nodeflow_app.knowledge.indexing import index_file, search
 from nodeflow_app.knowledge.readers import guess_format
 from nodeflow_app.knowledge.sources import MAX_BYTES, uploads_dir
 from nodeflow_app.knowledge.workspace import DEFAULT_WORKSPACE, workspace_store
+from nodeflow_app.state.access import current
 
 log = logging.getLogger(__name__)
 
@@ -73,7 +74,6 @@ class _Failed(Exception):
 
 
 class KnowledgeState(rx.State):
-    workspace: str = DEFAULT_WORKSPACE
     collections: list[CollectionRow] = []
     selected: str = ""
     documents: list[DocumentRow] = []
@@ -98,7 +98,8 @@ class KnowledgeState(rx.State):
     delete_source: str = ""  # empty: the whole collection
 
     def _store(self):
-        return workspace_store(self.workspace)
+        # The caller's workspace (checked by the access middleware before this handler ran).
+        return workspace_store(current().workspace_id or DEFAULT_WORKSPACE)
 
     def _refresh(self) -> None:
         store = self._store()

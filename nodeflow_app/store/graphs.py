@@ -74,9 +74,27 @@ class GraphStore:
         self.engine: Engine = engine_or_url if isinstance(engine_or_url, Engine) else make_engine(engine_or_url)
         create_all(self.engine)
 
-    def create(self, name: str, graph: dict[str, Any] | None = None, note: str = "created") -> GraphSummary:
-        """A new graph (empty unless `graph` is given) under a new id, at version 1."""
-        return self._insert(new_graph_id(), clean_name(name), graph or {}, note)
+    def create(self, name: str, graph: dict[str, Any] | None = None, note: str = "created",
+               workspace_id: str | None = None) -> GraphSummary:
+        """A new graph (empty unless `graph` is given) under a new id, at version 1, in `workspace_id`."""
+        return self._insert(new_graph_id(), clean_name(name), graph or {}, note, workspace_id)
+
+    def workspace_of(self, graph_id: str) -> str | None:
+        """The workspace a graph belongs to (None: unknown graph, or one made before workspaces)."""
+        with self.engine.connect() as conn:
+            return conn.execute(select(GRAPHS.c.workspace_id).where(GRAPHS.c.id == graph_id)).scalar()
+
+    def adopt_unowned(self, workspace_id: str) -> int:
+        """Graphs made before workspaces existed join `workspace_id` (the install owner's, at setup)."""
+        with self.engine.begin() as conn:
+            return conn.execute(update(GRAPHS).where(GRAPHS.c.workspace_id.is_(None))
+                                .values(workspace_id=workspace_id)).rowcount
+
+    def move(self, graph_id: str, workspace_id: str) -> None:
+        with self.engine.begin() as conn:
+            if not conn.execute(update(GRAPHS).where(GRAPHS.c.id == graph_id)
+                                .values(workspace_id=workspace_id)).rowcount:
+                raise _not_found(graph_id)
 
     def get(self, graph_id: str) -> StoredGraph | None:
         with self.engine.connect() as conn:
@@ -99,12 +117,13 @@ class GraphStore:
         if current != name:
             self._write(graph_id, "renamed", name=name)
 
-    def duplicate(self, graph_id: str) -> GraphSummary:
-        """A copy named "<name> (copy)" with a new id and a history of its own."""
+    def duplicate(self, graph_id: str, workspace_id: str | None = None) -> GraphSummary:
+        """A copy named "<name> (copy)" with a new id and a history of its own, in the same workspace or another."""
         stored = self._require(graph_id)
         suffix = " (copy)"
         return self.create(stored.name[:NAME_MAX - len(suffix)] + suffix, stored.graph,
-                           note=f"duplicated from {stored.name}")
+                           note=f"duplicated from {stored.name}",
+                           workspace_id=workspace_id or self.workspace_of(graph_id))
 
     def delete(self, graph_id: str) -> None:
         """Delete a graph and all its versions."""
@@ -114,9 +133,11 @@ class GraphStore:
             if conn.execute(delete(GRAPHS).where(GRAPHS.c.id == graph_id)).rowcount == 0:
                 raise _not_found(graph_id)
 
-    def list(self, search: str = "") -> list[GraphSummary]:
-        """Graphs whose name contains `search` (any case), last edited first."""
+    def list(self, search: str = "", workspace_id: str | None = None) -> list[GraphSummary]:
+        """Graphs whose name contains `search` (any case), last edited first; only `workspace_id`'s when given."""
         query = select(GRAPHS.c.id, GRAPHS.c.name, GRAPHS.c.node_count, GRAPHS.c.updated_at, GRAPHS.c.version)
+        if workspace_id is not None:
+            query = query.where(GRAPHS.c.workspace_id == workspace_id)
         if search.strip():
             query = query.where(func.lower(GRAPHS.c.name).contains(search.strip().lower(), autoescape=True))
         with self.engine.connect() as conn:
@@ -133,7 +154,8 @@ class GraphStore:
             self._require(graph_id)
         return [VersionSummary(*row) for row in rows]
 
-    def import_json(self, text: str, registry: DefinitionSource) -> tuple[GraphSummary | None, list[GraphIssue]]:
+    def import_json(self, text: str, registry: DefinitionSource,
+                    workspace_id: str | None = None) -> tuple[GraphSummary | None, list[GraphIssue]]:
         """Store a graph from JSON text if it passes every rule; otherwise store nothing and return why."""
         try:
             raw = json.loads(text)
@@ -150,18 +172,20 @@ class GraphStore:
         document = seal_graph(graph.model_dump(mode="json"), registry)  # secrets written in clear in the file
         if _KEEPABLE_ID.fullmatch(graph.id) and self.get(graph.id) is None:
             try:
-                return self._insert(graph.id, name, document, "imported"), []
+                return self._insert(graph.id, name, document, "imported", workspace_id), []
             except IntegrityError:  # imported by someone else meanwhile: a new id, like any taken one
                 pass
-        return self._insert(new_graph_id(), name, document, "imported"), []
+        return self._insert(new_graph_id(), name, document, "imported", workspace_id), []
 
     # -- helpers -----------------------------------------------------------------------------------
 
-    def _insert(self, graph_id: str, name: str, graph: dict[str, Any], note: str) -> GraphSummary:
+    def _insert(self, graph_id: str, name: str, graph: dict[str, Any], note: str,
+                workspace_id: str | None = None) -> GraphSummary:
         document, now = _document(graph, graph_id, name, 1), time.time()
         with self.engine.begin() as conn:
             conn.execute(insert(GRAPHS).values(id=graph_id, name=name, graph_json=json.dumps(document), version=1,
-                                               node_count=len(document["nodes"]), created_at=now, updated_at=now))
+                                               node_count=len(document["nodes"]), created_at=now, updated_at=now,
+                                               workspace_id=workspace_id))
             _append_version(conn, graph_id, 1, document, now, note)
         return GraphSummary(graph_id, name, len(document["nodes"]), now, 1)
 

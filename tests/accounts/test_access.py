@@ -13,6 +13,7 @@ from reflex.state import State
 
 OUTSIDER = User("u-out", "eve@example.org", "Eve", False)
 VIEWER = User("u-view", "vic@example.org", "Vic", False)
+ADMIN = User("u-admin", "ada@example.org", "Ada", True)
 
 
 def _states(cls=State):
@@ -66,6 +67,9 @@ def test_outsiders_and_viewers_get_only_what_the_declaration_allows(cls, name, h
         return  # covered above: undeclared is refused, public is AuthState's sign-in only
     assert not decide(need, None, None).allowed, "anonymous callers are refused"
     assert decide(need, OUTSIDER, None).allowed == (need == "signed_in"), "non-members see nothing"
+    if need == "admin":
+        assert not decide(need, VIEWER, "owner").allowed and decide(need, ADMIN, None).allowed
+        return
     viewer_may = need == "signed_in" or LEAST_ROLE[need] == "viewer"
     assert decide(need, VIEWER, "viewer").allowed == viewer_may
     assert decide(need, VIEWER, "owner").allowed

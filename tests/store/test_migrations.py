@@ -96,3 +96,18 @@ def test_the_models_and_the_migrations_describe_the_same_schema(tmp_path):
         differences = compare_metadata(MigrationContext.configure(conn), SQLModel.metadata)
     engine.dispose()
     assert differences == [], "a model changed without a migration: add one under nodeflow_app/store/migrations"
+
+
+def test_graphs_belong_to_a_workspace_and_old_ones_are_adopted(engine):
+    old_database(engine)
+    migrations._done.clear()
+    store = GraphStore(engine)
+    mine = store.create("Mine", workspace_id="w1")
+    store.create("Theirs", workspace_id="w2")
+    assert [g.name for g in store.list(workspace_id="w1")] == ["Mine"]
+    assert store.workspace_of("g1") is None and store.adopt_unowned("w1") == 1
+    assert sorted(g.name for g in store.list(workspace_id="w1")) == ["Mine", "Old graph"]
+    copy = store.duplicate(mine.id)
+    assert store.workspace_of(copy.id) == "w1"
+    store.move(copy.id, "w2")
+    assert sorted(g.name for g in store.list(workspace_id="w2")) == ["Mine (copy)", "Theirs"]

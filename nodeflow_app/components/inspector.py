@@ -25,7 +25,7 @@ from nodeflow_app.components.theme import BORDER, PANEL_BG
 from nodeflow_app.editor.fields import CHECKED_FIELD, KEY_FIELD, VALUE_FIELD, accepts_expression, option_flag
 from nodeflow_app.llm.providers import PROVIDERS
 from nodeflow_app.state.editor_state import EditorState
-from nodeflow_app.contract import NodeDefinition, Parameter
+from nodeflow_app.contract import ERROR_MODES, NodeDefinition, Parameter
 
 INSPECTOR_WIDTH = "340px"
 MONO = "var(--code-font-family, ui-monospace, SFMono-Regular, Menlo, monospace)"
@@ -40,8 +40,9 @@ SUGGESTED_MODELS: dict[str, tuple[str, ...]] = {
     "openrouter": ("openai/gpt-4o-mini", "anthropic/claude-sonnet-4.5"),
     "openai-compatible": ("local-model",),
 }
-ERROR_MODE_LABELS = (("stop", "Stop the run"), ("continue", "Continue (error as output)"),
-                     ("error_output", "Route to error output"))
+_ERROR_MODE_TEXT = {"stop": "Stop the run", "continue": "Continue (error as output)",
+                    "error_output": "Route to error output"}
+ERROR_MODE_LABELS = tuple((mode, _ERROR_MODE_TEXT[mode]) for mode in ERROR_MODES)  # the modes are the contract's
 # Enter in a one-line input leaves it, which commits it through on_blur (no event per keystroke).
 BLUR_ON_ENTER = rx.Var(_js_expr="((e) => { if (e.key === 'Enter') { e.currentTarget.blur(); } })")
 

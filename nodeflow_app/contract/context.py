@@ -37,6 +37,13 @@ class RuntimeApi(Protocol):
         """
 
 
+# Keys of FlowContext.context that entry points may set and nodes may read.
+# The conversation a run answers (a chat's id): nodes that keep history (agents) key it by this.
+CONVERSATION = "conversation"
+# Who or what started the run: chat, test, cli (later user:<id>, webhook, schedule, api).
+STARTED_BY = "started_by"
+
+
 @dataclass(slots=True)
 class FlowContext:
     """Per-call context: who is running, in which run, and the runtime's API."""
@@ -45,7 +52,8 @@ class FlowContext:
     node_type: str
     run_id: str
     runtime: RuntimeApi
-    chat_id: str | None = None
+    # The embedder's opaque per-run context (e.g. CONVERSATION); the kernel passes it through unread.
+    context: dict[str, Any] = field(default_factory=dict)
     # The payload the run was started with (what a trigger node turns into its output).
     payload: Any = None
     # Payload given to `resume` when this node was paused; None on a first execution.

@@ -158,7 +158,7 @@ async def test_a_consumer_that_leaves_early_stops_the_run(fake_llm, service, cha
     await updates.aclose()
     left = service.history(chat.id).messages[update.message_id]
     assert left.status == "stopped" and of_type(left.blocks, "text")[0]["text"].startswith("w0 ")
-    assert service.runs.get_run(left.run_id)["status"] == "cancelled" and not service._active
+    assert service.runs.get_run(left.run_id)["status"] == "cancelled" and not service.launcher.is_live(left.run_id)
 
     # Leaving right after `start` stops the run too.
     updates = service.send(chat.id, "Never mind")
@@ -259,7 +259,7 @@ async def test_a_graph_it_cannot_run_gets_a_failed_answer_that_says_why(service)
     [user, end] = await collect(service.send(chat.id, "hello"))
     assert (end.kind, end.status) == ("end", "failed")
     assert end.message.blocks == [{"type": "error", "node_id": None, "node_name": None,
-                                   "message": "add a Chat Start node to chat with this graph"}]
+                                   "message": "add a Chat Start node to start runs from chat"}]
     with pytest.raises(ChatError, match="needs some text"):
         await collect(service.send(chat.id, "  "))
 

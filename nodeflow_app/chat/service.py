@@ -24,7 +24,7 @@ from sqlalchemy import Engine
 
 from nodeflow_app.chat.adapter import MessageBuilder
 from nodeflow_app.chat.blocks import TextBlock
-from nodeflow_app.chat.pump import Pump
+from nodeflow_app.runs.pump import Pump
 from nodeflow_app.contract import CONVERSATION, NodeEvent
 from nodeflow_app.runs.launcher import RunBusy, RunLauncher, run_launcher
 from nodeflow_app.runtime.graph import GraphInvalid

@@ -131,6 +131,14 @@ class EditorState(rx.State):
         if not auto:
             return rx.toast.success(f"Saved version {version}")
 
+    def save_pending_edits(self, graph_id: str) -> bool:
+        """Before a run of the stored graph `graph_id` (chat, test run): save this editor's unsaved edits of
+        it now. Call under the state lock (`get_state` from another state's handler). False: saving failed."""
+        if self._doc is None or self._doc.id != graph_id or self._edits == self._saved_edits:
+            return True
+        self._save("autosave")
+        return self.save_status == "saved"
+
     def _save(self, note: str) -> None:
         """Save now, inside the handler (a reload with edits still pending)."""
         try:

@@ -29,6 +29,7 @@ from nodeflow_app.runtime.plan import PlanNode
 from nodeflow_app.runtime.records import NodeRecord, RunHooks
 from nodeflow_app.store.db import make_engine
 from nodeflow_app.store.models import NodeRunRow, RunRow
+from nodeflow_app.store.run_control import RunControl, process_owner
 
 Run = Any  # a nodeflow_app.runtime.run.Run, as the kernel hands it to the hooks (read only)
 
@@ -55,7 +56,7 @@ class RunStore:
 
     def __init__(self, engine_or_url: Engine | str | None = None, flush_interval: float = 0.05, *,
                  owner: str | None = None):
-        self.owner = owner
+        self.owner = owner or process_owner()
         self._owns_engine = not isinstance(engine_or_url, Engine)
         self.engine: Engine = engine_or_url if isinstance(engine_or_url, Engine) else make_engine(engine_or_url)
         self.flush_interval = flush_interval
@@ -181,6 +182,11 @@ class RunStore:
             self._timer = None
         if self._owns_engine:
             self.engine.dispose()
+
+    def mark_interrupted(self) -> list[str]:
+        """Runs left `running` by a process that is gone become `interrupted` (see RunControl.recover)."""
+        self.flush()
+        return RunControl(self.engine, self.owner).recover()
 
     def adopt(self, run_id: str) -> None:
         """A run restored from its record: its row exists, so later writes update it."""

@@ -237,6 +237,7 @@ def _providers_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _providers(args: argparse.Namespace) -> int:
+    import nodeflow_app.store  # noqa: F401 - registers the credential store's lookup with the providers
     from nodeflow_app.llm.credentials import CredentialError
     from nodeflow_app.llm.providers import PROVIDERS, provider_status
 
@@ -270,7 +271,8 @@ def _credentials_arguments(parser: argparse.ArgumentParser) -> None:
 def _credentials(args: argparse.Namespace) -> int:
     from sqlalchemy.exc import SQLAlchemyError
 
-    from nodeflow_app.llm.credentials import CredentialError, default_store
+    from nodeflow_app.llm.credentials import CredentialError
+    from nodeflow_app.store.credentials import default_store
     from nodeflow_app.llm.providers import PROVIDERS
 
     if getattr(args, "provider", None) is not None and args.provider not in PROVIDERS:

@@ -30,6 +30,9 @@ class RuntimeApi(Protocol):
 
     def emit(self, event: NodeEvent) -> None: ...
 
+    def checkpoint(self, node_id: str, value: Any) -> None:
+        """Persist `value` as the node's progress; if its process dies, the node's re-run gets it as `ctx.checkpoint`."""
+
     def on_finish(self, cleanup: Any) -> None:
         """Call `cleanup()` (sync or async) when the run stops: finished, failed, cancelled or paused.
 
@@ -60,6 +63,8 @@ class FlowContext:
     resume_payload: Any = None
     # Free-form services of the embedding app (credentials, HTTP clients, sessions).
     services: dict[str, Any] = field(default_factory=dict)
+    # The node's last checkpoint when it runs again after its process died (e.g. finished loop items); else None.
+    checkpoint: Any = None
 
     def event(self, event_type: EventType, **data: Any) -> NodeEvent:
         return NodeEvent(self.run_id, self.node_id, self.node_type, event_type, data)

@@ -120,10 +120,14 @@ class RuntimeApiImpl:
     def emit(self, event: NodeEvent) -> None:
         self._run._push(event)
 
+    def checkpoint(self, node_id: str, value: Any) -> None:
+        self._run._root.save_checkpoint(node_id, value)
+
     def on_finish(self, cleanup: Callable[[], Any]) -> None:
         self._run._root._cleanups.append(cleanup)
 
 
 def flow_context(run: "Run", pn: PlanNode, resume_payload: Any = None) -> FlowContext:
+    record = run.records.get(pn.node.id)
     return FlowContext(pn.node.id, pn.node.type, run.run_id, run._api, run.context, run.payload, resume_payload,
-                       run.services)
+                       run.services, record.checkpoint if record is not None else None)

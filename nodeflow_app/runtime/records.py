@@ -32,6 +32,7 @@ class NodeRecord:
     duration_ms: float | None = None
     cached: bool = False
     wait: WaitForInput | None = None
+    checkpoint: Any = None  # what the node saved of its progress (ctx.runtime.checkpoint), given back on a re-run
     sequence: int = 0  # order of the last status change, for replay after a restart
 
 
@@ -49,4 +50,5 @@ def record_from_row(row: dict[str, Any]) -> NodeRecord:
     wait = row.get("wait")
     return NodeRecord(status=row["status"], inputs=row.get("inputs"), outputs=row.get("outputs"),
                       error=row.get("error"), duration_ms=row.get("duration_ms"), cached=bool(row.get("cached")),
-                      wait=WaitForInput(**wait) if wait is not None else None, sequence=row.get("sequence") or 0)
+                      wait=WaitForInput(**wait) if wait is not None else None, sequence=row.get("sequence") or 0,
+                      checkpoint=row.get("checkpoint"))

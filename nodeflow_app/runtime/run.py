@@ -162,6 +162,14 @@ class Run:
         self._cancel_requested = True
         self._wake.set()
 
+    def save_checkpoint(self, node_id: str, value: Any) -> None:
+        """A running node's progress, persisted with its record (see RuntimeApi.checkpoint)."""
+        record = self.records.get(node_id)
+        if record is None:
+            raise RunError(f"node '{node_id}' is not part of this run")
+        record.checkpoint = value
+        self._record(node_id)
+
     def outputs_by_name(self) -> dict[str, Any]:
         return {self.plan.nodes[n].node.name: r.outputs for n, r in self.records.items() if r.status == "completed"}
 

@@ -69,6 +69,7 @@ class NodeRunRow(SQLModel, table=True):
     sequence: int = 0  # order of the node's last status change within the run
     cached: bool = False
     wait_json: str | None = Field(default=None, sa_type=Text)  # {prompt, options, detail} of a pause
+    checkpoint_json: str | None = Field(default=None, sa_type=Text)  # the node's saved progress (see RuntimeApi)
     updated_at: float = 0.0
 
 

@@ -260,6 +260,7 @@ def _node_row(run: Run, node_id: str, record: NodeRecord, now: float) -> dict[st
             "status": record.status, "inputs_json": _dumps(inputs), "input_refs_json": _dumps(refs),
             "outputs_json": _dumps(record.outputs), "error": _text(record.error), "duration_ms": record.duration_ms,
             "sequence": record.sequence, "cached": record.cached, "updated_at": now,
+            "checkpoint_json": _dumps(record.checkpoint),
             "wait_json": None if wait is None else _dumps(
                 {"prompt": wait.prompt, "options": wait.options, "detail": wait.detail})}
 
@@ -322,7 +323,8 @@ def _node_rows(conn: Any, run_id: str) -> list[tuple[Any, dict[str, Any] | None,
 
 def _node_dict(row: Any, inputs: dict[str, Any] | None, outputs: dict[str, Any] | None) -> dict[str, Any]:
     node = {k: v for k, v in row.items() if not k.endswith("_json")}
-    node.update(cached=bool(row["cached"]), inputs=inputs, outputs=outputs, wait=_loads(row["wait_json"]))
+    node.update(cached=bool(row["cached"]), inputs=inputs, outputs=outputs, wait=_loads(row["wait_json"]),
+                checkpoint=_loads(row["checkpoint_json"]))
     return node
 
 

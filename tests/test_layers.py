@@ -143,3 +143,31 @@ def sys_module():
     import sys
 
     return sys.modules[__name__]
+
+
+def test_only_the_launcher_and_the_engine_build_runs():
+    """Every entry point starts and restores runs through the RunLauncher (SPEC 14)."""
+    builders = {"start_plan", "start_run", "run_to", "restore_run", "Run", "restore"}
+    found = set()
+    for path in (ROOT / "nodeflow_app").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call):
+                name = getattr(node.func, "id", None) or getattr(node.func, "attr", None)
+                owner = getattr(getattr(node.func, "value", None), "id", None)
+                if name in builders and (name != "restore" or owner == "Run") and not (
+                        name == "run_to" and owner in ("service", "self")):  # RunService.run_to: a test run
+                    found.add(path.relative_to(ROOT).as_posix())
+    assert found == {"nodeflow_app/runtime/engine.py", "nodeflow_app/runtime/run.py", "nodeflow_app/runs/launcher.py"}
+
+
+def test_no_trigger_type_is_named_outside_its_folder():
+    """A trigger owns its payload and entry points: nothing else tests for its type id."""
+    from nodes._registry import default_registry
+
+    triggers = {d.id: d for d in default_registry().definitions() if d.trigger}
+    assert {"chat-start", "manual-trigger"} <= set(triggers)
+    for path in sources():
+        text = path.read_text(encoding="utf-8")
+        for type_id in triggers:
+            if f'"{type_id}"' in text or f"'{type_id}'" in text:
+                assert path.parent.name == type_id.replace("-", "_"), f"{path.relative_to(ROOT)} names {type_id}"

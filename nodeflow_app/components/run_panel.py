@@ -191,7 +191,7 @@ def approval_card(card: rx.Var) -> rx.Component:
             rx.foreach(RunHistoryState.approval_options[card["node_id"]], lambda option: rx.button(
                 option, size="1", variant="soft",
                 color_scheme=rx.cond((option == "reject") | (option == "deny"), "red", "green"),
-                loading=RunHistoryState.running, on_click=RunHistoryState.answer(card["node_id"], option),
+                on_click=RunHistoryState.answer(card["node_id"], option),
                 custom_attrs=_testid("approval-" + option))),
             spacing="2",
         ),

@@ -198,14 +198,17 @@ class RunLauncher:
         return cache
 
     def _hooks(self, cache: Any, persist: bool) -> RunHooks:
-        store = self.store
+        """The store's hooks (when persisting) plus tracking which runs are live here."""
+        hooks = self.store.hooks(cache) if persist else RunHooks(cache=cache)
+        persist_run = hooks.on_run
 
         def on_run(run: Run) -> None:
-            if persist:
-                store._on_run(run)
+            if persist_run is not None:
+                persist_run(run)
             self._track(run)
 
-        return RunHooks(on_node=store._on_node if persist else None, on_run=on_run, cache=cache)
+        hooks.on_run = on_run
+        return hooks
 
     def _track(self, run: Run) -> None:
         """Live while running here: heartbeats and requests reach it through the control thread."""

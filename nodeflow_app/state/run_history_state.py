@@ -161,23 +161,20 @@ class RunHistoryState(rx.State):
         """An approval card's button: the run goes on where it executes, else here (streamed to the canvas)."""
         async with self:
             run_id, note = self.run_id, self.approval_note.strip() or None
-            if not run_id or self.running:
-                return
-            self.running = True
+        if not run_id:
+            return
         try:
             run = await asyncio.to_thread(run_service().answer, run_id, node_id, decision, note, DECIDER)
         except RunRefused as error:
             async with self:
-                self.running = False
                 self._after_control()
             return rx.toast.error(f"Not answered: {error}")
         async with self:
             self.approval_note = ""
-        if run is None:  # a live run (here or in another process) took the answer
-            async with self:
-                self.running = False
+            if run is None:  # a live run (here or in another process) took the answer
                 self._after_control()
-            return rx.toast.success(f"Answered {decision}: the run goes on")
+                return rx.toast.success(f"Answered {decision}: the run goes on")
+            self.running = True
         payload = approval_payload(decision, note, DECIDER)
         return await self._follow(run, run.resume(node_id, payload), f"Run {run.run_id[:6]} · {decision}")
 

@@ -60,11 +60,13 @@ def add_missing_columns(engine: Engine) -> list[str]:
     """
     added = []
     existing = inspect(engine)
+    # An engine that maps tables into a schema (tests on PostgreSQL) is inspected in that schema.
+    schema = (engine.get_execution_options().get("schema_translate_map") or {}).get(None)
     with engine.begin() as conn:
         for table in SQLModel.metadata.sorted_tables:
-            if not existing.has_table(table.name):
+            if not existing.has_table(table.name, schema=schema):
                 continue
-            have = {c["name"] for c in existing.get_columns(table.name)}
+            have = {c["name"] for c in existing.get_columns(table.name, schema=schema)}
             for column in table.columns:
                 if column.name in have:
                     continue

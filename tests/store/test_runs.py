@@ -249,3 +249,25 @@ def test_store_never_imports_reflex():
             names = [a.name for a in node.names] if isinstance(node, ast.Import) else (
                 [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
             assert not any(name.split(".")[0] == "reflex" for name in names), path
+
+
+def test_a_database_from_before_owners_and_started_by_still_opens(tmp_path):
+    """An existing database lacks the new run columns: create_all adds them, old rows read as None."""
+    from sqlalchemy import text as sql
+
+    from nodeflow_app.store.db import add_missing_columns, make_engine
+
+    engine = make_engine(f"sqlite:///{tmp_path / 'old.db'}")
+    with engine.begin() as conn:  # the run table as the first release created it
+        conn.execute(sql("CREATE TABLE run (id VARCHAR PRIMARY KEY, graph_id VARCHAR NOT NULL, graph_version INTEGER, "
+                         "graph_json TEXT NOT NULL, trigger_id VARCHAR, payload_json TEXT, status VARCHAR NOT NULL, "
+                         "error TEXT, chat_id VARCHAR, started_at FLOAT NOT NULL, finished_at FLOAT, duration_ms FLOAT)"))
+        conn.execute(sql("INSERT INTO run (id, graph_id, graph_version, graph_json, status, started_at) "
+                         "VALUES ('old', 'g', 1, '{}', 'completed', 1.0)"))
+    create_all(engine)
+    assert add_missing_columns(engine) == []  # nothing left to add
+    store = RunStore(engine)
+    old = store.get_run("old")
+    assert old["status"] == "completed" and old["started_by"] is None and old["owner"] is None
+    assert store.list_runs("g")[0]["id"] == "old"
+    engine.dispose()

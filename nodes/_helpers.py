@@ -262,3 +262,21 @@ def _regex(pattern: Any, case_sensitive: bool) -> re.Pattern[str]:
         return re.compile(to_text(pattern), 0 if case_sensitive else re.IGNORECASE)
     except re.error as error:
         raise NodeError(f"invalid regular expression {to_text(pattern)!r}: {error}") from None
+
+
+# 4. Containers (For Each, Loop) -----------------------------------------------------------------
+
+def container_sinks(runtime: Any, children: list[str]) -> dict[str, str]:
+    """Children whose flow edges lead to no other child (the ends of the inner chain), by id -> name."""
+    inside = set(children)
+    return {child: runtime.get_node(child)["name"] for child in children
+            if not any(edge["target"] in inside for edge in runtime.outgoing_edges(child, channel="flow"))}
+
+
+def sink_result(outputs: dict[str, dict[str, Any]], sinks: dict[str, str]) -> Any:
+    """One pass's result. One sink: its main value (first port with a value); several: those that ran, by name."""
+    values = {name: next(iter(outputs[node_id].values()), None)
+              for node_id, name in sinks.items() if outputs.get(node_id)}
+    if len(sinks) == 1:
+        return next(iter(values.values()), None)
+    return values

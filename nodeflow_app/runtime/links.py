@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
 
 from nodeflow_app.contract import FlowContext, NodeError, NodeEvent
-from nodeflow_app.runtime.expressions import resolve
+from nodeflow_app.runtime.expressions import NodeUnavailable, resolve
 from nodeflow_app.runtime.plan import PlanNode
 
 if TYPE_CHECKING:  # annotations only: run.py imports this module
@@ -60,15 +60,25 @@ class Scope:
     def node_output(self, name: str) -> Any:
         node_id = self.run.plan.by_name.get(name)
         if node_id is None:
-            raise KeyError(name)
+            raise NodeUnavailable(name, f"there is no node named '{name}' in this graph")
         if self._ancestors is None:
             self._ancestors = self.run.plan.ancestors(self.pn.node.id)
             parent = self.run.plan.nodes.get(self.pn.node.parentId or "")
             if parent is not None:
                 self._ancestors |= self.run.plan.ancestors(parent.node.id) | {parent.node.id}
         if node_id not in self._ancestors:
-            raise KeyError(name)
-        return self.run.output_of(node_id)
+            raise NodeUnavailable(name, self._not_upstream(name, node_id))
+        try:
+            return self.run.output_of(node_id)
+        except KeyError:
+            status = self.run.status_of(node_id)
+            raise NodeUnavailable(name, f"'{name}' is upstream but did not run in this run ({status})") from None
+
+    def _not_upstream(self, name: str, node_id: str) -> str:
+        ran = self.run.status_of(node_id) == "completed"
+        return (f"'{name}' {'ran, but it ' if ran else ''}is not upstream of '{self.pn.node.name}', so "
+                f"its output is not visible here; wire it (directly or through other nodes) into "
+                f"'{self.pn.node.name}'")
 
     def direct_input(self) -> Any:
         for handle in self.pn.inputs:

@@ -248,7 +248,7 @@ class Run:
         pn = self.plan.nodes[node_id]
         verdict, value = self.schedule.gather(pn, node_id == self.trigger_id)
         if verdict is SKIP:
-            self._skip(pn, value)
+            self._skip(pn, value if value is not None else self._why_nothing_arrived(pn))
             return
         if verdict is FAIL:
             self._fail(pn, NodeError(value), 0.0)
@@ -345,6 +345,24 @@ class Run:
         self._record(pn.node.id)
         self._emit(pn, "paused", prompt=wait.prompt, options=wait.options, detail=wait.detail)
 
+    def _why_nothing_arrived(self, pn: PlanNode) -> str:
+        """Name each upstream node whose output port on a wire into `pn` gave no value, and the port it took
+        instead (e.g. "'Approval' took Reject, not Approve")."""
+        parts: list[str] = []
+        for edge in pn.flow_in:
+            if edge.source not in self.members:
+                continue
+            source, record = self.plan.nodes[edge.source], self.records[edge.source]
+            name = source.node.name
+            if record.status != "completed":
+                parts.append(f"'{name}' was {record.status}")
+                continue
+            label = _port_label(source, edge.sourceHandle)
+            taken = [_port_label(source, h) for h in (record.outputs or {}) if h in source.outputs]
+            parts.append(f"'{name}' took {', '.join(taken)}, not {label}" if taken
+                         else f"'{name}' gave nothing on {label}")
+        return "; ".join(dict.fromkeys(parts)) or "no input arrived"
+
     def _skip(self, pn: PlanNode, reason: str) -> None:
         record = self.records[pn.node.id]
         record.status = "skipped"
@@ -436,6 +454,13 @@ class Run:
             raise NodeError(f"{names} inside the container asked for input; pausing inside a container is not supported")
         return {n: r.outputs for n, r in child.records.items() if r.status == "completed"}
 
+    def status_of(self, node_id: str) -> str:
+        """A node's status in this run or, inside a container, in the enclosing run ("pending" if unseen)."""
+        record = self.records.get(node_id)
+        if (record is None or record.status == "pending") and self.parent is not None:
+            return self.parent.status_of(node_id)
+        return record.status if record is not None else "pending"
+
     def output_of(self, node_id: str) -> Any:
         """A node's main value: its first output port (definition order) that carries a value."""
         record = self.records.get(node_id)
@@ -448,3 +473,8 @@ class Run:
             if handle in outputs:
                 return outputs[handle]
         return next(iter(outputs.values()), None)
+
+
+def _port_label(pn: PlanNode, handle: str) -> str:
+    socket = pn.outputs.get(handle)
+    return (socket.label or socket.id) if socket is not None else handle

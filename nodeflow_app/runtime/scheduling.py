@@ -54,10 +54,13 @@ class Schedule:
         return ready
 
     def gather(self, pn: PlanNode, is_start: bool) -> tuple[str, Any]:
-        """(RUN, inputs by handle) for a ready node, or (SKIP, reason) or (FAIL, message)."""
+        """(RUN, inputs by handle) for a ready node, or (SKIP, reason) or (FAIL, message).
+
+        A node that nothing reached is (SKIP, None): the run, which knows what upstream did, says why.
+        """
         delivered = self.delivered[pn.node.id]
         if not is_start and not delivered:
-            return SKIP, "no input arrived (every incoming branch was skipped)"
+            return SKIP, None
         missing = [s.label or s.id for s in pn.required_flow if s.id not in delivered]
         if missing:
             return SKIP, f"required input {', '.join(missing)} has no value"

@@ -98,14 +98,16 @@ class RunHistoryState(rx.State):
         return RunHistoryState.test_run(str(payload.get("id") or ""))
 
     @rx.event(background=True)
-    async def test_run(self, node_id: str):
-        """Save pending edits, run the stored graph (all of it, or up to `node_id`), stream statuses to the canvas."""
+    async def test_run(self, node_id: str, payload: Any = None):
+        """Save pending edits, run the stored graph (all of it, or up to `node_id`), stream statuses to the canvas.
+
+        `payload` is the trigger's (e.g. the test message typed for a Chat Start); None: the last one used."""
         async with self:
             graph_id = await self._begin()
         if graph_id is None:
             return
         try:
-            run = await asyncio.to_thread(_start, graph_id, node_id)
+            run = await asyncio.to_thread(_start, graph_id, node_id, payload)
         except RunRefused as error:
             async with self:
                 self.running = False
@@ -253,6 +255,6 @@ class RunHistoryState(rx.State):
 DECIDER = "editor"  # who answered, until accounts exist
 
 
-def _start(graph_id: str, node_id: str):
+def _start(graph_id: str, node_id: str, payload: Any = None):
     service = run_service()
-    return service.run_to(graph_id, node_id) if node_id else service.rerun(graph_id)
+    return service.run_to(graph_id, node_id, payload) if node_id else service.rerun(graph_id, payload)

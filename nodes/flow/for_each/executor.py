@@ -7,7 +7,7 @@ run again.
 import asyncio
 from typing import Any
 
-from nodes._helpers import MISSING, get_path, to_number, to_text
+from nodes._helpers import MISSING, container_sinks, get_path, sink_result, to_number, to_text
 from nodeflow_app.contract import ExecutionResult, FlowContext, NodeError
 
 MAX_CONCURRENCY = 32
@@ -24,7 +24,7 @@ class ForEachExecutor:
         children = runtime.children(ctx.node_id)
         if not children:
             raise NodeError("this For Each has no steps inside it; place the nodes to repeat inside the container")
-        sinks = _sinks(runtime, children)
+        sinks = container_sinks(runtime, children)
         results: list[Any] = [None] * len(items)
         finished = _finished(ctx.checkpoint, len(items))
         for index, result in finished.items():
@@ -38,7 +38,7 @@ class ForEachExecutor:
                 try:
                     outputs = await runtime.run_subgraph(children, item if isinstance(item, dict)
                                                          else {"value": item, "index": index})
-                    results[index] = _result(outputs, sinks)
+                    results[index] = sink_result(outputs, sinks)
                 except NodeError as error:
                     if not keep_going:
                         raise NodeError(f"item {index}: {error}") from None
@@ -83,22 +83,6 @@ def _concurrency(raw: Any) -> int:
     if number is None or not 1 <= number <= MAX_CONCURRENCY or number != int(number):
         raise NodeError(f"concurrency must be a whole number from 1 to {MAX_CONCURRENCY}, got {raw!r}")
     return int(number)
-
-
-def _sinks(runtime: Any, children: list[str]) -> dict[str, str]:
-    """Children whose flow edges lead to no other child (the ends of the inner chain), by id -> name."""
-    inside = set(children)
-    return {child: runtime.get_node(child)["name"] for child in children
-            if not any(edge["target"] in inside for edge in runtime.outgoing_edges(child, channel="flow"))}
-
-
-def _result(outputs: dict[str, dict[str, Any]], sinks: dict[str, str]) -> Any:
-    """One sink: its main value (first port with a value); several: those that ran, by name."""
-    values = {name: next(iter(outputs[node_id].values()), None)
-              for node_id, name in sinks.items() if outputs.get(node_id)}
-    if len(sinks) == 1:
-        return next(iter(values.values()), None)
-    return values
 
 
 executor = ForEachExecutor()

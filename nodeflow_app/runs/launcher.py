@@ -27,12 +27,14 @@ from sqlalchemy import Engine
 
 from nodeflow_app.contract import STARTED_BY
 from nodeflow_app.runs.caches import GraphCaches, graph_caches
+from nodeflow_app.runs.graph_runner import StoredGraphRunner
 from nodeflow_app.runtime.engine import restore_run, start_plan
 from nodeflow_app.runtime.graph import Graph, GraphInvalid, GraphIssue, normalize_or_raise
 from nodeflow_app.runtime.plan import Plan, compile_plan
 from nodeflow_app.runtime.records import RunHooks
 from nodeflow_app.runtime.run import Run
 from nodeflow_app.store.db import create_all, make_engine, process_wide
+from nodeflow_app.store.graphs import GraphStore
 from nodeflow_app.store.pins import PinStore
 from nodeflow_app.store.run_control import HEARTBEAT, RunBusy, RunControl, process_owner
 from nodeflow_app.store.runs import RunStore
@@ -59,6 +61,7 @@ class RunLauncher:
         self.store = RunStore(self.engine, owner=self.owner)
         self.control = RunControl(self.engine, self.owner)
         self.pins = PinStore(self.engine)
+        self.graphs = GraphStore(self.engine)
         self.registry = registry if registry is not None else default_registry()
         self.caches = caches if caches is not None else graph_caches()
         self.redis_url = redis_url if redis_url is not None else os.environ.get("REFLEX_REDIS_URL") or None
@@ -88,13 +91,20 @@ class RunLauncher:
 
     def start(self, graph: dict[str, Any] | Graph | Plan, *, started_by: str, trigger: str | None = None,
               payload: Any = None, cache: CachePolicy = "none", graph_id: str | None = None,
-              to_node: str | None = None, context: dict[str, Any] | None = None, persist: bool = True) -> Run:
-        """A new (not yet started) run; iterate `run.events()` to drive it. GraphInvalid when it cannot run."""
+              to_node: str | None = None, context: dict[str, Any] | None = None, persist: bool = True,
+              services: dict[str, Any] | None = None) -> Run:
+        """A new (not yet started) run; iterate `run.events()` to drive it. GraphInvalid when it cannot run.
+
+        Its nodes get `services` (default: a graph runner, so Execute Graph can call stored graphs).
+        """
         plan = graph if isinstance(graph, Plan) else self.plan(graph)
+        graph_id = graph_id or plan.graph.id
         context = {**(context or {}), STARTED_BY: started_by}
-        hooks = self._hooks(self.cache(cache, graph_id or plan.graph.id), persist)
+        hooks = self._hooks(self.cache(cache, graph_id), persist)
+        if services is None:
+            services = StoredGraphRunner(self, self.graphs).for_graph(graph_id).services()
         return start_plan(plan, self.registry, trigger=trigger, payload=payload, hooks=hooks, to_node=to_node,
-                          context=context)
+                          context=context, services=services)
 
     def triggers(self, plan: Plan, started_by: str | None = None) -> list[str]:
         """The plan's trigger nodes (in graph order); with `started_by`, those that entry point starts."""

@@ -36,6 +36,12 @@ from nodeflow_app.store.graphs import GraphNotFound, GraphStore
 STARTED_BY = "chat"  # the entry point: a Chat Start's definition lists it in `started_by`
 
 
+def starts_chats(registry: Any, node_type: str) -> bool:
+    """Whether chat messages start runs at a node of `node_type` (its definition lists `chat` in started_by)."""
+    definition = registry.definition(node_type)
+    return definition is not None and STARTED_BY in definition.started_by
+
+
 class ChatError(Exception):
     """A request the chat refuses (nothing to resume, not a user's message, ...); the message says why."""
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import reflex as rx
 
-from nodeflow_app.chat.service import CHAT_START
+from nodeflow_app.chat.service import starts_chats
 from nodeflow_app.editor import fields
 from nodeflow_app.editor.document import EditError, GraphDocument
 from nodeflow_app.store.graphs import graph_store
@@ -385,7 +385,7 @@ class EditorState(rx.State):
         self.patch = {"rev": self._rev, "seq": self._seq, "ops": ops}
 
     def _update_chat_start(self) -> None:
-        found = self._doc is not None and any(n.type == CHAT_START for n in self._doc.nodes.values())
+        found = self._doc is not None and any(starts_chats(default_registry(), n.type) for n in self._doc.nodes.values())
         if found != self.has_chat_start:
             self.has_chat_start = found
 

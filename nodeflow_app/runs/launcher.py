@@ -43,7 +43,7 @@ from nodes._registry import default_registry
 log = logging.getLogger(__name__)
 
 CachePolicy = Literal["reuse", "record", "none"]
-POLL = 0.25            # seconds between looks for requests to runs executing here
+POLL = 0.25            # seconds between looks for requests to runs executing here (NODEFLOW_RUN_POLL overrides)
 REDIS_CHANNEL = "nodeflow:run-requests"
 
 __all__ = ["CachePolicy", "RunBusy", "RunLauncher", "run_launcher"]
@@ -65,6 +65,7 @@ class RunLauncher:
         self.registry = registry if registry is not None else default_registry()
         self.caches = caches if caches is not None else graph_caches()
         self.redis_url = redis_url if redis_url is not None else os.environ.get("REFLEX_REDIS_URL") or None
+        self.poll = float(os.environ.get("NODEFLOW_RUN_POLL") or POLL)
         self._live: dict[str, tuple[Run, asyncio.AbstractEventLoop]] = {}
         self._lock = threading.Lock()
         self._wake = threading.Event()
@@ -237,24 +238,26 @@ class RunLauncher:
         self._wake.set()
 
     def _control_loop(self) -> None:
-        """Every POLL seconds (at once when Redis says so): apply requests; every HEARTBEAT: say we are alive."""
+        """Every `poll` seconds (at once when Redis says so): apply requests; every HEARTBEAT: say we are alive."""
         self._subscribe()
-        beat = 0.0
+        beat = polled = 0.0
         while not self._closed.is_set():
-            self._wake.wait(POLL)
+            woken = self._wake.wait(min(self.poll, HEARTBEAT))
             self._wake.clear()
             with self._lock:
                 live = dict(self._live)
             if not live:
                 continue
+            now = time.monotonic()
             try:
-                for request in self.control.take_requests(list(live)):
-                    run, loop = live[request.run_id]
-                    if request.kind == "stop":
-                        loop.call_soon_threadsafe(run.cancel)
-                    elif request.kind == "answer":
-                        loop.call_soon_threadsafe(_answer_live, run, request.node_id, request.payload)
-                now = time.monotonic()
+                if woken or now - polled >= self.poll:
+                    polled = now
+                    for request in self.control.take_requests(list(live)):
+                        run, loop = live[request.run_id]
+                        if request.kind == "stop":
+                            loop.call_soon_threadsafe(run.cancel)
+                        elif request.kind == "answer":
+                            loop.call_soon_threadsafe(_answer_live, run, request.node_id, request.payload)
                 if now - beat >= HEARTBEAT:
                     self.control.heartbeat(list(live))
                     beat = now

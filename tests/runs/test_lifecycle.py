@@ -54,8 +54,8 @@ def launcher(db):
     launcher.close()
 
 
-def cli(*args: str) -> subprocess.Popen:
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+def cli(*args: str, **env_vars: str) -> subprocess.Popen:
+    env = {**os.environ, "PYTHONPATH": str(ROOT), **env_vars}
     return subprocess.Popen([sys.executable, "-m", "nodeflow_app.cli", *args, "--json"], cwd=ROOT, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
@@ -105,6 +105,26 @@ def test_a_stop_from_this_process_reaches_a_cli_run_in_another(tmp_path, launche
         process.communicate()
     stored = launcher.store.get_run(run_id)
     assert stored["status"] == "cancelled" and statuses(stored)["wait"] == "cancelled"
+
+
+def test_with_redis_a_stop_reaches_the_other_process_at_once(tmp_path, db):
+    """The CLI polls the database only every 60 s here: only the Redis message can wake it in time."""
+    redis_url = "redis://127.0.0.1:6379/0"
+    launcher = RunLauncher(db, redis_url=redis_url)
+    process = cli("run", write_graph(tmp_path, approval_and_wait(60)), REFLEX_REDIS_URL=redis_url,
+                  NODEFLOW_RUN_POLL="60")
+    try:
+        run_id = first_run_id(process)
+        parallel_pause(launcher, run_id)
+        time.sleep(0.5)  # its control thread has subscribed by now (it starts with the first live run)
+        started = time.monotonic()
+        assert launcher.stop(run_id)
+        assert process.wait(timeout=20) == 1 and time.monotonic() - started < 10
+    finally:
+        process.kill()
+        process.communicate()
+        launcher.close()
+    assert launcher.store.get_run(run_id)["status"] == "cancelled"
 
 
 def test_an_answer_from_this_process_reaches_a_cli_run_in_another(tmp_path, launcher):

@@ -7,7 +7,7 @@ run again.
 import asyncio
 from typing import Any
 
-from nodes._helpers import MISSING, container_sinks, get_path, sink_result, to_number, to_text
+from nodes._helpers import container_sinks, items_at, sink_result, to_number
 from nodeflow_app.contract import ExecutionResult, FlowContext, NodeError
 
 MAX_CONCURRENCY = 32
@@ -17,7 +17,7 @@ class ForEachExecutor:
     node_type = "for-each"
 
     async def execute(self, data: dict[str, Any], inputs: dict[str, Any], ctx: FlowContext) -> ExecutionResult:
-        items = _items(inputs.get("input"), data.get("field") or "")
+        items = items_at(inputs.get("input"), data.get("field") or "")
         concurrency = _concurrency(data.get("concurrency", 1))
         keep_going = bool(data.get("continue_on_item_error"))
         runtime = ctx.runtime
@@ -65,17 +65,6 @@ def _finished(checkpoint: Any, count: int) -> dict[int, Any]:
     if not isinstance(checkpoint, dict) or checkpoint.get("count") != count:
         return {}
     return {int(i): result for i, result in (checkpoint.get("finished") or {}).items()}
-
-
-def _items(value: Any, field: str) -> list[Any]:
-    found = get_path(value, field) if field else value
-    if isinstance(found, (list, tuple)):
-        return list(found)
-    where = f"field {field!r}" if field else "the input (List field is empty)"
-    if found is MISSING:
-        keys = ", ".join(map(str, value)) if isinstance(value, dict) else type(value).__name__
-        raise NodeError(f"nothing at {where}; the input has: {keys or 'no keys'}")
-    raise NodeError(f"{where} holds {type(found).__name__} {to_text(found)[:80]!r}, not a list")
 
 
 def _concurrency(raw: Any) -> int:

@@ -21,6 +21,8 @@ PLACES = {
     "nodeflow_app.contract": "contract",
     "nodeflow_app.runtime": "kernel",
     "nodeflow_app.llm": "helpers",
+    "nodeflow_app.knowledge": "helpers",
+    "nodeflow_app.net": "helpers",  # the SSRF guard (network safety), when it lands  # reading, chunking, embedding, collections: what the rag nodes use
     "nodeflow_app.settings": "helpers",
     "nodes._helpers": "helpers",
     "nodes": "nodes",
@@ -30,12 +32,15 @@ PLACES = {
     "nodeflow_app.runs": "services",
     "nodeflow_app.cli": "services",
     "nodeflow_app.routes": "services",
+    "nodeflow_app.validation": "services",
+    "nodeflow_app.templates": "services",
+    "nodeflow_app.serve": "ui",  # builds and serves the Reflex app (`make run`)
     "nodeflow_app.editor": "ui",
     "nodeflow_app.state": "ui",
     "nodeflow_app.components": "ui",
     "nodeflow_app.nodeflow_app": "ui",
-    "nodeflow_app": "services",  # the package itself (__init__)
 }
+PACKAGE_ROOTS = {"nodeflow_app": "services", "nodes": "nodes"}  # the packages' own __init__ modules
 # Third-party packages a layer may never import.
 FORBIDDEN_PACKAGES = {"contract": {"reflex", "agno", "sqlalchemy", "sqlmodel"},
                       "kernel": {"reflex", "agno", "sqlalchemy", "sqlmodel", "openai"},
@@ -47,6 +52,8 @@ def layer_of(module: str) -> str | None:
     """The layer of a NodeFlow module (None for a module outside NodeFlow)."""
     if not (module == "nodes" or module.startswith(("nodes.", "nodeflow_app"))):
         return None
+    if module in PACKAGE_ROOTS:
+        return PACKAGE_ROOTS[module]
     best = max((p for p in PLACES if module == p or module.startswith(p + ".")), key=len, default=None)
     if best is None:
         raise AssertionError(f"module {module} has no layer: add its package to PLACES in tests/test_layers.py")

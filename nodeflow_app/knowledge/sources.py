@@ -7,6 +7,7 @@ that leaves it (`..`, a symlink, an absolute path elsewhere) is refused, so a gr
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from nodeflow_app.contract import NodeError
 from nodeflow_app.knowledge.readers import guess_format
@@ -50,11 +51,10 @@ def read_file(path: Path) -> bytes:
     return path.read_bytes()
 
 
-async def fetch(url: str) -> tuple[bytes, str, str]:
-    """(body, content type, final URL) of a GET; every hop passes the SSRF guard; stops at MAX_BYTES."""
+async def fetch(url: str, check_url: Any) -> tuple[bytes, str, str]:
+    """(body, content type, final URL) of a GET; every hop passes the SSRF guard `check_url` (an async
+    callable raising ValueError; the caller's, so this helper imports no node folder); stops at MAX_BYTES."""
     import httpx
-
-    from nodes.tools.toolset.addresses import check_url  # MERGE: the unified SSRF guard
 
     async with httpx.AsyncClient(timeout=httpx.Timeout(FETCH_TIMEOUT_S, connect=5.0), follow_redirects=False,
                                  headers={"User-Agent": "NodeFlow-document-loader/1"}) as client:

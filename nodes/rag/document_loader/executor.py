@@ -61,7 +61,9 @@ def _from_upload(relative: str, fmt: str | None) -> list[dict[str, Any]]:
 async def _from_url(url: str, fmt: str | None) -> list[dict[str, Any]]:
     if not url:
         raise NodeError("parameter 'url' is empty")
-    body, content_type, final_url = await sources.fetch(url)
+    from nodes.tools.toolset.addresses import check_url  # MERGE: the unified SSRF guard
+
+    body, content_type, final_url = await sources.fetch(url, check_url)
     kind = fmt or guess_format(final_url, content_type) or "text"
     return await asyncio.to_thread(read_document, body, final_url, kind)
 

@@ -22,7 +22,8 @@ PLACES = {
     "nodeflow_app.runtime": "kernel",
     "nodeflow_app.llm": "helpers",
     "nodeflow_app.knowledge": "helpers",
-    "nodeflow_app.net": "helpers",  # the SSRF guard (network safety), when it lands  # reading, chunking, embedding, collections: what the rag nodes use
+    "nodeflow_app.net": "helpers",  # the SSRF guard (network safety)
+    "nodeflow_app.secret_values": "helpers",  # sealing and revealing secret parameters
     "nodeflow_app.settings": "helpers",
     "nodes._helpers": "helpers",
     "nodes": "nodes",
@@ -33,6 +34,7 @@ PLACES = {
     "nodeflow_app.cli": "services",
     "nodeflow_app.routes": "services",
     "nodeflow_app.validation": "services",
+    "nodeflow_app.provider_settings": "services",  # what the Settings page shows and does
     "nodeflow_app.templates": "services",
     "nodeflow_app.serve": "ui",  # builds and serves the Reflex app (`make run`)
     "nodeflow_app.editor": "ui",

@@ -18,7 +18,7 @@ import reflex as rx
 from nodeflow_app.chat.service import starts_chats
 from nodeflow_app.editor import fields
 from nodeflow_app.editor.document import EditError, GraphDocument
-from nodeflow_app.llm.provider_settings import configured_providers, default_model, model_choices
+from nodeflow_app.provider_settings import configured_providers, default_model, model_choices
 from nodeflow_app.secret_values import hide_graph, hide_node, seal_graph, seal_parameter, secrets_to_enter
 from nodeflow_app.store.graphs import graph_store
 from nodeflow_app.validation import Issue, validate_graph

@@ -16,6 +16,7 @@ from nodeflow_app.store import migrations
 from nodeflow_app.store.chats import ChatStore
 from nodeflow_app.store.db import make_engine
 from nodeflow_app.store.graphs import GraphStore
+from nodeflow_app.store.runs import RunStore
 from tests.store.postgres import POSTGRES_URL, private_schema
 
 
@@ -49,7 +50,9 @@ def old_database(engine) -> None:
         _insert(conn, "chat_message", id="m1", chat_id="c1", role="user", status="complete", created_at=1.0,
                 blocks_json=json.dumps([{"type": "text", "text": "hi"}]))
         _insert(conn, "run", id="r1", graph_id="g1", graph_version=1, graph_json=graph, status="completed",
-                started_at=1.0)
+                started_at=1.0, chat_id="c1")
+        _insert(conn, "node_run", run_id="r1", node_id="n1", node_type="chat-start", node_name="Chat", status="completed",
+                sequence=1, cached=False, updated_at=1.0)
 
 
 def revision(engine) -> str | None:
@@ -71,9 +74,10 @@ def test_an_old_database_upgrades_in_place_and_keeps_its_data(engine):
         inspect(engine).get_table_names(schema=schema))
     chats = ChatStore(engine)
     assert [c.title for c in chats.list_chats("g1")] == ["Old chat"]
-    with engine.connect() as conn:
-        run = sa.Table("run", sa.MetaData(), sa.Column("id"), sa.Column("status"))
-        assert conn.execute(sa.select(run.c.status).where(run.c.id == "r1")).scalar() == "completed"
+    runs = RunStore(engine)
+    old_run = runs.get_run("r1")
+    assert (old_run["status"], old_run["started_by"], old_run["context"]) == ("completed", None, {"conversation": "c1"})
+    assert [n["node_id"] for n in old_run["nodes"]] == ["n1"], "the node records survived the table copy"
 
 
 def test_a_fresh_database_is_stamped_at_the_newest_revision(engine):

@@ -87,12 +87,15 @@ async def test_run_and_every_node_are_written(sqlite):
     store = sqlite.store()
     graph = toys.graph([("s", "start"), ("a", "pass"), ("g", "gate", {"open": False}), ("y", "pass"), ("n", "pass")],
                        ["s.out -> a.in", "a.out -> g.in", "g.yes -> y.in", "g.no -> n.in"])
-    run = await start_run(graph, toys.registry(), payload={"v": 1}, hooks=store.hooks(), chat_id="c1").run()
+    run = await start_run(graph, toys.registry(), payload={"v": 1}, hooks=store.hooks(),
+                          context={"conversation": "c1", "started_by": "test"}).run()
     assert run.status == "completed"
 
     stored = sqlite.store().get_run(run.run_id)  # a fresh engine: only what reached the disk
     assert stored["status"] == "completed" and stored["error"] is None
-    assert (stored["graph_id"], stored["trigger_id"], stored["chat_id"], stored["payload"]) == ("g", "s", "c1", {"v": 1})
+    assert (stored["graph_id"], stored["trigger_id"], stored["payload"]) == ("g", "s", {"v": 1})
+    assert stored["context"] == {"conversation": "c1", "started_by": "test"} and stored["started_by"] == "test"
+    assert stored["owner"] == store.owner and stored["heartbeat_at"] >= stored["started_at"]
     assert [n["id"] for n in stored["graph"]["nodes"]] == ["s", "a", "g", "y", "n"]
     assert stored["duration_ms"] >= 0 and stored["finished_at"] >= stored["started_at"]
     nodes = nodes_by_id(stored)
@@ -237,8 +240,7 @@ def test_unknown_run():
     store = RunStore("sqlite://")
     create_all(store.engine)
     assert store.get_run("nope") is None
-    with pytest.raises(RunNotFound, match="nope"):
-        store.load_run("nope", toys.registry())
+    assert not hasattr(store, "load_run")  # the store returns records; the launcher restores runs
 
 
 def test_store_never_imports_reflex():

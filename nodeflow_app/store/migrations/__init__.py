@@ -83,18 +83,35 @@ def prepare(engine: Engine) -> None:
             with engine.begin() as conn:
                 current = context(conn, engine).get_current_revision()
             if current != head():
-                with engine.begin() as conn:
-                    command.upgrade(_config(conn), "head")
+                _upgrade(engine)
         elif "graph" in tables or "run" in tables:  # made before migrations: the baseline schema
             with engine.begin() as conn:
                 command.stamp(_config(conn), BASELINE)
-            with engine.begin() as conn:
-                command.upgrade(_config(conn), "head")
+            _upgrade(engine)
         SQLModel.metadata.create_all(engine)  # tables added by models without a migration yet, if any
         if "alembic_version" not in tables and not ("graph" in tables or "run" in tables):
             with engine.begin() as conn:
                 context(conn, engine).stamp(_script(), "head")
         _done.add(key)
+
+
+def _upgrade(engine: Engine) -> None:
+    """Run the migrations. On SQLite with foreign keys off: a batch migration copies a table and drops the
+    old one, and with the pragma on that drop would cascade into the rows that reference it."""
+    from alembic import command
+
+    sqlite = engine.dialect.name == "sqlite"
+    with engine.connect() as conn:
+        if sqlite:
+            conn.exec_driver_sql("PRAGMA foreign_keys=OFF")  # before any statement opens a transaction
+            conn.commit()  # ends SQLAlchemy's autobegun transaction (the pragma itself took effect at once)
+        try:
+            with conn.begin():
+                command.upgrade(_config(conn), "head")
+        finally:
+            if sqlite:
+                conn.exec_driver_sql("PRAGMA foreign_keys=ON")
+                conn.commit()
 
 
 def _script():

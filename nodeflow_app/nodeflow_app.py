@@ -10,6 +10,7 @@ from nodeflow_app.components.header import TAGLINE
 from nodeflow_app.state.chat_state import ChatState
 from nodeflow_app.state.editor_state import EditorState
 from nodeflow_app.state.graph_list_state import GraphListState
+from nodeflow_app.state.history_state import HistoryState
 from nodeflow_app.state.run_history_state import RunHistoryState
 
 
@@ -26,5 +27,5 @@ app.register_lifespan_task(recover_interrupted_runs)
 app.add_page(graph_list_page, route=routes.GRAPHS, title="NodeFlow — graphs", description=TAGLINE,
              on_load=GraphListState.load)
 app.add_page(editor_page, route=routes.EDITOR, title="NodeFlow — editor",
-             on_load=[EditorState.load_graph, RunHistoryState.load, ChatState.load])
+             on_load=[EditorState.load_graph, RunHistoryState.load, ChatState.load, HistoryState.load])
 app.add_page(chat_page, route=routes.CHAT, title="NodeFlow — chat", on_load=ChatState.load)

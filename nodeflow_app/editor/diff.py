@@ -3,20 +3,23 @@
 Rules: nodes are matched by id, edges by id. A node is *changed* when its name, type, type version,
 container (`parentId`), a parameter of `data` or a key of `settings` differs; each such difference is
 one `FieldChange`. A node whose only difference is its position is *moved*: moves are listed apart
-(`GraphDiff.moved`) and never highlighted, since dragging a node changes nothing it does. An edge is
-changed when one of its ends or its data differs. Pure functions on plain dicts: no reflex, no store.
+(`GraphDiff.moved`) and never highlighted, since dragging a node changes nothing it does. A parameter
+missing on one side and equal to its type's default on the other is no change (the editor fills in
+defaults that an imported graph left out). An edge is changed when one of its ends or its channel differs
+(its socket types are derived from the nodes, so they are not compared).
+Pure functions on plain dicts: no reflex, no store.
 """
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Mapping
 
 ADDED, REMOVED, CHANGED = "added", "removed", "changed"
 VALUE_CHARS = 80  # a parameter value in a change line is cut here: the panel has one line per change
 _NODE_FIELDS = ("name", "type", "version", "parentId")
-_EDGE_FIELDS = ("source", "sourceHandle", "target", "targetHandle", "data")
+_EDGE_FIELDS = ("source", "sourceHandle", "target", "targetHandle")
 
 
 @dataclass(frozen=True)
@@ -55,7 +58,10 @@ class GraphDiff:
         return {n.id: n.status for n in self.nodes}
 
 
-def diff_graphs(old: dict[str, Any], new: dict[str, Any]) -> GraphDiff:
+Defaults = Mapping[str, Mapping[str, Any]]  # node type -> {parameter id: default value}
+
+
+def diff_graphs(old: dict[str, Any], new: dict[str, Any], defaults: Defaults | None = None) -> GraphDiff:
     """The difference from graph `old` to graph `new`: new first, then removed nodes, in graph order."""
     old_nodes, new_nodes = _by_id(old.get("nodes")), _by_id(new.get("nodes"))
     nodes: list[NodeDiff] = []
@@ -65,7 +71,7 @@ def diff_graphs(old: dict[str, Any], new: dict[str, Any]) -> GraphDiff:
         if before is None:
             nodes.append(NodeDiff(node_id, node.get("name", node_id), ADDED))
             continue
-        changes = node_changes(before, node)
+        changes = node_changes(before, node, (defaults or {}).get(node.get("type"), {}))
         if changes:
             nodes.append(NodeDiff(node_id, node.get("name", node_id), CHANGED, changes))
         elif before.get("position") != node.get("position"):
@@ -74,19 +80,19 @@ def diff_graphs(old: dict[str, Any], new: dict[str, Any]) -> GraphDiff:
     return GraphDiff(nodes, edge_changes(old.get("edges"), new.get("edges")), moved)
 
 
-def node_changes(old: dict[str, Any], new: dict[str, Any]) -> tuple[FieldChange, ...]:
+def node_changes(old: dict[str, Any], new: dict[str, Any],
+                 defaults: Mapping[str, Any] | None = None) -> tuple[FieldChange, ...]:
     """Field-level changes of one node, position aside: the node's own fields, then parameters, then settings."""
     changes = [FieldChange(key, old.get(key), new.get(key)) for key in _NODE_FIELDS if old.get(key) != new.get(key)]
-    changes += _dict_changes(old.get("data") or {}, new.get("data") or {}, "")
-    changes += _dict_changes(old.get("settings") or {}, new.get("settings") or {}, "settings.")
+    changes += _dict_changes(old.get("data") or {}, new.get("data") or {}, "", defaults or {})
+    changes += _dict_changes(old.get("settings") or {}, new.get("settings") or {}, "settings.", {})
     return tuple(changes)
 
 
 def edge_changes(old: list[dict[str, Any]] | None, new: list[dict[str, Any]] | None) -> dict[str, str]:
     old_edges, new_edges = _by_id(old), _by_id(new)
     marks = {i: ADDED for i in new_edges if i not in old_edges}
-    marks.update({i: CHANGED for i, e in new_edges.items()
-                  if i in old_edges and any(old_edges[i].get(k) != e.get(k) for k in _EDGE_FIELDS)})
+    marks.update({i: CHANGED for i, e in new_edges.items() if i in old_edges and _edge_key(old_edges[i]) != _edge_key(e)})
     marks.update({i: REMOVED for i in old_edges if i not in new_edges})
     return marks
 
@@ -113,9 +119,15 @@ def value_text(value: Any) -> str:
     return text if len(text) <= VALUE_CHARS else text[:VALUE_CHARS - 1] + "…"
 
 
-def _dict_changes(old: dict[str, Any], new: dict[str, Any], prefix: str) -> list[FieldChange]:
+def _dict_changes(old: dict[str, Any], new: dict[str, Any], prefix: str,
+                  defaults: Mapping[str, Any]) -> list[FieldChange]:
     keys = [*old, *(k for k in new if k not in old)]
-    return [FieldChange(prefix + k, old.get(k), new.get(k)) for k in keys if old.get(k) != new.get(k)]
+    pairs = ((k, old.get(k, defaults.get(k)), new.get(k, defaults.get(k))) for k in keys)
+    return [FieldChange(prefix + k, before, after) for k, before, after in pairs if before != after]
+
+
+def _edge_key(edge: dict[str, Any]) -> tuple[Any, ...]:
+    return (*(edge.get(k) for k in _EDGE_FIELDS), (edge.get("data") or {}).get("channel"))
 
 
 def _by_id(items: list[dict[str, Any]] | None) -> dict[str, dict[str, Any]]:

@@ -48,6 +48,9 @@ def test_edges_by_id_added_removed_and_changed_ends():
     assert diff_graphs(OLD, NEW).edges == {"e2": "added"}
     rewired = graph(NEW["nodes"], [edge("e1", "a", "b", handle="error")])
     assert diff_graphs(NEW, rewired).edges == {"e1": "changed", "e2": "removed"}
+    typed = graph(NEW["nodes"], [{**edge("e1", "a", "b"), "data": {"channel": "flow", "sourceType": "data"}},
+                                 {**edge("e2", "b", "d"), "data": {"channel": "link"}}])
+    assert diff_graphs(NEW, typed).edges == {"e2": "changed"}  # socket types are derived; the channel is not
 
 
 def test_settings_type_version_and_container_are_changes():
@@ -56,6 +59,16 @@ def test_settings_type_version_and_container_are_changes():
     changes = diff_graphs(graph([before], []), graph([after], [])).nodes[0].changes
     assert changes == (FieldChange("version", 1, 2), FieldChange("parentId", None, "loop"),
                        FieldChange("settings.error_mode", "stop", "continue"))
+
+
+def test_a_missing_parameter_equal_to_its_default_is_no_change():
+    filled = graph([node("a", "A", prompt="hi", include_input=True)], [])
+    bare = graph([node("a", "A", prompt="hi")], [])
+    assert diff_graphs(bare, filled, {"edit-fields": {"include_input": True}}).empty
+    assert diff_graphs(bare, filled).nodes[0].changes == (FieldChange("include_input", None, True),)
+    assert diff_graphs(bare, graph([node("a", "A", prompt="hi", include_input=False)], []),
+                       {"edit-fields": {"include_input": True}}).nodes[0].changes == (
+        FieldChange("include_input", True, False),)
 
 
 def test_the_same_graph_has_no_difference():

@@ -703,8 +703,9 @@ function useHistoryView(history, conv, rf) {
     if (!history || history.rev == null || history.rev === rev.current) return;
     rev.current = history.rev;
     const shown = history.mode && history.graph;
-    // The live graph's issues belong to it, not to a stored version.
-    setView(shown ? withDiffMarks(loadGraph(EMPTY_FLOW, history.graph, { ...conv.current, issues: EMPTY }), history.marks ?? EMPTY) : null);
+    // The live graph's issues belong to it, not to a stored version; a run's statuses mean nothing on a diff.
+    const look = { ...conv.current, issues: EMPTY, ...(history.mode === "diff" ? { statuses: EMPTY, ports: EMPTY } : {}) };
+    setView(shown ? withDiffMarks(loadGraph(EMPTY_FLOW, history.graph, look), history.marks ?? EMPTY) : null);
     setTimeout(() => rf.fitView(FIT), 80); // once React Flow has measured the nodes
   }, [history]); // eslint-disable-line react-hooks/exhaustive-deps
   return { view, setView, viewRef };

@@ -92,7 +92,8 @@ def node_changes(old: dict[str, Any], new: dict[str, Any],
 def edge_changes(old: list[dict[str, Any]] | None, new: list[dict[str, Any]] | None) -> dict[str, str]:
     old_edges, new_edges = _by_id(old), _by_id(new)
     marks = {i: ADDED for i in new_edges if i not in old_edges}
-    marks.update({i: CHANGED for i, e in new_edges.items() if i in old_edges and _edge_key(old_edges[i]) != _edge_key(e)})
+    marks.update({i: CHANGED for i, e in new_edges.items()
+                  if i in old_edges and _edge_key(old_edges[i]) != _edge_key(e)})
     marks.update({i: REMOVED for i in old_edges if i not in new_edges})
     return marks
 

@@ -127,8 +127,8 @@ class GraphStore:
         """Give a version a name (an empty one removes it); returns the name as stored."""
         label = clean_label(label)
         with self.engine.begin() as conn:
-            changed = conn.execute(update(VERSIONS).where(VERSIONS.c.graph_id == graph_id, VERSIONS.c.version == version)
-                                   .values(label=label or None)).rowcount
+            named = update(VERSIONS).where(VERSIONS.c.graph_id == graph_id, VERSIONS.c.version == version)
+            changed = conn.execute(named.values(label=label or None)).rowcount
         if changed == 0:
             self._require(graph_id)
             raise VersionNotFound(f"graph '{graph_id}' has no version {version}")

@@ -703,6 +703,7 @@ function useHistoryView(history, conv, rf) {
     if (!history || history.rev == null || history.rev === rev.current) return;
     rev.current = history.rev;
     const shown = history.mode && history.graph;
+    if (!shown && viewRef.current === null) return; // the live graph already (each page load says so)
     // The live graph's issues belong to it, not to a stored version; a run's statuses mean nothing on a diff.
     const look = { ...conv.current, issues: EMPTY, ...(history.mode === "diff" ? { statuses: EMPTY, ports: EMPTY } : {}) };
     setView(shown ? withDiffMarks(loadGraph(EMPTY_FLOW, history.graph, look), history.marks ?? EMPTY) : null);

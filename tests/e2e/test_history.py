@@ -1,7 +1,7 @@
 """The History panel in Chromium: versions listed (an autosave burst as one entry), a version named, opened
 read-only, two versions compared on the canvas, the Runs panel's version label, and a restore.
 
-    Manual --> Shape --> Check (conditional, its inline value edited)      + a Wait added from the palette
+    Manual --> Shape --> Check --true--> Extra      then: a Wait added, Check's inline value edited, Extra deleted
 
 docs/screenshot-history.png (the README's picture of History) is taken here, showing a comparison.
 """
@@ -16,11 +16,11 @@ from playwright.sync_api import expect
 from nodeflow_app.store.graphs import GraphStore
 
 from .server import Server
-from .test_editor import ROOT, open_editor
+from .test_editor import ROOT, node, open_editor
 
 
-def flow(edge_id: str, source: str, target: str) -> dict:
-    return {"id": edge_id, "source": source, "sourceHandle": "output", "target": target, "targetHandle": "input",
+def flow(edge_id: str, source: str, target: str, handle: str = "output") -> dict:
+    return {"id": edge_id, "source": source, "sourceHandle": handle, "target": target, "targetHandle": "input",
             "data": {"channel": "flow"}}
 
 
@@ -33,8 +33,10 @@ def graph() -> dict:
              "data": {"fields": [{"name": "checked", "value": "yes"}]}},
             {"id": "check", "type": "conditional", "name": "Check", "position": {"x": 600, "y": 0},
              "data": {"field": "status", "operator": "equals", "value": "ok"}},
+            {"id": "extra", "type": "edit-fields", "name": "Extra", "position": {"x": 900, "y": 0},
+             "data": {"fields": [{"name": "extra", "value": "1"}]}},
         ],
-        "edges": [flow("e1", "manual", "shape"), flow("e2", "shape", "check")],
+        "edges": [flow("e1", "manual", "shape"), flow("e2", "shape", "check"), flow("e3", "check", "extra", "true")],
     }
 
 
@@ -73,20 +75,23 @@ def test_history_lists_names_opens_compares_and_restores_versions(page, nodeflow
     page.get_by_test_id("rerun").click()
     expect(page.get_by_test_id("status-Check")).to_have_text("completed")
 
-    # Three edits, each autosaved (a burst), then a save by hand.
+    # Four edits, each autosaved (a burst), then a save by hand.
     page.get_by_test_id("palette-node-wait").click()
     saved(page, 2)
     set_check_value(page, "okay")
     saved(page, 3)
-    set_check_value(page, "fine")
+    node(page, "Extra").locator(".nf-header").click()
+    page.get_by_test_id("delete-node").click()
     saved(page, 4)
-    page.get_by_test_id("save-graph").click()
+    set_check_value(page, "fine")
     saved(page, 5)
+    page.get_by_test_id("save-graph").click()
+    saved(page, 6)
 
     page.get_by_test_id("toggle-history").click()
     titles = page.get_by_test_id("history-title")
-    expect(titles).to_have_text(["v5", "v2–v4", "v1"])
-    expect(entry(page, 4).get_by_test_id("history-note")).to_have_text("3 autosaves · —")
+    expect(titles).to_have_text(["v6", "v2–v5", "v1"])
+    expect(entry(page, 5).get_by_test_id("history-note")).to_have_text("4 autosaves · —")
     expect(entry(page, 1).get_by_test_id("history-runs")).to_have_text("1 run")
 
     # Name version 1.
@@ -100,6 +105,7 @@ def test_history_lists_names_opens_compares_and_restores_versions(page, nodeflow
     entry(page, 1).get_by_test_id("history-open").click()
     expect(page.get_by_test_id("history-banner")).to_contain_text("Viewing version 1 — read-only")
     expect(page.get_by_test_id("node-Wait")).to_have_count(0)
+    expect(node(page, "Extra")).to_have_count(1)
     expect(page.get_by_test_id("inline-Check-value")).to_have_value("ok")
     expect(page.get_by_test_id("inline-Check-value")).to_be_disabled()
     page.get_by_test_id("palette-node-wait").click()
@@ -108,19 +114,23 @@ def test_history_lists_names_opens_compares_and_restores_versions(page, nodeflow
     expect(page.get_by_test_id("history-banner")).to_have_count(0)
     expect(page.get_by_test_id("node-Wait")).to_have_count(1)
     expect(page.get_by_test_id("inline-Check-value")).to_have_value("fine")
-    assert store.get(graph_id).version == 5  # the refused edit made no version
+    expect(node(page, "Extra")).to_have_count(0)
+    assert store.get(graph_id).version == 6  # the refused edit made no version
 
-    # Compare versions 1 and 5: the added Wait in green, Check changed with its value listed.
+    # Compare versions 1 and 6: Wait added (green), Extra and its wire removed (red ghosts), Check changed
+    # with its value listed; Shape is unchanged (the defaults the editor filled in are no change).
     entry(page, 1).get_by_test_id("history-pick").click()
-    entry(page, 5).get_by_test_id("history-pick").click()
+    entry(page, 6).get_by_test_id("history-pick").click()
     page.get_by_test_id("history-compare").click()
-    expect(page.get_by_test_id("history-banner")).to_contain_text("Differences v1 → v5")
+    expect(page.get_by_test_id("history-banner")).to_contain_text("Differences v1 → v6")
     expect(marked(page, "Wait", "added")).to_have_count(1)
+    expect(marked(page, "Extra", "removed")).to_have_count(1)
     expect(marked(page, "Check", "changed")).to_have_count(1)
-    expect(marked(page, "Shape", "changed")).to_have_count(0)
+    expect(page.locator(".react-flow__node.nf-diff-changed")).to_have_count(1)
+    expect(page.locator(".react-flow__edge.nf-diff-removed")).to_have_count(1)
     expect(page.locator('[data-testid="diff-change"][data-name="Check"]')).to_have_text('value: "ok" -> "fine"')
     expect(page.locator('[data-testid="diff-node"][data-name="Wait"]')).to_contain_text("added")
-    expect(page.get_by_test_id("diff-note")).to_have_count(0)  # no edge changed: the socket types filled in are not
+    expect(page.get_by_test_id("diff-note")).to_have_text(["Edges: 1 removed"])  # socket types filled in: no change
     expect(page.locator("[data-sonner-toast]")).to_have_count(0, timeout=15_000)  # a picture without old toasts
     page.screenshot(path=str(ROOT / "docs" / "screenshot-history.png"))
     page.get_by_test_id("history-back").click()
@@ -132,18 +142,19 @@ def test_history_lists_names_opens_compares_and_restores_versions(page, nodeflow
     expect(page.get_by_test_id("history-banner")).to_contain_text("Viewing version 1")
     page.get_by_test_id("toggle-runs").click()
 
-    # Restore version 1 from the banner: a new version 6 on top, the editor on it.
+    # Restore version 1 from the banner: a new version 7 on top, the editor on it.
     page.get_by_test_id("history-banner-restore").click()
-    expect(page.locator("[data-sonner-toast]").filter(has_text="Version 1 restored as version 6")).to_have_count(1)
+    expect(page.locator("[data-sonner-toast]").filter(has_text="Version 1 restored as version 7")).to_have_count(1)
     expect(page.get_by_test_id("history-banner")).to_have_count(0)
-    saved(page, 6)
+    saved(page, 7)
     expect(page.get_by_test_id("node-Wait")).to_have_count(0)
+    expect(node(page, "Extra")).to_have_count(1)
     expect(page.get_by_test_id("inline-Check-value")).to_have_value("ok")
-    expect(titles.first).to_have_text("v6")
-    expect(entry(page, 6).get_by_test_id("history-note")).to_have_text("restored from v1 · —")
+    expect(titles.first).to_have_text("v7")
+    expect(entry(page, 7).get_by_test_id("history-note")).to_have_text("restored from v1 · —")
     stored = store.get(graph_id)
-    assert stored.version == 6 and [n["id"] for n in stored.graph["nodes"]] == ["manual", "shape", "check"]
+    assert stored.version == 7 and [n["id"] for n in stored.graph["nodes"]] == ["manual", "shape", "check", "extra"]
 
     # The restored graph is edited like any other.
     set_check_value(page, "again")
-    saved(page, 7)
+    saved(page, 8)

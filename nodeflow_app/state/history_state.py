@@ -13,9 +13,10 @@ from typing import Any
 
 import reflex as rx
 
-from nodeflow_app.editor.diff import diff_graphs, diff_view
+from nodeflow_app.editor.diff import FieldChange, GraphDiff, diff_graphs, diff_view
 from nodeflow_app.editor.timeline import AUTOSAVE, Entry, group_versions
 from nodeflow_app.runs.view import ago
+from nodeflow_app.secret_values import hide_graph, is_sealed
 from nodeflow_app.state.editor_state import EditorState
 from nodeflow_app.store.graphs import GraphNotFound, graph_store
 from nodes._registry import default_registry
@@ -190,8 +191,8 @@ def parameter_defaults() -> dict[str, dict[str, Any]]:
 
 
 def for_canvas(graph: dict[str, Any]) -> dict[str, Any]:
-    """The parts of a stored graph the canvas draws (what EditorState sends for the live graph)."""
-    return {key: graph.get(key) for key in ("id", "name", "nodes", "edges")}
+    """The parts of a stored graph the canvas draws, secrets hidden (as EditorState sends the live graph)."""
+    return hide_graph({key: graph.get(key) for key in ("id", "name", "nodes", "edges")}, default_registry())
 
 
 def entry_row(entry: Entry, counts: dict[int, int], now: float) -> dict[str, str]:
@@ -212,12 +213,19 @@ def entry_row(entry: Entry, counts: dict[int, int], now: float) -> dict[str, str
     }
 
 
-def diff_rows(diff) -> list[dict[str, str]]:
+def change_line(change: FieldChange) -> str:
+    """`field: old -> new`; a secret parameter (sealed in the stored graph) never shows its value."""
+    if is_sealed(change.old) or is_sealed(change.new):
+        return f"{change.field}: secret changed"
+    return change.line()
+
+
+def diff_rows(diff: GraphDiff) -> list[dict[str, str]]:
     """The panel's list of a diff: each node with its status, then its changed fields (old -> new)."""
     rows: list[dict[str, str]] = []
     for node in diff.nodes:
         rows.append({"kind": "node", "name": node.name, "status": node.status, "text": node.status})
-        rows += [{"kind": "change", "name": node.name, "status": node.status, "text": change.line()}
+        rows += [{"kind": "change", "name": node.name, "status": node.status, "text": change_line(change)}
                  for change in node.changes]
     edges = {status: sum(1 for s in diff.edges.values() if s == status) for status in ("added", "removed", "changed")}
     if any(edges.values()):

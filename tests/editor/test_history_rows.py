@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from nodeflow_app.editor.diff import diff_graphs
+from nodeflow_app.editor.diff import FieldChange, diff_graphs
 from nodeflow_app.editor.timeline import group_versions
-from nodeflow_app.state.history_state import diff_rows, entry_row
+from nodeflow_app.secret_values import seal
+from nodeflow_app.state.history_state import change_line, diff_rows, entry_row
 from nodeflow_app.store.graphs import VersionSummary
 
 from tests.editor.test_diff import NEW, OLD
@@ -35,3 +36,12 @@ def test_diff_rows_list_each_node_then_its_changes_then_edges_and_moves():
         ("note", "", "Only moved (not counted as changes): A"),
     ]
     assert [r["text"] for r in diff_rows(diff_graphs(OLD, OLD))] == ["No differences"]
+
+
+def test_a_changed_secret_parameter_never_shows_its_value(tmp_path, monkeypatch):
+    monkeypatch.setenv("NODEFLOW_DATA_DIR", str(tmp_path))  # a key of its own, made in the test's folder
+    monkeypatch.delenv("NODEFLOW_SECRET_KEY", raising=False)
+    old, new = seal("sk-old-value"), seal("sk-new-value")
+    assert change_line(FieldChange("headers", old, new)) == "headers: secret changed"
+    assert change_line(FieldChange("headers", None, new)) == "headers: secret changed"
+    assert change_line(FieldChange("url", "a", "b")) == 'url: "a" -> "b"'

@@ -320,3 +320,28 @@ def test_create_save_list_delete_on_postgresql(postgres_store):
 
 def test_history_on_postgresql(postgres_store):
     check_history(postgres_store)
+
+
+def test_a_database_from_before_version_authors_and_names_gains_them_in_place(tmp_path):
+    url = f"sqlite:///{tmp_path / 'old.db'}"
+    engine = make_engine(url)
+    with engine.begin() as conn:  # the graph tables as main made them before History
+        conn.execute(text("CREATE TABLE graph (id VARCHAR(64) PRIMARY KEY, name VARCHAR(120) NOT NULL, "
+                          "graph_json TEXT NOT NULL, node_count INTEGER NOT NULL, version INTEGER NOT NULL, "
+                          "created_at FLOAT NOT NULL, updated_at FLOAT NOT NULL)"))
+        conn.execute(text("CREATE TABLE graph_version (id INTEGER PRIMARY KEY, graph_id VARCHAR(64) NOT NULL, "
+                          "version INTEGER NOT NULL, graph_json TEXT NOT NULL, node_count INTEGER NOT NULL, "
+                          "created_at FLOAT NOT NULL, note VARCHAR NOT NULL, UNIQUE (graph_id, version))"))
+        document = json.dumps({"id": "old", "name": "Old", "version": 1, "nodes": [], "edges": []})
+        conn.execute(text("INSERT INTO graph VALUES ('old', 'Old', :g, 0, 1, 1.0, 1.0)"), {"g": document})
+        conn.execute(text("INSERT INTO graph_version (graph_id, version, graph_json, node_count, created_at, note) "
+                          "VALUES ('old', 1, :g, 0, 1.0, 'created')"), {"g": document})
+    engine.dispose()
+
+    store = GraphStore(url)
+    assert [(v.version, v.author, v.author_name, v.label) for v in store.versions("old")] == [(1, None, "", "")]
+    assert store.save("old", store.get("old").graph, author="u1", author_name="Ada") == 2
+    store.label_version("old", 1, "from before")
+    assert [(v.version, v.author_name, v.label) for v in store.versions("old")] == [(2, "Ada", ""),
+                                                                                     (1, "", "from before")]
+    store.engine.dispose()

@@ -19,6 +19,7 @@ from nodeflow_app.components.settings_page import settings_page
 from nodeflow_app.state.chat_state import ChatState
 from nodeflow_app.state.editor_state import EditorState
 from nodeflow_app.state.graph_list_state import GraphListState
+from nodeflow_app.state.history_state import HistoryState
 from nodeflow_app.state.knowledge_state import KnowledgeState
 from nodeflow_app.state.run_history_state import RunHistoryState
 from nodeflow_app.state.workspace_state import WorkspaceState
@@ -59,7 +60,8 @@ app.add_page(account_page, route=routes.ACCOUNT, title="NodeFlow — account", o
 app.add_page(graph_list_page, route=routes.GRAPHS, title="NodeFlow — graphs", description=TAGLINE,
              on_load=[AuthState.guard, GraphListState.load])
 app.add_page(editor_page, route=routes.EDITOR, title="NodeFlow — editor",
-             on_load=[AuthState.guard, EditorState.load_graph, RunHistoryState.load, ChatState.load])
+             on_load=[AuthState.guard, EditorState.load_graph, RunHistoryState.load, ChatState.load,
+                      HistoryState.load])
 app.add_page(chat_page, route=routes.CHAT, title="NodeFlow — chat", on_load=[AuthState.guard, ChatState.load])
 app.add_page(knowledge_page, route=routes.KNOWLEDGE, title="NodeFlow — knowledge",
              on_load=[AuthState.guard, KnowledgeState.load])

@@ -10,6 +10,9 @@ from pathlib import Path
 import pytest
 from sqlalchemy import insert, text
 
+from alembic import command
+
+from nodeflow_app.store import migrations
 from nodeflow_app.store.db import make_engine
 from nodeflow_app.store.graphs import LABEL_MAX, NAME_MAX, RUNS, GraphNotFound, GraphStore, VersionNotFound
 from nodes._registry import Registry
@@ -325,13 +328,9 @@ def test_history_on_postgresql(postgres_store):
 def test_a_database_from_before_version_authors_and_names_gains_them_in_place(tmp_path):
     url = f"sqlite:///{tmp_path / 'old.db'}"
     engine = make_engine(url)
-    with engine.begin() as conn:  # the graph tables as main made them before History
-        conn.execute(text("CREATE TABLE graph (id VARCHAR(64) PRIMARY KEY, name VARCHAR(120) NOT NULL, "
-                          "graph_json TEXT NOT NULL, node_count INTEGER NOT NULL, version INTEGER NOT NULL, "
-                          "created_at FLOAT NOT NULL, updated_at FLOAT NOT NULL)"))
-        conn.execute(text("CREATE TABLE graph_version (id INTEGER PRIMARY KEY, graph_id VARCHAR(64) NOT NULL, "
-                          "version INTEGER NOT NULL, graph_json TEXT NOT NULL, node_count INTEGER NOT NULL, "
-                          "created_at FLOAT NOT NULL, note VARCHAR NOT NULL, UNIQUE (graph_id, version))"))
+    with engine.begin() as conn:  # the tables as main made them before migrations (and History)
+        command.upgrade(migrations._config(conn), migrations.BASELINE)
+        conn.execute(text("DROP TABLE alembic_version"))
         document = json.dumps({"id": "old", "name": "Old", "version": 1, "nodes": [], "edges": []})
         conn.execute(text("INSERT INTO graph VALUES ('old', 'Old', :g, 0, 1, 1.0, 1.0)"), {"g": document})
         conn.execute(text("INSERT INTO graph_version (graph_id, version, graph_json, node_count, created_at, note) "

@@ -19,6 +19,7 @@ from nodeflow_app.chat.service import starts_chats
 from nodeflow_app.editor import fields
 from nodeflow_app.editor.document import EditError, GraphDocument
 from nodeflow_app.provider_settings import configured_providers, default_model, model_choices
+from nodeflow_app.state.access import current
 from nodeflow_app.secret_values import hide_graph, hide_node, seal_graph, seal_parameter, secrets_to_enter
 from nodeflow_app.store.graphs import graph_store
 from nodeflow_app.validation import Issue, validate_graph
@@ -176,7 +177,7 @@ class EditorState(rx.State):
             graph_id, graph, edits = self._doc.id, self._doc.to_json(), self._edits
         try:
             version, issues = await asyncio.to_thread(_validate_and_store, graph_id, graph,
-                                                      "autosave" if auto else "saved")
+                                                      "autosave" if auto else "saved", current().user)
         except Exception as error:  # noqa: BLE001 - the edits stay in memory; the page says so
             async with self:
                 self.save_status = "error"
@@ -201,7 +202,7 @@ class EditorState(rx.State):
     def _save(self, note: str) -> None:
         """Save now, inside the handler (a reload with edits still pending)."""
         try:
-            self.saved_version, issues = _validate_and_store(self._doc.id, self._doc.to_json(), note)
+            self.saved_version, issues = _validate_and_store(self._doc.id, self._doc.to_json(), note, current().user)
         except Exception as error:  # noqa: BLE001 - the edits stay in memory; the page says so
             self.save_status = "error"
             self.issue_list = [{"node_id": "", "severity": "error", "text": f"Saving failed: {error}"}]
@@ -594,12 +595,12 @@ def install_choices() -> dict[str, list[list[str]]]:
                             for name, s in sorted(servers.items())]}
 
 
-def _validate_and_store(graph_id: str, graph: dict[str, Any], note: str):
-    """A new version of the graph, and the issues it has (saved anyway: work is never refused).
-
-    Secrets still in clear (a pasted fragment) are sealed on the way to the database."""
+def _validate_and_store(graph_id: str, graph: dict[str, Any], note: str, author: Any = None):
+    """A new version of the graph by `author` (a signed-in User), and the issues it has (saved anyway: work is
+    never refused). Secrets still in clear (a pasted fragment) are sealed on the way to the database."""
     _, issues = validate_graph(graph, default_registry())
-    return graph_store().save(graph_id, seal_graph(graph, default_registry()), note=note), issues
+    return graph_store().save(graph_id, seal_graph(graph, default_registry()), note=note,
+                              author=getattr(author, "id", None), author_name=getattr(author, "name", "")), issues
 
 
 def hide_ops(ops: list[dict[str, Any]], registry) -> list[dict[str, Any]]:

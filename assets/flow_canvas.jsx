@@ -692,6 +692,7 @@ function usePaletteDrag() {
 // edges (class nf-diff-added | removed | changed), sends no edit, and leaves the live flow as it was.
 
 const HISTORY_SENDS = new Set(["onSave", "onResync"]); // what still reaches Python while History shows a version
+const VIEWER_SENDS = new Set(["onSelect", "onViewport", "onResync"]); // what a viewer's canvas sends
 
 /** The flow History shows instead of the live graph, or null; fitted when it comes and when it goes. */
 function useHistoryView(history, conv, rf) {
@@ -739,6 +740,7 @@ function Canvas(props) {
   latest.current = props;
   const send = useCallback((name, payload) => {
     if (latest.current.history?.mode && !HISTORY_SENDS.has(name)) return; // read-only while History shows a version
+    if (latest.current.readOnly && !VIEWER_SENDS.has(name)) return; // a viewer looks, never edits
     const handler = latest.current[name];
     if (typeof handler === "function") handler(payload);
   }, []);
@@ -749,7 +751,7 @@ function Canvas(props) {
     errorHandle: definitions.error_handle ?? "error", issues, statuses, ports, pinned,
   };
   const { view, setView, viewRef } = useHistoryView(props.history, conv, rf);
-  const readOnly = view !== null;
+  const readOnly = view !== null || !!props.readOnly;
   const shown = view ?? flow;
   const context = useMemo(() => ({
     sockets: definitions.sockets ?? EMPTY,

@@ -29,6 +29,7 @@ class FlowCanvas(NoSSRComponent):
     ports: Var[dict]
     pinned: Var[dict]
     history: Var[dict]  # a stored version or a diff to show read-only instead of the graph (History)
+    read_only: Var[bool]  # a viewer: nothing but selection and the viewport goes to Python
 
     on_connect: _Event
     on_move: _Event

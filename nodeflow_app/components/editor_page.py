@@ -96,6 +96,8 @@ def toolbar() -> rx.Component:
         rx.text("/", size="2", color_scheme="gray"),
         graph_name_field(),
         rx.box(save_status(), custom_attrs={"data-testid": "save-status"}),
+        rx.cond(EditorState.read_only, rx.badge(rx.icon("eye", size=12), "View only", color_scheme="gray",
+                                                variant="soft", custom_attrs={"data-testid": "view-only"})),
         rx.box(flex="1"),
         tool_button("undo-2", "Undo (Ctrl+Z)", "undo", on_click=EditorState.undo, disabled=~EditorState.can_undo),
         tool_button("redo-2", "Redo (Ctrl+Shift+Z)", "redo", on_click=EditorState.redo,
@@ -211,7 +213,7 @@ def rail(icon: str, label: str, testid: str, on_click, side: str) -> rx.Componen
 
 def side_palette(registry) -> rx.Component:
     return rx.cond(
-        _shown(LayoutState.palette),
+        _shown(LayoutState.palette) & ~EditorState.read_only,  # a viewer adds nothing: no palette
         palette(registry.by_category(), on_add=EditorState.add_from_palette,
                 fold=tool_button("panel-left-close", "Fold the nodes panel", "palette-fold",
                                  on_click=LayoutState.show_palette(False))),
@@ -255,6 +257,7 @@ def editor_page() -> rx.Component:
                         ports=RunViewState.ports,
                         pinned=RunHistoryState.pinned,
                         history=HistoryState.canvas_view,
+                        read_only=EditorState.read_only,
                         on_connect=EditorState.on_connect,
                         on_move=EditorState.on_move,
                         on_delete=EditorState.on_delete,

@@ -609,6 +609,9 @@ def inspector(definitions: Sequence[NodeDefinition], fold: rx.Component | None =
                 rx.separator(size="4"),
                 settings_section(),
                 spacing="4", width="100%",
+                # A viewer reads the form; nothing in it reacts (the server refuses their edits too).
+                pointer_events=rx.cond(EditorState.read_only, "none", "auto"),
+                opacity=rx.cond(EditorState.read_only, "0.75", "1"),
             ),
         ),
         width=INSPECTOR_WIDTH, min_width=INSPECTOR_WIDTH, height="100%", overflow_y="auto", padding="16px",

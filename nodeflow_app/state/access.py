@@ -148,4 +148,5 @@ class AccessMiddleware(Middleware):
     @staticmethod
     def _refuse(event: Any, user: User | None, reason: str) -> StateUpdate:
         log.warning("refused %s for %s: %s", event.name, user.email if user else "anonymous", reason)
-        return StateUpdate(events=Event.from_event_type(rx.toast.error(f"Not allowed: {reason}.")))
+        text = "Not found: it belongs to a workspace you are not in." if reason == "not found" else f"Not allowed: {reason}."
+        return StateUpdate(events=Event.from_event_type(rx.toast.error(text)))

@@ -19,6 +19,7 @@ from nodeflow_app.chat.service import starts_chats
 from nodeflow_app.editor import fields
 from nodeflow_app.editor.document import EditError, GraphDocument
 from nodeflow_app.provider_settings import configured_providers, default_model, model_choices
+from nodeflow_app.accounts.roles import allows
 from nodeflow_app.state.access import current
 from nodeflow_app.secret_values import hide_graph, hide_node, seal_graph, seal_parameter, secrets_to_enter
 from nodeflow_app.store.graphs import graph_store
@@ -80,6 +81,7 @@ class EditorState(rx.State):
     _expression_modes: dict[str, list[str]] = {}
     _typed_errors: dict[str, str] = {}
     _configured: list[str] = []  # providers configured when the graph was opened
+    read_only: bool = False  # the caller may look, not edit (a viewer of the graph's workspace)
     _frozen: bool = False  # History shows a stored version on the canvas: edits wait for "Back to current"
 
     # Loading and saving ------------------------------------------------------------------------
@@ -99,6 +101,8 @@ class EditorState(rx.State):
             if self._doc is None:
                 return failure
         self.not_found, self.graph_name = "", self._doc.name
+        # A viewer's canvas is read-only (the access check refuses their edits anyway; this says so up front).
+        self.read_only = not allows(current().role, "edit")
         self.choice_options = install_choices()
         self._configured = configured_providers()
         self.model_options = model_choices(self._configured)

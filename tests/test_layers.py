@@ -29,6 +29,7 @@ PLACES = {
     "nodes": "nodes",
     "nodes._registry": "nodes",
     "nodeflow_app.store": "services",
+    "nodeflow_app.accounts": "services",  # roles and the actions they allow
     "nodeflow_app.chat": "services",
     "nodeflow_app.runs": "services",
     "nodeflow_app.cli": "services",

@@ -82,13 +82,16 @@ class ChatService:
 
     # -- chats ---------------------------------------------------------------------------------------
 
-    def create_chat(self, graph_id: str, title: str = DEFAULT_TITLE) -> ChatSummary:
+    def create_chat(self, graph_id: str, title: str = DEFAULT_TITLE, user_id: str | None = None) -> ChatSummary:
         if self.graphs.get(graph_id) is None:
             raise GraphNotFound(f"no graph '{graph_id}' in the database")
-        return self.chats.create_chat(graph_id, title)
+        return self.chats.create_chat(graph_id, title, user_id)
 
-    def list_chats(self, graph_id: str) -> list[ChatSummary]:
-        return self.chats.list_chats(graph_id)
+    def list_chats(self, graph_id: str, user_id: str | None = None) -> list[ChatSummary]:
+        return self.chats.list_chats(graph_id, user_id)
+
+    def get_chat(self, chat_id: str) -> ChatSummary | None:
+        return self.chats.get_chat(chat_id)
 
     def rename_chat(self, chat_id: str, title: str) -> None:
         self.chats.rename_chat(chat_id, title)

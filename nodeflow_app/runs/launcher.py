@@ -26,6 +26,7 @@ from typing import Any, Literal
 from sqlalchemy import Engine
 
 from nodeflow_app.contract import STARTED_BY
+from nodeflow_app.runs.caller import USER, current_caller
 from nodeflow_app.runs.caches import GraphCaches, graph_caches
 from nodeflow_app.runs.graph_runner import StoredGraphRunner
 from nodeflow_app.runtime.engine import restore_run, start_plan
@@ -100,10 +101,15 @@ class RunLauncher:
         """
         plan = graph if isinstance(graph, Plan) else self.plan(graph)
         graph_id = graph_id or plan.graph.id
+        caller = current_caller()
         context = {**(context or {}), STARTED_BY: started_by}
+        if caller.user_name:
+            context.setdefault(USER, caller.user_name)
         hooks = self._hooks(self.cache(cache, graph_id), persist)
         if services is None:
             services = StoredGraphRunner(self, self.graphs).for_graph(graph_id).services()
+        if caller.workspace_id:
+            services = {**services, "workspace_id": caller.workspace_id}  # knowledge is per workspace
         return start_plan(plan, self.registry, trigger=trigger, payload=payload, hooks=hooks, to_node=to_node,
                           context=context, services=services)
 

@@ -18,7 +18,7 @@ def run_row(run: dict[str, Any], now: float | None = None) -> dict[str, str]:
         "duration": duration_text(run.get("duration_ms")),
         "version": f"v{run.get('graph_version', 1)}",
         "started": ago(run["started_at"], now),
-        "source": run.get("started_by") or "",
+        "source": " · ".join(part for part in (run.get("started_by"), run.get("started_by_user")) if part),
         "error": run.get("error") or "",
     }
 

@@ -24,6 +24,7 @@ from reflex_base.event import Event
 from reflex.state import StateUpdate
 
 from nodeflow_app.accounts.roles import Action, allows
+from nodeflow_app.runs.caller import Caller, set_caller
 from nodeflow_app.store.accounts import User, account_store
 
 log = logging.getLogger("nodeflow.access")
@@ -122,6 +123,7 @@ class AccessMiddleware(Middleware):
 
     async def preprocess(self, app: Any, state: Any, event: Any) -> StateUpdate | None:
         _current.set(Access(None, None, None))
+        set_caller(Caller())
         path, _, name = event.name.rpartition(".")
         if name in REFLEX_INTERNAL:
             return None
@@ -143,6 +145,7 @@ class AccessMiddleware(Middleware):
         if not decision.allowed:
             return self._refuse(event, user, decision.reason)
         _current.set(Access(user, workspace, role))
+        set_caller(Caller(user.id if user else None, user.name if user else "", workspace))
         return None
 
     @staticmethod

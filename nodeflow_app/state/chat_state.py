@@ -20,6 +20,7 @@ import reflex as rx
 from nodeflow_app.chat.patch import apply_patch, wire_ops
 from nodeflow_app.chat.service import ChatError, ChatService, ChatUpdate, chat_service
 from nodeflow_app.state.editor_state import EditorState
+from nodeflow_app.state.access import current
 from nodeflow_app.state.run_history_state import RunHistoryState
 from nodeflow_app.state.run_view_state import RunViewState
 from nodeflow_app.store.chats import ChatHistory, ChatMessage, ChatNotFound
@@ -44,6 +45,12 @@ def message_view(history: ChatHistory, message: ChatMessage) -> dict[str, Any]:
 
 def branch_view(history: ChatHistory, path: list[str]) -> list[dict[str, Any]]:
     return [message_view(history, history.messages[message_id]) for message_id in path]
+
+
+def _me() -> str | None:
+    """The signed-in caller's user id (resolved by the access check); chats are per person."""
+    user = current().user
+    return user.id if user else None
 
 
 def chat_row(summary: Any) -> dict[str, str]:
@@ -88,7 +95,7 @@ class ChatState(rx.State):
         stored = graph_store().get(graph_id)
         self.graph_id, self.missing = graph_id, "" if stored else graph_id
         self.graph_name = stored.name if stored else ""
-        self.chats = [chat_row(c) for c in chat_service().list_chats(graph_id)] if stored else []
+        self.chats = [chat_row(c) for c in chat_service().list_chats(graph_id, _me())] if stored else []
         chat_id = self.chat_id if any(c["id"] == self.chat_id for c in self.chats) else (
             self.chats[0]["id"] if self.chats else "")
         return await self._open_chat(chat_id)
@@ -108,7 +115,7 @@ class ChatState(rx.State):
         if self.busy:
             return rx.toast.warning("An answer is still streaming: stop it or wait first.")
         try:
-            summary = chat_service().create_chat(self.graph_id)
+            summary = chat_service().create_chat(self.graph_id, user_id=_me())
         except _REFUSED as error:
             return rx.toast.error(str(error))
         self._refresh_chats()
@@ -120,6 +127,10 @@ class ChatState(rx.State):
         self.messages = []
         if not chat_id:
             return None
+        chat = chat_service().get_chat(chat_id)
+        if chat is None or chat.graph_id != self.graph_id or (chat.user_id is not None and chat.user_id != _me()):
+            self.chat_id = ""  # someone else's chat (or another graph's) is not found for this caller
+            return rx.toast.error("Chat not found.")
         try:
             history = chat_service().history(chat_id)
         except ChatNotFound as error:
@@ -132,7 +143,7 @@ class ChatState(rx.State):
         return None
 
     def _refresh_chats(self) -> None:
-        self.chats = [chat_row(c) for c in chat_service().list_chats(self.graph_id)]
+        self.chats = [chat_row(c) for c in chat_service().list_chats(self.graph_id, _me())]
 
     # Rename and delete -------------------------------------------------------------------------------
 
@@ -239,7 +250,7 @@ class ChatState(rx.State):
                 if not new_chat:
                     return rx.toast.error("Open a chat first.")
                 try:
-                    self.chat_id, self.messages = service.create_chat(self.graph_id).id, []
+                    self.chat_id, self.messages = service.create_chat(self.graph_id, user_id=_me()).id, []
                 except _REFUSED as error:
                     return rx.toast.error(str(error))
             self.busy, self._stop_requested, self._run_id = True, False, ""

@@ -41,6 +41,7 @@ class ChatSummary:
     title: str
     created_at: float
     updated_at: float
+    user_id: str | None = None  # whose chat
 
 
 @dataclass(frozen=True)
@@ -95,22 +96,24 @@ class ChatStore:
 
     # -- chats -----------------------------------------------------------------------------------------
 
-    def create_chat(self, graph_id: str, title: str = DEFAULT_TITLE) -> ChatSummary:
+    def create_chat(self, graph_id: str, title: str = DEFAULT_TITLE, user_id: str | None = None) -> ChatSummary:
         now, chat_id = self._now(), uuid.uuid4().hex[:16]
         title = clean_title(title)
         with self.engine.begin() as conn:
             conn.execute(insert(CHATS).values(id=chat_id, graph_id=graph_id, title=title, created_at=now,
-                                              updated_at=now))
-        return ChatSummary(chat_id, graph_id, title, now, now)
+                                              updated_at=now, user_id=user_id))
+        return ChatSummary(chat_id, graph_id, title, now, now, user_id)
 
     def get_chat(self, chat_id: str) -> ChatSummary | None:
         with self.engine.connect() as conn:
             row = conn.execute(select(CHATS).where(CHATS.c.id == chat_id)).mappings().first()
         return None if row is None else _chat(row)
 
-    def list_chats(self, graph_id: str) -> list[ChatSummary]:
-        """A graph's chats, last active first."""
+    def list_chats(self, graph_id: str, user_id: str | None = None) -> list[ChatSummary]:
+        """A graph's chats (only `user_id`'s when given: each member sees their own), last active first."""
         query = select(CHATS).where(CHATS.c.graph_id == graph_id).order_by(CHATS.c.updated_at.desc(), CHATS.c.id)
+        if user_id is not None:
+            query = query.where(CHATS.c.user_id == user_id)
         with self.engine.connect() as conn:
             return [_chat(row) for row in conn.execute(query).mappings()]
 
@@ -205,7 +208,7 @@ def clean_title(title: Any) -> str:
 
 
 def _chat(row: Any) -> ChatSummary:
-    return ChatSummary(row["id"], row["graph_id"], row["title"], row["created_at"], row["updated_at"])
+    return ChatSummary(row["id"], row["graph_id"], row["title"], row["created_at"], row["updated_at"], row["user_id"])
 
 
 def _message(row: Any) -> ChatMessage:

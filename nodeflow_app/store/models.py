@@ -26,7 +26,8 @@ class RunRow(SQLModel, table=True):
     finished_at: float | None = None
     duration_ms: float | None = None
     # Added by migration 0003 (a run written before them reads as None).
-    started_by: str | None = None  # chat | test | cli (later: user:<id>, webhook, schedule, api)
+    started_by: str | None = None  # chat | test | cli | graph (later: webhook, schedule, api)
+    started_by_user: str | None = None  # the name of the person who started it (migration 0005)
     context_json: str | None = Field(default=None, sa_type=Text)  # the run's opaque context for its nodes
     # The process executing it ("host:pid:token") and when that process last said it is alive:
     # recovery and resume touch a `running` run only when its owner is gone.
@@ -128,6 +129,7 @@ class ChatRow(SQLModel, table=True):
     title: str = Field(max_length=120)
     created_at: float
     updated_at: float = Field(index=True)  # the list shows the last active first
+    user_id: str | None = Field(default=None, index=True, max_length=32)  # whose chat (None: before accounts)
 
 
 class ChatMessageRow(SQLModel, table=True):

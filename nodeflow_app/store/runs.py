@@ -247,7 +247,8 @@ def _run_row(run: Run, owner: str | None) -> dict[str, Any]:
     row["id"] = row.pop("run_id")
     row.update(graph_id=graph.id, graph_version=graph.version, graph_json=graph.model_dump_json(),
                trigger_id=run.trigger_id, payload_json=_dumps(run.payload), started_at=run.started_at,
-               started_by=run.context.get(STARTED_BY), context_json=_dumps(run.context), owner=owner,
+               started_by=run.context.get(STARTED_BY), started_by_user=run.context.get("user"),
+               context_json=_dumps(run.context), owner=owner,
                heartbeat_at=time.time())
     return row
 

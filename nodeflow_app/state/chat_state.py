@@ -30,7 +30,6 @@ log = logging.getLogger(__name__)
 
 EMPTY_HEAD: dict[str, Any] = {"message_id": "", "status": "", "siblings": [], "index": 0}
 EMPTY_STREAM: dict[str, Any] = {"seq": 0, "ops": []}
-DECIDER = "local user"  # who answers an approval card until accounts exist
 CONTINUE_TEXT = "Continue"
 _REFUSED = (ChatError, ChatNotFound, GraphNotFound)
 
@@ -230,7 +229,7 @@ class ChatState(rx.State):
         message_id, node_id = str(payload.get("message_id")), str(payload.get("node_id"))
         decision, note = str(payload.get("decision")), str(payload.get("note") or "").strip() or None
         return await self._converse(lambda service, chat_id: service.resume(
-            chat_id, message_id, node_id, decision, note, who=DECIDER))
+            chat_id, message_id, node_id, decision, note, who=_decider()))
 
     @rx.event
     def stop(self):
@@ -318,3 +317,9 @@ class ChatState(rx.State):
         self._seq += 1
         apply_patch(self._stream_blocks, ops)
         self.stream = {"seq": self._seq, "ops": wire_ops(ops)}
+
+
+def _decider() -> str:
+    """Who answers an approval: the signed-in caller's name (the access check resolved them)."""
+    user = current().user
+    return user.name if user else "someone"

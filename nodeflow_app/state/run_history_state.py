@@ -15,6 +15,8 @@ from typing import Any
 
 import reflex as rx
 
+from nodeflow_app.state.access import current
+
 from nodeflow_app.runs.live import step_batches
 from nodeflow_app.runs.service import RunRefused, approval_payload, run_service
 from nodeflow_app.runs.view import approval_cards, canvas_steps, node_rows, pretty, run_row
@@ -166,7 +168,7 @@ class RunHistoryState(rx.State):
         if not run_id:
             return
         try:
-            run = await asyncio.to_thread(run_service().answer, run_id, node_id, decision, note, DECIDER)
+            run = await asyncio.to_thread(run_service().answer, run_id, node_id, decision, note, _decider())
         except RunRefused as error:
             async with self:
                 self._after_control()
@@ -177,7 +179,7 @@ class RunHistoryState(rx.State):
                 self._after_control()
                 return rx.toast.success(f"Answered {decision}: the run goes on")
             self.running = True
-        payload = approval_payload(decision, note, DECIDER)
+        payload = approval_payload(decision, note, _decider())
         return await self._follow(run, run.resume(node_id, payload), f"Run {run.run_id[:6]} · {decision}")
 
     def _after_control(self) -> None:
@@ -252,9 +254,14 @@ class RunHistoryState(rx.State):
         self.nodes = [{**n, "pinned": "pinned" if n["node_id"] in self.pinned else ""} for n in self.nodes]
 
 
-DECIDER = "editor"  # who answered, until accounts exist
 
 
 def _start(graph_id: str, node_id: str, payload: Any = None):
     service = run_service()
     return service.run_to(graph_id, node_id, payload) if node_id else service.rerun(graph_id, payload)
+
+
+def _decider() -> str:
+    """Who answers an approval: the signed-in caller's name (the access check resolved them)."""
+    user = current().user
+    return user.name if user else "someone"

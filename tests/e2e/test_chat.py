@@ -101,7 +101,7 @@ def test_a_newcomer_chats_sees_tokens_tools_steps_and_approval_then_finds_it_aft
     expect(answer.get_by_test_id("step-NO")).to_have_attribute("data-status", "skipped")
     expect(answer).to_contain_text("All done here")
     expect(card).to_have_attribute("data-decision", "approve")
-    expect(card).to_contain_text("local user")
+    expect(card).to_contain_text("Admin")  # the signed-in owner decided
     expect(card).to_contain_text("looks right")
     expect(page.get_by_test_id("status-LLM")).to_have_text("completed")
     page.evaluate("window.__nodeflowCanvas.fitView()")

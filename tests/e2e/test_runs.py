@@ -228,4 +228,4 @@ def test_a_paused_test_run_is_approved_and_stopped_from_the_runs_panel(
     expect(status(page, "Slow")).to_have_text("cancelled")
     expect(page.get_by_test_id("approval-card")).to_have_count(0)
     approval = json_of(expand(page, "Ship?"), "run-node-output")["approve"]["approval"]
-    assert (approval["decision"], approval["note"], approval["by"]) == ("approve", "looks right", "editor")
+    assert (approval["decision"], approval["note"], approval["by"]) == ("approve", "looks right", "Admin")

@@ -51,7 +51,7 @@ def graph_name_field() -> rx.Component:
     return rx.input(
         default_value=EditorState.graph_name, key=EditorState.graph_name + EditorState.name_field_rev.to_string(),
         on_blur=EditorState.rename_graph, variant="soft", color_scheme="gray", size="2", aria_label="Graph name",
-        title="Rename the graph",
+        title="Rename the graph", read_only=EditorState.read_only,
         width=rx.cond(EditorState.graph_name.length() > 24, "320px", "200px"),
         style={"fontWeight": "500", "background": "transparent"},
         custom_attrs={"data-testid": "graph-name", "onKeyDown": BLUR_ON_ENTER},

@@ -55,3 +55,78 @@ def test_invite_a_viewer_who_can_look_but_not_edit(browser, nodeflow_server):
     expect(guest).to_have_url(re.compile(r"/graph/\w+$"), timeout=15_000)
     for context in (owner_context, guest_context, third.context):
         context.close()
+
+
+def _invite(owner, server, role: str) -> str:
+    owner.goto(f"{server.url}/workspace")
+    owner.get_by_test_id("invite-role").click()
+    owner.get_by_role("option", name=role).click()
+    owner.get_by_test_id("invite-create").click()
+    expect(owner.get_by_test_id("invite-link")).to_be_visible()
+    return owner.get_by_test_id("invite-link").inner_text().rsplit("/", 1)[1]
+
+
+def _join(browser, server, code: str, name: str, email: str):
+    context = browser.new_context(viewport={"width": 1440, "height": 900})
+    page = context.new_page()
+    page.goto(f"{server.url}/invite/{code}")
+    page.get_by_test_id("invite-name").fill(name)
+    page.get_by_test_id("invite-email").fill(email)
+    page.get_by_test_id("invite-password").fill(f"{name} password")
+    page.get_by_test_id("invite-accept").click()
+    expect(page.get_by_test_id("user-menu")).to_contain_text("Acme", timeout=15_000)
+    return context, page
+
+
+def test_owner_editor_viewer_and_outsider_on_one_team_graph(browser, nodeflow_server, fake_llm):
+    from nodeflow_app.store.accounts import AccountStore
+
+    owner_context = signed_in_context(browser, nodeflow_server)
+    owner = owner_context.new_page()
+    owner.goto(f"{nodeflow_server.url}/workspace")
+    owner.get_by_test_id("team-name").fill("Acme")
+    owner.get_by_test_id("team-create").click()
+    expect(owner.get_by_test_id("user-menu")).to_contain_text("Acme", timeout=15_000)
+    owner.get_by_test_id("new-graph").click()
+    owner.get_by_test_id("template-blank").click()
+    owner.wait_for_url("**/graph/*")
+    graph_url = owner.url
+    owner.get_by_test_id("graph-name").fill("Acme desk")
+    owner.get_by_test_id("graph-name").press("Enter")
+    editor_code, viewer_code = _invite(owner, nodeflow_server, "editor"), _invite(owner, nodeflow_server, "viewer")
+
+    # The editor sees the team's graph and changes it.
+    editor_context, editor = _join(browser, nodeflow_server, editor_code, "Eddie", "eddie@example.org")
+    expect(editor.get_by_test_id("graph-row-Acme desk")).to_be_visible()
+    editor.goto(graph_url)
+    editor.wait_for_function("window.__nodeflowCanvas && window.__nodeflowCanvas.nodeCount() === 1")
+    editor.get_by_test_id("palette-node-prompt-template").click()
+    editor.wait_for_function("window.__nodeflowCanvas.nodeCount() === 2")
+    expect(editor.get_by_test_id("save-status")).to_contain_text("Saved", timeout=10_000)
+
+    # The viewer sees it read-only, chats with it, and a tampered edit is refused by the server.
+    viewer_context, viewer = _join(browser, nodeflow_server, viewer_code, "Vera", "vera@example.org")
+    viewer.goto(graph_url)
+    viewer.wait_for_function("window.__nodeflowCanvas && window.__nodeflowCanvas.nodeCount() === 2")
+    expect(viewer.get_by_test_id("view-only")).to_be_visible()
+    expect(viewer.get_by_test_id("palette-node-prompt-template")).to_have_count(0)
+    name = viewer.get_by_test_id("graph-name")
+    name.evaluate("el => el.removeAttribute('readonly')")  # what devtools would do
+    name.fill("Vera was here")
+    name.press("Enter")
+    expect(viewer.get_by_text("Not allowed: a viewer cannot do this")).to_be_visible()
+    owner.goto(f"{nodeflow_server.url}/")
+    expect(owner.get_by_test_id("graph-row-Acme desk")).to_be_visible()  # the name did not change
+
+    # An outsider (an account of their own, not invited) finds nothing.
+    accounts = AccountStore(f"sqlite:///{nodeflow_server.data_dir / 'nodeflow.db'}")
+    accounts.create_user("Otto", "otto@example.org", "outsider password")
+    accounts.engine.dispose()
+    outsider_context = signed_in_context(browser, nodeflow_server, "otto@example.org", "outsider password")
+    outsider = outsider_context.new_page()
+    outsider.goto(f"{nodeflow_server.url}/")
+    expect(outsider.get_by_test_id("graph-count")).to_have_text("0 graphs")
+    outsider.goto(graph_url)
+    expect(outsider.get_by_text("Not found: it belongs to a workspace you are not in.").first).to_be_visible()
+    for context in (owner_context, editor_context, viewer_context, outsider_context):
+        context.close()

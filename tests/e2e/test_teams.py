@@ -9,6 +9,7 @@ import re
 from playwright.sync_api import expect
 
 from .conftest import signed_in_context
+from .test_chat import expect_answer_status, send
 
 
 def test_invite_a_viewer_who_can_look_but_not_edit(browser, nodeflow_server):
@@ -109,6 +110,9 @@ def test_owner_editor_viewer_and_outsider_on_one_team_graph(browser, nodeflow_se
     viewer.goto(graph_url)
     viewer.wait_for_function("window.__nodeflowCanvas && window.__nodeflowCanvas.nodeCount() === 2")
     expect(viewer.get_by_test_id("view-only")).to_be_visible()
+    viewer.get_by_test_id("toggle-chat").click()
+    send(viewer, "hello from a viewer")
+    expect_answer_status(viewer, "complete")
     expect(viewer.get_by_test_id("palette-node-prompt-template")).to_have_count(0)
     name = viewer.get_by_test_id("graph-name")
     name.evaluate("el => el.removeAttribute('readonly')")  # what devtools would do

@@ -224,6 +224,43 @@ def _store(args: argparse.Namespace, required: bool = False) -> Any:
     return store
 
 
+# migrate ----------------------------------------------------------------------------------------
+
+def _migrate_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("graph", metavar="OLD.json", type=Path, help="a graph of the older runtime")
+    parser.add_argument("-o", "--output", metavar="NEW.json", type=Path,
+                        help="where to write the converted graph (default: print it after the report)")
+    parser.add_argument("--provider", default="openai",
+                        help="provider for bare model names such as gpt-5 (default: openai)")
+
+
+def _migrate(args: argparse.Namespace) -> int:
+    """Print the report (stderr when the graph goes to stdout); write the graph only when nothing is in error."""
+    from nodeflow_app.legacy import LegacyFormatError, is_legacy_graph, migrate_graph
+
+    raw = read_json(args.graph)
+    if not is_legacy_graph(raw):
+        raise InputError(f"{args.graph} is not a graph of the older runtime (no start/if/input node, "
+                         "no 'connections'); check it with `nodeflow validate`")
+    try:
+        migration = migrate_graph(raw, _registry(), provider=args.provider,
+                                   fallback_name=args.graph.stem)
+    except LegacyFormatError as error:
+        raise InputError(f"{args.graph}: {error}") from error
+    report_to = sys.stdout if args.output else sys.stderr
+    print(migration.report.text(), file=report_to)
+    if migration.graph is None:
+        print(f"not converted: {len(migration.report.of('error'))} error(s) in {args.graph}", file=sys.stderr)
+        return EXIT_INVALID
+    text = json.dumps(migration.graph, indent=2, ensure_ascii=False)
+    if args.output:
+        args.output.write_text(text + "\n", encoding="utf-8")
+        print(f"wrote {args.output}: {len(migration.graph['nodes'])} nodes, {len(migration.graph['edges'])} edges")
+    else:
+        print(text)
+    return EXIT_OK
+
+
 # providers / credentials -------------------------------------------------------------------------
 
 def _providers_arguments(parser: argparse.ArgumentParser) -> None:
@@ -308,6 +345,8 @@ COMMANDS: dict[str, Command] = {
     "run": Command("run a graph file, printing events as they happen (exit 0 completed, 1 failed, "
                    "2 invalid graph, 3 paused)", _run_arguments, _run),
     "resume": Command("continue a paused run with an answer", _resume_arguments, _resume),
+    "migrate": Command("convert a graph of the older runtime (start/agent/if/approval) and print what "
+                       "became what", _migrate_arguments, _migrate),
     "providers": Command("list the model providers, whether each is configured, and how to configure the rest",
                          _providers_arguments, _providers),
     "credentials": Command("store, list or delete provider credentials (encrypted at rest)",

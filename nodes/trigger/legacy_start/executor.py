@@ -18,7 +18,7 @@ class LegacyStartExecutor:
                 raise NodeError(f"a Start payload must be text or an object with a text, got keys {sorted(payload)}")
             payload = payload["text"]
         if isinstance(payload, (list, tuple)):
-            raise NodeError(f"a Start payload must be text or an object with a text, got a list")
+            raise NodeError("a Start payload must be text or an object with a text, got a list")
         return ExecutionResult(outputs={"output": {"text": to_text(payload)}})
 
 

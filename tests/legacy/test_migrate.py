@@ -216,3 +216,15 @@ def test_the_report_text_has_a_section_per_kind():
     text = migrate(load("subagents.json")).report.text()
     assert text.startswith("Converted (7):\n  node start-1 (start): Start 'Start' (legacy-start)")
     assert "\nNot mapped (1):\n  node lead (agent): tools.web_search = true" in text
+
+
+def test_the_import_dialog_gets_a_migration_only_for_old_graphs():
+    from nodeflow_app.state.legacy_import_state import legacy_migration
+
+    assert legacy_migration((GRAPHS / "examples" / "branching.json").read_text(), "branching.json") is None
+    assert legacy_migration("not json", "x.json") is None
+    migration = legacy_migration((LEGACY / "approval.json").read_text(), "approval.json")
+    assert migration.graph["name"] == "Approve a reply" and migration.report.ok
+    broken = legacy_migration('{"nodes": [{"id": "s", "type": "start", "data": 3}]}', "old.json")
+    assert broken.graph is None
+    assert [str(line) for line in broken.report.of("error")] == ["graph: nodes[0] (id 's'): data must be an object, got int"]

@@ -6,7 +6,8 @@ Steps:
 3. drop `end` nodes (the older runtime ignored them) and unknown types, each with a report line;
 4. convert each node (nodes.py) under a unique name, and each edge: `subagent` edges become
    `tools-out -> tools` links, the others flow edges with their handles renamed;
-5. validate the result with the normalizer; any issue left is an error of the report.
+5. validate the result (nodeflow_app.validation): its errors are errors of the report, its warnings
+   (a model provider not configured yet) warnings.
 """
 
 from __future__ import annotations
@@ -15,7 +16,8 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
-from nodeflow_app.runtime.graph import DefinitionSource, normalize
+from nodeflow_app.runtime.graph import DefinitionSource
+from nodeflow_app.validation import validate_graph
 
 from . import nodes
 from .report import MigrationReport
@@ -55,10 +57,12 @@ def migrate_graph(raw: Any, registry: DefinitionSource, *, provider: str = "open
              "version": 1, "nodes": new_nodes, "edges": new_edges}
     if old.viewport is not None:
         graph["viewport"] = {k: old.viewport[k] for k in ("x", "y", "zoom") if isinstance(old.viewport.get(k), (int, float))}
-    _, issues = normalize(graph, registry)
-    for issue in issues:
+    for issue in validate_graph(graph, registry)[1]:
         where = f"node {issue.node_id}" if issue.node_id else f"edge {issue.edge_id}" if issue.edge_id else "graph"
-        report.add("error", where, f"the converted graph breaks a rule ({issue.rule}): {issue.message}")
+        if issue.severity == "error":
+            report.add("error", where, f"the converted graph breaks a rule ({issue.rule}): {issue.message}")
+        else:
+            report.add("warning", where, f"{issue.rule}: {issue.message}")
     return Migration(graph if report.ok else None, report)
 
 

@@ -18,10 +18,10 @@ def test_import_shows_the_report_then_saves_and_opens_the_converted_graph(page, 
     dialog = page.get_by_test_id("legacy-import")
     dialog.wait_for()
     assert "subagents.json" in dialog.inner_text()
-    assert page.get_by_test_id("legacy-summary").inner_text().startswith("7 converted, 1 not mapped, 0 warning(s).")
-    lines = dialog.get_by_test_id("legacy-line")
-    expect(lines).to_have_count(8)
-    texts = [line.inner_text() for line in lines.all()]
+    # Warnings depend on the server's providers (gpt-5 goes to OpenAI, maybe not configured there).
+    assert page.get_by_test_id("legacy-summary").inner_text().startswith("7 converted, 1 not mapped, ")
+    expect(dialog.locator('[data-kind="mapped"]')).to_have_count(7)
+    texts = [line.inner_text() for line in dialog.get_by_test_id("legacy-line").all()]
     assert any("node lead (agent)" in t and "Agent 'Lead'" in t for t in texts)
     assert any("edge s1" in t and "researcher.tools-out -> lead.tools" in t for t in texts)
     [unmapped] = dialog.locator('[data-kind="unmapped"]').all()

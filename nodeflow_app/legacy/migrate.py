@@ -48,6 +48,7 @@ def migrate_graph(raw: Any, registry: DefinitionSource, *, provider: str = "open
         report.add("error", f"edge {edge_id}", why)
     if not report.ok:
         return Migration(None, report)
+    _report_extra_keys(old, report)
     kept = _kept_nodes(old, report)
     names = _unique_names(kept)
     new_nodes = [_convert_node(old, node, names[node.id], provider, report) for node in kept.values()]
@@ -64,6 +65,15 @@ def migrate_graph(raw: Any, registry: DefinitionSource, *, provider: str = "open
         else:
             report.add("warning", where, f"{issue.rule}: {issue.message}")
     return Migration(graph if report.ok else None, report)
+
+
+def _report_extra_keys(old: OldGraph, report: MigrationReport) -> None:
+    """Keys outside the old format (React Flow's view keys aside) have no place in NodeFlow: say so."""
+    items = [("graph", old.extra), *((f"node {n.id} ({n.type})", n.extra) for n in old.nodes),
+             *((f"edge {e.id}", e.extra) for e in old.edges)]
+    for where, keys in items:
+        if keys:
+            report.add("unmapped", where, f"keys {list(keys)}: not part of the older format, no equivalent")
 
 
 def _kept_nodes(old: OldGraph, report: MigrationReport) -> dict[str, OldNode]:

@@ -13,6 +13,13 @@ from typing import Any
 OLD_TYPES = frozenset({"start", "agent", "if", "input", "approval", "end"})
 # Types that only the older runtime has (agent and approval exist in both).
 _ONLY_OLD = frozenset({"start", "if", "input", "end"})
+# What React Flow saves about how a node or edge was drawn or selected: not part of the graph's meaning.
+VIEW_KEYS = frozenset({"width", "height", "measured", "selected", "dragging", "positionAbsolute", "sourcePosition",
+                       "targetPosition", "style", "className", "zIndex", "hidden", "deletable", "draggable",
+                       "selectable", "connectable", "focusable", "type", "animated", "markerEnd", "markerStart"})
+_NODE_KEYS = frozenset({"id", "type", "position", "data"})
+_EDGE_KEYS = frozenset({"id", "source", "target", "sourceHandle", "targetHandle"})
+GRAPH_KEYS = frozenset({"id", "name", "nodes", "edges", "connections", "viewport"})
 
 
 class LegacyFormatError(ValueError):
@@ -25,6 +32,7 @@ class OldNode:
     type: str
     data: dict[str, Any]
     position: dict[str, float]
+    extra: tuple[str, ...] = ()  # other keys of the node, neither its meaning's nor React Flow's view keys
 
 
 @dataclass(frozen=True)
@@ -34,6 +42,7 @@ class OldEdge:
     target: str
     source_handle: str | None
     target_handle: str | None
+    extra: tuple[str, ...] = ()
 
 
 @dataclass
@@ -43,6 +52,7 @@ class OldGraph:
     name: str | None = None
     id: str | None = None
     viewport: dict[str, Any] | None = None
+    extra: tuple[str, ...] = ()  # top-level keys with no place in a NodeFlow graph
     by_id: dict[str, OldNode] = field(init=False)
 
     def __post_init__(self) -> None:
@@ -81,7 +91,11 @@ def read_old_graph(raw: Any) -> OldGraph:
     name = raw.get("name") if isinstance(raw.get("name"), str) and raw["name"].strip() else None
     graph_id = raw.get("id") if isinstance(raw.get("id"), str) and raw["id"].strip() else None
     viewport = raw.get("viewport") if isinstance(raw.get("viewport"), dict) else None
-    return OldGraph(nodes, edges, name=name, id=graph_id, viewport=viewport)
+    return OldGraph(nodes, edges, name=name, id=graph_id, viewport=viewport, extra=_extra(raw, GRAPH_KEYS))
+
+
+def _extra(item: dict[str, Any], known: frozenset[str]) -> tuple[str, ...]:
+    return tuple(sorted(str(key) for key in item if key not in known and key not in VIEW_KEYS))
 
 
 def _node(item: Any, index: int) -> OldNode:
@@ -96,7 +110,7 @@ def _node(item: Any, index: int) -> OldNode:
     data = item.get("data") if item.get("data") is not None else {}
     if not isinstance(data, dict):
         raise LegacyFormatError(f"{where} (id {node_id!r}): data must be an object, got {type(data).__name__}")
-    return OldNode(str(node_id), node_type, data, _position(item.get("position")))
+    return OldNode(str(node_id), node_type, data, _position(item.get("position")), _extra(item, _NODE_KEYS))
 
 
 def _position(value: Any) -> dict[str, float]:
@@ -117,7 +131,7 @@ def _edge(item: Any, index: int) -> OldEdge:
     handles = [item.get(key) if isinstance(item.get(key), str) and item.get(key) else None
                for key in ("sourceHandle", "targetHandle")]
     return OldEdge(str(edge_id) if edge_id not in (None, "") else f"e{index}", str(item["source"]),
-                   str(item["target"]), handles[0], handles[1])
+                   str(item["target"]), handles[0], handles[1], _extra(item, _EDGE_KEYS))
 
 
 def _unique_edge_ids(edges: list[OldEdge]) -> list[OldEdge]:

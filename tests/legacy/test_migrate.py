@@ -228,3 +228,16 @@ def test_the_import_dialog_gets_a_migration_only_for_old_graphs():
     broken = legacy_migration('{"nodes": [{"id": "s", "type": "start", "data": 3}]}', "old.json")
     assert broken.graph is None
     assert [str(line) for line in broken.report.of("error")] == ["graph: nodes[0] (id 's'): data must be an object, got int"]
+
+
+def test_keys_outside_the_old_format_are_reported_and_react_flow_view_keys_are_not():
+    raw = load("approval.json")
+    raw.update(createdAt="2025-01-01", viewport={"x": 10, "y": 5, "zoom": 0.5})
+    raw["nodes"][0].update(width=150, selected=True, notes="first node")
+    raw["edges"][0].update(animated=True, label="go")
+    migration = migrate(raw)
+    unmapped = lines(migration.report, "unmapped")
+    assert unmapped == ["graph: keys ['createdAt']: not part of the older format, no equivalent",
+                        "node start-1 (start): keys ['notes']: not part of the older format, no equivalent",
+                        "edge e1: keys ['label']: not part of the older format, no equivalent"]
+    assert migration.graph["viewport"] == {"x": 10, "y": 5, "zoom": 0.5}

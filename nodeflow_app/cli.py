@@ -236,7 +236,7 @@ def _store(args: argparse.Namespace, required: bool = False) -> Any:
 def _migrate_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("graph", metavar="OLD.json", type=Path, help="a graph of the older runtime")
     parser.add_argument("-o", "--output", metavar="NEW.json", type=Path,
-                        help="where to write the converted graph (default: print it after the report)")
+                        help="where to write the converted graph (default: the graph on stdout, the report on stderr)")
     parser.add_argument("--provider", default="openai",
                         help="provider for bare model names such as gpt-5 (default: openai)")
 
@@ -245,6 +245,10 @@ def _migrate(args: argparse.Namespace) -> int:
     """Print the report (stderr when the graph goes to stdout); write the graph only when nothing is in error."""
     from nodeflow_app.legacy import LegacyFormatError, is_legacy_graph, migrate_graph
 
+    from nodeflow_app.llm.providers import PROVIDERS
+
+    if args.provider not in PROVIDERS:
+        raise InputError(f"unknown provider {args.provider!r}; use one of: {', '.join(PROVIDERS)}")
     raw = read_json(args.graph)
     if not is_legacy_graph(raw):
         raise InputError(f"{args.graph} is not a graph of the older runtime (no start/if/input node, "

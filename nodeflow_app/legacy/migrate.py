@@ -57,14 +57,20 @@ def migrate_graph(raw: Any, registry: DefinitionSource, *, provider: str = "open
     graph = {"id": old.id or f"migrated-{uuid.uuid4().hex[:12]}", "name": old.name or fallback_name or "Imported graph",
              "version": 1, "nodes": new_nodes, "edges": new_edges}
     if old.viewport is not None:
-        graph["viewport"] = {k: old.viewport[k] for k in ("x", "y", "zoom") if isinstance(old.viewport.get(k), (int, float))}
+        graph["viewport"] = {key: value for key, value in old.viewport.items()
+                             if key in ("x", "y", "zoom") and isinstance(value, (int, float))}
+    _check_converted(graph, registry, report)
+    return Migration(graph if report.ok else None, report)
+
+
+def _check_converted(graph: dict[str, Any], registry: DefinitionSource, report: MigrationReport) -> None:
+    """NodeFlow's own checks on the result: its errors stop the import, its warnings are passed on."""
     for issue in validate_graph(graph, registry)[1]:
         where = f"node {issue.node_id}" if issue.node_id else f"edge {issue.edge_id}" if issue.edge_id else "graph"
         if issue.severity == "error":
             report.add("error", where, f"the converted graph breaks a rule ({issue.rule}): {issue.message}")
         else:
             report.add("warning", where, f"{issue.rule}: {issue.message}")
-    return Migration(graph if report.ok else None, report)
 
 
 def _report_extra_keys(old: OldGraph, report: MigrationReport) -> None:

@@ -83,3 +83,9 @@ def test_run_pauses_at_the_approval_and_resume_takes_the_reject_branch(fake_llm,
     assert outputs["Rewriter"]["output"]["response"] == "echo: echo: Draft a reply: Refund order 42"
     assert "Sender" not in outputs
     assert last_user_text(fake_llm.requests[-1]) == "echo: Draft a reply: Refund order 42"
+
+
+def test_an_unknown_provider_is_refused(tmp_path):
+    done = nodeflow(tmp_path, "migrate", str(LEGACY / "approval.json"), "--provider", "acme")
+    assert done.returncode == 2
+    assert "unknown provider 'acme'; use one of: openai" in done.stderr

@@ -55,12 +55,14 @@ def _validate(args: argparse.Namespace) -> int:
     """One line per issue (node, parameter, rule, why); exit 2 when any is an error, warnings alone pass."""
     from nodeflow_app.validation import errors, validate_graph
 
-    graph, issues = validate_graph(read_json(args.graph), _registry(), trigger=args.trigger)
+    raw = read_json(args.graph)
+    graph, issues = validate_graph(raw, _registry(), trigger=args.trigger)
     for issue in issues:
         print(issue.line())
     bad = errors(issues)
     if bad or graph is None:
         print(f"invalid: {_count(len(bad), 'issue')} in {args.graph}", file=sys.stderr)
+        _hint_migrate(raw, args.graph)
         return EXIT_INVALID
     warned = f" ({_count(len(issues), 'warning')})" if issues else ""
     print(f"valid: {len(graph.nodes)} nodes, {len(graph.edges)} edges{warned}")
@@ -108,6 +110,7 @@ def _run(args: argparse.Namespace) -> int:
         names = _node_names(raw)
         for issue in invalid.issues:
             print(describe_issue(issue, names), file=sys.stderr)
+        _hint_migrate(raw, args.graph)
         return EXIT_INVALID
     return asyncio.run(_print_events(run, run.events(), args.json, store))
 
@@ -239,6 +242,15 @@ def _migrate_arguments(parser: argparse.ArgumentParser) -> None:
                         help="where to write the converted graph (default: the graph on stdout, the report on stderr)")
     parser.add_argument("--provider", default="openai",
                         help="provider for bare model names such as gpt-5 (default: openai)")
+
+
+def _hint_migrate(raw: Any, path: Path) -> None:
+    """Say so when a file that failed validation is a graph of the older runtime."""
+    from nodeflow_app.legacy import is_legacy_graph
+
+    if is_legacy_graph(raw):
+        print(f"{path} is a graph of the older runtime: convert it first with `nodeflow migrate {path} -o NEW.json` "
+              "(see docs/migration.md)", file=sys.stderr)
 
 
 def _migrate(args: argparse.Namespace) -> int:

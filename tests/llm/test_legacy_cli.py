@@ -89,3 +89,10 @@ def test_an_unknown_provider_is_refused(tmp_path):
     done = nodeflow(tmp_path, "migrate", str(LEGACY / "approval.json"), "--provider", "acme")
     assert done.returncode == 2
     assert "unknown provider 'acme'; use one of: openai" in done.stderr
+
+
+@pytest.mark.parametrize("command", ["validate", "run"])
+def test_validate_and_run_of_an_old_graph_say_to_migrate_it(tmp_path, command):
+    done = nodeflow(tmp_path, command, str(LEGACY / "approval.json"), *(["--no-store"] if command == "run" else []))
+    assert done.returncode == 2
+    assert "is a graph of the older runtime: convert it first with `nodeflow migrate" in done.stderr

@@ -71,10 +71,13 @@ def start(ctx: Context) -> Converted:
 
 def agent(ctx: Context) -> Converted:
     data = ctx.node.data
-    system = _text(data.get("systemPrompt")).strip() and data["systemPrompt"]
+    for key in ("systemPrompt", "model"):
+        if data.get(key) is not None and not isinstance(data[key], str):
+            ctx.unmapped(key, "not text; the older runtime's default is used")
+    system = _text(data.get("systemPrompt"))
     model = _model(_text(data.get("model")).strip() or OLD_MODEL, ctx.provider)
     new = {
-        "instructions": system or OLD_SYSTEM_PROMPT,
+        "instructions": system if system.strip() else OLD_SYSTEM_PROMPT,
         "prompt": _prompt(ctx),
         "model": model,
         "reasoning_effort": _reasoning(ctx),

@@ -4,6 +4,7 @@ import reflex as rx
 
 from nodeflow_app import routes
 from nodeflow_app.components.chat_panel import chat_page
+from nodeflow_app.components.connection import connection_status
 from nodeflow_app.components.editor_page import editor_page
 from nodeflow_app.components.graph_list import graph_list_page
 from nodeflow_app.components.header import TAGLINE
@@ -24,6 +25,8 @@ def recover_interrupted_runs() -> None:
 
 
 app = rx.App()
+# Our connection banner instead of Reflex's overlay (a pulsing icon, then an error toast).
+app.app_wraps[(5, "Overlay")] = lambda stateful: connection_status() if stateful else None
 app.register_lifespan_task(recover_interrupted_runs)
 app.add_page(graph_list_page, route=routes.GRAPHS, title="NodeFlow — graphs", description=TAGLINE,
              on_load=GraphListState.load)

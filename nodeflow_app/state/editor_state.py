@@ -39,6 +39,7 @@ class EditorState(rx.State):
     saved_version: int = 0
     can_undo: bool = False
     can_redo: bool = False
+    node_count: int = -1  # -1 until a graph is loaded; 0 or 1 shows the canvas's "how to add nodes" hint
     node_issues: dict[str, str] = {}
     issue_list: list[dict[str, str]] = []  # errors (Issue.as_dict() plus `text`)
     warning_list: list[dict[str, str]] = []  # e.g. a model whose provider is not configured yet
@@ -82,22 +83,37 @@ class EditorState(rx.State):
             if self._edits != self._saved_edits:
                 self._save("autosave")
         else:
-            stored = graph_store().get(graph_id)
-            if stored is None:
-                self._doc, self.not_found, self.graph_name = None, graph_id, ""
-                return
-            graph, issues = validate_graph(stored.graph, default_registry())
-            if graph is None:
-                self._doc, self.not_found = None, graph_id
-                return rx.toast.error(f"Graph {graph_id} cannot be read: {issues[0].line()}")
-            graph.id, graph.name = stored.id, stored.name
-            self._doc = GraphDocument.from_graph(graph)
-            self._edits = self._saved_edits = 0
-            self.saved_version, self.save_status = stored.version, "saved"
-            self._set_issues(issues)
+            failure = self._open(graph_id)
+            if self._doc is None:
+                return failure
         self.not_found, self.graph_name = "", self._doc.name
         self._select([])
         self._send_whole_graph()
+
+    def _open(self, graph_id: str):
+        """Read the stored graph into `_doc`; on failure `_doc` is None and the toast to show is returned."""
+        stored = graph_store().get(graph_id)
+        if stored is None:
+            self._doc, self.not_found, self.graph_name = None, graph_id, ""
+            return None
+        graph, issues = validate_graph(stored.graph, default_registry())
+        if graph is None:
+            self._doc, self.not_found = None, graph_id
+            return rx.toast.error(f"Graph {graph_id} cannot be read: {issues[0].line()}")
+        graph.id, graph.name = stored.id, stored.name
+        self._doc = GraphDocument.from_graph(graph)
+        self._edits = self._saved_edits = 0
+        self.saved_version, self.save_status = stored.version, "saved"
+        self._set_issues(issues)
+        return None
+
+    def _reopen_after_restart(self) -> None:
+        """A restarted server holds a fresh state: an edit the page queued while it was down (Reflex sends
+        them on reconnect, maybe before the page's on_load) first reopens the page's graph."""
+        graph_id = self.router.page.params.get("graph_id", "")
+        if self._doc is None and graph_id and self._open(graph_id) is None and self._doc is not None:
+            self.not_found, self.graph_name = "", self._doc.name
+            self._send_whole_graph()
 
     @rx.event
     def resync(self, _payload: dict[str, Any] | None = None):
@@ -110,6 +126,7 @@ class EditorState(rx.State):
         self.canvas_graph = {"rev": self._rev, "graph": self._doc.to_json()}
         self.patch = {"rev": self._rev, "seq": 0, "ops": []}
         self._update_history_flags()
+        self._update_node_count()
         self._update_chat_start()
 
     @rx.event(background=True)
@@ -199,6 +216,7 @@ class EditorState(rx.State):
     @rx.event
     def add_from_palette(self, node_type: str):
         """A clicked palette entry lands in the visible area, on a free spot (repeated clicks do not stack)."""
+        self._reopen_after_restart()
         if self._doc is None:
             return
         viewport = self._doc.viewport
@@ -342,6 +360,7 @@ class EditorState(rx.State):
 
     def _edit(self, operation, inspect: bool = True):
         """Run one document operation; answer with a patch, or a toast saying why nothing changed."""
+        self._reopen_after_restart()
         if self._doc is None:
             return rx.toast.error("No graph is open")
         try:
@@ -370,6 +389,7 @@ class EditorState(rx.State):
         self._edits += 1
         self.save_status = "unsaved"
         self._update_history_flags()
+        self._update_node_count()
         self._update_chat_start()
 
     def _send(self, ops: list[dict[str, Any]]) -> None:
@@ -385,6 +405,11 @@ class EditorState(rx.State):
         can_undo, can_redo = bool(self._doc and self._doc.undo_stack), bool(self._doc and self._doc.redo_stack)
         if (can_undo, can_redo) != (self.can_undo, self.can_redo):  # assigning marks a var dirty even if equal
             self.can_undo, self.can_redo = can_undo, can_redo
+
+    def _update_node_count(self) -> None:
+        count = len(self._doc.nodes) if self._doc else -1
+        if count != self.node_count:
+            self.node_count = count
 
     def _edit_rows(self, parameter_id: str, update):
         node, definition = self._selected_node()

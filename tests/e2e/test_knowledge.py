@@ -46,11 +46,13 @@ def test_upload_search_and_an_agent_grounded_in_the_file(page, nodeflow_server, 
     expect(chunks.first).to_contain_text("page 1")
     expect(chunks.first).to_contain_text("Refunds are paid within 14 days")
     page.keyboard.press("Escape")
+    expect(page.get_by_test_id("document-chunks")).to_be_hidden()  # the dialog's focus trap is gone
 
     page.get_by_test_id("knowledge-query").fill("how long do refunds take")
+    expect(page.get_by_test_id("knowledge-query")).to_have_value("how long do refunds take")
     page.get_by_test_id("knowledge-search").click()
     results = page.get_by_test_id("search-results").get_by_test_id("chunk")
-    expect(results.first).to_contain_text("Refunds are paid within 14 days")
+    expect(results.first).to_contain_text("Refunds are paid within 14 days", timeout=15_000)
     page.screenshot(path=str(ROOT / "docs" / "screenshot-knowledge.png"))
 
     raw = graph([("chat", "chat-start", {}), ("agent", "agent", {"model": MODEL}),

@@ -25,7 +25,6 @@ from .source import OldEdge, OldGraph, OldNode, read_old_graph
 from .subagents import is_subagent_edge, subagent_problems
 
 DEFAULT_NAMES = {"start": "Start", "agent": "Agent", "if": "If", "input": "Approval", "approval": "Approval"}
-NEW_NAMES = {"legacy-start": "Start", "agent": "Agent", "switch": "Switch", "approval": "Approval"}
 # Output handles per old type: old handle -> new handle (None: the node's only output).
 _APPROVAL_HANDLES = {"approve": "approve", "reject": "reject"}
 
@@ -51,7 +50,7 @@ def migrate_graph(raw: Any, registry: DefinitionSource, *, provider: str = "open
     _report_extra_keys(old, report)
     kept = _kept_nodes(old, report)
     names = _unique_names(kept)
-    new_nodes = [_convert_node(old, node, names[node.id], provider, report) for node in kept.values()]
+    new_nodes = [_convert_node(old, node, names[node.id], provider, registry, report) for node in kept.values()]
     new_edges = [e for e in (_convert_edge(old, edge, kept, report) for edge in old.edges) if e is not None]
     _warn_fan_in(new_edges, names, report)
     graph = {"id": old.id or f"migrated-{uuid.uuid4().hex[:12]}", "name": old.name or fallback_name or "Imported graph",
@@ -111,7 +110,8 @@ def _unique_names(kept: dict[str, OldNode]) -> dict[str, str]:
     return names
 
 
-def _convert_node(old: OldGraph, node: OldNode, name: str, provider: str, report: MigrationReport) -> dict:
+def _convert_node(old: OldGraph, node: OldNode, name: str, provider: str, registry: DefinitionSource,
+                  report: MigrationReport) -> dict:
     where = f"node {node.id} ({node.type})"
     ctx = nodes.Context(node, where, _text_field(old, node.id, report, where), provider, report)
     converted = nodes.CONVERTERS[node.type](ctx)
@@ -119,7 +119,8 @@ def _convert_node(old: OldGraph, node: OldNode, name: str, provider: str, report
         ctx.unmapped(key, "no equivalent in NodeFlow")
     parent = next((e.source for e in old.edges if is_subagent_edge(e) and e.target == node.id), None)
     role = f"; sub-agent (team member) of {parent}" if parent else ""
-    report.add("mapped", where, f"{NEW_NAMES[converted.type]} '{name}' ({converted.type}): {converted.summary}{role}")
+    label = registry.definition(converted.type).name
+    report.add("mapped", where, f"{label} '{name}' ({converted.type}): {converted.summary}{role}")
     return {"id": node.id, "type": converted.type, "version": 1, "name": name,
             "position": node.position, "data": converted.data}
 

@@ -11,6 +11,8 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from nodes.trigger.legacy_start.definition import definition as START_TRIGGER
+
 from .report import MigrationReport
 from .source import OldNode
 
@@ -63,7 +65,7 @@ def start(ctx: Context) -> Converted:
     if initial is not None and not isinstance(initial, str):
         ctx.warn(f"initialInput {_short(initial)} is not text; kept as its JSON text")
         initial = json.dumps(initial, ensure_ascii=False)
-    return Converted("legacy-start", {"initial_input": initial or ""},
+    return Converted(START_TRIGGER.id, {"initial_input": initial or ""},
                      f"initial input {_short(initial or '')} (payload {{text}})")
 
 

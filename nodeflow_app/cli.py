@@ -55,12 +55,14 @@ def _validate(args: argparse.Namespace) -> int:
     """One line per issue (node, parameter, rule, why); exit 2 when any is an error, warnings alone pass."""
     from nodeflow_app.validation import errors, validate_graph
 
-    graph, issues = validate_graph(read_json(args.graph), _registry(), trigger=args.trigger)
+    raw = read_json(args.graph)
+    graph, issues = validate_graph(raw, _registry(), trigger=args.trigger)
     for issue in issues:
         print(issue.line())
     bad = errors(issues)
     if bad or graph is None:
         print(f"invalid: {_count(len(bad), 'issue')} in {args.graph}", file=sys.stderr)
+        _hint_migrate(raw, args.graph)
         return EXIT_INVALID
     warned = f" ({_count(len(issues), 'warning')})" if issues else ""
     print(f"valid: {len(graph.nodes)} nodes, {len(graph.edges)} edges{warned}")
@@ -108,6 +110,7 @@ def _run(args: argparse.Namespace) -> int:
         names = _node_names(raw)
         for issue in invalid.issues:
             print(describe_issue(issue, names), file=sys.stderr)
+        _hint_migrate(raw, args.graph)
         return EXIT_INVALID
     return asyncio.run(_print_events(run, run.events(), args.json, launcher))
 
@@ -237,6 +240,56 @@ def _launcher(args: argparse.Namespace) -> Any:
     return launcher
 
 
+# migrate ----------------------------------------------------------------------------------------
+
+def _migrate_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("graph", metavar="OLD.json", type=Path, help="a graph of the older runtime")
+    parser.add_argument("-o", "--output", metavar="NEW.json", type=Path,
+                        help="where to write the converted graph (default: the graph on stdout, the report on stderr)")
+    parser.add_argument("--provider", default="openai",
+                        help="provider for bare model names such as gpt-5 (default: openai)")
+
+
+def _hint_migrate(raw: Any, path: Path) -> None:
+    """Say so when a file that failed validation is a graph of the older runtime."""
+    from nodeflow_app.legacy import is_legacy_graph
+
+    if is_legacy_graph(raw):
+        print(f"{path} is a graph of the older runtime: convert it first with `nodeflow migrate {path} -o NEW.json` "
+              "(see docs/migration.md)", file=sys.stderr)
+
+
+def _migrate(args: argparse.Namespace) -> int:
+    """Print the report (stderr when the graph goes to stdout); write the graph only when nothing is in error."""
+    from nodeflow_app.legacy import LegacyFormatError, is_legacy_graph, migrate_graph
+
+    from nodeflow_app.llm.providers import PROVIDERS
+
+    if args.provider not in PROVIDERS:
+        raise InputError(f"unknown provider {args.provider!r}; use one of: {', '.join(PROVIDERS)}")
+    raw = read_json(args.graph)
+    if not is_legacy_graph(raw):
+        raise InputError(f"{args.graph} is not a graph of the older runtime (no start/if/input node, "
+                         "no 'connections'); check it with `nodeflow validate`")
+    try:
+        migration = migrate_graph(raw, _registry(), provider=args.provider,
+                                   fallback_name=args.graph.stem)
+    except LegacyFormatError as error:
+        raise InputError(f"{args.graph}: {error}") from error
+    report_to = sys.stdout if args.output else sys.stderr
+    print(migration.report.text(), file=report_to)
+    if migration.graph is None:
+        print(f"not converted: {len(migration.report.of('error'))} error(s) in {args.graph}", file=sys.stderr)
+        return EXIT_INVALID
+    text = json.dumps(migration.graph, indent=2, ensure_ascii=False)
+    if args.output:
+        args.output.write_text(text + "\n", encoding="utf-8")
+        print(f"wrote {args.output}: {len(migration.graph['nodes'])} nodes, {len(migration.graph['edges'])} edges")
+    else:
+        print(text)
+    return EXIT_OK
+
+
 # providers / credentials -------------------------------------------------------------------------
 
 def _providers_arguments(parser: argparse.ArgumentParser) -> None:
@@ -364,6 +417,8 @@ COMMANDS: dict[str, Command] = {
     "run": Command("run a graph file, printing events as they happen (exit 0 completed, 1 failed, "
                    "2 invalid graph, 3 paused)", _run_arguments, _run),
     "resume": Command("continue a paused run with an answer", _resume_arguments, _resume),
+    "migrate": Command("convert a graph of the older runtime (start/agent/if/approval) and print what "
+                       "became what", _migrate_arguments, _migrate),
     "providers": Command("list the model providers, whether each is configured, and how to configure the rest",
                          _providers_arguments, _providers),
     "credentials": Command("store, list or delete provider credentials (encrypted at rest)",

@@ -37,6 +37,7 @@ PLACES = {
     "nodeflow_app.validation": "services",
     "nodeflow_app.provider_settings": "services",  # what the Settings page shows and does
     "nodeflow_app.templates": "services",
+    "nodeflow_app.legacy": "services",  # importing graphs of the older runtime (JSON to JSON)
     "nodeflow_app.serve": "ui",  # builds and serves the Reflex app (`make run`)
     "nodeflow_app.editor": "ui",
     "nodeflow_app.state": "ui",

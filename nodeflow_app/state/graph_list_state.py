@@ -18,6 +18,7 @@ import reflex as rx
 from nodeflow_app import routes
 from nodeflow_app.runtime.graph import GraphIssue
 from nodeflow_app.state.access import current
+from nodeflow_app.state.legacy_import_state import LegacyImportState, legacy_migration
 from nodeflow_app.store.graphs import GraphNotFound, GraphSummary, clean_name, graph_store
 from nodeflow_app.templates import BLANK, Template, TemplateError, get_template, load_templates
 from nodes._registry import default_registry
@@ -300,6 +301,10 @@ class GraphListState(rx.State):
         if len(content) > MAX_IMPORT_BYTES:
             return rx.toast.error(f"{self.import_file} is larger than {MAX_IMPORT_BYTES // (1024 * 1024)} MB.")
         text = content.decode("utf-8", errors="replace")
+        migration = legacy_migration(text, self.import_file)
+        if migration is not None:  # a graph of the older runtime: show its migration report first
+            (await self.get_state(LegacyImportState)).show(self.import_file, migration)
+            return None
         try:
             summary, issues = _attempt("import the graph", lambda: graph_store().import_json(
                 text, default_registry(), workspace_id=current().workspace_id))

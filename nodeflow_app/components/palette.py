@@ -13,6 +13,7 @@ from reflex_components_lucide.icon import LUCIDE_ICON_LIST
 
 from nodeflow_app.contract import NodeDefinition
 from nodeflow_app.components.theme import BORDER, PALETTE_WIDTH, PANEL_BG
+from nodeflow_app.state.access import requires
 
 FALLBACK_ICON = "box"
 _KNOWN_ICONS = frozenset(LUCIDE_ICON_LIST)
@@ -41,6 +42,7 @@ class PaletteState(rx.State):
     query: str = ""
 
     @rx.event
+    @requires("view")
     def set_query(self, query: str):
         self.query = query
 

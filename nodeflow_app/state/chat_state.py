@@ -25,6 +25,7 @@ from nodeflow_app.state.run_history_state import RunHistoryState
 from nodeflow_app.state.run_view_state import RunViewState
 from nodeflow_app.store.chats import ChatHistory, ChatMessage, ChatNotFound
 from nodeflow_app.store.graphs import GraphNotFound, graph_store
+from nodeflow_app.state.access import requires
 
 log = logging.getLogger(__name__)
 
@@ -86,6 +87,7 @@ class ChatState(rx.State):
     # Loading ---------------------------------------------------------------------------------------
 
     @rx.event
+    @requires("view")
     async def load(self):
         """on_load of the editor and the chat page: the graph of the URL, its chats, the latest one opened."""
         graph_id = self.router.page.params.get("graph_id", "")
@@ -100,16 +102,19 @@ class ChatState(rx.State):
         return await self._open_chat(chat_id)
 
     @rx.event
+    @requires("view")
     def toggle_panel(self):
         self.panel_open = not self.panel_open
 
     @rx.event
+    @requires("view")
     async def select_chat(self, chat_id: str):
         if self.busy:
             return rx.toast.warning("An answer is still streaming: stop it or wait before switching chats.")
         return await self._open_chat(chat_id)
 
     @rx.event
+    @requires("chat")
     async def new_chat(self):
         if self.busy:
             return rx.toast.warning("An answer is still streaming: stop it or wait first.")
@@ -147,10 +152,12 @@ class ChatState(rx.State):
     # Rename and delete -------------------------------------------------------------------------------
 
     @rx.event
+    @requires("view")
     def set_rename_open(self, is_open: bool):
         self.rename_open, self.rename_error = is_open, ""
 
     @rx.event
+    @requires("chat")
     def rename(self, form: dict[str, Any]):
         title = str(form.get("title") or "").strip()
         if not title:
@@ -166,10 +173,12 @@ class ChatState(rx.State):
         return None
 
     @rx.event
+    @requires("view")
     def set_delete_open(self, is_open: bool):
         self.delete_open = is_open
 
     @rx.event
+    @requires("chat")
     async def delete(self):
         if self.busy:
             return rx.toast.warning("Stop the answer being streamed before deleting its chat.")
@@ -184,6 +193,7 @@ class ChatState(rx.State):
     # Branches ----------------------------------------------------------------------------------------
 
     @rx.event
+    @requires("view")
     def show_branch(self, payload: dict[str, Any]):
         """The arrows: show the branch through the sibling `message_id`."""
         try:
@@ -195,6 +205,7 @@ class ChatState(rx.State):
         return None
 
     @rx.event
+    @requires("view")
     def resync(self, payload: dict[str, Any] | None = None):
         """The browser missed a stream delta: send the streamed message whole."""
         if self.stream_head["message_id"]:
@@ -203,6 +214,7 @@ class ChatState(rx.State):
     # Conversation (background: the run streams while other events go on) ----------------------------
 
     @rx.event(background=True)
+    @requires("chat")
     async def send(self, form: dict[str, Any]):
         text = str(form.get("message") or "")
         if not text.strip():
@@ -210,21 +222,25 @@ class ChatState(rx.State):
         return await self._converse(lambda service, chat_id: service.send(chat_id, text), new_chat=True)
 
     @rx.event(background=True)
+    @requires("chat")
     async def continue_chat(self, payload: dict[str, Any]):
         parent = str(payload.get("message_id"))
         return await self._converse(lambda service, chat_id: service.send(chat_id, CONTINUE_TEXT, parent_id=parent))
 
     @rx.event(background=True)
+    @requires("chat")
     async def retry(self, payload: dict[str, Any]):
         message_id = str(payload.get("message_id"))
         return await self._converse(lambda service, _chat_id: service.retry(message_id))
 
     @rx.event(background=True)
+    @requires("chat")
     async def edit(self, payload: dict[str, Any]):
         message_id, text = str(payload.get("message_id")), str(payload.get("text") or "")
         return await self._converse(lambda service, _chat_id: service.edit(message_id, text))
 
     @rx.event(background=True)
+    @requires("chat")
     async def approve(self, payload: dict[str, Any]):
         message_id, node_id = str(payload.get("message_id")), str(payload.get("node_id"))
         decision, note = str(payload.get("decision")), str(payload.get("note") or "").strip() or None
@@ -232,6 +248,7 @@ class ChatState(rx.State):
             chat_id, message_id, node_id, decision, note, who=_decider()))
 
     @rx.event
+    @requires("chat")
     def stop(self):
         """Stop: the run is cancelled (its provider stream closed); the answer keeps what arrived, as stopped."""
         self._stop_requested = True

@@ -25,6 +25,7 @@ from nodeflow_app.secret_values import hide_graph, hide_node, seal_graph, seal_p
 from nodeflow_app.store.graphs import graph_store
 from nodeflow_app.validation import Issue, validate_graph
 from nodes._registry import default_registry
+from nodeflow_app.state.access import requires
 
 # Where a clicked palette entry lands, relative to the visible area (the canvas is at least this big).
 CLICK_ADD_AT = (360.0, 220.0)
@@ -87,6 +88,7 @@ class EditorState(rx.State):
     # Loading and saving ------------------------------------------------------------------------
 
     @rx.event
+    @requires("view")
     def load_graph(self):
         """on_load: open the graph of the URL; unsaved edits of the same graph (a reload) are saved, not dropped."""
         self._frozen = False
@@ -136,17 +138,20 @@ class EditorState(rx.State):
 
     # History's hooks (state/history_state.py) ---------------------------------------------------
 
+    @requires("view")
     def set_frozen(self, frozen: bool) -> None:
         """While History shows a stored version, the live graph takes no edits and no selection."""
         self._frozen = frozen
         if frozen and self.selected_id:
             self._select([])
 
+    @requires("edit")
     def save_pending(self) -> None:
         """Edits not saved yet become a version now (before History restores another one)."""
         if self._doc is not None and self._edits != self._saved_edits:
             self._save("autosave")
 
+    @requires("view")
     def reopen(self) -> None:
         """Load the graph's newest stored version again (History restored an old one): a new canvas rev."""
         if self._doc is not None:
@@ -154,6 +159,7 @@ class EditorState(rx.State):
             self._load(graph_id)
 
     @rx.event
+    @requires("view")
     def resync(self, _payload: dict[str, Any] | None = None):
         if self._doc is not None:
             self._send_whole_graph()
@@ -168,6 +174,7 @@ class EditorState(rx.State):
         self._update_chat_start()
 
     @rx.event(background=True)
+    @requires("edit")
     async def save(self, payload: dict[str, Any] | None = None):
         """Ctrl+S and the Save button; the canvas also calls it (`auto`) a second after the last patch.
 
@@ -195,6 +202,7 @@ class EditorState(rx.State):
         if not auto:
             return rx.toast.success(f"Saved version {version}")
 
+    @requires("edit")
     def save_pending_edits(self, graph_id: str) -> bool:
         """Before a run of the stored graph `graph_id` (chat, test run): save this editor's unsaved edits of
         it now. Call under the state lock (`get_state` from another state's handler). False: saving failed."""
@@ -216,6 +224,7 @@ class EditorState(rx.State):
         self._set_issues(issues)
 
     @rx.event
+    @requires("edit")
     def rename_graph(self, name: str):
         """The header's name field, committed when it is left: the store checks and records the new name."""
         if self._doc is None:
@@ -230,31 +239,37 @@ class EditorState(rx.State):
     # Canvas events -----------------------------------------------------------------------------
 
     @rx.event
+    @requires("edit")
     def on_connect(self, payload: dict[str, Any]):
         return self._edit(lambda doc: doc.connect(
             default_registry(), str(payload.get("source")), str(payload.get("sourceHandle")),
             str(payload.get("target")), str(payload.get("targetHandle"))))
 
     @rx.event
+    @requires("edit")
     def on_move(self, payload: dict[str, Any]):
         # A drag changes positions only: the inspector shows none, so it is left alone (a small delta).
         return self._edit(lambda doc: doc.move(payload.get("moves") or [], default_registry()), inspect=False)
 
     @rx.event
+    @requires("edit")
     def on_delete(self, payload: dict[str, Any]):
         return self._edit(lambda doc: doc.delete(payload.get("nodes") or [], payload.get("edges") or []))
 
     @rx.event
+    @requires("view")
     def on_select(self, payload: dict[str, Any]):
         self._select([str(i) for i in payload.get("nodes") or []])
 
     @rx.event
+    @requires("edit")
     def on_parameter(self, payload: dict[str, Any]):
         node_id, parameter = str(payload.get("id")), str(payload.get("parameter"))
         self._form_rev += 1  # the inspector shows the canvas's new value
         return self._edit(lambda doc: doc.set_parameter(default_registry(), node_id, parameter, payload.get("value")))
 
     @rx.event
+    @requires("edit")
     def on_add(self, payload: dict[str, Any]):
         node_type = str(payload.get("type"))
         return self._edit(lambda doc: doc.add_node(default_registry(), node_type,
@@ -262,6 +277,7 @@ class EditorState(rx.State):
                                                    defaults=self._install_defaults(node_type)))
 
     @rx.event
+    @requires("edit")
     def add_from_palette(self, node_type: str):
         """A clicked palette entry lands in the visible area, on a free spot (repeated clicks do not stack)."""
         self._reopen_after_restart()
@@ -274,11 +290,13 @@ class EditorState(rx.State):
                                                    defaults=self._install_defaults(node_type)))
 
     @rx.event
+    @requires("edit")
     def on_paste(self, payload: dict[str, Any]):
         return self._edit(lambda doc: doc.paste(default_registry(), str(payload.get("text") or ""),
                                                 payload.get("position")))
 
     @rx.event
+    @requires("view")
     def on_viewport(self, payload: dict[str, Any]):
         if self._doc is not None:
             try:
@@ -287,20 +305,24 @@ class EditorState(rx.State):
                 pass  # a malformed viewport is not worth an error: the next pan sends another
 
     @rx.event
+    @requires("edit")
     def undo(self, _payload: dict[str, Any] | None = None):
         return self._replay(lambda doc: doc.undo())
 
     @rx.event
+    @requires("edit")
     def redo(self, _payload: dict[str, Any] | None = None):
         return self._replay(lambda doc: doc.redo())
 
     @rx.event
+    @requires("edit")
     def delete_selection(self):
         return self._edit(lambda doc: doc.delete(self._selected_ids()))
 
     # Inspector events --------------------------------------------------------------------------
 
     @rx.event
+    @requires("edit")
     def set_field(self, parameter_id: str, raw: Any):
         node, definition = self._selected_node()
         if node is None:
@@ -326,23 +348,28 @@ class EditorState(rx.State):
                                                         keep_invalid=keep_invalid))
 
     @rx.event
+    @requires("edit")
     def set_number_draft(self, parameter_id: str, text: str):
         """A number field's text while it is typed: its slider follows (nothing is stored until it is left)."""
         self.number_drafts = {**self.number_drafts, parameter_id: str(text)}
 
     @rx.event
+    @requires("edit")
     def set_row_field(self, parameter_id: str, index: int, field_id: str, raw: str):
         return self._edit_rows(parameter_id, lambda p, current: fields.set_row_field(p, current, index, field_id, raw))
 
     @rx.event
+    @requires("edit")
     def add_row(self, parameter_id: str):
         return self._edit_rows(parameter_id, fields.add_row)
 
     @rx.event
+    @requires("edit")
     def remove_row(self, parameter_id: str, index: int):
         return self._edit_rows(parameter_id, lambda p, current: fields.remove_row(p, current, index))
 
     @rx.event
+    @requires("edit")
     def toggle_expression(self, parameter_id: str):
         if not self.selected_id:
             return
@@ -353,6 +380,7 @@ class EditorState(rx.State):
         self._refresh_inspector()
 
     @rx.event
+    @requires("edit")
     def rename_selected(self, name: str):
         if not self.selected_id:
             return
@@ -365,6 +393,7 @@ class EditorState(rx.State):
         return self._after_change(change.ops) if change.ops else None
 
     @rx.event
+    @requires("edit")
     def set_setting(self, key: str, raw: str):
         node, _ = self._selected_node()
         if node is None:
@@ -379,6 +408,7 @@ class EditorState(rx.State):
     # Validation, export ------------------------------------------------------------------------
 
     @rx.event
+    @requires("view")
     def validate(self):
         if self._doc is None:
             return
@@ -389,10 +419,12 @@ class EditorState(rx.State):
             return rx.toast.success("The graph is valid")
 
     @rx.event
+    @requires("view")
     def set_issues_open(self, open_: bool):
         self.issues_open = open_
 
     @rx.event
+    @requires("view")
     def select_node(self, node_id: str):
         """Select a node from outside the canvas (the issues list)."""
         if self._doc is not None and node_id in self._doc.nodes:
@@ -400,6 +432,7 @@ class EditorState(rx.State):
             self._send([{"op": "select", "ids": [node_id]}])
 
     @rx.event
+    @requires("view")
     def export_graph(self):
         if self._doc is None:
             return

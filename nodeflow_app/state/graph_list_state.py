@@ -22,6 +22,7 @@ from nodeflow_app.state.legacy_import_state import LegacyImportState, legacy_mig
 from nodeflow_app.store.graphs import GraphNotFound, GraphSummary, clean_name, graph_store
 from nodeflow_app.templates import BLANK, Template, TemplateError, get_template, load_templates
 from nodes._registry import default_registry
+from nodeflow_app.state.access import requires
 
 log = logging.getLogger(__name__)
 
@@ -179,11 +180,13 @@ class GraphListState(rx.State):
         return event
 
     @rx.event
+    @requires("view")
     def load(self) -> Any:
         self.creating, self.picker_open = False, False  # back on the list (e.g. from the editor)
         return self._refreshed()
 
     @rx.event
+    @requires("view")
     def set_search(self, value: str) -> Any:
         self.search = value
         return self._refreshed()
@@ -191,6 +194,7 @@ class GraphListState(rx.State):
     # -- New graph -----------------------------------------------------------------------------------
 
     @rx.event
+    @requires("edit")
     def open_picker(self) -> Any:
         """New graph: the templates, read from their folder now (a new file shows without a restart)."""
         if self.creating:
@@ -204,11 +208,13 @@ class GraphListState(rx.State):
         return None
 
     @rx.event
+    @requires("view")
     def set_picker_open(self, is_open: bool) -> None:
         if not self.creating:  # the picker stays until the new graph opens
             self.picker_open = is_open
 
     @rx.event
+    @requires("edit")
     def create_graph(self, template_id: str = BLANK) -> Any:
         """Store a new graph from the template and open it; ignored while a creation is under way."""
         if self.creating:
@@ -233,15 +239,18 @@ class GraphListState(rx.State):
     # -- rename ------------------------------------------------------------------------------------
 
     @rx.event
+    @requires("edit")
     def start_rename(self, graph_id: str, name: str) -> None:
         self.rename_id, self.rename_name, self.rename_error = graph_id, name, ""
         self.rename_open = True
 
     @rx.event
+    @requires("view")
     def set_rename_open(self, is_open: bool) -> None:
         self.rename_open = is_open
 
     @rx.event
+    @requires("edit")
     def confirm_rename(self, form: dict[str, Any]) -> Any:
         raw = str(form.get("name", ""))
         try:
@@ -260,6 +269,7 @@ class GraphListState(rx.State):
     # -- duplicate, delete -------------------------------------------------------------------------
 
     @rx.event
+    @requires("edit")
     def duplicate(self, graph_id: str) -> Any:
         try:
             copy = _attempt("duplicate the graph", lambda: graph_store().duplicate(_in_workspace(graph_id)))
@@ -268,14 +278,17 @@ class GraphListState(rx.State):
         return self._refreshed(rx.toast.success(f"Created “{copy.name}”"))
 
     @rx.event
+    @requires("edit")
     def ask_delete(self, graph_id: str, name: str) -> None:
         self.delete_id, self.delete_name, self.delete_open = graph_id, name, True
 
     @rx.event
+    @requires("view")
     def set_delete_open(self, is_open: bool) -> None:
         self.delete_open = is_open
 
     @rx.event
+    @requires("edit")
     def confirm_delete(self) -> Any:
         self.delete_open = False
         try:
@@ -287,10 +300,12 @@ class GraphListState(rx.State):
     # -- import ------------------------------------------------------------------------------------
 
     @rx.event
+    @requires("view")
     def set_import_open(self, is_open: bool) -> None:
         self.import_open = is_open
 
     @rx.event
+    @requires("edit")
     async def import_files(self, files: list[rx.UploadFile]) -> Any:
         """Import the first uploaded JSON file; open the editor on success, list its issues otherwise."""
         if not files:

@@ -20,6 +20,7 @@ from nodeflow_app.secret_values import hide_graph, is_sealed
 from nodeflow_app.state.editor_state import EditorState
 from nodeflow_app.store.graphs import GraphNotFound, graph_store
 from nodes._registry import default_registry
+from nodeflow_app.state.access import requires
 
 NO_AUTHOR = "—"  # versions saved before accounts, or by the CLI
 
@@ -40,6 +41,7 @@ class HistoryState(rx.State):
     # The list ----------------------------------------------------------------------------------
 
     @rx.event
+    @requires("view")
     async def load(self):
         """on_load of the editor (after EditorState's): the live graph on the canvas, the list fresh."""
         self.picked, self.naming = [], ""
@@ -48,12 +50,14 @@ class HistoryState(rx.State):
             await self._refresh()
 
     @rx.event
+    @requires("view")
     async def toggle_panel(self):
         self.panel_open = not self.panel_open
         if self.panel_open:
             await self._refresh()
 
     @rx.event
+    @requires("view")
     async def refresh(self):
         """The panel mounts a marker keyed by the saved version: every save refreshes the list."""
         if self.panel_open:
@@ -76,6 +80,7 @@ class HistoryState(rx.State):
     # Open, compare, go back --------------------------------------------------------------------
 
     @rx.event
+    @requires("view")
     async def open_version(self, version: int | str):
         return await self._open(int(version))
 
@@ -89,6 +94,7 @@ class HistoryState(rx.State):
         await self._freeze_editor(True)
 
     @rx.event
+    @requires("view")
     async def open_run_version(self, label: str):
         """The Runs panel's version label ("v3"): that version, read-only, with History open beside it."""
         found = re.fullmatch(r"v(\d+)", str(label).strip())
@@ -100,6 +106,7 @@ class HistoryState(rx.State):
         return await self._open(int(found.group(1)))
 
     @rx.event
+    @requires("view")
     def toggle_pick(self, version: str):
         picked = [v for v in self.picked if v != version]
         if len(picked) == len(self.picked):
@@ -107,6 +114,7 @@ class HistoryState(rx.State):
         self.picked = picked
 
     @rx.event
+    @requires("view")
     async def compare(self):
         """The two ticked versions on the canvas: added, removed and changed nodes and edges marked."""
         if len(self.picked) != 2:
@@ -123,6 +131,7 @@ class HistoryState(rx.State):
         await self._freeze_editor(True)
 
     @rx.event
+    @requires("view")
     async def back_to_current(self):
         await self._back()
 
@@ -135,6 +144,7 @@ class HistoryState(rx.State):
     # Restore and names -------------------------------------------------------------------------
 
     @rx.event
+    @requires("edit")
     async def restore(self, version: int | str):
         """Version N saved again as the newest version ("restored from vN"); the editor reopens on it."""
         number = int(version)
@@ -152,15 +162,18 @@ class HistoryState(rx.State):
         return rx.toast.success(f"Version {number} restored as version {restored}")
 
     @rx.event
+    @requires("view")
     def start_naming(self, version: str, label: str):
         self.naming, self.naming_text = version, label
 
     @rx.event
+    @requires("view")
     def set_naming_open(self, open_: bool):
         if not open_:
             self.naming = ""
 
     @rx.event
+    @requires("edit")
     async def save_name(self, form: dict[str, Any]):
         graph_id = await self._graph_id()
         try:

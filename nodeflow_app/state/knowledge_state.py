@@ -22,6 +22,7 @@ from nodeflow_app.knowledge.readers import guess_format
 from nodeflow_app.knowledge.sources import MAX_BYTES, uploads_dir
 from nodeflow_app.knowledge.workspace import DEFAULT_WORKSPACE, workspace_store
 from nodeflow_app.state.access import current
+from nodeflow_app.state.access import requires
 
 log = logging.getLogger(__name__)
 
@@ -120,10 +121,12 @@ class KnowledgeState(rx.State):
         return event
 
     @rx.event
+    @requires("view")
     def load(self) -> Any:
         return self._refreshed()
 
     @rx.event
+    @requires("view")
     def select(self, name: str) -> Any:
         self.selected, self.results, self.searched, self.query = name, [], False, ""
         return self._refreshed()
@@ -131,10 +134,12 @@ class KnowledgeState(rx.State):
     # -- collections ---------------------------------------------------------------------------------
 
     @rx.event
+    @requires("view")
     def set_create_open(self, is_open: bool) -> None:
         self.create_open, self.create_error = is_open, ""
 
     @rx.event
+    @requires("edit")
     def create_collection(self, form: dict[str, Any]) -> Any:
         name, model = str(form.get("name", "")).strip(), str(form.get("embedding", "")).strip() or None
         try:
@@ -151,14 +156,17 @@ class KnowledgeState(rx.State):
         return self._refreshed(rx.toast.success(f"Created collection “{name}”"))
 
     @rx.event
+    @requires("edit")
     def ask_delete(self, source: str = "") -> None:
         self.delete_source, self.delete_open = source, True
 
     @rx.event
+    @requires("view")
     def set_delete_open(self, is_open: bool) -> None:
         self.delete_open = is_open
 
     @rx.event
+    @requires("edit")
     def confirm_delete(self) -> Any:
         self.delete_open = False
         store, name, source = self._store(), self.selected, self.delete_source
@@ -174,6 +182,7 @@ class KnowledgeState(rx.State):
     # -- documents ------------------------------------------------------------------------------------
 
     @rx.event
+    @requires("view")
     def open_document(self, source: str) -> Any:
         try:
             found = _call("read the chunks", lambda: self._store().chunks(self.selected, source))
@@ -184,14 +193,17 @@ class KnowledgeState(rx.State):
         return None
 
     @rx.event
+    @requires("view")
     def set_chunks_open(self, is_open: bool) -> None:
         self.chunks_open = is_open
 
     @rx.event
+    @requires("edit")
     def set_upload_progress(self, progress: dict[str, Any]) -> None:
         self.upload_progress = round(float(progress.get("progress") or 0) * 100)
 
     @rx.event
+    @requires("edit")
     async def upload(self, files: list[rx.UploadFile]) -> Any:
         """Keep each file under uploads/<collection>/ (read in blocks, stopped at the limit), then index them."""
         if not self.selected:
@@ -219,6 +231,7 @@ class KnowledgeState(rx.State):
         return KnowledgeState.index_uploads(self.selected, saved) if saved else None
 
     @rx.event(background=True)
+    @requires("edit")
     async def index_uploads(self, collection: str, names: list[str]) -> Any:
         async with self:
             self.busy = True
@@ -243,10 +256,12 @@ class KnowledgeState(rx.State):
     # -- search ---------------------------------------------------------------------------------------
 
     @rx.event
+    @requires("view")
     def set_query(self, value: str) -> None:
         self.query = value
 
     @rx.event
+    @requires("view")
     async def run_search(self, form: dict[str, Any] | None = None) -> Any:
         query = str((form or {}).get("query", self.query)).strip()
         self.query = query

@@ -8,15 +8,19 @@ from __future__ import annotations
 
 import reflex as rx
 
+from nodeflow_app.state.access import requires
+
 
 class LayoutState(rx.State):
     palette: str = "auto"  # auto | open | folded
     inspector: str = "auto"
 
     @rx.event
+    @requires("view")
     def show_palette(self, shown: bool):
         self.palette = "open" if shown else "folded"
 
     @rx.event
+    @requires("view")
     def show_inspector(self, shown: bool):
         self.inspector = "open" if shown else "folded"

@@ -20,6 +20,7 @@ from nodeflow_app import routes
 from nodeflow_app.legacy import LegacyFormatError, Migration, MigrationReport, is_legacy_graph, migrate_graph
 from nodeflow_app.store.graphs import graph_store
 from nodes._registry import default_registry
+from nodeflow_app.state.access import requires
 
 log = logging.getLogger(__name__)
 
@@ -62,6 +63,7 @@ class LegacyImportState(rx.State):
         return (f"{counts['mapped']} converted, {counts['unmapped']} not mapped, {counts['warning']} warning(s). "
                 "Nothing is stored until you import it.")
 
+    @requires("edit")
     def show(self, file_name: str, migration: Migration) -> None:
         """Fill the dialog with the report (the caller's handler returns; the dialog opens)."""
         self.file_name = file_name
@@ -71,12 +73,14 @@ class LegacyImportState(rx.State):
         self.open = True
 
     @rx.event
+    @requires("view")
     def set_open(self, is_open: bool) -> None:
         self.open = is_open
         if not is_open:
             self._graph_text = ""
 
     @rx.event
+    @requires("edit")
     def confirm(self) -> Any:
         """Store the converted graph and open it in the editor."""
         if not self._graph_text:

@@ -22,6 +22,7 @@ from nodeflow_app.runs.service import RunRefused, approval_payload, run_service
 from nodeflow_app.runs.view import approval_cards, canvas_steps, node_rows, pretty, run_row
 from nodeflow_app.state.editor_state import EditorState
 from nodeflow_app.state.run_view_state import RunViewState
+from nodeflow_app.state.access import requires
 
 
 class RunHistoryState(rx.State):
@@ -49,6 +50,7 @@ class RunHistoryState(rx.State):
     # Loading -----------------------------------------------------------------------------------
 
     @rx.event
+    @requires("view")
     async def load(self):
         """on_load of the editor: another graph forgets the previous one's runs and run view."""
         graph_id = self.router.page.params.get("graph_id", "")
@@ -63,12 +65,14 @@ class RunHistoryState(rx.State):
             self._refresh()
 
     @rx.event
+    @requires("view")
     def toggle_panel(self):
         self.panel_open = not self.panel_open
         if self.panel_open:
             self._refresh()
 
     @rx.event
+    @requires("view")
     def refresh(self):
         """The refresh button, and the chat after each answer (its run joins the history)."""
         if not self.panel_open:
@@ -78,10 +82,12 @@ class RunHistoryState(rx.State):
             self._choose(self.run_id)
 
     @rx.event
+    @requires("view")
     def select_run(self, run_id: str):
         self._choose(run_id)
 
     @rx.event
+    @requires("view")
     async def open_on_canvas(self):
         if not self.run_id:
             return
@@ -91,15 +97,18 @@ class RunHistoryState(rx.State):
     # Test runs ---------------------------------------------------------------------------------
 
     @rx.event
+    @requires("edit")
     def rerun(self):
         return RunHistoryState.test_run("")
 
     @rx.event
+    @requires("edit")
     def run_to_here(self, payload: dict[str, Any]):
         """The canvas's play button on a node."""
         return RunHistoryState.test_run(str(payload.get("id") or ""))
 
     @rx.event(background=True)
+    @requires("edit")
     async def test_run(self, node_id: str, payload: Any = None):
         """Save pending edits, run the stored graph (all of it, or up to `node_id`), stream statuses to the canvas.
 
@@ -148,6 +157,7 @@ class RunHistoryState(rx.State):
     # Stop and approve (any run, wherever it executes) --------------------------------------------
 
     @rx.event
+    @requires("edit")
     def stop_run(self):
         """The Stop button of a running (or paused) run."""
         if not self.run_id:
@@ -157,10 +167,12 @@ class RunHistoryState(rx.State):
         return rx.toast.info("Stopping the run" if stopped else "This run is not going on")
 
     @rx.event
+    @requires("view")
     def set_approval_note(self, note: str):
         self.approval_note = note
 
     @rx.event(background=True)
+    @requires("edit")
     async def answer(self, node_id: str, decision: str):
         """An approval card's button: the run goes on where it executes, else here (streamed to the canvas)."""
         async with self:
@@ -191,6 +203,7 @@ class RunHistoryState(rx.State):
     # Pins ----------------------------------------------------------------------------------------
 
     @rx.event
+    @requires("edit")
     def edit_pin(self, node_id: str):
         """Open the pin editor with the node's pin, else its outputs in the chosen run."""
         row = next((n for n in self.nodes if n["node_id"] == node_id), None)
@@ -200,14 +213,17 @@ class RunHistoryState(rx.State):
         self.pin_text, self.pin_error = pretty(value, limit=10**9) or "{}", ""
 
     @rx.event
+    @requires("edit")
     def set_pin_text(self, text: str):
         self.pin_text = text
 
     @rx.event
+    @requires("view")
     def close_pin(self):
         self._close_pin()
 
     @rx.event
+    @requires("edit")
     def save_pin(self):
         try:
             run_service().pin_text(self._graph_id, self.pin_node_id, self.pin_text)
@@ -220,6 +236,7 @@ class RunHistoryState(rx.State):
         return rx.toast.success(f"Pinned: test runs use this data for {name}")
 
     @rx.event
+    @requires("edit")
     def unpin(self, node_id: str):
         run_service().unpin(self._graph_id, node_id)
         self._after_pins_changed()

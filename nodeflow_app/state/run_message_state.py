@@ -8,6 +8,7 @@ from typing import Any
 import reflex as rx
 
 from nodeflow_app.state.run_history_state import RunHistoryState
+from nodeflow_app.state.access import requires
 
 TEST_MESSAGE = "Hello! This is a test run from the editor."
 
@@ -17,14 +18,17 @@ class RunMessageState(rx.State):
     message: str = TEST_MESSAGE
 
     @rx.event
+    @requires("edit")
     def ask(self):
         self.open = True
 
     @rx.event
+    @requires("view")
     def set_open(self, open_: bool):
         self.open = open_
 
     @rx.event
+    @requires("edit")
     def send(self, form: dict[str, Any]):
         text = str(form.get("message") or "").strip()
         if not text:

@@ -12,6 +12,7 @@ from typing import Any
 import reflex as rx
 
 from nodeflow_app.chat.patch import step_ports, step_statuses
+from nodeflow_app.state.access import requires
 
 
 class RunViewState(rx.State):
@@ -22,10 +23,12 @@ class RunViewState(rx.State):
     statuses: dict[str, str] = {}
     ports: dict[str, list[str]] = {}
 
+    @requires("view")
     def start_live(self, run_id: str, label: str = "Live run") -> None:
         """A new run begins: the canvas forgets the previous one."""
         self.run_id, self.label, self.statuses, self.ports = run_id, label, {}, {}
 
+    @requires("view")
     def apply_steps(self, ops: list[dict[str, Any]]) -> None:
         """Take the flow_step cards of a chat patch (chat.patch ops); only touches the vars when a step changed."""
         statuses = step_statuses(ops)
@@ -34,12 +37,14 @@ class RunViewState(rx.State):
         self.statuses = {**self.statuses, **statuses}
         self.ports = {**self.ports, **step_ports(ops)}
 
+    @requires("view")
     def show_blocks(self, run_id: str, blocks: list[dict[str, Any]], label: str) -> None:
         """A whole message's steps (a stored answer, a resumed run) at once."""
         ops = [{"op": "set", "path": [i], "block": b} for i, b in enumerate(blocks)]
         self.run_id, self.label = run_id, label
         self.statuses, self.ports = step_statuses(ops), step_ports(ops)
 
+    @requires("view")
     def show_nodes(self, run_id: str, nodes: list[dict[str, Any]], label: str) -> None:
         """A stored run's node records (RunStore.get_run()["nodes"]): statuses, and ports from their outputs."""
         self.run_id, self.label = run_id, label
@@ -48,5 +53,6 @@ class RunViewState(rx.State):
                       for n in nodes if n["status"] == "completed"}
 
     @rx.event
+    @requires("view")
     def clear(self):
         self.run_id, self.label, self.statuses, self.ports = "", "", {}, {}

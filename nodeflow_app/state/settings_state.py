@@ -12,6 +12,7 @@ import reflex as rx
 
 from nodeflow_app import provider_settings
 from nodeflow_app.llm.credentials import CredentialError
+from nodeflow_app.state.access import requires
 
 
 class SettingsState(rx.State):
@@ -22,10 +23,12 @@ class SettingsState(rx.State):
     form_rev: int = 0  # remounts the key inputs after a save, so a typed key does not linger in the page
 
     @rx.event
+    @requires("admin")
     def load(self):
         self._refresh()
 
     @rx.event
+    @requires("admin")
     def save(self, provider: str, form: dict[str, Any]):
         try:
             provider_settings.save_credential(provider, str(form.get("api_key") or ""),
@@ -37,6 +40,7 @@ class SettingsState(rx.State):
         return rx.toast.success(f"Saved {self._label(provider)} (encrypted)")
 
     @rx.event
+    @requires("admin")
     def delete(self, provider: str):
         removed = provider_settings.delete_credential(provider)
         self.tests = {k: v for k, v in self.tests.items() if k != provider}
@@ -46,6 +50,7 @@ class SettingsState(rx.State):
         return rx.toast.info(f"Nothing is stored for {self._label(provider)}")
 
     @rx.event(background=True)
+    @requires("admin")
     async def check(self, provider: str):
         """Test the connection outside the state lock (a slow provider must not block the page)."""
         async with self:

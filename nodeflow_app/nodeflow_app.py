@@ -41,11 +41,10 @@ def create_admin_from_environment() -> None:
 
     email, password = os.environ.get("NODEFLOW_ADMIN_EMAIL"), os.environ.get("NODEFLOW_ADMIN_PASSWORD")
     if email and password:
-        owner = account_store().ensure_admin(email, password)
-        if owner is not None:
-            from nodeflow_app.state.auth_state import adopt_graphs_made_before_accounts
+        if account_store().ensure_admin(email, password) is not None:
+            from nodeflow_app.state.access import adopt_unowned_graphs
 
-            adopt_graphs_made_before_accounts(owner.id)
+            adopt_unowned_graphs()
 
 
 app = rx.App()

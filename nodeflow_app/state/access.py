@@ -114,8 +114,19 @@ def target_workspace(state: Any, current_workspace: str | None) -> str | None:
     if graph_id:
         from nodeflow_app.store.graphs import graph_store
 
-        return graph_store().workspace_of(str(graph_id))
+        return graph_store().workspace_of(str(graph_id)) or adopt_unowned_graphs(str(graph_id))
     return current_workspace or None
+
+
+def adopt_unowned_graphs(graph_id: str | None = None) -> str | None:
+    """Graphs made outside any workspace (before accounts, by the CLI or a script) join the install owner's
+    personal workspace; the workspace of `graph_id` afterwards (None: no such graph)."""
+    from nodeflow_app.store.graphs import graph_store
+
+    owner_workspace = account_store().owner_workspace_id()
+    if owner_workspace:
+        graph_store().adopt_unowned(owner_workspace)
+    return graph_store().workspace_of(graph_id) if graph_id else owner_workspace
 
 
 class AccessMiddleware(Middleware):

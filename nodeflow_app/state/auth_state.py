@@ -15,7 +15,7 @@ from typing import Any
 import reflex as rx
 
 from nodeflow_app import routes
-from nodeflow_app.state.access import forget_token, requires, user_for_token
+from nodeflow_app.state.access import adopt_unowned_graphs, forget_token, requires, user_for_token
 from nodeflow_app.store.accounts import SESSION_SECONDS, AccountError, account_store
 
 log = logging.getLogger(__name__)
@@ -26,13 +26,6 @@ class WorkspaceOption:
     id: str
     name: str
     role: str
-
-
-def adopt_graphs_made_before_accounts(owner_id: str) -> None:
-    """Graphs from before accounts existed join the install owner's personal workspace."""
-    from nodeflow_app.store.graphs import graph_store
-
-    graph_store().adopt_unowned(account_store().personal_workspace(owner_id).id)
 
 
 class AuthState(rx.State):
@@ -72,6 +65,8 @@ class AuthState(rx.State):
             return rx.redirect(routes.SETUP)
         if not self._load_account():
             return rx.redirect(routes.SIGN_IN)
+        if self.is_admin:
+            adopt_unowned_graphs()  # graphs a script or the CLI stored meanwhile appear in the owner's list
         return None
 
     @rx.event
@@ -104,9 +99,8 @@ class AuthState(rx.State):
             self.error = "The two passwords differ."
             return None
         try:
-            owner = store.create_user(str(form.get("name", "")), str(form.get("email", "")),
-                                      str(form.get("password", "")))
-            adopt_graphs_made_before_accounts(owner.id)
+            store.create_user(str(form.get("name", "")), str(form.get("email", "")), str(form.get("password", "")))
+            adopt_unowned_graphs()
         except AccountError as error:
             self.error = str(error).capitalize() + "."
             return None

@@ -271,6 +271,13 @@ class AccountStore:
         found = [Workspace(r.id, r.name, r.personal_of == user_id, r.role) for r in rows]
         return sorted(found, key=lambda w: (not w.personal, w.name.lower()))
 
+    def owner_workspace_id(self) -> str | None:
+        """The personal workspace of the install's first admin (where graphs made outside any workspace go)."""
+        with self.engine.connect() as conn:
+            return conn.execute(
+                select(WorkspaceRow.id).join(UserRow, UserRow.id == WorkspaceRow.personal_of)
+                .where(UserRow.is_admin.is_(True)).order_by(UserRow.created_at).limit(1)).scalar()
+
     def workspace_name(self, workspace_id: str) -> str:
         with self.engine.connect() as conn:
             return conn.execute(select(WorkspaceRow.name).where(WorkspaceRow.id == workspace_id)).scalar() or ""

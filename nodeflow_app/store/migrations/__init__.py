@@ -71,7 +71,9 @@ def prepare(engine: Engine) -> None:
 
     from nodeflow_app.store import models  # noqa: F401 - registers the tables
 
-    key = f"{engine.url}|{_schema(engine)}"
+    # An in-memory SQLite database is new for every engine: remember the engine, not the URL.
+    memory = engine.dialect.name == "sqlite" and engine.url.database in (None, "", ":memory:")
+    key = f"{id(engine) if memory else engine.url}|{_schema(engine)}"
     with _lock:
         if key in _done:
             return

@@ -8,6 +8,7 @@ import re
 from playwright.sync_api import expect
 
 from .conftest import OWNER_EMAIL, OWNER_PASSWORD, signed_in_context
+from .server import ROOT
 
 
 def test_a_visitor_without_a_session_is_sent_to_sign_in_and_signs_in(browser, nodeflow_server):
@@ -15,6 +16,7 @@ def test_a_visitor_without_a_session_is_sent_to_sign_in_and_signs_in(browser, no
     page = context.new_page()
     page.goto(f"{nodeflow_server.url}/")
     expect(page).to_have_url(re.compile(r"/signin$"), timeout=15_000)
+    page.screenshot(path=str(ROOT / "docs" / "screenshot-signin.png"))  # the README's picture of signing in
     page.get_by_test_id("auth-email").fill(OWNER_EMAIL)
     page.get_by_test_id("auth-password").fill("not the password")
     page.get_by_test_id("auth-submit").click()

@@ -9,6 +9,7 @@ import re
 from playwright.sync_api import expect
 
 from .conftest import signed_in_context
+from .server import ROOT
 from .test_chat import expect_answer_status, send
 
 
@@ -95,6 +96,7 @@ def test_owner_editor_viewer_and_outsider_on_one_team_graph(browser, nodeflow_se
     owner.get_by_test_id("graph-name").fill("Acme desk")
     owner.get_by_test_id("graph-name").press("Enter")
     editor_code, viewer_code = _invite(owner, nodeflow_server, "editor"), _invite(owner, nodeflow_server, "viewer")
+    owner.screenshot(path=str(ROOT / "docs" / "screenshot-workspace.png"))  # the README's picture of a team
 
     # The editor sees the team's graph and changes it.
     editor_context, editor = _join(browser, nodeflow_server, editor_code, "Eddie", "eddie@example.org")

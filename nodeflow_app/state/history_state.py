@@ -13,6 +13,8 @@ from typing import Any
 
 import reflex as rx
 
+from nodeflow_app.state.access import current
+
 from nodeflow_app.editor.diff import FieldChange, GraphDiff, diff_graphs, diff_view
 from nodeflow_app.editor.timeline import AUTOSAVE, Entry, group_versions
 from nodeflow_app.runs.view import ago
@@ -153,7 +155,9 @@ class HistoryState(rx.State):
             return
         editor.save_pending()  # edits not autosaved yet become a version of their own first
         try:
-            restored = graph_store().restore(editor._doc.id, number)
+            user = current().user
+            restored = graph_store().restore(editor._doc.id, number, author=user.id if user else None,
+                                             author_name=user.name if user else "")
         except GraphNotFound as error:
             return rx.toast.error(str(error))
         await self._back()

@@ -91,7 +91,7 @@ def test_history_lists_names_opens_compares_and_restores_versions(page, nodeflow
     page.get_by_test_id("toggle-history").click()
     titles = page.get_by_test_id("history-title")
     expect(titles).to_have_text(["v6", "v2–v5", "v1"])
-    expect(entry(page, 5).get_by_test_id("history-note")).to_have_text("4 autosaves · —")
+    expect(entry(page, 5).get_by_test_id("history-note")).to_have_text("4 autosaves · Admin")  # the signed-in owner saved them
     expect(entry(page, 1).get_by_test_id("history-runs")).to_have_text("1 run")
 
     # Name version 1.
@@ -151,7 +151,7 @@ def test_history_lists_names_opens_compares_and_restores_versions(page, nodeflow
     expect(node(page, "Extra")).to_have_count(1)
     expect(page.get_by_test_id("inline-Check-value")).to_have_value("ok")
     expect(titles.first).to_have_text("v7")
-    expect(entry(page, 7).get_by_test_id("history-note")).to_have_text("restored from v1 · —")
+    expect(entry(page, 7).get_by_test_id("history-note")).to_have_text("restored from v1 · Admin")
     stored = store.get(graph_id)
     assert stored.version == 7 and [n["id"] for n in stored.graph["nodes"]] == ["manual", "shape", "check", "extra"]
 

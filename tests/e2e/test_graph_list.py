@@ -23,6 +23,8 @@ EDITOR_URL = re.compile(r"/graph/([A-Za-z0-9-]+)$")
 def open_list(page, server: Server) -> None:
     page.goto(server.url + "/")
     page.get_by_test_id("graph-count").wait_for()
+    # Loaded: the table or the empty state is shown (the count badge is there before the rows arrive).
+    page.get_by_test_id("graph-table").or_(page.get_by_test_id("graph-empty")).wait_for()
 
 
 def graph_id_of_editor_url(page) -> str:

@@ -211,7 +211,7 @@ def test_a_paused_test_run_is_approved_and_stopped_from_the_runs_panel(
     page.get_by_test_id("toggle-runs").click()
     rows = page.get_by_test_id("run-row")
     expect(rows.first).to_contain_text("running")
-    expect(rows.first.get_by_test_id("run-started-by")).to_have_text("test")
+    expect(rows.first.get_by_test_id("run-started-by")).to_have_text("test · Admin")  # a test run, by the owner
     rows.first.click()
     card = page.get_by_test_id("approval-card")
     expect(card.get_by_test_id("approval-prompt")).to_have_text("Ship order 7?")

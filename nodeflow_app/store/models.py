@@ -128,3 +128,15 @@ class PinnedOutputRow(SQLModel, table=True):
     node_id: str = Field(primary_key=True)
     outputs_json: str = Field(sa_type=Text)  # {output port: value} as JSON
     updated_at: float = 0.0
+
+
+class ConnectionRow(SQLModel, table=True):
+    """A named HTTP or database credential of a workspace, encrypted at rest like CredentialRow."""
+
+    __tablename__ = "connection"
+
+    workspace_id: str = Field(primary_key=True, max_length=64)
+    name: str = Field(primary_key=True, max_length=120)
+    kind: str = Field(max_length=32)  # one of nodeflow_app.store.connections.KINDS
+    secret: str = Field(sa_type=Text)  # Fernet token of {"workspace_id", "name", "kind", "fields"} as JSON
+    updated_at: float = 0.0

@@ -300,6 +300,61 @@ def _read_secret(prompt: str) -> str:
     return sys.stdin.readline().strip()
 
 
+# connections -------------------------------------------------------------------------------------
+
+def _connections_arguments(parser: argparse.ArgumentParser) -> None:
+    from nodeflow_app.store.connections import DEFAULT_WORKSPACE, KINDS
+
+    actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
+    put = actions.add_parser("set", help="store (or replace) a named connection, encrypted",
+                             description="Fields: " + "; ".join(f"{kind}: {' '.join(need + tuple(f'[{o}]' for o in opt))}"
+                                                                for kind, (need, opt) in KINDS.items()))
+    put.add_argument("name", metavar="NAME")
+    put.add_argument("kind", metavar="KIND", choices=list(KINDS), help=", ".join(KINDS))
+    put.add_argument("fields", nargs="*", metavar="FIELD=VALUE",
+                     help="a field and its value; FIELD=- reads the value from stdin (hidden on a terminal)")
+    listing = actions.add_parser("list", help="the workspace's connections: name and kind, never a secret")
+    remove = actions.add_parser("delete", help="remove a connection")
+    remove.add_argument("name", metavar="NAME")
+    for action in (put, listing, remove):
+        action.add_argument("--workspace", default=DEFAULT_WORKSPACE, help="the workspace (default: %(default)s)")
+
+
+def _connections(args: argparse.Namespace) -> int:
+    from sqlalchemy.exc import SQLAlchemyError
+
+    from nodeflow_app.llm.credentials import CredentialError
+    from nodeflow_app.store.connections import default_store
+
+    try:
+        store = default_store(create=args.action == "set")
+        if args.action == "set":
+            store.set(args.name, args.kind, _connection_fields(args.fields), workspace_id=args.workspace)
+            print(f"stored the {args.kind} connection {args.name!r} (encrypted)")
+        elif args.action == "list":
+            rows = [(r["name"], r["kind"]) for r in (store.list(args.workspace) if store else [])]
+            print(_table(("NAME", "KIND"), rows) if rows else f"no connections in workspace {args.workspace!r}")
+        elif store is None or not store.delete(args.name, args.workspace):
+            raise InputError(f"no connection {args.name!r} in workspace {args.workspace!r}")
+        else:
+            print(f"deleted the connection {args.name!r}")
+    except CredentialError as error:
+        raise InputError(str(error)) from error
+    except SQLAlchemyError as error:
+        raise InputError(f"cannot use the connection store: {str(error).splitlines()[0]}") from error
+    return EXIT_OK
+
+
+def _connection_fields(pairs: list[str]) -> dict[str, str]:
+    fields: dict[str, str] = {}
+    for pair in pairs:
+        name, equals, value = pair.partition("=")
+        if not equals or not name:
+            raise InputError(f"expected FIELD=VALUE, got {pair!r}")
+        fields[name] = _read_secret(f"{name}: ") if value == "-" else value
+    return fields
+
+
 # ------------------------------------------------------------------------------------------------
 
 COMMANDS: dict[str, Command] = {
@@ -312,6 +367,8 @@ COMMANDS: dict[str, Command] = {
                          _providers_arguments, _providers),
     "credentials": Command("store, list or delete provider credentials (encrypted at rest)",
                            _credentials_arguments, _credentials),
+    "connections": Command("store, list or delete named HTTP and database connections (encrypted at rest)",
+                           _connections_arguments, _connections),
 }
 
 

@@ -187,7 +187,7 @@ def connection_for(services: dict[str, Any], name: Any, kinds: tuple[str, ...]) 
         raise NodeError(f"cannot read the connections: {type(error).__name__}: {str(error).splitlines()[0]}") from None
     if connection is None:
         raise NodeError(f"no connection named {name!r} in workspace {workspace_id!r}; add one with "
-                        f"`nodeflow connections set {name} --kind KIND FIELD=VALUE ...`")
+                        f"`nodeflow connections set {name} KIND FIELD=VALUE ...`")
     if connection.kind not in kinds:
         raise NodeError(f"connection {name!r} is a {connection.kind} connection; this node needs one of: "
                         f"{', '.join(kinds)}")

@@ -192,3 +192,26 @@ async def _sqlite(tmp_path, monkeypatch) -> Database:
     store = _store(tmp_path)
     store.set("db", "sqlite", {"path": "empty.db"})
     return Database("sqlite", "", store)
+
+
+# -- the example graph, through the CLI -----------------------------------------------------------------
+
+#   Start --> Big orders (Database Query on the connection "shop") --> Report
+def test_the_example_graph_runs_through_the_cli(capsys, tmp_path, monkeypatch):
+    import json
+
+    from nodeflow_app.cli import main
+    from tests.nodes.test_code import EXAMPLES
+
+    monkeypatch.delenv("REFLEX_DB_URL", raising=False)
+    monkeypatch.setenv("NODEFLOW_DATA_DIR", str(tmp_path))
+    with sqlite3.connect(tmp_path / "shop.db") as shop:
+        shop.execute("CREATE TABLE orders (id int, total real, country text, placed_on text)")
+        shop.executemany("INSERT INTO orders VALUES (?, ?, ?, ?)", [
+            (1, 30, "FR", "2026-11-01"), (2, 120, "DE", "2026-11-02"), (3, 75, "FR", "2026-11-03"),
+            (4, 99.5, "FR", "2026-11-04")])
+    assert main(["connections", "set", "shop", "sqlite", "path=shop.db"]) == 0
+    assert main(["run", str(EXAMPLES / "database_query.json"), "--json"]) == 0
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.startswith("{")]
+    assert lines[-1]["outputs"]["Report"]["output"] == {
+        "count": 2, "first": {"id": 3, "total": 75.0, "placed_on": "2026-11-03"}}

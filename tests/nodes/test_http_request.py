@@ -227,3 +227,20 @@ async def test_next_url_pagination_follows_relative_links_with_the_credential(se
 def test_the_definition_keeps_secrets_out_of_the_graph():
     assert definition.side_effects
     assert not {p.id for p in definition.parameters} & {"token", "password", "api_key"}
+
+
+# -- the example graph, through the CLI -----------------------------------------------------------------
+
+#   Start --> Fetch all items (HTTP Request, page by page) --> Report
+def test_the_example_graph_runs_through_the_cli(server, capsys, tmp_path, monkeypatch):
+    from nodeflow_app.cli import main
+    from tests.nodes.test_code import EXAMPLES
+
+    monkeypatch.delenv("REFLEX_DB_URL", raising=False)
+    payload = json.dumps({"api": server.url, "tag": "new"})
+    assert main(["run", str(EXAMPLES / "http_request.json"), "--input", payload, "--json"]) == 0
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.startswith("{")]
+    assert lines[-1]["outputs"]["Report"]["output"] == {
+        "pages": [{"results": [f"item{n}-1", f"item{n}-2"], "page": n} for n in (1, 2, 3)],
+        "first": "item1-1", "last": "item3-2"}
+    assert [dict(r.query) for r in server.requests][-1] == {"tag": "new", "page": "4"}

@@ -12,7 +12,7 @@ definition = NodeDefinition(
     icon="database",
     inputs=(Socket(id="input", label="Input", side="left"),),
     parameters=(
-        Parameter(id="connection", label="Connection", required=True, placeholder="connection name",
+        Parameter(id="connection", label="Connection", default="", required=True, placeholder="connection name",
                   description="A stored database connection (postgres, mysql or sqlite)."),
         # No expressions in the SQL itself: values go through `parameters`, so they can never become SQL.
         Parameter(id="query", label="SQL", type="code", default="SELECT 1 AS one", expressions=False,

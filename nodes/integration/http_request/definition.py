@@ -16,7 +16,7 @@ definition = NodeDefinition(
     parameters=(
         Parameter(id="method", label="Method", type="select", default="GET",
                   options=tuple(Option(value=m, label=m) for m in METHODS)),
-        Parameter(id="url", label="URL", required=True, placeholder="https://api.example.com/items",
+        Parameter(id="url", label="URL", default="", required=True, placeholder="https://api.example.com/items",
                   description="http:// or https://; private addresses are refused unless allowlisted."),
         Parameter(id="query", label="Query", type="key_value", default=[],
                   description="Name and value per row, added to the URL's query."),

@@ -47,6 +47,10 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(int(route[1]), json.dumps({"error": "nope"}).encode(), "application/json")
         elif route[0] == "redirect":
             self._send(int(query.get("code", 302)), b"", "text/plain", {"Location": query["to"]})
+        elif route[0] == "flaky":  # 503 for the first `fail` calls, then 200
+            calls = sum(1 for r in self.server.requests if r.path == parts.path)
+            status = 503 if calls <= int(query.get("fail", 1)) else 200
+            self._send(status, json.dumps({"call": calls}).encode(), "application/json")
         elif route[0] == "slow":
             time.sleep(float(query.get("seconds", 2)))
             self._send(200, b"{}", "application/json")

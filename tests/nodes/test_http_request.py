@@ -244,3 +244,37 @@ def test_the_example_graph_runs_through_the_cli(server, capsys, tmp_path, monkey
         "pages": [{"results": [f"item{n}-1", f"item{n}-2"], "page": n} for n in (1, 2, 3)],
         "first": "item1-1", "last": "item3-2"}
     assert [dict(r.query) for r in server.requests][-1] == {"tag": "new", "page": "4"}
+
+
+# -- through the kernel: retries come from the node's settings ------------------------------------------
+
+#   Start --> HTTP Request (503, 503, then 200; settings.retry.max_attempts = 3)
+async def test_the_kernel_retries_a_failed_status_per_the_node_settings(server):
+    from nodeflow_app.runtime.engine import start_run
+    from nodes._registry import default_registry
+
+    def graph(attempts):
+        return {"id": "g", "name": "g", "nodes": [
+            {"id": "start", "type": "manual-trigger", "name": "Start", "data": {}},
+            {"id": "http", "type": "http-request", "name": "Flaky", "data": {"url": f"{server.url}/flaky?fail=2"},
+             "settings": {"retry": {"max_attempts": attempts, "initial_interval": 0.01}}}],
+            "edges": [{"id": "e", "source": "start", "sourceHandle": "output", "target": "http",
+                       "targetHandle": "input", "data": {"channel": "flow"}}]}
+
+    run = start_run(graph(3), default_registry())
+    events = [event async for event in run.events()]
+    assert run.status == "completed" and run.outputs_by_name()["Flaky"]["output"]["body"] == {"call": 3}
+    retries = [e.data["message"] for e in events if e.event_type == "progress"]
+    assert len(retries) == 2 and "answered 503 Service Unavailable" in retries[0]
+
+    server.requests.clear()
+    run = start_run(graph(1), default_registry())
+    _ = [event async for event in run.events()]
+    assert run.status == "failed" and "answered 503" in run.error and len(server.requests) == 1
+
+
+async def test_an_api_key_in_the_query_is_not_quoted_in_errors(server, connections, monkeypatch):
+    monkeypatch.delenv("NODEFLOW_HTTP_ALLOWLIST")
+    with pytest.raises(NodeError) as refused:
+        await call(server.url + "/json", connections, connection="query")
+    assert "q3y" not in str(refused.value)

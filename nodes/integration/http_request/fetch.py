@@ -74,7 +74,7 @@ def _form_fields(form: list[tuple[str, str]] | None) -> dict[str, list[str]] | N
 
 async def _check(url: httpx.URL) -> None:
     try:
-        await check_url(str(url))
+        await check_url(_shown(url))  # its error quotes the URL: never with a query that may hold a key
     except ValueError as error:
         raise NodeError(str(error)) from None
 

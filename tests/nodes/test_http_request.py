@@ -278,3 +278,9 @@ async def test_an_api_key_in_the_query_is_not_quoted_in_errors(server, connectio
     with pytest.raises(NodeError) as refused:
         await call(server.url + "/json", connections, connection="query")
     assert "q3y" not in str(refused.value)
+
+
+async def test_a_multipart_file_is_sent_again_after_a_307(server):
+    reference = store_bytes(b"abc", "a.txt", "text/plain")
+    await call(server.url + "/redirect?code=307&to=/json", method="POST", body_type="multipart", file=reference)
+    assert [r.body.count(b'filename="a.txt"\r\nContent-Type: text/plain\r\n\r\nabc\r\n') for r in server.requests] == [1, 1]

@@ -24,17 +24,20 @@ class HttpRequestExecutor:
     async def execute(self, data: dict[str, Any], inputs: dict[str, Any], ctx: FlowContext) -> ExecutionResult:
         name = data.get("connection")
         connection = connection_for(ctx.services, name, HTTP_KINDS) if name not in (None, "") else None
-        spec = build_request(data, connection)
         timeout = _number(data, "timeout", 30.0, 0.1, 600)
-        async with httpx.AsyncClient(timeout=timeout, follow_redirects=False,
-                                     headers={"User-Agent": USER_AGENT}) as client:
-            call = _Caller(client, data)
-            mode = data.get("pagination") or "off"
-            if mode == "off":
-                return ExecutionResult(outputs={"output": await call(spec)})
-            if mode not in ("next_url", "page_number"):
-                raise NodeError(f"parameter 'pagination' must be off, next_url or page_number, got {mode!r}")
-            pages = await (_by_next_url if mode == "next_url" else _by_page_number)(call, spec, data)
+        mode = data.get("pagination") or "off"
+        if mode not in ("off", "next_url", "page_number"):
+            raise NodeError(f"parameter 'pagination' must be off, next_url or page_number, got {mode!r}")
+        spec = build_request(data, connection)
+        try:
+            async with httpx.AsyncClient(timeout=timeout, follow_redirects=False,
+                                         headers={"User-Agent": USER_AGENT}) as client:
+                call = _Caller(client, data)
+                if mode == "off":
+                    return ExecutionResult(outputs={"output": await call(spec)})
+                pages = await (_by_next_url if mode == "next_url" else _by_page_number)(call, spec, data)
+        finally:
+            spec.close()
         return ExecutionResult(outputs={"output": _paginated(pages, data)})
 
 

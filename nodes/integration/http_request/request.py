@@ -29,6 +29,11 @@ class RequestSpec:
     files: dict[str, Any] | None = None
     form: list[tuple[str, str]] | None = None
 
+    def close(self) -> None:
+        """Close the multipart file, which is streamed from the store rather than read into memory."""
+        for _name, handle, _type in (self.files or {}).values():
+            handle.close()
+
 
 def build_request(data: dict[str, Any], connection: Connection | None) -> RequestSpec:
     method = str(data.get("method") or "GET").upper()
@@ -76,7 +81,7 @@ def _multipart_file(data: dict[str, Any]) -> dict[str, Any] | None:
     name = reference.get("name") if isinstance(reference, dict) else None
     content_type = reference.get("content_type") if isinstance(reference, dict) else None
     field_name = str(data.get("file_field") or "file")
-    return {field_name: (name or path.name, path.read_bytes(), content_type or "application/octet-stream")}
+    return {field_name: (name or path.name, path.open("rb"), content_type or "application/octet-stream")}
 
 
 def _default_header(spec: RequestSpec, name: str, value: str) -> None:

@@ -215,3 +215,11 @@ def test_the_example_graph_runs_through_the_cli(capsys, tmp_path, monkeypatch):
     lines = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.startswith("{")]
     assert lines[-1]["outputs"]["Report"]["output"] == {
         "count": 2, "first": {"id": 3, "total": 75.0, "placed_on": "2026-11-03"}}
+
+
+async def test_a_second_statement_cannot_end_the_read_only_transaction(database):
+    for sql in (f"COMMIT; INSERT INTO {database.table} (id, name) VALUES (9, 'x')",
+                f"SELECT 1; INSERT INTO {database.table} (id, name) VALUES (9, 'x')"):
+        with pytest.raises(NodeError):
+            await database.run(sql)
+    assert (await database.run(f"SELECT count(*) AS n FROM {database.table}"))["rows"] == [{"n": 1}]

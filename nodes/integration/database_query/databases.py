@@ -3,6 +3,7 @@
 Read-only is enforced by the database, not by reading the SQL: PostgreSQL `SET TRANSACTION READ ONLY`,
 MySQL / MariaDB `START TRANSACTION READ ONLY`, SQLite a file opened with `mode=ro`. A SQLite file must lie
 inside the data folder. Each call opens and closes its own connection (NullPool): a node runs now and then.
+Every driver takes exactly one statement, so a second one cannot end the read-only transaction.
 """
 
 from __future__ import annotations
@@ -80,7 +81,12 @@ def _engine(connection: Connection, writable: bool, timeout: int) -> Engine:
         raise NodeError(f"connection {connection.name!r} has port {port!r}, which is not a number")
     url = URL.create(DRIVERS[connection.kind], username=fields["user"], password=fields.get("password"),
                      host=fields["host"], port=int(port) if port else None, database=fields["database"])
-    return create_engine(url, poolclass=NullPool, connect_args={"connect_timeout": timeout})
+    connect_args: dict[str, Any] = {"connect_timeout": timeout}
+    if connection.kind == "postgres":
+        # psycopg sends a statement without parameters as a simple query, which may hold several
+        # (`COMMIT; INSERT ...` would leave the read-only transaction); a prepared one holds exactly one.
+        connect_args["prepare_threshold"] = 0
+    return create_engine(url, poolclass=NullPool, connect_args=connect_args)
 
 
 def sqlite_file(path: str) -> Path:

@@ -3,7 +3,7 @@
 import asyncio
 from typing import Any
 
-from nodes._helpers import MISSING, container_sinks, get_path, sink_result, to_number, to_text
+from nodes._helpers import container_sinks, items_at, sink_result, to_number
 from nodeflow_app.contract import ExecutionResult, FlowContext, NodeError
 
 MAX_CONCURRENCY = 32
@@ -13,7 +13,7 @@ class ForEachExecutor:
     node_type = "for-each"
 
     async def execute(self, data: dict[str, Any], inputs: dict[str, Any], ctx: FlowContext) -> ExecutionResult:
-        items = _items(inputs.get("input"), data.get("field") or "")
+        items = items_at(inputs.get("input"), data.get("field") or "")
         concurrency = _concurrency(data.get("concurrency", 1))
         keep_going = bool(data.get("continue_on_item_error"))
         runtime = ctx.runtime
@@ -48,17 +48,6 @@ class ForEachExecutor:
             await asyncio.gather(*tasks, return_exceptions=True)
             raise
         return ExecutionResult(outputs={"output": {"results": results, "count": len(results)}})
-
-
-def _items(value: Any, field: str) -> list[Any]:
-    found = get_path(value, field) if field else value
-    if isinstance(found, (list, tuple)):
-        return list(found)
-    where = f"field {field!r}" if field else "the input (List field is empty)"
-    if found is MISSING:
-        keys = ", ".join(map(str, value)) if isinstance(value, dict) else type(value).__name__
-        raise NodeError(f"nothing at {where}; the input has: {keys or 'no keys'}")
-    raise NodeError(f"{where} holds {type(found).__name__} {to_text(found)[:80]!r}, not a list")
 
 
 def _concurrency(raw: Any) -> int:

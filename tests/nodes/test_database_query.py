@@ -223,3 +223,17 @@ async def test_a_second_statement_cannot_end_the_read_only_transaction(database)
         with pytest.raises(NodeError):
             await database.run(sql)
     assert (await database.run(f"SELECT count(*) AS n FROM {database.table}"))["rows"] == [{"n": 1}]
+
+
+SLOW = {"postgres": "SELECT pg_sleep(5) AS slept",
+        "mysql": "SELECT SLEEP(5) AS slept",
+        "sqlite": "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n) SELECT max(i) AS slept FROM n"}
+
+
+async def test_the_database_stops_a_statement_at_the_timeout(database):
+    import time
+
+    started = time.monotonic()
+    with pytest.raises(NodeError, match=r"the statement ran longer than the node's timeout \(1 s\)"):
+        await database.run(SLOW[database.kind], timeout=1)
+    assert time.monotonic() - started < 4

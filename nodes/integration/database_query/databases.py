@@ -8,6 +8,7 @@ Every driver takes exactly one statement, so a second one cannot end the read-on
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -46,17 +47,32 @@ def run_statement(connection: Connection, sql: str, params: dict[str, Any], *, w
         except SQLAlchemyError as error:
             raise NodeError(f"cannot connect to {_where(connection)}: {_first_line(error)}") from None
         with database:
-            if not writable and connection.kind in READ_ONLY_START:
-                database.exec_driver_sql(READ_ONLY_START[connection.kind])
+            _begin(database, connection.kind, writable, timeout)
             try:
                 outcome = _execute(database, sql, params, limit)
             except DBAPIError as error:
-                raise NodeError(WRITE_REFUSED if _write_refused(error) else
-                                f"{_where(connection)} refused the statement: {_first_line(error)}") from None
+                raise NodeError(_refusal(error, connection, timeout)) from None
             database.commit() if writable else database.rollback()
             return outcome
     finally:
         engine.dispose()
+
+
+def _begin(database: Any, kind: str, writable: bool, seconds: int) -> None:
+    """Start the transaction: read-only unless `writable`, its statement stopped after `seconds`.
+
+    The statement runs in a thread the event loop cannot stop, so the database must stop it itself.
+    """
+    if kind == "mysql":  # a session setting, made before the transaction starts
+        database.exec_driver_sql(f"SET SESSION max_statement_time = {seconds}" if database.dialect.is_mariadb
+                                 else f"SET SESSION max_execution_time = {seconds * 1000}")  # MySQL: SELECTs only
+    if not writable and kind in READ_ONLY_START:
+        database.exec_driver_sql(READ_ONLY_START[kind])
+    if kind == "postgres":
+        database.exec_driver_sql(f"SET LOCAL statement_timeout = {seconds * 1000}")
+    if kind == "sqlite":  # sqlite3 calls the handler every 10,000 steps; True interrupts the statement
+        deadline = time.monotonic() + seconds
+        database.connection.dbapi_connection.set_progress_handler(lambda: time.monotonic() > deadline, 10_000)
 
 
 def _execute(database: Any, sql: str, params: dict[str, Any], limit: int) -> Outcome:
@@ -98,6 +114,21 @@ def sqlite_file(path: str) -> Path:
     if not file.is_file():
         raise NodeError(f"no SQLite file at {file}")
     return file
+
+
+def _refusal(error: DBAPIError, connection: Connection, seconds: int) -> str:
+    if _write_refused(error):
+        return WRITE_REFUSED
+    if _timed_out(error):
+        return f"the statement ran longer than the node's timeout ({seconds} s) and was stopped by the database"
+    return f"{_where(connection)} refused the statement: {_first_line(error)}"
+
+
+def _timed_out(error: DBAPIError) -> bool:
+    original = error.orig
+    return (getattr(original, "sqlstate", None) == "57014"  # PostgreSQL query_canceled
+            or (getattr(original, "args", None) or (None,))[0] in (1969, 3024)  # MariaDB / MySQL time limits
+            or str(original) == "interrupted")  # SQLite's progress handler
 
 
 def _write_refused(error: DBAPIError) -> bool:

@@ -27,7 +27,7 @@ class DatabaseQueryExecutor:
         params = _bound(sql, data.get("parameters"))
         outcome = await asyncio.to_thread(
             run_statement, connection, sql, params, writable=bool(data.get("allow_writes")),
-            limit=_whole(data, "row_limit", 1000, 1, 100_000), timeout=_whole(data, "timeout", 10, 1, 300))
+            limit=_whole(data, "row_limit", 1000, 1, 100_000), timeout=_whole(data, "timeout", 30, 1, 3600))
         return ExecutionResult(outputs={"output": {
             "rows": outcome.rows, "columns": outcome.columns, "row_count": len(outcome.rows),
             "truncated": outcome.truncated, "affected": outcome.affected}})

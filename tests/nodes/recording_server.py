@@ -58,6 +58,8 @@ class _Handler(BaseHTTPRequestHandler):
             page = int(query.get("page", 1))
             items = [f"item{page}-{i}" for i in (1, 2)] if page <= 3 else []
             self._send(200, json.dumps({"results": items, "page": page}).encode(), "application/json")
+        elif route[0] == "elsewhere":  # a page whose next link points at another server
+            self._send(200, json.dumps({"next": query["to"]}).encode(), "application/json")
         elif route[0] == "cursor":  # /cursor?at=N: next is a relative URL until at=3
             at = int(query.get("at", 1))
             body = {"data": [at], "links": {"next": f"/cursor?at={at + 1}" if at < 3 else None}}

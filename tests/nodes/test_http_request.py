@@ -284,3 +284,12 @@ async def test_a_multipart_file_is_sent_again_after_a_307(server):
     reference = store_bytes(b"abc", "a.txt", "text/plain")
     await call(server.url + "/redirect?code=307&to=/json", method="POST", body_type="multipart", file=reference)
     assert [r.body.count(b'filename="a.txt"\r\nContent-Type: text/plain\r\n\r\nabc\r\n') for r in server.requests] == [1, 1]
+
+
+async def test_a_next_url_on_another_origin_gets_no_credential(server, connections):
+    with RecordingServer() as other:
+        output = await call(server.url + f"/elsewhere?to={other.url}/json", connections, connection="bearer",
+                            pagination="next_url", next_url_path="body.next")
+        assert other.requests[0].headers.get("authorization") is None
+    assert server.requests[0].headers["authorization"] == "Bearer t0ken"
+    assert output["body"]["ok"] is True and len(output["pages"]) == 2

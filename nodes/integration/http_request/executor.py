@@ -11,7 +11,7 @@ from nodes._helpers import get_path, is_empty, to_number
 from nodeflow_app.contract import ExecutionResult, FlowContext, NodeError
 from nodeflow_app.store.connections import HTTP_KINDS, connection_for
 
-from .fetch import open_response, read_body, response_headers
+from .fetch import open_response, read_body, response_headers, same_origin
 from .request import RequestSpec, build_request
 
 USER_AGENT = "NodeFlow-HTTP-Request/1"
@@ -51,16 +51,19 @@ class _Caller:
         self.format = data.get("response_format") or "auto"
         if self.format not in ("auto", "json", "text", "file"):
             raise NodeError(f"parameter 'response_format' must be auto, json, text or file, got {self.format!r}")
-        self.fail_on_status = (data.get("http_errors") or "error") == "error"
+        errors = data.get("http_errors") or "error"
+        if errors not in ("error", "output"):
+            raise NodeError(f"parameter 'http_errors' must be error or output, got {errors!r}")
+        self.fail_on_status = errors == "error"
         self.final_url = ""
 
     async def __call__(self, spec: RequestSpec) -> dict[str, Any]:
         async with open_response(self.client, spec, follow=self.follow, max_redirects=self.max_redirects) as response:
             self.final_url = str(response.url)
             status = response.status_code
-            body = await read_body(response, "text" if self.fail_on_status and status >= 400 else self.format,
-                                   spec.method)
-            if self.fail_on_status and not 200 <= status < 400:
+            failed = self.fail_on_status and status >= 400  # a 3xx not followed is an answer, not a failure
+            body = await read_body(response, "text" if failed else self.format, spec.method)
+            if failed:
                 shown = (body or "")[:ERROR_BODY_SHOWN]
                 raise NodeError(f"{spec.method} {response.url.copy_with(query=None)} answered {status} "
                                 f"{response.reason_phrase}" + (f": {shown}" if shown else ""))
@@ -70,7 +73,7 @@ class _Caller:
 # Pagination: each page's response is {status, headers, body}; paths point into it --------------------------
 
 async def _by_next_url(call: _Caller, spec: RequestSpec, data: dict[str, Any]) -> list[dict[str, Any]]:
-    path, pages = str(data.get("next_url_path") or "body.next"), []
+    path, pages, first = str(data.get("next_url_path") or "body.next"), [], httpx.URL(spec.url)
     for _ in range(_max_pages(data)):
         pages.append(await call(spec))
         next_url = get_path(pages[-1], path, None)
@@ -78,10 +81,12 @@ async def _by_next_url(call: _Caller, spec: RequestSpec, data: dict[str, Any]) -
             break
         if not isinstance(next_url, str):
             raise NodeError(f"the next page's URL at {path!r} is a {type(next_url).__name__}, not text")
-        url = str(httpx.URL(call.final_url).join(next_url))
-        if url == call.final_url:
+        url = httpx.URL(call.final_url).join(next_url)
+        if url == httpx.URL(call.final_url):
             break  # an API pointing at the page it just served would loop until the page limit
-        spec = dataclasses.replace(spec, url=url, query=[])  # a next URL carries its own query
+        spec = dataclasses.replace(spec, url=str(url), query=[])  # a next URL carries its own query
+        if not same_origin(url, first):  # a response must not send the credential elsewhere
+            spec = dataclasses.replace(spec, auth_headers={}, auth_query=[])
     return pages
 
 

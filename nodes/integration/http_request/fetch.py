@@ -52,7 +52,7 @@ async def open_response(client: httpx.AsyncClient, spec: RequestSpec, *, follow:
             return
         await response.aclose()
         next_url = url.join(location)
-        if next_url.scheme != url.scheme or next_url.host != url.host or next_url.port != url.port:
+        if not same_origin(next_url, url):
             headers = dict(spec.headers)  # the credential was meant for the first origin only
         if response.status_code == 303 or (response.status_code in (301, 302) and method == "POST"):
             method = "GET" if method != "HEAD" else method
@@ -60,6 +60,10 @@ async def open_response(client: httpx.AsyncClient, spec: RequestSpec, *, follow:
             headers = {k: v for k, v in headers.items() if k.lower() != "content-type"}
         url = next_url
     raise NodeError(f"more than {max_redirects} redirects, last to {_shown(url)}")
+
+
+def same_origin(one: httpx.URL, other: httpx.URL) -> bool:
+    return (one.scheme, one.host, one.port) == (other.scheme, other.host, other.port)
 
 
 def _form_fields(form: list[tuple[str, str]] | None) -> dict[str, list[str]] | None:

@@ -69,6 +69,7 @@ async def test_a_binary_response_is_stored_once_and_passed_by_reference(server, 
                               "size": len(FILE_BYTES)}
     assert file_path(first).read_bytes() == FILE_BYTES
     assert [p.name for p in (tmp_path / "files").iterdir()] == [first["file_id"]]
+    assert (tmp_path / "files").stat().st_mode & 0o777 == 0o700 and file_path(first).stat().st_mode & 0o777 == 0o600
 
 
 async def test_head_has_no_body(server):

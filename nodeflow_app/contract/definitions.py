@@ -84,6 +84,12 @@ class Parameter(_Strict):
     socket_type: SocketType | None = None
     channel: Channel = "flow"
     multiple: bool = False
+    # A secret (a token, a password): encrypted at rest, never sent to the browser, never exported in clear.
+    # For key_value parameters the values are secret, the names are not.
+    secret: bool = False
+    # For `select` parameters whose options the install provides at run time (e.g. "mcp_servers"): the name
+    # of that list; `options` stays empty and the app fills the control.
+    choices: str = ""
 
     @property
     def has_socket(self) -> bool:

@@ -12,6 +12,7 @@ from nodeflow_app.contract import ExecutionResult, FlowContext, NodeError
 from nodeflow_app.store.connections import HTTP_KINDS, connection_for
 
 from .fetch import open_response, read_body, response_headers, same_origin
+from .guard import guarded_client
 from .request import RequestSpec, build_request
 
 USER_AGENT = "NodeFlow-HTTP-Request/1"
@@ -30,8 +31,8 @@ class HttpRequestExecutor:
             raise NodeError(f"parameter 'pagination' must be off, next_url or page_number, got {mode!r}")
         spec = build_request(data, connection)
         try:
-            async with httpx.AsyncClient(timeout=timeout, follow_redirects=False,
-                                         headers={"User-Agent": USER_AGENT}) as client:
+            async with guarded_client(timeout=timeout, follow_redirects=False,
+                                      headers={"User-Agent": USER_AGENT}) as client:
                 call = _Caller(client, data)
                 if mode == "off":
                     return ExecutionResult(outputs={"output": await call(spec)})

@@ -19,8 +19,9 @@ from nodeflow_app.state.settings_state import SettingsState
 
 
 def recover_interrupted_runs() -> None:
-    """Runs left `running` by a process that died become `interrupted` (they can be re-run), and the
-    chat answers they were streaming become `failed` with an error block."""
+    """Runs left `running` by a process that is gone become `interrupted` (runs other live processes
+    execute are left alone); the chat answers they were streaming keep what was saved and become
+    `paused` (their approval card can still be answered) or `failed`."""
     from nodeflow_app.chat.service import chat_service
 
     chat_service().recover()

@@ -28,13 +28,14 @@ from nodeflow_app.editor.fields import (
 from nodeflow_app.llm.provider_settings import SUGGESTED_MODELS
 from nodeflow_app.llm.providers import PROVIDERS
 from nodeflow_app.state.editor_state import EditorState
-from nodeflow_app.contract import NodeDefinition, Parameter
+from nodeflow_app.contract import ERROR_MODES, NodeDefinition, Parameter
 
 INSPECTOR_WIDTH = "340px"
 MONO = "var(--code-font-family, ui-monospace, SFMono-Regular, Menlo, monospace)"
 MODEL_LIST_ID = "nodeflow-model-refs"
-ERROR_MODE_LABELS = (("stop", "Stop the run"), ("continue", "Continue (error as output)"),
-                     ("error_output", "Route to error output"))
+_ERROR_MODE_TEXT = {"stop": "Stop the run", "continue": "Continue (error as output)",
+                    "error_output": "Route to error output"}
+ERROR_MODE_LABELS = tuple((mode, _ERROR_MODE_TEXT[mode]) for mode in ERROR_MODES)  # the modes are the contract's
 # Numbers are typed into text inputs: a `type=number` input empties itself on letters, which then vanish
 # without a word; as text they reach the server, which says what is wrong.
 NUMBER_TEXT = {"inputMode": "decimal", "autoComplete": "off"}

@@ -18,14 +18,13 @@ from typing import Any
 from nodeflow_app.runtime.expressions import has_expression
 from nodeflow_app.runtime.graph import Graph, Node, NodeSettings, RetryPolicy, parameter_problem
 from nodeflow_app.secret_values import is_set
-from nodeflow_app.contract import NodeDefinition, Parameter
+from nodeflow_app.contract import ERROR_MODES, NodeDefinition, Parameter
 from nodeflow_app.validation import node_issues
 
 # Controls whose value is one of a fixed set: an expression toggle makes no sense there.
 NO_EXPRESSION_TYPES = frozenset({"boolean", "select"})
 NUMBER_TYPES = frozenset({"int", "float"})
 TEXT_TYPES = frozenset({"string", "text", "code", "model"})
-ERROR_MODES = ("stop", "continue", "error_output")
 # The field ids of a key_value row, as stored (nodes._helpers.key_value_pairs also reads "key").
 KEY_FIELD, VALUE_FIELD = "name", "value"
 # In the rows of a secret key_value parameter: "true" when the row's value is set (the value is never shown).

@@ -15,7 +15,7 @@ from typing import Any
 
 import reflex as rx
 
-from nodeflow_app.chat.service import CHAT_START
+from nodeflow_app.chat.service import starts_chats
 from nodeflow_app.editor import fields
 from nodeflow_app.editor.document import EditError, GraphDocument
 from nodeflow_app.llm.provider_settings import configured_providers, default_model, model_choices
@@ -166,6 +166,14 @@ class EditorState(rx.State):
             self._set_issues(issues)
         if not auto:
             return rx.toast.success(f"Saved version {version}")
+
+    def save_pending_edits(self, graph_id: str) -> bool:
+        """Before a run of the stored graph `graph_id` (chat, test run): save this editor's unsaved edits of
+        it now. Call under the state lock (`get_state` from another state's handler). False: saving failed."""
+        if self._doc is None or self._doc.id != graph_id or self._edits == self._saved_edits:
+            return True
+        self._save("autosave")
+        return self.save_status == "saved"
 
     def _save(self, note: str) -> None:
         """Save now, inside the handler (a reload with edits still pending)."""
@@ -430,7 +438,7 @@ class EditorState(rx.State):
         self.patch = {"rev": self._rev, "seq": self._seq, "ops": hide_ops(ops, default_registry())}
 
     def _update_chat_start(self) -> None:
-        found = self._doc is not None and any(n.type == CHAT_START for n in self._doc.nodes.values())
+        found = self._doc is not None and any(starts_chats(default_registry(), n.type) for n in self._doc.nodes.values())
         if found != self.has_chat_start:
             self.has_chat_start = found
 

@@ -318,7 +318,7 @@ def _read_secret(prompt: str) -> str:
 # connections -------------------------------------------------------------------------------------
 
 def _connections_arguments(parser: argparse.ArgumentParser) -> None:
-    from nodeflow_app.store.connections import DEFAULT_WORKSPACE, KINDS
+    from nodeflow_app.connections import DEFAULT_WORKSPACE, KINDS
 
     actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
     put = actions.add_parser("set", help="store (or replace) a named connection, encrypted",

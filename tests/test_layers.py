@@ -24,6 +24,10 @@ PLACES = {
     "nodeflow_app.knowledge": "helpers",
     "nodeflow_app.net": "helpers",  # the SSRF guard (network safety), when it lands  # reading, chunking, embedding, collections: what the rag nodes use
     "nodeflow_app.settings": "helpers",
+    "nodeflow_app.connections": "helpers",  # named connections as nodes see them (the store registers its lookup)
+    "nodeflow_app.files": "helpers",  # files stored once by content, passed by reference
+    "nodeflow_app.sql": "helpers",  # SQL against a connection's database (the Database Query node)
+    "nodeflow_app.secret_values": "helpers",  # sealed secret parameters (contract only)
     "nodes._helpers": "helpers",
     "nodes": "nodes",
     "nodes._registry": "nodes",

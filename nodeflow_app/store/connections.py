@@ -1,63 +1,22 @@
-"""Named connections (HTTP and database credentials) of a workspace, encrypted at rest.
+"""The connection store: named HTTP and database connections in the app database, encrypted at rest.
 
-A connection is `(workspace_id, name) -> kind + fields`. Graphs hold only the name; executors resolve it
-with `connection_for(services, name, kinds)`, so no secret ever enters graph data, run records or the browser.
-The Fernet key is the provider credentials' key (nodeflow_app/llm/credentials.py): one key for every secret.
+Kinds, fields and the lookup nodes use are nodeflow_app/connections.py (helpers); loading this module
+registers `lookup` there (the store package loads it). The Fernet key is the provider credentials' key
+(nodeflow_app/llm/credentials.py): one key for every secret. Nothing here runs at import but that registration.
 """
 
 from __future__ import annotations
 
 import json
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from nodeflow_app import connections
+from nodeflow_app.connections import DEFAULT_WORKSPACE, Connection, check_fields
 from nodeflow_app.contract import NodeError
 from nodeflow_app.llm.credentials import SECRET_KEY_ENV, CredentialError, key_file, load_key
 from nodeflow_app.settings import db_url
-
-DEFAULT_WORKSPACE = "default"
-SERVICE = "connections"  # the key executors read from ctx.services (a ConnectionStore); absent: the app's database
-WORKSPACE_SERVICE = "workspace_id"
-
-# Each kind's fields: required first, then optional ones.
-KINDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
-    "http_bearer": (("token",), ()),
-    "http_basic": (("username", "password"), ()),
-    "http_header": (("header", "value"), ()),
-    "http_query": (("param", "value"), ()),
-    "postgres": (("host", "database", "user"), ("port", "password")),
-    "mysql": (("host", "database", "user"), ("port", "password")),
-    "sqlite": (("path",), ()),
-}
-HTTP_KINDS = ("http_bearer", "http_basic", "http_header", "http_query")
-DATABASE_KINDS = ("postgres", "mysql", "sqlite")
-
-
-@dataclass(frozen=True, slots=True)
-class Connection:
-    name: str
-    kind: str
-    fields: dict[str, str]
-
-    def __repr__(self) -> str:  # never print a secret in a log or a traceback
-        return f"Connection(name={self.name!r}, kind={self.kind!r}, fields={sorted(self.fields)})"
-
-
-def check_fields(kind: str, fields: dict[str, Any]) -> dict[str, str]:
-    """`fields` as text, checked against `kind`; a CredentialError names what is missing or unknown."""
-    if kind not in KINDS:
-        raise CredentialError(f"unknown connection kind {kind!r}; use one of: {', '.join(KINDS)}")
-    required, optional = KINDS[kind]
-    unknown = sorted(set(fields) - set(required) - set(optional))
-    if unknown:
-        raise CredentialError(f"a {kind} connection has no field {', '.join(unknown)}; "
-                              f"its fields are: {', '.join(required + optional)}")
-    missing = [name for name in required if str(fields.get(name) or "").strip() == ""]
-    if missing:
-        raise CredentialError(f"a {kind} connection needs {', '.join(missing)}")
-    return {name: str(value) for name, value in fields.items() if value not in (None, "")}
 
 
 class ConnectionStore:
@@ -155,7 +114,7 @@ class ConnectionStore:
         return session(self.engine)
 
 
-# The app's store, and what executors call -------------------------------------------------------------
+# The app's store, and the lookup it registers for nodes ---------------------------------------------
 
 _stores: dict[str, ConnectionStore] = {}
 
@@ -172,23 +131,15 @@ def default_store(*, create: bool = False) -> ConnectionStore | None:
     return _stores[url]
 
 
-def connection_for(services: dict[str, Any], name: Any, kinds: tuple[str, ...]) -> Connection:
-    """The connection `name` of the run's workspace, of one of `kinds`; a NodeError says what is wrong."""
+def lookup(name: str, workspace_id: str) -> Connection | None:
+    """The connection from the app's database; a NodeError when the database cannot be read."""
     from sqlalchemy.exc import SQLAlchemyError
 
-    if not isinstance(name, str) or not name.strip():
-        raise NodeError("parameter 'connection' is empty; give the name of a stored connection")
-    name = name.strip()
-    workspace_id = services.get(WORKSPACE_SERVICE) or DEFAULT_WORKSPACE
-    store = services.get(SERVICE) or default_store()
+    store = default_store()
     try:
-        connection = store.get(name, workspace_id) if store is not None else None
+        return store.get(name, workspace_id) if store is not None else None
     except SQLAlchemyError as error:
         raise NodeError(f"cannot read the connections: {type(error).__name__}: {str(error).splitlines()[0]}") from None
-    if connection is None:
-        raise NodeError(f"no connection named {name!r} in workspace {workspace_id!r}; add one with "
-                        f"`nodeflow connections set {name} KIND FIELD=VALUE ...`")
-    if connection.kind not in kinds:
-        raise NodeError(f"connection {name!r} is a {connection.kind} connection; this node needs one of: "
-                        f"{', '.join(kinds)}")
-    return connection
+
+
+connections.use_lookup(lookup)

@@ -159,6 +159,6 @@ class ConnectionRow(SQLModel, table=True):
 
     workspace_id: str = Field(primary_key=True, max_length=64)
     name: str = Field(primary_key=True, max_length=120)
-    kind: str = Field(max_length=32)  # one of nodeflow_app.store.connections.KINDS
+    kind: str = Field(max_length=32)  # one of nodeflow_app.connections.KINDS
     secret: str = Field(sa_type=Text)  # Fernet token of {"workspace_id", "name", "kind", "fields"} as JSON
     updated_at: float = 0.0

@@ -1,19 +1,15 @@
-"""Database Query: bind the parameters, run the statement in a thread (databases.py), output the rows as JSON."""
+"""Database Query: check the parameters, run the statement in a thread (nodeflow_app/sql), output the rows."""
 
 from __future__ import annotations
 
 import asyncio
 from typing import Any
 
-from sqlalchemy import text
-from sqlalchemy.exc import ArgumentError
-
 from nodes._helpers import key_value_pairs, to_number
 from nodeflow_app.contract import ExecutionResult, FlowContext, NodeError
-from nodeflow_app.store.connections import DATABASE_KINDS, connection_for
-
-from .databases import run_statement
-from .values import to_bind
+from nodeflow_app.connections import DATABASE_KINDS, connection_for
+from nodeflow_app.sql import bind_names, run_statement
+from nodeflow_app.sql.values import to_bind
 
 
 class DatabaseQueryExecutor:
@@ -36,10 +32,7 @@ class DatabaseQueryExecutor:
 def _bound(sql: str, rows: Any) -> dict[str, Any]:
     """The parameters by name, checked against the `:name`s the SQL uses: none missing, none unused."""
     params = {name.strip(): to_bind(name, value) for name, value in key_value_pairs(rows, "parameters")}
-    try:
-        used = set(text(sql)._bindparams)  # the :names SQLAlchemy will bind
-    except ArgumentError as error:
-        raise NodeError(f"parameter 'query' is not valid: {error}") from None
+    used = bind_names(sql)
     missing, unused = sorted(used - set(params)), sorted(set(params) - used)
     if missing:
         raise NodeError(f"the SQL uses :{', :'.join(missing)} but no parameter gives a value; add a row per name")

@@ -9,7 +9,7 @@ import httpx
 
 from nodes._helpers import get_path, is_empty, to_number
 from nodeflow_app.contract import ExecutionResult, FlowContext, NodeError
-from nodeflow_app.store.connections import HTTP_KINDS, connection_for
+from nodeflow_app.connections import HTTP_KINDS, connection_for
 
 from .fetch import open_response, read_body, response_headers, same_origin
 from .guard import guarded_client

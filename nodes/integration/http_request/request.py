@@ -10,7 +10,7 @@ from typing import Any
 from nodes._helpers import key_value_pairs, to_text
 from nodeflow_app.contract import NodeError
 from nodeflow_app.files import file_path
-from nodeflow_app.store.connections import Connection
+from nodeflow_app.connections import Connection
 
 from .definition import METHODS
 

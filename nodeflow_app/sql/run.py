@@ -15,14 +15,14 @@ from typing import Any
 from urllib.parse import quote
 
 from sqlalchemy import URL, Engine, create_engine, text
-from sqlalchemy.exc import DBAPIError, SQLAlchemyError
+from sqlalchemy.exc import ArgumentError, DBAPIError, SQLAlchemyError
 from sqlalchemy.pool import NullPool
 
 from nodeflow_app.contract import NodeError
 from nodeflow_app.settings import data_dir
-from nodeflow_app.store.connections import Connection
+from nodeflow_app.connections import Connection
 
-from .values import to_json
+from nodeflow_app.sql.values import to_json
 
 DRIVERS = {"postgres": "postgresql+psycopg", "mysql": "mysql+pymysql"}
 READ_ONLY_START = {"postgres": "SET TRANSACTION READ ONLY", "mysql": "START TRANSACTION READ ONLY"}
@@ -56,6 +56,14 @@ def run_statement(connection: Connection, sql: str, params: dict[str, Any], *, w
             return outcome
     finally:
         engine.dispose()
+
+
+def bind_names(sql: str) -> set[str]:
+    """The `:name`s SQLAlchemy will bind in `sql`."""
+    try:
+        return set(text(sql)._bindparams)
+    except ArgumentError as error:
+        raise NodeError(f"parameter 'query' is not valid: {error}") from None
 
 
 def _begin(database: Any, kind: str, writable: bool, seconds: int) -> None:

@@ -27,6 +27,7 @@ from nodeflow_app.runtime.coercion import CoercionError, coerce
 from nodeflow_app.runtime.expressions import ExpressionError, resolve
 from nodeflow_app.runtime.graph import Edge
 from nodeflow_app.runtime.plan import Plan, PlanNode
+from nodeflow_app.runtime.values import value_problem
 from nodeflow_app.contract import ERROR_HANDLE, ExecutionResult, FlowContext, NodeError, NodeEvent, WaitForInput
 
 log = logging.getLogger(__name__)
@@ -379,6 +380,9 @@ class Run:
         pn = self.plan.nodes[done.node_id]
         if self._tasks.pop(done.node_id, None) is None:  # cancelled meanwhile: its outcome no longer counts
             return
+        if done.error is None and done.result.outputs and (problem := value_problem(done.result.outputs)):
+            # What JSON cannot hold would break the run's record, its resume and every reader downstream.
+            done.error = NodeError(f"node '{pn.node.name}' output {problem[2:]}")
         if done.error is not None:
             self._fail(pn, done.error, done.duration_ms)
         elif done.result.wait is not None:

@@ -16,6 +16,7 @@ from typing import Any
 
 from nodeflow_app.llm.providers import PROVIDERS
 from nodeflow_app.runtime.expressions import check_syntax, has_expression
+from nodeflow_app.runtime.values import MAX_DEPTH, value_problem
 from nodeflow_app.runtime.graph import Graph, Node, NodeSettings, RetryPolicy, parameter_problem
 from nodeflow_app.contract import NodeDefinition, Parameter
 
@@ -131,7 +132,10 @@ def _problem(parameter: Parameter, value: Any) -> str | None:
         return problem
     if parameter.expressions:
         for where, text in _strings(value, ""):
-            errors = check_syntax(text)
+            try:
+                errors = check_syntax(text)
+            except Exception as error:  # noqa: BLE001 - one unreadable value must never take the inspector down
+                return f"{where or 'this value'}: the expression cannot be read ({type(error).__name__}: {error})"
             if errors:
                 return f"{where}: {errors[0]}" if where else str(errors[0])
     if parameter.type == "model" and isinstance(value, str) and value.strip() and not has_expression(value):
@@ -310,11 +314,18 @@ def parse_json(text: str, label: str) -> Any:
         raise ValueError(constant)
 
     try:
-        return json.loads(text, parse_constant=refuse)
+        value = json.loads(text, parse_constant=refuse)
     except json.JSONDecodeError as error:
         raise FieldError(f"{label}: invalid JSON at line {error.lineno}, column {error.colno}: {error.msg}") from None
-    except ValueError as error:
-        raise FieldError(f"{label}: {error} is not valid JSON") from None
+    except RecursionError:
+        raise FieldError(f"{label}: the JSON is nested deeper than {MAX_DEPTH} levels (the limit)") from None
+    except ValueError as error:  # NaN, Infinity, or a whole number of thousands of digits
+        what = "a whole number of over 4,300 digits" if "digits" in str(error) else str(error)
+        raise FieldError(f"{label}: {what} is not valid JSON") from None
+    problem = value_problem(value)
+    if problem:
+        raise FieldError(f"{label}: {problem}")
+    return value
 
 
 # 3. Rows of key_value and list parameters --------------------------------------------------------

@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from nodeflow_app.settings import data_dir, db_url
+from nodeflow_app.settings import data_dir, db_url, private_dir
 from nodeflow_app.contract import NodeError
 
 SECRET_KEY_ENV = "NODEFLOW_SECRET_KEY"
@@ -66,7 +66,7 @@ def load_key(*, create: bool) -> Any:
 def _create_key_file(path: Path) -> bytes:
     from cryptography.fernet import Fernet
 
-    path.parent.mkdir(parents=True, exist_ok=True)
+    private_dir(path.parent)
     key = Fernet.generate_key()
     try:  # O_EXCL: two processes starting together must not each write a different key
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)

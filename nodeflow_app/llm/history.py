@@ -30,10 +30,9 @@ def _agno_db(url: str) -> Any:
     if parsed.get_backend_name() == "sqlite":
         from agno.db.sqlite import SqliteDb
 
-        if parsed.database and parsed.database != ":memory:":
-            from pathlib import Path
+        from nodeflow_app.store.db import prepare_sqlite_file
 
-            Path(parsed.database).expanduser().parent.mkdir(parents=True, exist_ok=True)
+        prepare_sqlite_file(parsed.database)
         return SqliteDb(db_url=url)
     if parsed.get_backend_name() == "postgresql":
         from agno.db.postgres import PostgresDb

@@ -19,7 +19,6 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import re
 import threading
 import time
 from dataclasses import dataclass, field
@@ -34,6 +33,7 @@ from nodeflow_app.runtime.plan import PlanNode, compile_plan
 from nodeflow_app.runtime.run import NodeRecord, Run, RunHooks
 from nodeflow_app.runtime.values import MAX_DEPTH, MAX_INT_BITS
 from nodeflow_app.store.db import make_engine
+from nodeflow_app.store.encoding import json_text, plain_text
 from nodeflow_app.store.models import NodeRunRow, RunRow
 from nodeflow_app.contract import WaitForInput
 
@@ -191,7 +191,7 @@ class RunStore:
     def _set_aside(self, write: _RunWrite, error: BaseException) -> None:
         """Stop writing this run and record why on its row (a minimal row if it has none yet)."""
         run = write.run
-        message = _text(f"the run's records could not be stored: {_first_line(error)}")
+        message = plain_text(f"the run's records could not be stored: {_first_line(error)}")
         log.error("run %s set aside: %s", run.run_id, message)
         if run.status not in FINISHED:  # until it finishes, later changes of this run are not written
             self._aside.add(run.run_id)
@@ -206,8 +206,8 @@ class RunStore:
                 if conn.execute(update(RUNS).where(RUNS.c.id == run.run_id).values(state)).rowcount == 0:
                     graph = run.plan.graph
                     conn.execute(RUNS.insert().values(
-                        id=run.run_id, graph_id=_text(graph.id), graph_version=graph.version, graph_json="null",
-                        trigger_id=_text(run.trigger_id), started_at=run.started_at, **state))
+                        id=run.run_id, graph_id=plain_text(graph.id), graph_version=graph.version, graph_json="null",
+                        trigger_id=plain_text(run.trigger_id), started_at=run.started_at, **state))
         except Exception:  # noqa: BLE001 - the database itself is failing: logged, nothing more to do
             log.exception("could not record that run %s was set aside", run.run_id)
 
@@ -344,7 +344,7 @@ class _RunWrite:
 
 def _run_state(run: Run) -> dict[str, Any]:
     finished = run.finished_at if run.status in FINISHED else None
-    return {"run_id": run.run_id, "status": run.status, "error": _text(run.error), "finished_at": finished,
+    return {"run_id": run.run_id, "status": run.status, "error": plain_text(run.error), "finished_at": finished,
             "duration_ms": round((finished - run.started_at) * 1000, 3) if finished is not None else None}
 
 
@@ -362,9 +362,9 @@ def _node_row(run: Run, node_id: str, record: NodeRecord, now: float) -> dict[st
     pn = run.plan.nodes[node_id]
     inputs, refs = _split_inputs(run, pn, record.inputs) if record.inputs else (record.inputs, None)
     wait = record.wait
-    return {"run_id": run.run_id, "node_id": node_id, "node_type": pn.node.type, "node_name": _text(pn.node.name),
+    return {"run_id": run.run_id, "node_id": node_id, "node_type": pn.node.type, "node_name": plain_text(pn.node.name),
             "status": record.status, "inputs_json": _dumps(inputs), "input_refs_json": _dumps(refs),
-            "outputs_json": _dumps(record.outputs), "error": _text(record.error), "duration_ms": record.duration_ms,
+            "outputs_json": _dumps(record.outputs), "error": plain_text(record.error), "duration_ms": record.duration_ms,
             "sequence": record.sequence, "cached": record.cached, "updated_at": now,
             "wait_json": None if wait is None else _dumps(
                 {"prompt": wait.prompt, "options": wait.options, "detail": wait.detail})}
@@ -459,17 +459,9 @@ def _upserter(table: Table, dialect: str, keys: tuple[str, ...],
 
 # -- values the database cannot hold ------------------------------------------------------------------
 #
-# Run values come from outside (payloads, model answers, HTTP bodies), so nothing may make a row
-# unwritable. JSON text escapes NUL (\u0000) by itself; a lone surrogate (no UTF-8 form) is escaped
-# (\udXXX) by writing that value's JSON in ASCII; both read back as the very same value. Plain text
-# columns (errors, names) show them escaped as `\x00` and `\udXXX`. Values nested deeper than
-# MAX_DEPTH, cycles and non-JSON objects degrade to strings rather than failing the write.
-
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
-# Built once: json.dumps with options builds a new encoder on every call.
-_encode = json.JSONEncoder(default=str, ensure_ascii=False).encode
-_encode_ascii = json.JSONEncoder(default=str).encode
+# Run values come from outside, so nothing may make a row unwritable: NUL and lone surrogates are
+# escaped (store/encoding.py); cycles, values nested deeper than MAX_DEPTH, whole numbers str() refuses
+# and non-JSON objects degrade to strings rather than failing the write.
 
 
 def _dumps(value: Any) -> str | None:
@@ -477,11 +469,9 @@ def _dumps(value: Any) -> str | None:
     if value is None:
         return None
     try:
-        text = _encode(value)
-    except (TypeError, ValueError, RecursionError):  # non-string keys, cycles, deep nesting
-        value = _plain(value, set())
-        text = _encode(value)
-    return _encode_ascii(value) if _SURROGATE.search(text) else text
+        return json_text(value)
+    except (TypeError, ValueError, RecursionError):  # non-string keys, cycles, deep nesting, huge numbers
+        return json_text(_plain(value, set()))
 
 
 def _plain(value: Any, path: set[int]) -> Any:
@@ -502,16 +492,6 @@ def _plain(value: Any, path: set[int]) -> Any:
 def _loads(text: str | None) -> Any:
     return None if text is None else json.loads(text)
 
-
-def _text(value: str | None) -> str | None:
-    """Plain text a column can hold: PostgreSQL text has no NUL, and no encoding has a lone surrogate."""
-    if not value:
-        return value
-    if "\x00" in value:
-        value = value.replace("\x00", "\\x00")
-    if _SURROGATE.search(value):
-        value = value.encode("utf-8", "backslashreplace").decode("utf-8")
-    return value
 
 
 def _first_line(error: BaseException) -> str:

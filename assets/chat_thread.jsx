@@ -366,6 +366,15 @@ const FlowStep = memo(function FlowStep({ block }) {
   );
 });
 
+/** A question while the decision is open ("Approve “Pay invoice”?"), the decision once made. */
+function approvalTitle(block) {
+  const name = block.node_name ? `“${block.node_name}”` : "this step";
+  if (block.decision == null) return `Approve ${name}?`;
+  const subject = `${name.charAt(0).toUpperCase()}${name.slice(1)}`;
+  const done = DECIDED[block.decision];
+  return done ? `${subject} was ${done.toLowerCase()}` : `${subject}: ${capitalize(block.decision)}`;
+}
+
 const ApprovalCard = memo(function ApprovalCard({ block, ctx }) {
   const [note, setNote] = useState("");
   const [pending, setPending] = useState(false);
@@ -388,7 +397,9 @@ const ApprovalCard = memo(function ApprovalCard({ block, ctx }) {
       data-node={block.node_id} data-decision={block.decision ?? ""}>
       <div className="nfc-card-head">
         <CirclePause size={14} className="nfc-approval-icon" />
-        <span className="nfc-card-title">{block.node_name ? `${block.node_name} needs approval` : "Approval needed"}</span>
+        <span className="nfc-card-title" data-testid="approval-title" title={approvalTitle(block)}>
+          {approvalTitle(block)}
+        </span>
       </div>
       <div className="nfc-card-body">
         <div className="nfc-approval-prompt">{block.prompt}</div>

@@ -63,7 +63,7 @@ function toFlowNode(node, conv, wired, previous) {
   const def = conv.types[node.type];
   const flowNode = {
     id: node.id,
-    type: "nodeflow",
+    type: def?.container ? "frame" : "nodeflow",
     position: previous?.dragging ? previous.position : { x: node.position?.x ?? 0, y: node.position?.y ?? 0 },
     data: {
       node, def, layout: nodeLayout(def, node, conv.errorHandle), wired: wired ?? EMPTY,
@@ -158,7 +158,7 @@ function loadGraph(prev, graph, conv) {
   const edges = (graph.edges ?? []).map((e) => toFlowEdge(e, conv));
   const wired = wiredByNode(edges, null);
   const nodes = (graph.nodes ?? []).map((n) => toFlowNode(n, conv, wired.get(n.id), previous.get(n.id)));
-  return { nodes: orderParents(nodes), edges };
+  return { nodes: withFrames(orderParents(nodes)), edges };
 }
 
 /** Apply one patch's ops in order; only the nodes and edges they touch get new objects. */
@@ -210,7 +210,7 @@ function applyOps(prev, ops, conv) {
     nodes = nodes.map((n) => (selection.has(n.id) === !!n.selected ? n : { ...n, selected: selection.has(n.id) }));
     if (edgeList.some((e) => e.selected)) edgeList = edgeList.map((e) => (e.selected ? { ...e, selected: false } : e));
   }
-  return { nodes: parented || removed ? orderParents(nodes) : nodes, edges: edgeList };
+  return { nodes: withFrames(parented || removed ? orderParents(nodes) : nodes), edges: edgeList };
 }
 
 /** Set `data[key]` from a {node id: value} map, replacing only the nodes whose value changed. */
@@ -449,7 +449,106 @@ const NodeBody = memo(function NodeBody({ id, data }) {
   );
 }, (a, b) => a.data === b.data);
 
-const NODE_TYPES = { nodeflow: NodeBody };
+// ---- Container frames ---------------------------------------------------------------------------
+// A container (For Each, Loop) is drawn as a frame around its children: its card at the top left,
+// the frame grown to enclose every child (positions are relative to the container). Dropping a
+// node in a frame makes it a child; dropping it outside its frame takes it out (on_move parentId).
+
+const FRAME_PAD = 24;      // px of frame beyond the right and bottom of the last child
+const FRAME_CHILD = { width: 220, height: 80 }; // a child's size before React Flow has measured it
+
+/** The frame size each container needs (`data.frame`); the same array when no frame changed. */
+function withFrames(nodes) {
+  if (!nodes.some((n) => n.type === "frame")) return nodes;
+  const dragging = nodes.some((n) => n.dragging);
+  const extents = new Map(); // container id -> {width, height} its children reach
+  for (const n of nodes) {
+    if (!n.parentId || n.dragging) continue; // a dragged node may be on its way out: the frame stays put
+    const size = n.measured?.width ? n.measured : FRAME_CHILD;
+    const reach = extents.get(n.parentId) ?? { width: 0, height: 0 };
+    reach.width = Math.max(reach.width, Math.ceil(n.position.x + size.width + FRAME_PAD));
+    reach.height = Math.max(reach.height, Math.ceil(n.position.y + size.height + FRAME_PAD));
+    extents.set(n.parentId, reach);
+  }
+  let changed = false;
+  const framed = nodes.map((n) => {
+    if (n.type !== "frame") return n;
+    let frame = extents.get(n.id) ?? null;
+    const before = n.data.frame ?? null;
+    if (dragging && before) { // while dragging, frames only grow (no jumping under the pointer)
+      frame = { width: Math.max(before.width, frame?.width ?? 0), height: Math.max(before.height, frame?.height ?? 0) };
+    }
+    if (before === frame || (before && frame && before.width === frame.width && before.height === frame.height)) return n;
+    changed = true;
+    return { ...n, data: { ...n.data, frame } };
+  });
+  return changed ? framed : nodes;
+}
+
+/** A container node: its usual card inside a frame sized to its children (or a drop area when empty). */
+const FrameBody = memo(function FrameBody(props) {
+  const { node, frame } = props.data;
+  return (
+    <div className={`nf-frame${frame ? "" : " nf-frame-empty"}`} data-testid={`frame-${node.name}`}
+      style={frame ? { minWidth: frame.width, minHeight: frame.height } : undefined}>
+      <NodeBody {...props} />
+      {!frame && <div className="nf-frame-hint">Drag steps here</div>}
+    </div>
+  );
+}, (a, b) => a.data === b.data);
+
+/** Absolute rectangle of a node as React Flow last laid it out. */
+function absoluteRect(rf, id) {
+  const internal = rf.getInternalNode(id);
+  if (!internal) return null;
+  const { x, y } = internal.internals.positionAbsolute;
+  return { x, y, width: internal.measured?.width ?? FRAME_CHILD.width, height: internal.measured?.height ?? FRAME_CHILD.height };
+}
+
+/** The innermost container whose frame holds `point`, skipping `node` and everything inside it. */
+function containerAt(rf, point, nodeId) {
+  const all = rf.getNodes();
+  const parentOf = new Map(all.map((n) => [n.id, n.parentId]));
+  const inside = (id, ancestor) => { for (let p = id; p; p = parentOf.get(p)) if (p === ancestor) return true; return false; };
+  let best = null, bestDepth = -1;
+  for (const n of all) {
+    if (n.type !== "frame" || inside(n.id, nodeId)) continue;
+    const r = absoluteRect(rf, n.id);
+    if (!r || point.x < r.x || point.x > r.x + r.width || point.y < r.y || point.y > r.y + r.height) continue;
+    let depth = 0;
+    for (let p = parentOf.get(n.id); p; p = parentOf.get(p)) depth++;
+    if (depth > bestDepth) { best = n; bestDepth = depth; }
+  }
+  return best;
+}
+
+/** Add `parentId` (and a position relative to it) to the moves of nodes dropped into or out of a frame. */
+function withContainerDrops(rf, root, dragged, moves) {
+  const draggedIds = new Set(dragged.map((n) => n.id));
+  for (const n of dragged) {
+    if (n.parentId && draggedIds.has(n.parentId)) continue; // it travels with its container
+    const rect = absoluteRect(rf, n.id);
+    if (!rect) continue;
+    const target = containerAt(rf, { x: rect.x + rect.width / 2, y: rect.y + rect.height / 2 }, n.id);
+    const parentId = target?.id ?? null;
+    if (parentId === (n.parentId ?? null)) continue;
+    let position = { x: rect.x, y: rect.y };
+    if (target) {
+      const frame = absoluteRect(rf, target.id);
+      // Below the container's own card, so the child never covers it.
+      const card = root?.querySelector(`.react-flow__node[data-id="${CSS.escape(target.id)}"] .nf-node`);
+      const top = (card?.offsetHeight ?? 0) + 16;
+      position = { x: Math.max(16, rect.x - frame.x), y: Math.max(top, rect.y - frame.y) };
+    }
+    const move = { id: n.id, position, parentId };
+    const i = moves.findIndex((m) => m.id === n.id);
+    if (i >= 0) moves[i] = move; else moves.push(move);
+  }
+}
+
+// ---- Node types ----------------------------------------------------------------------------------
+
+const NODE_TYPES = { nodeflow: NodeBody, frame: FrameBody };
 const PLAY_ICON = <svg width="12" height="12" viewBox="0 0 24 24" fill="currentColor"><path d="M7 4v16l13-8z" /></svg>;
 const PIN_ICON = (
   <svg width="12" height="12" viewBox="0 0 24 24" fill="none" stroke="currentColor" strokeWidth="2" strokeLinecap="round"
@@ -650,7 +749,7 @@ function Canvas(props) {
 
   const onNodesChange = useCallback((changes) => setFlow((f) => {
     const nodes = applyNodeChanges(changes, f.nodes);
-    return nodes === f.nodes ? f : { ...f, nodes };
+    return nodes === f.nodes ? f : { ...f, nodes: withFrames(nodes) };
   }), []);
   const onEdgesChange = useCallback((changes) => setFlow((f) => {
     const edges = applyEdgeChanges(changes, f.edges);
@@ -670,8 +769,9 @@ function Canvas(props) {
       .filter((n) => { const p = dragStart.current.get(n.id); return !p || p.x !== n.position.x || p.y !== n.position.y; })
       .map((n) => ({ id: n.id, position: { x: n.position.x, y: n.position.y } }));
     dragStart.current = new Map();
+    withContainerDrops(rf, wrapper.current, nodes, moves);
     if (moves.length) send("onMove", { moves });
-  }, [send]);
+  }, [send, rf]);
   const onSelectionDragStart = useCallback((e, nodes) => onDragStart(e, null, nodes), [onDragStart]);
   const onSelectionDragStop = useCallback((e, nodes) => onDragStop(e, null, nodes), [onDragStop]);
 

@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 from typing import Any, Callable, NamedTuple
 
-from nodeflow_app.runtime.graph import GraphIssue, normalize
+from nodeflow_app.runtime.graph import GraphIssue
 from nodeflow_app.runtime.values import MAX_DEPTH, text_problem, value_problem
 from nodes._registry import Registry, RegistryError, default_registry
 
@@ -57,16 +57,23 @@ def _validate_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _validate(args: argparse.Namespace) -> int:
-    raw = read_json(args.graph)
-    graph, issues = normalize(raw, _registry(), trigger=args.trigger)
-    if issues or graph is None:
-        names = _node_names(raw)
-        for issue in issues:
-            print(describe_issue(issue, names))
-        print(f"invalid: {len(issues)} issue{'s' if len(issues) != 1 else ''} in {args.graph}", file=sys.stderr)
+    """One line per issue (node, parameter, rule, why); exit 2 when any is an error, warnings alone pass."""
+    from nodeflow_app.validation import errors, validate_graph
+
+    graph, issues = validate_graph(read_json(args.graph), _registry(), trigger=args.trigger)
+    for issue in issues:
+        print(issue.line())
+    bad = errors(issues)
+    if bad or graph is None:
+        print(f"invalid: {_count(len(bad), 'issue')} in {args.graph}", file=sys.stderr)
         return EXIT_INVALID
-    print(f"valid: {len(graph.nodes)} nodes, {len(graph.edges)} edges")
+    warned = f" ({_count(len(issues), 'warning')})" if issues else ""
+    print(f"valid: {len(graph.nodes)} nodes, {len(graph.edges)} edges{warned}")
     return EXIT_OK
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}{'s' if number != 1 else ''}"
 
 
 # run / resume -----------------------------------------------------------------------------------

@@ -7,9 +7,11 @@ from nodeflow_app.components.chat_panel import chat_page
 from nodeflow_app.components.editor_page import editor_page
 from nodeflow_app.components.graph_list import graph_list_page
 from nodeflow_app.components.header import TAGLINE
+from nodeflow_app.components.knowledge_page import knowledge_page
 from nodeflow_app.state.chat_state import ChatState
 from nodeflow_app.state.editor_state import EditorState
 from nodeflow_app.state.graph_list_state import GraphListState
+from nodeflow_app.state.knowledge_state import KnowledgeState
 from nodeflow_app.state.run_history_state import RunHistoryState
 
 
@@ -28,3 +30,4 @@ app.add_page(graph_list_page, route=routes.GRAPHS, title="NodeFlow — graphs", 
 app.add_page(editor_page, route=routes.EDITOR, title="NodeFlow — editor",
              on_load=[EditorState.load_graph, RunHistoryState.load, ChatState.load])
 app.add_page(chat_page, route=routes.CHAT, title="NodeFlow — chat", on_load=ChatState.load)
+app.add_page(knowledge_page, route=routes.KNOWLEDGE, title="NodeFlow — knowledge", on_load=KnowledgeState.load)

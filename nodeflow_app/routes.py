@@ -3,6 +3,7 @@
 GRAPHS = "/"
 EDITOR = "/graph/[graph_id]"
 CHAT = "/graph/[graph_id]/chat"
+KNOWLEDGE = "/knowledge"
 
 
 def editor_url(graph_id: str) -> str:

@@ -9,9 +9,10 @@ from __future__ import annotations
 import asyncio
 import json
 import math
+import operator as operator_module
 import re
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import Any, Callable
 
 import regex
 
@@ -81,6 +82,20 @@ def get_path(value: Any, path: str | list[str | int], default: Any = MISSING) ->
         else:
             return default
     return current
+
+
+def path_getter(path: str) -> Callable[[Any], Any]:
+    """`get_path(value, path)` as a function, the path parsed once (list nodes call it per item).
+
+    A one-name path into an object, the common case, is a plain dict lookup.
+    """
+    steps = parse_path(path)
+    if not steps:
+        return lambda value: value
+    if len(steps) == 1 and isinstance(steps[0], str):
+        key = steps[0]
+        return lambda value: value.get(key, MISSING) if type(value) is dict else get_path(value, steps)
+    return lambda value: get_path(value, steps)
 
 
 def require_path(value: Any, path: str) -> Any:
@@ -164,6 +179,15 @@ def to_text(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
 
 
+_ESCAPES = re.compile(r"\\([nrt\\])")
+_ESCAPED = {"n": "\n", "t": "\t", "r": "\r", "\\": "\\"}
+
+
+def unescape(text: str) -> str:
+    r"""`\n`, `\t`, `\r` and `\\` typed in a one-line field (a separator) become the characters they name."""
+    return _ESCAPES.sub(lambda match: _ESCAPED[match.group(1)], text)
+
+
 def primary_text(value: Any) -> str:
     """SPEC 5 "Primary text": `message`, else `response`, else `text` of an object, else the value as JSON."""
     if isinstance(value, dict):
@@ -183,23 +207,30 @@ def to_number(value: Any) -> float | None:
         return None
     if isinstance(value, (int, float)):
         return None if isinstance(value, float) and math.isnan(value) else float(value)
-    if isinstance(value, str) and value.strip():
+    if isinstance(value, str):
+        text = value.strip()
+        # Text that cannot start a float() is refused without raising: a failed float() costs an
+        # exception, and list nodes test every item ("open" == "closed" tries both as numbers).
+        if not text or (text[0] not in _NUMBER_START and not text[0].isdigit()):
+            return None
         try:
-            number = float(value.strip())
+            number = float(text)
         except ValueError:
             return None
         return None if math.isnan(number) else number
     return None
 
 
-# 3. Comparisons (Conditional, Switch) -----------------------------------------------------------
+_NUMBER_START = frozenset("+-.iInN")  # besides digits (any script): sign, point, inf / infinity, nan
+
+
+# 3. Comparisons (Conditional, Switch, Filter) ---------------------------------------------------
 
 OPERATORS: tuple[str, ...] = (
     "equals", "not_equals", "contains", "not_contains", "starts_with", "ends_with",
     "gt", "gte", "lt", "lte", "is_empty", "is_not_empty", "regex",
 )
-_ORDERING = {"gt": lambda a, b: a > b, "gte": lambda a, b: a >= b,
-             "lt": lambda a, b: a < b, "lte": lambda a, b: a <= b}
+_ORDERING = {"gt": operator_module.gt, "gte": operator_module.ge, "lt": operator_module.lt, "lte": operator_module.le}
 
 
 def is_empty(value: Any) -> bool:
@@ -215,41 +246,89 @@ def compare(actual: Any, operator: str, expected: Any, *, case_sensitive: bool =
     gt/gte/lt/lte, or an invalid or too slow regular expression. In an executor, prefer
     `compare_async`: it keeps a slow regular expression off the event loop.
     """
+    return condition(operator, expected, case_sensitive=case_sensitive)(actual)
+
+
+def condition(operator: str, expected: Any, *, case_sensitive: bool = False) -> Callable[[Any], bool]:
+    """The test `actual -> compare(actual, operator, expected)`, its expected side prepared once.
+
+    For nodes that test many items (Filter). The expected side is checked on first use, like
+    `compare`: a bad number or regex does not fail a test whose actual value is missing.
+    """
     if operator not in OPERATORS:
         raise NodeError(f"unknown operator {operator!r}; use one of: {', '.join(OPERATORS)}")
     if operator == "is_empty":
-        return is_empty(actual)
+        return is_empty
     if operator == "is_not_empty":
-        return not is_empty(actual)
-    if actual is MISSING:
-        return False
+        return lambda actual: not is_empty(actual)
     if operator in _ORDERING:
-        return _ORDERING[operator](_number_for(operator, actual), _number_for(operator, expected))
+        return _ordering_test(operator, expected)
     if operator == "regex":
-        return regex_search(to_text(expected), to_text(actual), case_sensitive=case_sensitive) is not None
+        pattern = _once(lambda: _compile(to_text(expected), case_sensitive))
+        return lambda actual: actual is not MISSING and _search(pattern(), to_text(actual)) is not None
     if operator in ("equals", "not_equals"):
-        return _equals(actual, expected, case_sensitive) == (operator == "equals")
+        equals = _equals_test(expected, case_sensitive)
+        wanted = operator == "equals"
+        return lambda actual: actual is not MISSING and equals(actual) == wanted
     if operator in ("contains", "not_contains"):
-        return _contains(actual, expected, case_sensitive) == (operator == "contains")
-    text, prefix = _fold(to_text(actual), case_sensitive), _fold(to_text(expected), case_sensitive)
-    return text.startswith(prefix) if operator == "starts_with" else text.endswith(prefix)
+        wanted = operator == "contains"
+        return lambda actual: actual is not MISSING and _contains(actual, expected, case_sensitive) == wanted
+    affix = _fold(to_text(expected), case_sensitive)
+    if operator == "starts_with":
+        return lambda actual: actual is not MISSING and _fold(to_text(actual), case_sensitive).startswith(affix)
+    return lambda actual: actual is not MISSING and _fold(to_text(actual), case_sensitive).endswith(affix)
+
+
+def _once(make: Callable[[], Any]) -> Callable[[], Any]:
+    """`make()` on the first call, the same value after (errors are raised each time, never cached)."""
+    made: list[Any] = []
+
+    def value() -> Any:
+        if not made:
+            made.append(make())
+        return made[0]
+    return value
+
+
+def _ordering_test(operator: str, expected: Any) -> Callable[[Any], bool]:
+    order = _ORDERING[operator]
+    bound: float | None = None
+
+    def ordered(actual: Any) -> bool:
+        nonlocal bound
+        if actual is MISSING:
+            return False
+        kind = type(actual)  # plain ints and non-NaN floats skip to_number (Filter runs this per item)
+        left = actual if kind is int or (kind is float and actual == actual) else _number_for(operator, actual)
+        if bound is None:
+            bound = _number_for(operator, expected)
+        return order(left, bound)
+    return ordered
 
 
 def _fold(text: str, case_sensitive: bool) -> str:
     return text if case_sensitive else text.casefold()
 
 
-def _equals(actual: Any, expected: Any, case_sensitive: bool) -> bool:
-    left, right = to_number(actual), to_number(expected)
-    if left is not None and right is not None:
-        return left == right
-    return _fold(to_text(actual), case_sensitive) == _fold(to_text(expected), case_sensitive)
+def _equals_test(expected: Any, case_sensitive: bool) -> Callable[[Any], bool]:
+    """Numbers (numeric strings too) equal by value; anything else by its text."""
+    right, folded = to_number(expected), _fold(to_text(expected), case_sensitive)
+
+    def equals(actual: Any) -> bool:
+        if right is not None:  # only a numeric expected side can make the numeric test apply
+            left = to_number(actual)
+            if left is not None:
+                return left == right
+        text = actual if type(actual) is str else to_text(actual)
+        return (text if case_sensitive else text.casefold()) == folded
+    return equals
 
 
 def _contains(actual: Any, expected: Any, case_sensitive: bool) -> bool:
     """Lists contain an equal item, objects contain a key, text contains a substring."""
     if isinstance(actual, (list, tuple)):
-        return any(_equals(item, expected, case_sensitive) for item in actual)
+        equals = _equals_test(expected, case_sensitive)
+        return any(equals(item) for item in actual)
     if isinstance(actual, dict):
         wanted = _fold(to_text(expected), case_sensitive)
         return any(_fold(str(key), case_sensitive) == wanted for key in actual)
@@ -284,12 +363,15 @@ _REGEX_THREADS = ThreadPoolExecutor(max_workers=4, thread_name_prefix="nodeflow-
 def regex_search(pattern: str, text: str, *, case_sensitive: bool = True,
                  time_limit: float = REGEX_TIME_LIMIT) -> regex.Match[str] | None:
     """The first match of `pattern` in `text`, or None; a NodeError if the pattern is invalid or too slow."""
-    compiled = _compile(pattern, case_sensitive)
+    return _search(_compile(pattern, case_sensitive), text, time_limit)
+
+
+def _search(compiled: regex.Pattern[str], text: str, time_limit: float = REGEX_TIME_LIMIT) -> regex.Match[str] | None:
     try:
         return compiled.search(text, timeout=time_limit, concurrent=True)
     except TimeoutError:
-        raise NodeError(f"regular expression {_shown(pattern)} took longer than {time_limit:g} s on a text of "
-                        f"{len(text):,} characters; simplify it (nested repeats such as (a+)+ can take "
+        raise NodeError(f"regular expression {_shown(compiled.pattern)} took longer than {time_limit:g} s on a "
+                        f"text of {len(text):,} characters; simplify it (nested repeats such as (a+)+ can take "
                         "forever)") from None
 
 
@@ -310,3 +392,40 @@ def _compile(pattern: str, case_sensitive: bool) -> regex.Pattern[str]:
 
 def _shown(pattern: str) -> str:
     return repr(pattern if len(pattern) <= 80 else pattern[:79] + "…")
+
+
+# 5. Lists (the items list nodes work on) ---------------------------------------------------------
+
+def items_at(value: Any, field: str) -> list[Any]:
+    """The list a node works on: the value at path `field` of the input, or the input itself when `field` is empty.
+
+    The list itself is returned (not a copy): callers never mutate it.
+    """
+    found = get_path(value, field) if field else value
+    if isinstance(found, list):
+        return found
+    if isinstance(found, tuple):
+        return list(found)
+    where = f"field {field!r}" if field else "the input (List field is empty)"
+    if found is MISSING:
+        keys = ", ".join(map(str, value)) if isinstance(value, dict) else type(value).__name__
+        raise NodeError(f"nothing at {where}; the input has: {keys or 'no keys'}")
+    raise NodeError(f"{where} holds {type(found).__name__} {to_text(found)[:80]!r}, not a list")
+
+
+# 6. Containers (For Each, Loop) -----------------------------------------------------------------
+
+def container_sinks(runtime: Any, children: list[str]) -> dict[str, str]:
+    """Children whose flow edges lead to no other child (the ends of the inner chain), by id -> name."""
+    inside = set(children)
+    return {child: runtime.get_node(child)["name"] for child in children
+            if not any(edge["target"] in inside for edge in runtime.outgoing_edges(child, channel="flow"))}
+
+
+def sink_result(outputs: dict[str, dict[str, Any]], sinks: dict[str, str]) -> Any:
+    """One pass's result. One sink: its main value (first port with a value); several: those that ran, by name."""
+    values = {name: next(iter(outputs[node_id].values()), None)
+              for node_id, name in sinks.items() if outputs.get(node_id)}
+    if len(sinks) == 1:
+        return next(iter(values.values()), None)
+    return values

@@ -9,13 +9,15 @@ from nodeflow_app.components.canvas import flow_canvas
 from nodeflow_app.components.chat_panel import chat_panel, chat_toggle
 from nodeflow_app.components.graph_list import import_button, import_errors_dialog
 from nodeflow_app.components.header import logo
-from nodeflow_app.components.inspector import inspector
+from nodeflow_app.components.inspector import BLUR_ON_ENTER, inspector
 from nodeflow_app.components.palette import palette
 from nodeflow_app.components.run_panel import rerun_button, run_panel, run_view_chip, runs_toggle
-from nodeflow_app.components.theme import TOP_BAR
+from nodeflow_app.components.theme import BORDER, PANEL_BG, TOP_BAR
 from nodeflow_app.editor.catalog import catalog
 from nodeflow_app.state.chat_state import ChatState
 from nodeflow_app.state.editor_state import EditorState
+from nodeflow_app.state.layout_state import LayoutState
+from nodeflow_app.state.run_message_state import RunMessageState
 from nodeflow_app.state.run_history_state import RunHistoryState
 from nodeflow_app.state.run_view_state import RunViewState
 from nodes._registry import default_registry
@@ -41,6 +43,47 @@ def tool_button(icon: str, label: str, testid: str, **props) -> rx.Component:
     )
 
 
+def graph_name_field() -> rx.Component:
+    """The graph's name, editable in place: committed when the field is left or Enter is pressed."""
+    return rx.input(
+        default_value=EditorState.graph_name, key=EditorState.graph_name + EditorState.name_field_rev.to_string(),
+        on_blur=EditorState.rename_graph, variant="soft", color_scheme="gray", size="2", aria_label="Graph name",
+        title="Rename the graph",
+        width=rx.cond(EditorState.graph_name.length() > 24, "320px", "200px"),
+        style={"fontWeight": "500", "background": "transparent"},
+        custom_attrs={"data-testid": "graph-name", "onKeyDown": BLUR_ON_ENTER},
+    )
+
+
+def test_message_button() -> rx.Component:
+    """A Chat Start graph's test run: type the message first (a small prompt), then it runs."""
+    return rx.fragment(
+        tool_button("message-square-text", "Test run with a message", "test-message", on_click=RunMessageState.ask),
+        rx.dialog.root(
+            rx.dialog.content(
+                rx.dialog.title("Test run"),
+                rx.dialog.description("The message the Chat Start receives in this run.", size="2"),
+                rx.form(
+                    rx.vstack(
+                        rx.text_area(name="message", default_value=RunMessageState.message, auto_focus=True,
+                                     rows="3", width="100%", custom_attrs={"data-testid": "test-message-input"}),
+                        rx.hstack(
+                            rx.dialog.close(rx.button("Cancel", type="button", variant="soft", color_scheme="gray")),
+                            rx.button(rx.icon("play", size=14), "Run", type="submit",
+                                      custom_attrs={"data-testid": "test-message-run"}),
+                            justify="end", width="100%",
+                        ),
+                        spacing="3", margin_top="12px",
+                    ),
+                    on_submit=RunMessageState.send, reset_on_submit=False,
+                ),
+                max_width="480px",
+            ),
+            open=RunMessageState.open, on_open_change=RunMessageState.set_open,
+        ),
+    )
+
+
 def toolbar() -> rx.Component:
     return rx.hstack(
         rx.link(logo(), href=routes.GRAPHS, underline="none", color="inherit"),
@@ -48,7 +91,7 @@ def toolbar() -> rx.Component:
         rx.link(rx.text("Graphs", size="2", color_scheme="gray"), href=routes.GRAPHS,
                 custom_attrs={"data-testid": "back-to-graphs"}),
         rx.text("/", size="2", color_scheme="gray"),
-        rx.text(EditorState.graph_name, size="3", weight="medium", custom_attrs={"data-testid": "graph-name"}),
+        graph_name_field(),
         rx.box(save_status(), custom_attrs={"data-testid": "save-status"}),
         rx.box(flex="1"),
         tool_button("undo-2", "Undo (Ctrl+Z)", "undo", on_click=EditorState.undo, disabled=~EditorState.can_undo),
@@ -63,6 +106,7 @@ def toolbar() -> rx.Component:
         tool_button("download", "Export JSON", "export-graph", on_click=EditorState.export_graph),
         runs_toggle(),
         rerun_button(),
+        rx.cond(EditorState.has_chat_start, test_message_button()),
         rx.button(rx.icon("save", size=14), "Save", size="2", on_click=EditorState.save,
                   custom_attrs={"data-testid": "save-graph"}),
         chat_toggle(),
@@ -72,9 +116,18 @@ def toolbar() -> rx.Component:
 
 
 def issue_row(issue: rx.Var) -> rx.Component:
+    return _row(issue, warning=False)
+
+
+def warning_row(issue: rx.Var) -> rx.Component:
+    return _row(issue, warning=True)
+
+
+def _row(issue: rx.Var, warning: bool) -> rx.Component:
     return rx.hstack(
-        rx.icon("circle-alert", size=14, color="var(--red-9)", flex_shrink="0", margin_top="3px"),
-        rx.text(issue["message"], size="2"),
+        rx.icon("triangle-alert" if warning else "circle-alert", size=14,
+                color="var(--amber-9)" if warning else "var(--red-9)", flex_shrink="0", margin_top="3px"),
+        rx.text(issue["text"], size="2"),
         align="start",
         spacing="2",
         padding="6px",
@@ -82,12 +135,14 @@ def issue_row(issue: rx.Var) -> rx.Component:
         cursor="pointer",
         _hover={"background": "var(--gray-a3)"},
         on_click=EditorState.select_node(issue["node_id"]),
-        custom_attrs={"data-testid": "issue"},
+        custom_attrs={"data-testid": "warning" if warning else "issue"},
     )
 
 
 def issues_popover() -> rx.Component:
+    """Validate: the same checks as `nodeflow validate`; errors block a run, warnings say what to set up."""
     count = EditorState.issue_list.length()
+    warnings = EditorState.warning_list.length()
     return rx.popover.root(
         rx.popover.trigger(
             rx.button(
@@ -99,10 +154,15 @@ def issues_popover() -> rx.Component:
             ),
         ),
         rx.popover.content(
-            rx.cond(
-                count > 0,
-                rx.vstack(rx.foreach(EditorState.issue_list, issue_row), spacing="1", width="100%"),
-                rx.text("No issues: the graph is valid.", size="2", color_scheme="gray"),
+            rx.vstack(
+                rx.cond(
+                    count > 0,
+                    rx.vstack(rx.foreach(EditorState.issue_list, issue_row), spacing="1", width="100%"),
+                    rx.text(rx.cond(warnings > 0, "No errors: the graph is valid. Before it runs:",
+                                    "No issues: the graph is valid."), size="2", color_scheme="gray"),
+                ),
+                rx.foreach(EditorState.warning_list, warning_row),
+                spacing="1", width="100%",
             ),
             max_width="480px",
             max_height="360px",
@@ -127,6 +187,50 @@ def not_found() -> rx.Component:
     )
 
 
+RAIL_WIDTH = "40px"
+
+
+def _shown(choice: rx.Var) -> rx.Var:
+    """A side panel is unfolded when the person said so, or by default while the chat is closed."""
+    return rx.cond(choice == "auto", ~ChatState.panel_open, choice == "open")
+
+
+def rail(icon: str, label: str, testid: str, on_click, side: str) -> rx.Component:
+    """A folded side panel: a thin bar whose button unfolds it."""
+    return rx.box(
+        tool_button(icon, label, testid, on_click=on_click),
+        width=RAIL_WIDTH, min_width=RAIL_WIDTH, height="100%", padding_top="10px", display="flex",
+        justify_content="center", background=PANEL_BG, **{f"border_{side}": BORDER},
+        custom_attrs={"data-testid": f"{testid}-rail"},
+    )
+
+
+def side_palette(registry) -> rx.Component:
+    return rx.cond(
+        _shown(LayoutState.palette),
+        palette(registry.by_category(), on_add=EditorState.add_from_palette,
+                fold=tool_button("panel-left-close", "Fold the nodes panel", "palette-fold",
+                                 on_click=LayoutState.show_palette(False))),
+        rail("panel-left-open", "Show the nodes", "palette-unfold", LayoutState.show_palette(True), "right"),
+    )
+
+
+def side_inspector(registry) -> rx.Component:
+    # With the chat open, the inspector's empty state would only take room from the canvas.
+    return rx.cond(
+        ChatState.panel_open & (EditorState.selected_id == ""),
+        rx.fragment(),
+        rx.cond(
+            _shown(LayoutState.inspector),
+            inspector(registry.definitions(),
+                      fold=tool_button("panel-right-close", "Fold the inspector", "inspector-fold",
+                                on_click=LayoutState.show_inspector(False))),
+            rail("panel-right-open", "Show the inspector", "inspector-unfold", LayoutState.show_inspector(True),
+                 "left"),
+        ),
+    )
+
+
 def editor_page() -> rx.Component:
     registry = default_registry()
     return rx.vstack(
@@ -136,7 +240,7 @@ def editor_page() -> rx.Component:
             EditorState.not_found != "",
             not_found(),
             rx.hstack(
-                palette(registry.by_category(), on_add=EditorState.add_from_palette),
+                side_palette(registry),
                 rx.box(
                     flow_canvas(
                         definitions=catalog(registry.definitions()),
@@ -167,9 +271,7 @@ def editor_page() -> rx.Component:
                     min_width="0",
                     custom_attrs={"data-testid": "canvas"},
                 ),
-                # With the chat open, the inspector's empty state would only take room from the canvas.
-                rx.cond(ChatState.panel_open & (EditorState.selected_id == ""), rx.fragment(),
-                        inspector(registry.definitions())),
+                side_inspector(registry),
                 chat_panel(),
                 spacing="0",
                 width="100%",

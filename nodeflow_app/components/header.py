@@ -2,6 +2,7 @@
 
 import reflex as rx
 
+from nodeflow_app import routes
 from nodeflow_app.components.theme import TOP_BAR
 
 TAGLINE = "Visual builder for AI agent workflows"
@@ -28,6 +29,8 @@ def header() -> rx.Component:
         rx.separator(orientation="vertical", size="1"),
         rx.text(TAGLINE, size="2", color_scheme="gray", custom_attrs={"data-testid": "tagline"}),
         rx.box(flex="1"),
+        rx.link(rx.hstack(rx.icon("library", size=16), rx.text("Knowledge", size="2"), align="center", spacing="1"),
+                href=routes.KNOWLEDGE, color_scheme="gray", custom_attrs={"data-testid": "nav-knowledge"}),
         rx.badge("preview", variant="soft", color_scheme="violet"),
         **TOP_BAR,
         custom_attrs={"data-testid": "app-header"},

@@ -42,6 +42,9 @@ SUGGESTED_MODELS: dict[str, tuple[str, ...]] = {
 }
 ERROR_MODE_LABELS = (("stop", "Stop the run"), ("continue", "Continue (error as output)"),
                      ("error_output", "Route to error output"))
+# Numbers are typed into text inputs: a `type=number` input empties itself on letters, which then vanish
+# without a word; as text they reach the server, which says what is wrong.
+NUMBER_TEXT = {"inputMode": "decimal", "autoComplete": "off"}
 # Enter in a one-line input leaves it, which commits it through on_blur (no event per keystroke).
 BLUR_ON_ENTER = rx.Var(_js_expr="((e) => { if (e.key === 'Enter') { e.currentTarget.blur(); } })")
 
@@ -112,23 +115,28 @@ def _option_text(value: object) -> str:
 
 def _number(parameter: Parameter, text: rx.Var, on_commit, key: rx.Var, *, testid: str,
             disabled: rx.Var | bool = False) -> rx.Component:
-    bounds = {k: v for k, v in (("min", parameter.min), ("max", parameter.max)) if v is not None}
-    step = parameter.step if parameter.step is not None else (1 if parameter.type == "int" else "any")
+    """A text input (a `type=number` input empties itself on letters, which then vanish without a word),
+    with a slider beside it when the parameter is bounded; the slider follows the text as it is typed."""
+    slider = _has_slider(parameter)
+    extra = {"on_change": lambda value: EditorState.set_number_draft(parameter.id, value)} if slider else {}
     number_input = _one_line_input(
         text, on_commit, key + text, parameter.placeholder or ("default" if parameter.default is None else ""),
-        testid=testid, disabled=disabled, type="number", step=step, **bounds,
-        width="100%" if not _has_slider(parameter) else "96px", flex_shrink="0",
+        testid=testid, disabled=disabled, width="96px" if slider else "100%", flex_shrink="0",
+        attrs=NUMBER_TEXT, **extra,
     )
-    if not _has_slider(parameter):
+    if not slider:
         return number_input
-    slider = rx.slider(
-        default_value=rx.Var("Number").to(FunctionVar).call(text).to(float),
+    draft = EditorState.number_drafts[parameter.id]
+    shown = rx.cond(draft.is_not_none(), draft, text)
+    bounded = rx.Var(f"((t) => {{ const n = Number(t); return (t === '' || !isFinite(n)) ? {parameter.min!r} : "
+                     f"Math.min({parameter.max!r}, Math.max({parameter.min!r}, n)); }})").to(FunctionVar)
+    return rx.hstack(number_input, rx.slider(
+        default_value=bounded.call(shown).to(float),
         min=parameter.min, max=parameter.max, step=parameter.step or (1 if parameter.type == "int" else 0.01),
         on_value_commit=lambda value: EditorState.set_field(parameter.id, value[0]),
-        key=key + "slider" + text, disabled=disabled, size="1",
+        key=key + "slider" + text + "|" + shown, disabled=disabled, size="1",
         custom_attrs=_testid(f"slider-{parameter.id}"),
-    )
-    return rx.hstack(number_input, slider, align="center", spacing="3", width="100%")
+    ), align="center", spacing="3", width="100%")
 
 
 def _has_slider(parameter: Parameter) -> bool:
@@ -240,7 +248,7 @@ def _item_field(pid: str, spec: Parameter, row: rx.Var, index: rx.Var) -> rx.Com
         inner = _text_area(value, commit, _key(pid, ":", index.to_string(), ":", spec.id, ":") + value,
                            spec.placeholder, testid=testid, mono=spec.type != "text", rows="2")
     else:
-        extra = {"type": "number"} if spec.type in ("int", "float") else {}
+        extra = {"attrs": NUMBER_TEXT} if spec.type in ("int", "float") else {}
         inner = _cell_input(pid, row, index, spec.id, spec.placeholder, testid, **extra)
     return rx.vstack(rx.text(spec.label, size="1", color_scheme="gray"), inner, spacing="1", width="100%")
 
@@ -309,17 +317,53 @@ def expression_editor(parameter: Parameter) -> rx.Component:
     )
 
 
-def _copy_badge(name: rx.Var) -> rx.Component:
+# Clicking an upstream chip or field inserts its expression where the cursor is in the inspector's text
+# field (mousedown keeps the focus there); with no such field focused it is copied, and the hint says so.
+KEEP_FOCUS = rx.Var(_js_expr="((e) => e.preventDefault())")
+INSERT_EXPRESSION = rx.Var(_js_expr="""((e) => {
+  const ref = e.currentTarget.dataset.expression;
+  const field = document.activeElement;
+  const panel = document.querySelector('[data-testid="inspector"]');
+  const note = panel && panel.querySelector('[data-testid="expression-inserted"]');
+  const typeable = field && (field.tagName === 'TEXTAREA' || (field.tagName === 'INPUT' && field.type === 'text'));
+  if (panel && typeable && panel.contains(field) && !field.disabled && !field.readOnly) {
+    field.setRangeText(ref, field.selectionStart, field.selectionEnd, 'end');
+    field.dispatchEvent(new Event('input', { bubbles: true }));
+    if (note) note.textContent = 'Inserted ' + ref;
+    return;
+  }
+  if (navigator.clipboard) navigator.clipboard.writeText(ref);
+  if (note) note.textContent = 'Copied ' + ref + ': paste it into a field';
+})""")
+
+
+def _insert_attrs(testid: str, expression: rx.Var) -> dict[str, object]:
+    return _testid(testid, onMouseDown=KEEP_FOCUS, onClick=INSERT_EXPRESSION, **{"data-expression": expression})
+
+
+def _upstream_chip(name: rx.Var) -> rx.Component:
     ref = "{{ $('" + name + "').item.json }}"
-    return rx.badge(
-        name, on_click=rx.set_clipboard(ref), variant="surface", color_scheme="gray", cursor="pointer",
-        title="Copy " + ref, custom_attrs=_testid("upstream-name"),
+    return rx.badge(name, variant="surface", color_scheme="gray", cursor="pointer", title="Insert " + ref,
+                    custom_attrs=_insert_attrs("upstream-name", ref))
+
+
+def _output_field(row: rx.Var) -> rx.Component:
+    """One field of an upstream node's last output: click inserts the expression that reads it."""
+    return rx.hstack(
+        rx.text(row["node"], size="1", color_scheme="gray", white_space="nowrap"),
+        rx.el.code(row["path"], style={"fontFamily": MONO, "fontSize": "11px"}),
+        rx.text(row["preview"], size="1", color_scheme="gray", overflow="hidden", text_overflow="ellipsis",
+                white_space="nowrap", min_width="0", flex="1"),
+        spacing="2", align="center", width="100%", cursor="pointer", padding="2px 4px",
+        border_radius="var(--radius-1)", _hover={"background": "var(--gray-a3)"}, title=row["expression"],
+        custom_attrs=_insert_attrs("upstream-field", row["expression"]),
     )
 
 
 @rx.memo
 def inspector_expression_hint() -> rx.Component:
-    """The syntax of expressions and the upstream names (one memo: every expression editor shows it)."""
+    """The syntax of expressions, the upstream names and their last outputs' fields (one memo: every
+    expression editor shows it)."""
     code = {"fontFamily": MONO, "fontSize": "11px"}
     return rx.vstack(
         rx.text(rx.el.code("{{ $json.x }}", style=code), " the direct input; ",
@@ -328,10 +372,38 @@ def inspector_expression_hint() -> rx.Component:
         rx.cond(
             EditorState.upstream_names.length() > 0,
             rx.flex(rx.text("Upstream:", size="1", color_scheme="gray"), rx.foreach(EditorState.upstream_names,
-                    _copy_badge), wrap="wrap", gap="4px", align="center"),
+                    _upstream_chip), wrap="wrap", gap="4px", align="center"),
             rx.text("No node upstream yet: wire one into this node's input.", size="1", color_scheme="gray"),
         ),
+        rx.cond(
+            EditorState.upstream_fields.length() > 0,
+            rx.text("The fields of their last output are under Input, at the top.", size="1", color_scheme="gray"),
+            rx.cond(EditorState.upstream_names.length() > 0,
+                    rx.text("Run the graph once to pick fields of their output under Input.", size="1",
+                            color_scheme="gray")),
+        ),
         spacing="1", width="100%", custom_attrs=_testid("expression-hint"),
+    )
+
+
+@rx.memo
+def inspector_input_panel() -> rx.Component:
+    """Like n8n's input panel: what the upstream nodes gave in the graph's last runs, one row per field;
+    a click inserts the expression that reads it where the cursor is (or copies it)."""
+    return rx.cond(
+        EditorState.upstream_fields.length() > 0,
+        rx.el.details(
+            rx.el.summary(rx.text("Input from the last run", as_="span", size="2", weight="bold"), cursor="pointer"),
+            rx.vstack(
+                rx.text("Click a field to insert its expression where the cursor is.", size="1",
+                        color_scheme="gray"),
+                rx.foreach(EditorState.upstream_fields, _output_field),
+                spacing="0", width="100%", max_height="200px", overflow_y="auto", padding_top="6px",
+            ),
+            rx.text("", size="1", color_scheme="green", custom_attrs=_testid("expression-inserted")),
+            open=True, width="100%", custom_attrs=_testid("upstream-fields"),
+        ),
+        rx.text("", size="1", color_scheme="green", custom_attrs=_testid("expression-inserted")),
     )
 
 
@@ -359,6 +431,13 @@ def inspector_field_error(pid: rx.Var[str]) -> rx.Component:
     return rx.cond(error.bool(), rx.text(error, size="1", color_scheme="red", custom_attrs=_testid("error-" + pid)))
 
 
+@rx.memo
+def inspector_field_warning(pid: rx.Var[str]) -> rx.Component:
+    warning = EditorState.field_warnings[pid]
+    return rx.cond(warning.bool(), rx.text(warning, size="1", color_scheme="amber",
+                                           custom_attrs=_testid("warning-" + pid)))
+
+
 def parameter_field(parameter: Parameter) -> rx.Component:
     pid = parameter.id
     body = _input_only(parameter) if parameter.mode == "input" else control(parameter)
@@ -377,6 +456,7 @@ def parameter_field(parameter: Parameter) -> rx.Component:
         rx.box(body, width="100%", opacity=rx.cond(wired, "0.5", "1")),
         rx.text(parameter.description, size="1", color_scheme="gray") if parameter.description else rx.fragment(),
         inspector_field_error(pid=pid),
+        inspector_field_warning(pid=pid),
         spacing="1", width="100%", custom_attrs=_testid(f"param-{pid}"),
     )
 
@@ -431,11 +511,11 @@ def _setting(key: str, label: str, body: rx.Component, help_text: str = "") -> r
     )
 
 
-def _setting_number(key: str, placeholder: str, **bounds: object) -> rx.Component:
+def _setting_number(key: str, placeholder: str) -> rx.Component:
     text = EditorState.settings_texts[key]
     return _one_line_input(
         text, lambda raw: EditorState.set_setting(key, raw), _key("setting-", key, ":") + text, placeholder,
-        testid=f"setting-{key}", type="number", **bounds,
+        testid=f"setting-{key}", attrs=NUMBER_TEXT,
     )
 
 
@@ -449,12 +529,12 @@ def settings_section() -> rx.Component:
                      _select(ERROR_MODE_LABELS, EditorState.settings_texts["error_mode"],
                              lambda raw: EditorState.set_setting("error_mode", raw), testid="setting-error_mode"),
                      "Route to error output adds an Error output to the node."),
-            _setting("max_attempts", "Retries (max attempts)", _setting_number("max_attempts", "1", min=1, max=20, step=1),
+            _setting("max_attempts", "Retries (max attempts)", _setting_number("max_attempts", "1"),
                      "1 runs once; up to 20 attempts."),
             _setting("initial_interval", "Wait between retries (s)",
-                     _setting_number("initial_interval", "1", min=0, step="any"),
+                     _setting_number("initial_interval", "1"),
                      "Grows after each failed attempt (×2 by default)."),
-            _setting("timeout", "Timeout (s)", _setting_number("timeout", "No limit", min=0, step="any"),
+            _setting("timeout", "Timeout (s)", _setting_number("timeout", "No limit"),
                      "Empty: no limit."),
             spacing="3", width="100%", padding_top="12px",
         ),
@@ -481,16 +561,23 @@ def unknown_type() -> rx.Component:
     )
 
 
-def inspector(definitions: Sequence[NodeDefinition]) -> rx.Component:
-    """The right-side panel: an empty state, or the selected node's form and settings."""
+def _title_bar(fold: rx.Component) -> rx.Component:
+    return rx.hstack(rx.text("Inspector", size="1", weight="bold", color_scheme="gray", text_transform="uppercase"),
+                     rx.box(flex="1"), fold, align="center", width="100%", margin_bottom="8px")
+
+
+def inspector(definitions: Sequence[NodeDefinition], fold: rx.Component | None = None) -> rx.Component:
+    """The right-side panel: an empty state, or the selected node's form and settings; `fold` folds it."""
     forms = [(d.id, node_form(d)) for d in definitions]
     return rx.box(
         rx.el.datalist(*(rx.el.option(value=ref) for ref in model_refs()), id=MODEL_LIST_ID),
+        _title_bar(fold) if fold is not None else rx.fragment(),
         rx.cond(
             EditorState.selected_id == "",
             empty_state(),
             rx.vstack(
                 run_to_here_button(),
+                inspector_input_panel(),
                 rx.match(EditorState.selected_type, *forms, unknown_type()),
                 rx.separator(size="4"),
                 settings_section(),

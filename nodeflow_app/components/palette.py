@@ -88,8 +88,15 @@ def palette_entry(definition: NodeDefinition, on_add: Callable[[str], Any] | Non
     )
 
 
+def _any_matches(definitions: Sequence[NodeDefinition]) -> rx.Var:
+    """Whether the search matches one of these entries (one string test, not one per entry)."""
+    haystack = "\n".join(f"{d.name} {d.id} {d.category} {d.description}".lower() for d in definitions)
+    return rx.Var.create(haystack).contains(PaletteState.needle)
+
+
 def palette_group(category: str, definitions: Sequence[NodeDefinition],
                   on_add: Callable[[str], Any] | None = None) -> rx.Component:
+    """A category and its entries; hidden while the search matches none of them."""
     return rx.vstack(
         rx.text(
             category_label(category),
@@ -104,19 +111,22 @@ def palette_group(category: str, definitions: Sequence[NodeDefinition],
         *(palette_entry(d, on_add) for d in definitions),
         spacing="1",
         width="100%",
+        display=rx.cond(_any_matches(definitions), "flex", "none"),
         custom_attrs={"data-testid": f"palette-group-{category}"},
     )
 
 
 def palette(groups: Mapping[str, Sequence[NodeDefinition]],
-            on_add: Callable[[str], Any] | None = None) -> rx.Component:
+            on_add: Callable[[str], Any] | None = None, fold: rx.Component | None = None) -> rx.Component:
+    """The panel; `fold` is a button that folds it (the editor's), shown beside the title."""
     count = sum(len(defs) for defs in groups.values())
     return rx.vstack(
         rx.hstack(
             rx.text("Nodes", size="3", weight="bold"),
             rx.badge(str(count), variant="soft", color_scheme="gray"),
+            rx.box(flex="1"),
+            fold or rx.fragment(),
             align="center",
-            justify="between",
             width="100%",
             padding_x="8px",
         ),
@@ -129,6 +139,9 @@ def palette(groups: Mapping[str, Sequence[NodeDefinition]],
             custom_attrs={"data-testid": "palette-search"},
         ),
         *(palette_group(category, defs, on_add) for category, defs in groups.items()),
+        rx.text("No node matches “", PaletteState.query, "”.", size="2", color_scheme="gray", padding_x="8px",
+                display=rx.cond(_any_matches([d for defs in groups.values() for d in defs]), "none", "block"),
+                custom_attrs={"data-testid": "palette-no-match"}),
         spacing="4",
         padding="12px",
         width=PALETTE_WIDTH,

@@ -24,6 +24,9 @@ from nodeflow_app.contract import NodeDefinition, Socket
 Op = dict[str, Any]
 UNDO_LIMIT = 100
 PASTE_OFFSET = 40.0
+# The room a node takes on the canvas when placed without a drop point: its width (220 px) and a typical
+# height, with a gap (nodes are measured in the browser; this only has to keep new ones apart).
+NODE_ROOM = (260.0, 200.0)
 
 
 class EditError(ValueError):
@@ -129,14 +132,37 @@ class GraphDocument:
         ops.append({"op": "select", "ids": list(new_ids.values())})
         return self._commit(ops, f"paste {len(nodes)} node(s)")
 
-    def move(self, moves: Iterable[dict[str, Any]]) -> Change:
+    def move(self, moves: Iterable[dict[str, Any]], definitions: DefinitionSource | None = None) -> Change:
+        """New positions; a move with a `parentId` key also puts the node into that container (or, None, out).
+
+        A position is relative to the node's container when it has one (React Flow's rule), so a move that
+        changes the container gives the position in the new frame of reference.
+        """
         ops = []
         for move in moves:
             node = self._node(str(move.get("id")))
-            position = Position(**move["position"])
-            if position != node.position:
-                ops.append({"op": "update_node", "node": _dump(node.model_copy(update={"position": position}))})
+            update: dict[str, Any] = {"position": Position(**move["position"])}
+            if "parentId" in move:
+                update["parentId"] = self._check_parent(definitions, node, move["parentId"])
+            if any(getattr(node, key) != value for key, value in update.items()):
+                ops.append({"op": "update_node", "node": _dump(node.model_copy(update=update))})
         return self._commit(ops, "move")
+
+    def _check_parent(self, definitions: DefinitionSource | None, node: Node, parent_id: Any) -> str | None:
+        """The container `node` may go into (None: out of any); refuses a non-container or a loop of containers."""
+        if parent_id in (None, ""):
+            return None
+        parent = self._node(str(parent_id))
+        if definitions is None or not _definition(definitions, parent.type).container:
+            raise EditError(f"Cannot put '{node.name}' into '{parent.name}': only a container "
+                            "(For Each, Loop) holds other nodes")
+        ancestor: Node | None = parent
+        while ancestor is not None:
+            if ancestor.id == node.id:
+                raise EditError(f"Cannot put '{node.name}' into '{parent.name}': '{parent.name}' is inside "
+                                f"'{node.name}'")
+            ancestor = self.nodes.get(ancestor.parentId) if ancestor.parentId else None
+        return parent.id
 
     def delete(self, node_ids: Iterable[str], edge_ids: Iterable[str] = ()) -> Change:
         doomed = {i for i in node_ids if i in self.nodes}
@@ -181,14 +207,17 @@ class GraphDocument:
         ops = [{"op": "remove_edge", "id": e.id} for e in replaced] + [{"op": "add_edge", "edge": _dump(edge)}]
         return self._commit(ops, "connect")
 
-    def set_parameter(self, definitions: DefinitionSource, node_id: str, parameter_id: str, value: Any) -> Change:
+    def set_parameter(self, definitions: DefinitionSource, node_id: str, parameter_id: str, value: Any, *,
+                      keep_invalid: bool = False) -> Change:
+        """Set one parameter; an invalid value is refused unless `keep_invalid` (the inspector keeps what was
+        typed into a number field, so validation and a run report it instead of a stale value running)."""
         node = self._node(node_id)
         definition = _definition(definitions, node.type)
         parameter = definition.parameter(parameter_id)
         if parameter is None or parameter.mode == "output":
             raise EditError(f"Node '{node.name}' ({node.type}) has no editable parameter '{parameter_id}'")
         problem = parameter_problem(parameter, value)
-        if problem:
+        if problem and not keep_invalid:
             raise EditError(f"{parameter.label}: {problem}")
         updated = node.model_copy(update={"data": {**node.data, parameter_id: value}})
         return self._commit(self._update_with_dead_edges(definitions, updated), f"edit {parameter.label}")
@@ -218,6 +247,18 @@ class GraphDocument:
                 current = ops[0]["node"] if other.id == node_id else _dump(other)
                 ops.append({"op": "update_node", "node": {**current, "data": data}})
         return self._commit(ops, "rename")
+
+    def free_spot(self, near: dict[str, float]) -> dict[str, float]:
+        """The place nearest `near` on a grid of node-sized cells around it where no top-level node is."""
+        width, height = NODE_ROOM
+        taken = [n.position for n in self.nodes.values() if n.parentId is None]
+        cells = sorted(((column, row) for row in range(6) for column in range(6)),
+                       key=lambda cell: (cell[0] ** 2 + cell[1] ** 2, cell[1]))
+        for column, row in cells:
+            x, y = near["x"] + column * width, near["y"] + row * height
+            if all(abs(p.x - x) >= width or abs(p.y - y) >= height for p in taken):
+                return {"x": x, "y": y}
+        return {"x": near["x"] + PASTE_OFFSET * (len(taken) % 10), "y": near["y"] + PASTE_OFFSET * (len(taken) % 10)}
 
     def set_viewport(self, viewport: dict[str, float]) -> None:
         """Where the canvas looks: kept with the graph, not an undoable edit."""

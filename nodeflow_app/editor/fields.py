@@ -10,15 +10,16 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
-from nodeflow_app.llm.providers import PROVIDERS
-from nodeflow_app.runtime.expressions import check_syntax, has_expression
+from nodeflow_app.runtime.expressions import has_expression
 from nodeflow_app.runtime.values import MAX_DEPTH, value_problem
 from nodeflow_app.runtime.graph import Graph, Node, NodeSettings, RetryPolicy, parameter_problem
 from nodeflow_app.contract import NodeDefinition, Parameter
+from nodeflow_app.validation import node_issues
 
 # Controls whose value is one of a fixed set: an expression toggle makes no sense there.
 NO_EXPRESSION_TYPES = frozenset({"boolean", "select"})
@@ -47,6 +48,7 @@ class FieldView:
     flags: dict[str, bool] = field(default_factory=dict)
     rows: dict[str, list[dict[str, str]]] = field(default_factory=dict)
     errors: dict[str, str] = field(default_factory=dict)
+    warnings: dict[str, str] = field(default_factory=dict)
     wired: dict[str, str] = field(default_factory=dict)
     expression: dict[str, bool] = field(default_factory=dict)
     settings: dict[str, str] = field(default_factory=dict)
@@ -79,19 +81,29 @@ def field_view(definition: NodeDefinition, node: Node, graph: Graph,
         if edge.data.channel == "flow":
             incoming.setdefault(edge.target, []).append((edge.source, edge.sourceHandle))
     view.upstream = _walk_upstream(incoming, names, node.id)
+    for issue in node_issues(graph, _Only(definition), node.id):  # the same checks as Validate and the CLI
+        shown = view.errors if issue.severity == "error" else view.warnings
+        shown.setdefault(issue.parameter or "", issue.message)
     for parameter in definition.parameters:
         if parameter.mode == "output":
             continue
         pid = parameter.id
         value = node.data.get(pid, parameter.default)
         _show(view, parameter, value)
-        problem = _problem(parameter, value)
-        if problem:
-            view.errors[pid] = problem
         if parameter.mode in ("hybrid", "input") and pid in wires:
             view.wired[pid] = "wired from " + ", ".join(wires[pid])
         view.expression[pid] = accepts_expression(parameter) and (has_expression(value) or pid in expression_modes)
     return view
+
+
+class _Only:
+    """The node's own definition as a definition source (the inspector checks one node)."""
+
+    def __init__(self, definition: NodeDefinition):
+        self._definition = definition
+
+    def definition(self, node_type: str) -> NodeDefinition | None:
+        return self._definition if node_type == self._definition.id else None
 
 
 def _show(view: FieldView, parameter: Parameter, value: Any) -> None:
@@ -126,48 +138,6 @@ def _rows(parameter: Parameter, value: Any) -> list[dict[str, str]]:
     return [{VALUE_FIELD: _text(item)} for item in value]
 
 
-def _problem(parameter: Parameter, value: Any) -> str | None:
-    problem = parameter_problem(parameter, value)
-    if problem:
-        return problem
-    if parameter.expressions:
-        for where, text in _strings(value, ""):
-            try:
-                errors = check_syntax(text)
-            except Exception as error:  # noqa: BLE001 - one unreadable value must never take the inspector down
-                return f"{where or 'this value'}: the expression cannot be read ({type(error).__name__}: {error})"
-            if errors:
-                return f"{where}: {errors[0]}" if where else str(errors[0])
-    if parameter.type == "model" and isinstance(value, str) and value.strip() and not has_expression(value):
-        return model_problem(value)
-    return None
-
-
-def _strings(value: Any, where: str):
-    """(location, text) of every string inside `value` that holds an expression ("row 2 value" style)."""
-    if isinstance(value, str):
-        if has_expression(value):
-            yield where, value
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            yield from _strings(item, f"{where} {key}".strip())
-    elif isinstance(value, list):
-        for index, item in enumerate(value):
-            yield from _strings(item, f"{where} row {index + 1}".strip())
-
-
-def model_problem(ref: str) -> str | None:
-    """Why `provider:model` is not a usable reference, or None (configuration is checked when it runs)."""
-    provider, colon, model = ref.strip().partition(":")
-    if not colon:
-        return f"write provider:model, for example openai:gpt-4o-mini (got {ref.strip()!r})"
-    if provider.strip() not in PROVIDERS:
-        return f"unknown provider {provider.strip()!r}; use one of: {', '.join(PROVIDERS)}"
-    if not model.strip():
-        return f"choose a model for provider {provider.strip()!r}"
-    return None
-
-
 def setting_texts(settings: NodeSettings) -> dict[str, str]:
     retry = settings.retry
     return {
@@ -199,6 +169,36 @@ def _walk_upstream(incoming: dict[str, list[tuple[str, str]]], names: dict[str, 
                 queue.append(source)
                 if source in names:
                     found.append(names[source])
+    return found
+
+
+_IDENTIFIER = re.compile(r"^[A-Za-z_$][A-Za-z0-9_$]*$")
+
+
+def output_fields(node_name: str, value: Any, limit: int = 20, depth: int = 3) -> list[dict[str, str]]:
+    """The fields of a node's output (its last run) as the expressions that read them, with a preview:
+    `[{node, path, expression, preview}]`, leaves first-come, lists through their first item."""
+    found: list[dict[str, str]] = []
+    call = f"$('{node_name}')" if "'" not in node_name and "\\" not in node_name else (
+        "$(" + json.dumps(node_name, ensure_ascii=False) + ")")
+
+    def walk(item: Any, path: str, level: int) -> None:
+        if len(found) >= limit:
+            return
+        if isinstance(item, dict) and item and level < depth:
+            for key, child in item.items():
+                step = f".{key}" if _IDENTIFIER.match(str(key)) else f"[{json.dumps(str(key), ensure_ascii=False)}]"
+                walk(child, path + step, level + 1)
+            return
+        if isinstance(item, list) and item and level < depth:
+            walk(item[0], path + "[0]", level + 1)
+            return
+        preview = _text(item)
+        found.append({"node": node_name, "path": path.lstrip(".") or "(the whole output)",
+                      "expression": "{{ " + call + ".item.json" + path + " }}",
+                      "preview": preview if len(preview) <= 40 else preview[:39] + "…"})
+
+    walk(value, "", 0)
     return found
 
 
@@ -271,6 +271,24 @@ def _parse_number(parameter: Parameter, raw: Any, label: str) -> int | float | N
     if parameter.max is not None and number > parameter.max:
         raise FieldError(f"{label}: {shown} is above the maximum {parameter.max:g}")
     return number
+
+
+def typed_number(raw: Any) -> Any:
+    """What a number field holds when its text is not a valid value: the number as typed (out of range, not
+    whole), else the text itself; None when nothing was typed. Stored as is, so Validate and a run report it
+    (a field that silently keeps its old value would let the run use a value nobody sees)."""
+    if isinstance(raw, list) and len(raw) == 1:
+        raw = raw[0]
+    text = "" if raw is None else str(raw).strip()
+    if not text:
+        return None
+    try:
+        number = float(text)
+    except ValueError:
+        return text
+    if not math.isfinite(number):
+        return text
+    return int(number) if number.is_integer() and "." not in text else number
 
 
 def _parse_bool(raw: Any, label: str) -> bool:

@@ -164,7 +164,8 @@ def build_model(ref_or_dict: str | dict[str, Any] | ModelRef, *, temperature: fl
                 **options: Any) -> Any:
     """An Agno model for the reference. Explicit arguments win over the reference's own values.
 
-    `options` (max_tokens, reasoning_effort, ...) are passed only if the Agno class has such a field.
+    `options` (max_tokens, reasoning_effort, ...) that are set must be fields of the Agno class, else a
+    ModelConfigError names them (a setting is never dropped silently).
     `max_retries` defaults to NODEFLOW_LLM_MAX_RETRIES when set, else the SDK's default.
     """
     ref = parse_ref(ref_or_dict)
@@ -204,7 +205,11 @@ def build_model(ref_or_dict: str | dict[str, Any] | ModelRef, *, temperature: fl
             kwargs["http_client"] = client
     if "max_tokens" in options and "max_tokens" not in fields and "max_output_tokens" in fields:
         options["max_output_tokens"] = options.pop("max_tokens")  # Gemini's name for it
-    kwargs.update({k: v for k, v in options.items() if v is not None and k in fields})
+    unsupported = sorted(k for k, v in options.items() if v is not None and k not in fields)
+    if unsupported:  # never drop a setting the user made: the run would quietly differ from the graph
+        raise ModelConfigError(f"{spec.label} models do not take {', '.join(unsupported)}; clear "
+                               f"{'it' if len(unsupported) == 1 else 'them'} on the node")
+    kwargs.update({k: v for k, v in options.items() if v is not None})
     return model_class(**kwargs)
 
 

@@ -23,6 +23,7 @@ from typing import Any, Protocol, runtime_checkable
 
 __all__ = [
     "ExpressionError",
+    "NodeUnavailable",
     "Scope",
     "check_syntax",
     "has_expression",
@@ -69,12 +70,21 @@ def _rebuild_error(cls: type[ExpressionError], message: str, kwargs: dict[str, A
     return cls(message, **kwargs)
 
 
+class NodeUnavailable(KeyError):
+    """Raised by `Scope.node_output`: the named node's output cannot be read here, and why (a sentence)."""
+
+    def __init__(self, name: str, reason: str) -> None:
+        super().__init__(name)
+        self.reason = reason
+
+
 @runtime_checkable
 class Scope(Protocol):
     """What an expression can see while one node runs; the kernel provides it."""
 
     def node_output(self, name: str) -> Any:
-        """Output of the upstream node `name`; raises KeyError(name) if it is not upstream or did not run."""
+        """Output of the upstream node `name`; raises NodeUnavailable (or KeyError) if it is not upstream or
+        did not run."""
         ...
 
     def direct_input(self) -> Any:
@@ -396,9 +406,11 @@ def _evaluate(expr: _Expr, scope: Scope, text: str, parameter: str | None) -> An
     if expr.root == "node":
         try:
             value = scope.node_output(expr.node)  # type: ignore[arg-type]
-        except KeyError:
+        except KeyError as error:
             call = text[expr.root_start : expr.call_end]
-            message = f"{call} — no node named '{expr.node}' ran before this one (is it upstream and did it run?)"
+            reason = error.reason if isinstance(error, NodeUnavailable) else (
+                f"no node named '{expr.node}' ran before this one (is it upstream and did it run?)")
+            message = f"{call} — {reason}"
             raise _error(text, expr.root_start, message, expr.source, parameter) from None
     elif expr.root == "trigger":
         try:

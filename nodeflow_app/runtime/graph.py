@@ -89,6 +89,7 @@ class GraphIssue(BaseModel):
     message: str
     node_id: str | None = None
     edge_id: str | None = None
+    parameter: str | None = None  # the node's parameter at fault, when one is
 
     def __str__(self) -> str:
         where = f"node {self.node_id}" if self.node_id else f"edge {self.edge_id}" if self.edge_id else "graph"
@@ -213,12 +214,12 @@ def _upgrade_and_fill(graph: Graph, registry: DefinitionSource, issues: list[Gra
         for key, value in node.data.items():
             parameter = definition.parameter(key)
             if parameter is None:
-                issues.append(GraphIssue(rule="unknown_parameter", node_id=node.id, message=(
+                issues.append(GraphIssue(rule="unknown_parameter", node_id=node.id, parameter=key, message=(
                     f"node '{node.name}' ({node.type}) has no parameter '{key}'")))
                 continue
             problem = parameter_problem(parameter, value)
             if problem:
-                issues.append(GraphIssue(rule="invalid_parameter", node_id=node.id,
+                issues.append(GraphIssue(rule="invalid_parameter", node_id=node.id, parameter=key,
                                          message=f"node '{node.name}' parameter '{key}': {problem}"))
 
 

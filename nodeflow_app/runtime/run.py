@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any, AsyncIterator, Callable
 
 from nodeflow_app.runtime.coercion import CoercionError, coerce
-from nodeflow_app.runtime.expressions import ExpressionError, resolve
+from nodeflow_app.runtime.expressions import ExpressionError, NodeUnavailable, resolve
 from nodeflow_app.runtime.graph import Edge
 from nodeflow_app.runtime.plan import Plan, PlanNode
 from nodeflow_app.runtime.values import value_problem
@@ -236,7 +236,7 @@ class Run:
         pn = self.plan.nodes[node_id]
         delivered = self._delivered[node_id]
         if node_id != self.trigger_id and not delivered:
-            self._skip(pn, "no input arrived (every incoming branch was skipped)")
+            self._skip(pn, self._why_nothing_arrived(pn))
             return
         missing = [s.label or s.id for s in pn.required_flow if s.id not in delivered]
         if missing:
@@ -423,6 +423,24 @@ class Run:
         self._record(pn.node.id)
         self._emit(pn, "paused", prompt=wait.prompt, options=wait.options, detail=wait.detail)
 
+    def _why_nothing_arrived(self, pn: PlanNode) -> str:
+        """Name each upstream node whose output port on a wire into `pn` gave no value, and the port it took
+        instead (e.g. "'Approval' took Reject, not Approve")."""
+        parts: list[str] = []
+        for edge in pn.flow_in:
+            if edge.source not in self.members:
+                continue
+            source, record = self.plan.nodes[edge.source], self.records[edge.source]
+            name = source.node.name
+            if record.status != "completed":
+                parts.append(f"'{name}' was {record.status}")
+                continue
+            label = _port_label(source, edge.sourceHandle)
+            taken = [_port_label(source, h) for h in (record.outputs or {}) if h in source.outputs]
+            parts.append(f"'{name}' took {', '.join(taken)}, not {label}" if taken
+                         else f"'{name}' gave nothing on {label}")
+        return "; ".join(dict.fromkeys(parts)) or "no input arrived"
+
     def _skip(self, pn: PlanNode, reason: str) -> None:
         record = self.records[pn.node.id]
         record.status = "skipped"
@@ -566,6 +584,13 @@ class Run:
             raise NodeError(f"{names} inside the container asked for input; pausing inside a container is not supported")
         return {n: r.outputs for n, r in child.records.items() if r.status == "completed"}
 
+    def status_of(self, node_id: str) -> str:
+        """A node's status in this run or, inside a container, in the enclosing run ("pending" if unseen)."""
+        record = self.records.get(node_id)
+        if (record is None or record.status == "pending") and self.parent is not None:
+            return self.parent.status_of(node_id)
+        return record.status if record is not None else "pending"
+
     def output_of(self, node_id: str) -> Any:
         """A node's main value: its first output port (definition order) that carries a value."""
         record = self.records.get(node_id)
@@ -578,6 +603,11 @@ class Run:
             if handle in outputs:
                 return outputs[handle]
         return next(iter(outputs.values()), None)
+
+
+def _port_label(pn: PlanNode, handle: str) -> str:
+    socket = pn.outputs.get(handle)
+    return (socket.label or socket.id) if socket is not None else handle
 
 
 class _Undeliverable:
@@ -601,15 +631,25 @@ class _Scope:
     def node_output(self, name: str) -> Any:
         node_id = self.run.plan.by_name.get(name)
         if node_id is None:
-            raise KeyError(name)
+            raise NodeUnavailable(name, f"there is no node named '{name}' in this graph")
         if self._ancestors is None:
             self._ancestors = self.run.plan.ancestors(self.pn.node.id)
             parent = self.run.plan.nodes.get(self.pn.node.parentId or "")
             if parent is not None:
                 self._ancestors |= self.run.plan.ancestors(parent.node.id) | {parent.node.id}
         if node_id not in self._ancestors:
-            raise KeyError(name)
-        return self.run.output_of(node_id)
+            raise NodeUnavailable(name, self._not_upstream(name, node_id))
+        try:
+            return self.run.output_of(node_id)
+        except KeyError:
+            status = self.run.status_of(node_id)
+            raise NodeUnavailable(name, f"'{name}' is upstream but did not run in this run ({status})") from None
+
+    def _not_upstream(self, name: str, node_id: str) -> str:
+        ran = self.run.status_of(node_id) == "completed"
+        return (f"'{name}' {'ran, but it ' if ran else ''}is not upstream of '{self.pn.node.name}', so "
+                f"its output is not visible here; wire it (directly or through other nodes) into "
+                f"'{self.pn.node.name}'")
 
     def direct_input(self) -> Any:
         for handle in self.pn.inputs:

@@ -15,10 +15,11 @@ from typing import Any
 
 import reflex as rx
 
+from nodeflow_app.chat.service import CHAT_START
 from nodeflow_app.editor import fields
 from nodeflow_app.editor.document import EditError, GraphDocument
-from nodeflow_app.runtime.graph import normalize
 from nodeflow_app.store.graphs import graph_store
+from nodeflow_app.validation import Issue, validate_graph
 from nodes._registry import default_registry
 
 # Where a clicked palette entry lands, relative to the visible area (the canvas is at least this big).
@@ -29,6 +30,8 @@ class EditorState(rx.State):
     """One open graph per browser tab."""
 
     graph_name: str = ""
+    name_field_rev: int = 0
+    has_chat_start: bool = False  # a test run then asks for the message to test with
     not_found: str = ""
     canvas_graph: dict[str, Any] = {"rev": 0, "graph": {"nodes": [], "edges": []}}
     patch: dict[str, Any] = {"rev": 0, "seq": 0, "ops": []}
@@ -37,7 +40,8 @@ class EditorState(rx.State):
     can_undo: bool = False
     can_redo: bool = False
     node_issues: dict[str, str] = {}
-    issue_list: list[dict[str, str]] = []
+    issue_list: list[dict[str, str]] = []  # errors (Issue.as_dict() plus `text`)
+    warning_list: list[dict[str, str]] = []  # e.g. a model whose provider is not configured yet
     issues_open: bool = False
 
     # The inspector's view of the selected node (see components/inspector.py).
@@ -50,10 +54,14 @@ class EditorState(rx.State):
     field_flags: dict[str, bool] = {}
     field_rows: dict[str, list[dict[str, str]]] = {}
     field_errors: dict[str, str] = {}
+    field_warnings: dict[str, str] = {}
     field_wired: dict[str, str] = {}
     field_expression: dict[str, bool] = {}
     settings_texts: dict[str, str] = {}
     upstream_names: list[str] = []
+    number_drafts: dict[str, str] = {}
+    # The fields of upstream nodes' last outputs (latest runs of this graph), as expressions to insert.
+    upstream_fields: list[dict[str, str]] = []
 
     _doc: GraphDocument | None = None
     _rev: int = 0
@@ -78,10 +86,10 @@ class EditorState(rx.State):
             if stored is None:
                 self._doc, self.not_found, self.graph_name = None, graph_id, ""
                 return
-            graph, issues = normalize(stored.graph, default_registry())
+            graph, issues = validate_graph(stored.graph, default_registry())
             if graph is None:
                 self._doc, self.not_found = None, graph_id
-                return rx.toast.error(f"Graph {graph_id} cannot be read: {issues[0].message}")
+                return rx.toast.error(f"Graph {graph_id} cannot be read: {issues[0].line()}")
             graph.id, graph.name = stored.id, stored.name
             self._doc = GraphDocument.from_graph(graph)
             self._edits = self._saved_edits = 0
@@ -102,6 +110,7 @@ class EditorState(rx.State):
         self.canvas_graph = {"rev": self._rev, "graph": self._doc.to_json()}
         self.patch = {"rev": self._rev, "seq": 0, "ops": []}
         self._update_history_flags()
+        self._update_chat_start()
 
     @rx.event(background=True)
     async def save(self, payload: dict[str, Any] | None = None):
@@ -121,7 +130,7 @@ class EditorState(rx.State):
         except Exception as error:  # noqa: BLE001 - the edits stay in memory; the page says so
             async with self:
                 self.save_status = "error"
-                self.issue_list = [{"node_id": "", "message": f"Saving failed: {error}"}]
+                self.issue_list = [{"node_id": "", "severity": "error", "text": f"Saving failed: {error}"}]
             return
         async with self:
             self.saved_version = version
@@ -137,11 +146,23 @@ class EditorState(rx.State):
             self.saved_version, issues = _validate_and_store(self._doc.id, self._doc.to_json(), note)
         except Exception as error:  # noqa: BLE001 - the edits stay in memory; the page says so
             self.save_status = "error"
-            self.issue_list = [{"node_id": "", "message": f"Saving failed: {error}"}]
+            self.issue_list = [{"node_id": "", "severity": "error", "text": f"Saving failed: {error}"}]
             return
         self._saved_edits = self._edits
         self.save_status = "saved"
         self._set_issues(issues)
+
+    @rx.event
+    def rename_graph(self, name: str):
+        """The header's name field, committed when it is left: the store checks and records the new name."""
+        if self._doc is None:
+            return
+        try:
+            graph_store().rename(self._doc.id, name)
+        except ValueError as error:
+            self.name_field_rev += 1  # the field remounts with the name the graph still has
+            return rx.toast.error(f"Not renamed: {error}")
+        self._doc.name = self.graph_name = name.strip()
 
     # Canvas events -----------------------------------------------------------------------------
 
@@ -154,7 +175,7 @@ class EditorState(rx.State):
     @rx.event
     def on_move(self, payload: dict[str, Any]):
         # A drag changes positions only: the inspector shows none, so it is left alone (a small delta).
-        return self._edit(lambda doc: doc.move(payload.get("moves") or []), inspect=False)
+        return self._edit(lambda doc: doc.move(payload.get("moves") or [], default_registry()), inspect=False)
 
     @rx.event
     def on_delete(self, payload: dict[str, Any]):
@@ -177,13 +198,12 @@ class EditorState(rx.State):
 
     @rx.event
     def add_from_palette(self, node_type: str):
-        """A clicked palette entry lands in the visible area, staggered so repeated clicks do not stack."""
+        """A clicked palette entry lands in the visible area, on a free spot (repeated clicks do not stack)."""
         if self._doc is None:
             return
         viewport = self._doc.viewport
-        stagger = 30.0 * (len(self._doc.nodes) % 6)
-        position = {"x": (CLICK_ADD_AT[0] - viewport.x) / viewport.zoom + stagger,
-                    "y": (CLICK_ADD_AT[1] - viewport.y) / viewport.zoom + stagger}
+        position = self._doc.free_spot({"x": (CLICK_ADD_AT[0] - viewport.x) / viewport.zoom,
+                                        "y": (CLICK_ADD_AT[1] - viewport.y) / viewport.zoom})
         return self._edit(lambda doc: doc.add_node(default_registry(), node_type, position))
 
     @rx.event
@@ -219,17 +239,28 @@ class EditorState(rx.State):
         if node is None:
             return
         parameter = definition.parameter(parameter_id)
+        keep_invalid = False
         try:
             value = fields.parse_field(parameter, raw)
         except fields.FieldError as error:
             self._typed_errors[parameter_id] = str(error)
-            self.field_errors = {**self.field_errors, parameter_id: str(error)}
-            return
-        self._typed_errors.pop(parameter_id, None)
+            value = fields.typed_number(raw) if parameter.type in fields.NUMBER_TYPES else None
+            if value is None:
+                self.field_errors = {**self.field_errors, parameter_id: str(error)}
+                return
+            keep_invalid = True  # kept as typed and shown in red; Validate and a run report it too
+        else:
+            self._typed_errors.pop(parameter_id, None)
         if node.data.get(parameter_id) == value:
             self._refresh_inspector()
             return
-        return self._edit(lambda doc: doc.set_parameter(default_registry(), node.id, parameter_id, value))
+        return self._edit(lambda doc: doc.set_parameter(default_registry(), node.id, parameter_id, value,
+                                                        keep_invalid=keep_invalid))
+
+    @rx.event
+    def set_number_draft(self, parameter_id: str, text: str):
+        """A number field's text while it is typed: its slider follows (nothing is stored until it is left)."""
+        self.number_drafts = {**self.number_drafts, parameter_id: str(text)}
 
     @rx.event
     def set_row_field(self, parameter_id: str, index: int, field_id: str, raw: str):
@@ -283,10 +314,10 @@ class EditorState(rx.State):
     def validate(self):
         if self._doc is None:
             return
-        issues = self._doc.issues(default_registry())
+        _, issues = validate_graph(self._doc.to_json(), default_registry())
         self._set_issues(issues)
         self.issues_open = True
-        if not issues:
+        if not self.issue_list:
             return rx.toast.success("The graph is valid")
 
     @rx.event
@@ -339,10 +370,16 @@ class EditorState(rx.State):
         self._edits += 1
         self.save_status = "unsaved"
         self._update_history_flags()
+        self._update_chat_start()
 
     def _send(self, ops: list[dict[str, Any]]) -> None:
         self._seq += 1
         self.patch = {"rev": self._rev, "seq": self._seq, "ops": ops}
+
+    def _update_chat_start(self) -> None:
+        found = self._doc is not None and any(n.type == CHAT_START for n in self._doc.nodes.values())
+        if found != self.has_chat_start:
+            self.has_chat_start = found
 
     def _update_history_flags(self) -> None:
         can_undo, can_redo = bool(self._doc and self._doc.undo_stack), bool(self._doc and self._doc.redo_stack)
@@ -377,8 +414,28 @@ class EditorState(rx.State):
             self._form_rev += 1
             self._typed_errors = {}
             self.name_error = ""
+            if self.number_drafts:
+                self.number_drafts = {}
+            self.selected_id = node_id
+            self._load_upstream_fields()
         self.selected_id = node_id
         self._refresh_inspector()
+
+    def _load_upstream_fields(self) -> None:
+        """What the selected node's upstream nodes gave in the graph's latest runs (n8n's input panel)."""
+        graph = self._doc.to_graph() if self._doc is not None and self.selected_id else None
+        if graph is None:
+            if self.upstream_fields:
+                self.upstream_fields = []
+            return
+        names = {n.name: n.id for n in graph.nodes}
+        wanted = {names[name]: name for name in fields.upstream_names(graph, self.selected_id) if name in names}
+        try:
+            outputs = _last_outputs(self._doc.id, set(wanted)) if wanted else {}
+        except Exception:  # noqa: BLE001 - run history is a help here; the inspector must open without it
+            outputs = {}
+        self.upstream_fields = [row for node_id, name in wanted.items() if node_id in outputs
+                                for row in fields.output_fields(name, outputs[node_id])]
 
     def _refresh_inspector(self) -> None:
         node, definition = self._selected_node()
@@ -387,6 +444,7 @@ class EditorState(rx.State):
             self.selected_type = self.selected_name = ""
             self.field_texts, self.field_flags, self.field_rows = {}, {}, {}
             self.field_errors, self.field_wired, self.field_expression = {}, {}, {}
+            self.field_warnings = {}
             self.settings_texts, self.upstream_names = {}, []
             return
         modes = set(self._expression_modes.get(node.id, []))
@@ -394,21 +452,47 @@ class EditorState(rx.State):
         self.selected_type, self.selected_name = node.type, node.name
         self.field_texts, self.field_flags, self.field_rows = view.texts, view.flags, view.rows
         self.field_errors = {**view.errors, **self._typed_errors}
+        self.field_warnings = view.warnings
         self.field_wired, self.field_expression = view.wired, view.expression
         self.settings_texts, self.upstream_names = view.settings, view.upstream
 
-    def _set_issues(self, issues) -> None:
+    def _set_issues(self, issues: list[Issue]) -> None:
+        """The Validate list (errors, then warnings) and each node's first error (outlined on the canvas)."""
         by_node: dict[str, str] = {}
         for issue in issues:
-            if issue.node_id:
-                by_node.setdefault(issue.node_id, issue.message)
+            if issue.node_id and issue.severity == "error":
+                by_node.setdefault(issue.node_id, _issue_text(issue))
         self.node_issues = by_node
-        self.issue_list = [{"node_id": i.node_id or "", "message": i.message} for i in issues]
+        rows = [{**issue.as_dict(), "text": _issue_text(issue)} for issue in issues]
+        self.issue_list = [row for row in rows if row["severity"] == "error"]
+        self.warning_list = [row for row in rows if row["severity"] == "warning"]
+
+
+def _issue_text(issue: Issue) -> str:
+    """What the Validate list shows: the node and parameter when the message does not name them."""
+    if issue.parameter and issue.node_name:
+        return f"'{issue.node_name}' {issue.parameter}: {issue.message}"
+    return issue.message
+
+
+def _last_outputs(graph_id: str, wanted: set[str], runs: int = 5) -> dict[str, Any]:
+    """Node id -> its main output (first port) in the latest of the graph's last `runs` runs where it completed."""
+    from nodeflow_app.runs.service import run_service
+
+    service, found = run_service(), {}
+    for summary in service.list_runs(graph_id, limit=runs):
+        for node in (service.get_run(summary["id"]) or {}).get("nodes", []):
+            node_id, outputs = node["node_id"], node.get("outputs")
+            if node_id in wanted and node_id not in found and node["status"] == "completed" and outputs:
+                found[node_id] = next(iter(outputs.values()))
+        if len(found) == len(wanted):
+            break
+    return found
 
 
 def _validate_and_store(graph_id: str, graph: dict[str, Any], note: str):
     """A new version of the graph, and the issues it has (saved anyway: work is never refused)."""
-    _, issues = normalize(graph, default_registry())
+    _, issues = validate_graph(graph, default_registry())
     return graph_store().save(graph_id, graph, note=note), issues
 
 

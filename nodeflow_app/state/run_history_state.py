@@ -93,15 +93,17 @@ class RunHistoryState(rx.State):
         return RunHistoryState.test_run(str(payload.get("id") or ""))
 
     @rx.event(background=True)
-    async def test_run(self, node_id: str):
-        """Save pending edits, run the stored graph (all of it, or up to `node_id`), stream statuses to the canvas."""
+    async def test_run(self, node_id: str, payload: Any = None):
+        """Save pending edits, run the stored graph (all of it, or up to `node_id`), stream statuses to the canvas.
+
+        `payload` is the trigger's (e.g. the test message typed for a Chat Start); None: the last one used."""
         async with self:
             started = await self._begin(node_id)
         if started is None:
             return
         graph_id, label = started
         try:
-            run = await asyncio.to_thread(_start, graph_id, node_id)
+            run = await asyncio.to_thread(_start, graph_id, node_id, payload)
         except RunRefused as error:
             async with self:
                 self.running = False
@@ -198,6 +200,6 @@ class RunHistoryState(rx.State):
         self.nodes = [{**n, "pinned": "pinned" if n["node_id"] in self.pinned else ""} for n in self.nodes]
 
 
-def _start(graph_id: str, node_id: str):
+def _start(graph_id: str, node_id: str, payload: Any = None):
     service = run_service()
-    return service.run_to(graph_id, node_id) if node_id else service.rerun(graph_id)
+    return service.run_to(graph_id, node_id, payload) if node_id else service.rerun(graph_id, payload)

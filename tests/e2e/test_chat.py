@@ -134,6 +134,11 @@ def test_reject_takes_the_other_branch_and_a_paused_answer_survives_a_reload(pag
     if not page.get_by_test_id("chat-panel").is_visible():
         page.get_by_test_id("toggle-chat").click()
     card = last_answer(page).get_by_test_id("approval-card")
+    # Before the decision the title asks about the node; its JSON wraps inside the card.
+    expect(card.get_by_test_id("approval-title")).to_have_text("Approve “OK”?")
+    detail = card.locator(".nfc-approval-detail")
+    assert detail.evaluate("e => getComputedStyle(e).whiteSpace") == "pre-wrap"
+    assert detail.evaluate("e => e.scrollWidth <= e.clientWidth")
     card.get_by_test_id("approval-note").fill("too much")
     card.get_by_test_id("approval-reject").click()
     expect_answer_status(page, "complete")
@@ -141,7 +146,10 @@ def test_reject_takes_the_other_branch_and_a_paused_answer_survives_a_reload(pag
     expect(answer.get_by_test_id("step-NO")).to_have_attribute("data-status", "completed")
     expect(answer.get_by_test_id("step-NO")).to_contain_text("Rejected (too much)")
     expect(answer.get_by_test_id("step-LLM")).to_have_attribute("data-status", "skipped")
+    # The skipped step says the approval decided it (the kernel names the node and the port it took).
+    expect(answer.get_by_test_id("step-LLM")).to_contain_text("'OK' took Reject, not Approve")
     expect(card).to_have_attribute("data-decision", "reject")
+    expect(card.get_by_test_id("approval-title")).to_have_text("“OK” was rejected")
     assert len(fake_llm.requests) == 2  # the agent's two calls; the LLM Completion never ran
 
 

@@ -221,7 +221,10 @@ def test_build_wire_edit_undo_reload_and_paste(page, nodeflow_server: Server, st
 
     page.get_by_test_id("inspector-settings-toggle").click()
     attempts = page.get_by_test_id("setting-max_attempts")
-    assert (attempts.get_attribute("min"), attempts.get_attribute("max")) == ("1", "20")
+    attempts.fill("lots")  # letters reach the server (a number input would drop them): a message says why
+    attempts.press("Enter")
+    expect(page.get_by_test_id("error-setting-max_attempts")).to_have_text("Max attempts: 'lots' is not a number")
+    assert seq(page) == edits
     attempts.fill("50")
     attempts.press("Enter")
     error = page.get_by_test_id("error-setting-max_attempts")
@@ -350,7 +353,7 @@ def test_import_export_round_trip_validate_and_screenshot(page, nodeflow_server:
     page.wait_for_url(lambda url: EDITOR_URL.search(url) is not None and not url.endswith(blank_id))
     node(page, "Summarize").wait_for()
     page.wait_for_function(f"{CANVAS}.nodeCount() === 5 && {CANVAS}.edgeCount() === 4")
-    expect(page.get_by_test_id("graph-name")).to_have_text(fixture["name"])
+    expect(page.get_by_test_id("graph-name")).to_have_value(fixture["name"])
     imported_id = EDITOR_URL.search(page.url).group(1)
 
     # Export downloads the graph as the editor holds it: the fixture, normalized, under the new id.
@@ -392,18 +395,24 @@ def test_import_export_round_trip_validate_and_screenshot(page, nodeflow_server:
     page.keyboard.press("Escape")
     page.get_by_test_id("issues").wait_for(state="detached")
 
-    # A bounded number in the inspector: out of range is refused with the bounds, in range is an edit.
+    # A bounded number in the inspector: out of range is kept as typed, in red, and Validate reports it
+    # (the run would otherwise use a value nobody sees); in range it is a plain edit.
     select(page, "Summarize", "llm-completion")
     temperature = page.get_by_test_id("field-temperature")
-    assert (temperature.get_attribute("min"), temperature.get_attribute("max")) == ("0", "2")
     edits = seq(page)
     temperature.fill("5")
     temperature.press("Enter")
-    assert "5 is above the maximum 2" in page.get_by_test_id("error-temperature").inner_text()
-    assert seq(page) == edits
+    wait_seq(page, edits + 1)
+    expect(page.get_by_test_id("error-temperature")).to_contain_text("5 is above the maximum 2")
+    expect(temperature).to_have_value("5")
+    page.get_by_test_id("validate").click()
+    expect(page.get_by_test_id("issue")).to_have_text("'Summarize' temperature: 5 is above the maximum 2")
+    page.keyboard.press("Escape")
+    page.get_by_test_id("issues").wait_for(state="detached")
+    temperature = page.get_by_test_id("field-temperature")
     temperature.fill("0.3")
     temperature.press("Enter")
-    wait_seq(page, edits + 1)
+    wait_seq(page, edits + 2)
     page.get_by_test_id("error-temperature").wait_for(state="detached")
 
 

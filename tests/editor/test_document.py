@@ -114,6 +114,15 @@ def test_set_parameter_checks_the_value_and_drops_wires_of_outputs_that_go_away(
         doc.set_parameter(REGISTRY, switch, "nope", 1)
 
 
+def test_an_invalid_value_kept_on_purpose_is_stored_and_reported_by_validation() -> None:
+    doc = empty()
+    llm = add(doc, "llm-completion")
+    doc.set_parameter(REGISTRY, llm, "temperature", 7.5, keep_invalid=True)
+    assert doc.nodes[llm].data["temperature"] == 7.5
+    assert [i.message for i in doc.issues(REGISTRY)] == ["node 'LLM Completion' parameter 'temperature': 7.5 is above "
+                                                         "the maximum 2"]
+
+
 def test_error_output_comes_and_goes_with_the_error_mode() -> None:
     doc, start, prompt, cond = chain()
     with pytest.raises(EditError, match="no output 'error'"):
@@ -169,3 +178,18 @@ def test_delete_takes_container_children_along() -> None:
     assert doc.nodes == {}
     doc.undo()
     assert set(doc.nodes) == {loop, child}
+
+
+def test_free_spot_keeps_clicked_nodes_apart() -> None:
+    doc = empty()
+    spots = []
+    for _ in range(8):
+        spot = doc.free_spot({"x": 100, "y": 100})
+        spots.append((spot["x"], spot["y"]))
+        doc.add_node(REGISTRY, "edit-fields", spot)
+    assert spots[0] == (100, 100)
+    assert len(set(spots)) == 8
+    for index, (x, y) in enumerate(spots):
+        for other_x, other_y in spots[index + 1:]:
+            assert abs(x - other_x) >= 260 or abs(y - other_y) >= 200  # no two overlap
+    assert all(abs(x - 100) <= 2 * 260 and abs(y - 100) <= 2 * 200 for x, y in spots)  # all near the click

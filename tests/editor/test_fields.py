@@ -437,3 +437,51 @@ def test_json_that_cannot_travel_is_refused_with_a_clear_error(text, problem):
     with pytest.raises(FieldError) as caught:
         parse_field(param("manual-trigger", "payload"), text)
     assert str(caught.value) == problem
+
+
+@pytest.mark.parametrize(("raw", "kept"), [
+    ("7.5", 7.5), ("-5", -5), ("2.0", 2.0), ("abc", "abc"), (" 1e999 ", "1e999"), ("", None), ([3], 3),
+])
+def test_typed_number_keeps_what_was_typed(raw, kept):
+    from nodeflow_app.editor.fields import typed_number
+
+    assert typed_number(raw) == kept and type(typed_number(raw)) is type(kept)
+
+
+def test_a_kept_invalid_number_shows_as_typed_with_its_problem():
+    view = view_of(node("a", "agent", temperature="abc"))
+    assert view.texts["temperature"] == "abc"
+    assert view.errors["temperature"] == "expected float, got str 'abc'"
+
+
+def test_a_model_whose_provider_is_not_configured_is_a_warning(monkeypatch, tmp_path):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.setenv("NODEFLOW_DATA_DIR", str(tmp_path))
+    view = view_of(node("a", "agent", model="openai:gpt-4o-mini"))
+    assert "model" not in view.errors
+    assert view.warnings["model"].startswith("OpenAI is not configured")
+
+
+def test_output_fields_are_expressions_that_read_the_last_output():
+    from nodeflow_app.editor.fields import output_fields
+    from nodeflow_app.runtime.expressions import render
+
+    output = {"message": "hi", "user": {"name": "Ada", "tags": ["a", "b"]}, "odd key": 3}
+    fields_ = output_fields("Chat Start", output)
+    assert [(f["path"], f["preview"]) for f in fields_] == [
+        ("message", "hi"), ("user.name", "Ada"), ("user.tags[0]", "a"), ('["odd key"]', "3")]
+
+    class Scope:  # every expression reads the value it was offered for
+        def node_output(self, name):
+            assert name == "Chat Start"
+            return output
+
+        def direct_input(self):
+            return None
+
+        def trigger_output(self):
+            return None
+
+    assert [render(f["expression"], Scope()) for f in fields_] == ["hi", "Ada", "a", 3]
+    assert output_fields("It's", "plain")[0]["expression"] == '{{ $("It\'s").item.json }}'
+    assert len(output_fields("N", {f"k{i}": i for i in range(50)})) == 20

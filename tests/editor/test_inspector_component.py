@@ -62,7 +62,9 @@ def test_controls_are_the_right_kind():
     assert element(agent, "field-markdown")[0] == "RadixThemesSwitch"
     assert element(agent, "field-reasoning_effort")[0] == "RadixThemesSelect.Trigger"
     tag, props = element(agent, "field-temperature")
-    assert tag == "RadixThemesTextField.Root" and 'type:"number"' in props and "max:2.0,min:0.0," in props
+    # A text input: a number input would empty itself on letters (which then vanish without a word).
+    assert tag == "RadixThemesTextField.Root" and 'inputMode:"decimal"' in props and "type:" not in props
+    assert "set_number_draft" in props  # the slider follows the text as it is typed
     assert element(agent, "field-instructions")[0] == "RadixThemesTextArea"
     assert 'list:"nodeflow-model-refs"' in element(agent, "field-model")[1]
     assert "slider-temperature" in agent  # min and max: a slider beside the number

@@ -8,7 +8,10 @@ user message. Every request body is recorded, and every stream says whether the 
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
+import math
+import re
 import socket
 import threading
 import time
@@ -93,7 +96,9 @@ class FakeOpenAI:
         self.app = Starlette(routes=[
             Route("/v1/chat/completions", self._completions, methods=["POST"]),
             Route("/v1/models", self._models, methods=["GET"]),
+            Route("/v1/embeddings", self._embeddings, methods=["POST"]),
         ])
+        self.embedding_requests: list[dict[str, Any]] = []
 
     # -- test-facing API -------------------------------------------------------------------------
 
@@ -107,6 +112,7 @@ class FakeOpenAI:
             self._queue.clear()
             self.requests.clear()
             self.streams.clear()
+            self.embedding_requests.clear()
 
     @property
     def pending(self) -> int:
@@ -126,6 +132,17 @@ class FakeOpenAI:
 
     async def _models(self, request: Request) -> Response:
         return JSONResponse({"object": "list", "data": [{"id": "fake-model", "object": "model"}]})
+
+    async def _embeddings(self, request: Request) -> Response:
+        """Deterministic vectors (`fake_embedding`): texts sharing words get similar vectors."""
+        body = await request.json()
+        self.embedding_requests.append(body)
+        texts = body["input"] if isinstance(body["input"], list) else [body["input"]]
+        size = int(body.get("dimensions") or EMBEDDING_DIMENSIONS)
+        data = [{"object": "embedding", "index": i, "embedding": fake_embedding(t, size)} for i, t in enumerate(texts)]
+        tokens = sum(len(_words(t)) for t in texts)
+        return JSONResponse({"object": "list", "data": data, "model": body.get("model", "fake-embedding"),
+                             "usage": {"prompt_tokens": tokens, "total_tokens": tokens}})
 
     async def _completions(self, request: Request) -> Response:
         try:
@@ -196,6 +213,19 @@ class FakeOpenAI:
         finally:
             if not record.finished:
                 record.abandoned = True
+
+
+EMBEDDING_DIMENSIONS = 64
+
+
+def fake_embedding(text: str, size: int = EMBEDDING_DIMENSIONS) -> list[float]:
+    """A unit vector of hashed lower-cased words (a bag of words): stable across runs and processes."""
+    vector = [0.0] * size
+    for word in re.findall(r"\w+", text.lower()):
+        digest = hashlib.blake2b(word.encode(), digest_size=8).digest()
+        vector[int.from_bytes(digest[:4], "little") % size] += 1.0 if digest[4] % 2 else -1.0
+    norm = math.sqrt(sum(x * x for x in vector)) or 1.0
+    return [x / norm for x in vector]
 
 
 def _words(sentence: str) -> list[str]:

@@ -80,7 +80,7 @@ def test_openai_model_reads_the_key_when_built(monkeypatch):
     with pytest.raises(ModelConfigError, match="OpenAI is not configured: set OPENAI_API_KEY"):
         build_model("openai:gpt-4o-mini")
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
-    model = build_model("openai:gpt-4o-mini", temperature=0.2, max_retries=0, max_tokens=50, not_a_field=1)
+    model = build_model("openai:gpt-4o-mini", temperature=0.2, max_retries=0, max_tokens=50)
     assert type(model).__name__ == "OpenAIChat"
     assert (model.id, model.api_key, model.temperature, model.max_retries, model.max_tokens) == (
         "gpt-4o-mini", "sk-test", 0.2, 0, 50)
@@ -128,3 +128,20 @@ def test_a_missing_sdk_is_a_clear_error(monkeypatch):
     monkeypatch.setattr(providers.importlib, "import_module", refuse)
     with pytest.raises(ModelConfigError, match="Anthropic models need a package: pip install anthropic"):
         build_model("anthropic:claude-sonnet-4-5")
+
+
+def test_a_setting_the_model_class_does_not_take_is_refused_not_dropped(monkeypatch):
+    import dataclasses
+
+    @dataclasses.dataclass
+    class NoTokenLimit:  # like Ollama: sampling settings, no max_tokens field
+        id: str
+        api_key: str | None = None
+        base_url: str | None = None
+        temperature: float | None = None
+
+    monkeypatch.setattr(providers, "_model_class", lambda spec, ref: NoTokenLimit)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    assert build_model("openai:m", temperature=0.5, max_tokens=None).temperature == 0.5
+    with pytest.raises(ModelConfigError, match=r"^OpenAI models do not take max_tokens, reasoning_effort; clear them"):
+        build_model("openai:m", max_tokens=5, reasoning_effort="low")

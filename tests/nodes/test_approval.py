@@ -65,6 +65,11 @@ async def test_resume_routes_the_input_with_the_decision_attached(decision, take
     assert run.records["ap"].outputs == {decision: {**ORDER, "approval": answer}}
     assert run.records[taken].outputs == {"out": {**ORDER, "approval": answer}}
     assert run.records[skipped].status == "skipped"
+    # The skipped branch says the approval decided it: nothing came out of its port, the other one was taken.
+    labels = {"approve": "Approve", "reject": "Reject"}
+    other = "reject" if decision == "approve" else "approve"
+    assert of(events, skipped, "skipped") == [
+        {"reason": f"'AP' took {labels[decision]}, not {labels[other]}"}]
 
 
 async def test_optional_keys_default_to_none_and_a_non_object_input_is_wrapped():

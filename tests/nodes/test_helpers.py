@@ -279,3 +279,55 @@ async def test_a_regex_runs_off_the_event_loop_and_a_timeout_ends_the_wait_at_on
     assert ticks >= 15, ticks  # the event loop kept running meanwhile
     assert await compare_async("Hello", "regex", "^h") is True  # case-insensitive unless asked
     assert await compare_async("Hello", "regex", "^h", case_sensitive=True) is False
+
+
+# prepared conditions, path getters, lists, escapes (the data nodes) -------------------------------
+
+from nodes._helpers import condition, items_at, path_getter, unescape  # noqa: E402
+
+
+@pytest.mark.parametrize("actual", ["Ada", "ada lovelace", 36, "36", 36.0, ["ada"], {"ada": 1}, None, MISSING, "", True])
+@pytest.mark.parametrize("operator, expected", [(o, e) for o in OPERATORS for e in ("ada", "36", "^a")
+                                                if o not in ("gt", "gte", "lt", "lte")])
+def test_a_prepared_condition_answers_like_compare(actual, operator, expected):
+    for case_sensitive in (False, True):
+        test = condition(operator, expected, case_sensitive=case_sensitive)
+        assert test(actual) == compare(actual, operator, expected, case_sensitive=case_sensitive)
+
+
+def test_a_prepared_ordering_checks_the_expected_side_on_first_use():
+    test = condition("gt", "ten")  # no error yet: a missing actual never needs the bound
+    assert test(MISSING) is False
+    with pytest.raises(NodeError, match="'ten' is not a number"):
+        test(3)
+    assert condition("lte", "2.5")(2) and condition("gt", 1)("1.5") and not condition("gt", 1)(float(1))
+    with pytest.raises(NodeError, match="'NaN' is not a number"):
+        condition("gt", 1)(float("nan"))
+    with pytest.raises(NodeError, match="unknown operator 'near'"):
+        condition("near", 1)
+
+
+def test_path_getter_matches_get_path():
+    for path in ("", "user", "user.name", "items[1].id", '["weird key"].x', "nope", "user.tags[5]"):
+        assert path_getter(path)(DOC) == get_path(DOC, path)
+    assert path_getter("a")([1]) is MISSING and path_getter("0")(["x"]) == "x"
+
+
+def test_items_at():
+    assert items_at(DOC, "items") is DOC["items"]
+    assert items_at([1, 2], "") == [1, 2] and items_at((1, 2), "") == [1, 2]
+    with pytest.raises(NodeError, match=r"nothing at field 'orders'; the input has: user, items, weird key"):
+        items_at(DOC, "orders")
+    with pytest.raises(NodeError, match=r"field 'user\.name' holds str 'Ada', not a list"):
+        items_at(DOC, "user.name")
+
+
+def test_unescape():
+    assert unescape(r"a\nb\tc\rd\\n") == "a\nb\tc\rd\\n" and unescape("é, ") == "é, "
+
+
+def test_a_prepared_regex_condition_has_the_time_limit_too():
+    test = condition("regex", CATASTROPHIC)  # what Filter runs per item
+    with pytest.raises(NodeError, match=r"took longer than 1 s on a text of 41 characters"):
+        test(VICTIM)
+    assert test("aaa") is True

@@ -89,6 +89,9 @@ async def test_port_without_value_kills_its_branch():
     assert kinds(events, "y") == ["skipped"] and kinds(events, "y2") == ["skipped"]
     assert kinds(events, "n") == ["started", "completed"]
     assert run.records["y2"].status == "skipped" and run.status == "completed"
+    reasons = {e.node_id: e.data["reason"] for e in events if e.event_type == "skipped"}
+    # The skip names the upstream node that decided and the port it took (the kernel knows no "gate").
+    assert reasons == {"y": "'G' took no, not yes", "y2": "'Y' was skipped"}
 
 
 #  S --> gate --yes--> Y --+
@@ -152,6 +155,28 @@ async def test_expression_to_a_node_not_upstream_fails_naming_node_and_parameter
     run, events = await run_graph(graph, payload=1)
     assert run.status == "failed"
     assert "parameter 'label'" in run.error and "'C'" in run.error and "node 'B'" in run.error
+
+
+#  S --> A (slow) --> B (label refers to C, which ran first but is not upstream of B)
+#   \--> C
+async def test_expression_to_a_node_that_ran_but_is_not_upstream_says_exactly_that():
+    graph = toys.graph([("s", "start"), ("a", "slow", {"delay": 0.05}), ("c", "pass"),
+                        ("b", "pass", {"label": "{{ $('C').item.json }}"})],
+                       ["s.out -> a.in", "a.out -> b.in", "s.out -> c.in"])
+    run, events = await run_graph(graph, payload=1)
+    assert run.status == "failed"
+    assert "completed" in kinds(events, "c")
+    assert run.error == (
+        "node 'B' failed: parameter 'label': $('C') — 'C' ran, but it is not upstream of 'B', so its output is "
+        "not visible here; wire it (directly or through other nodes) into 'B' at column 4 in {{ $('C').item.json }}")
+
+
+#  S --> B (label refers to a node that does not exist)
+async def test_expression_to_a_missing_node_says_there_is_none():
+    graph = toys.graph([("s", "start"), ("b", "pass", {"label": "{{ $('Nope').item.json.x }}"})], ["s.out -> b.in"])
+    run, _ = await run_graph(graph, payload=1)
+    assert run.status == "failed"
+    assert "$('Nope') — there is no node named 'Nope' in this graph" in run.error
 
 
 #  provider ==thing==> consumer.things (link)  ;  S --> consumer (flow)

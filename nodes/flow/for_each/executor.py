@@ -3,7 +3,7 @@
 import asyncio
 from typing import Any
 
-from nodes._helpers import MISSING, get_path, to_number, to_text
+from nodes._helpers import container_sinks, items_at, sink_result, to_number
 from nodeflow_app.contract import ExecutionResult, FlowContext, NodeError
 
 MAX_CONCURRENCY = 32
@@ -13,14 +13,14 @@ class ForEachExecutor:
     node_type = "for-each"
 
     async def execute(self, data: dict[str, Any], inputs: dict[str, Any], ctx: FlowContext) -> ExecutionResult:
-        items = _items(inputs.get("input"), data.get("field") or "")
+        items = items_at(inputs.get("input"), data.get("field") or "")
         concurrency = _concurrency(data.get("concurrency", 1))
         keep_going = bool(data.get("continue_on_item_error"))
         runtime = ctx.runtime
         children = runtime.children(ctx.node_id)
         if not children:
             raise NodeError("this For Each has no steps inside it; place the nodes to repeat inside the container")
-        sinks = _sinks(runtime, children)
+        sinks = container_sinks(runtime, children)
         results: list[Any] = [None] * len(items)
         semaphore = asyncio.Semaphore(concurrency)
         done = 0
@@ -31,7 +31,7 @@ class ForEachExecutor:
                 try:
                     outputs = await runtime.run_subgraph(children, item if isinstance(item, dict)
                                                          else {"value": item, "index": index})
-                    results[index] = _result(outputs, sinks)
+                    results[index] = sink_result(outputs, sinks)
                 except NodeError as error:
                     if not keep_going:
                         raise NodeError(f"item {index}: {error}") from None
@@ -50,38 +50,11 @@ class ForEachExecutor:
         return ExecutionResult(outputs={"output": {"results": results, "count": len(results)}})
 
 
-def _items(value: Any, field: str) -> list[Any]:
-    found = get_path(value, field) if field else value
-    if isinstance(found, (list, tuple)):
-        return list(found)
-    where = f"field {field!r}" if field else "the input (List field is empty)"
-    if found is MISSING:
-        keys = ", ".join(map(str, value)) if isinstance(value, dict) else type(value).__name__
-        raise NodeError(f"nothing at {where}; the input has: {keys or 'no keys'}")
-    raise NodeError(f"{where} holds {type(found).__name__} {to_text(found)[:80]!r}, not a list")
-
-
 def _concurrency(raw: Any) -> int:
     number = to_number(raw)
     if number is None or not 1 <= number <= MAX_CONCURRENCY or number != int(number):
         raise NodeError(f"concurrency must be a whole number from 1 to {MAX_CONCURRENCY}, got {raw!r}")
     return int(number)
-
-
-def _sinks(runtime: Any, children: list[str]) -> dict[str, str]:
-    """Children whose flow edges lead to no other child (the ends of the inner chain), by id -> name."""
-    inside = set(children)
-    return {child: runtime.get_node(child)["name"] for child in children
-            if not any(edge["target"] in inside for edge in runtime.outgoing_edges(child, channel="flow"))}
-
-
-def _result(outputs: dict[str, dict[str, Any]], sinks: dict[str, str]) -> Any:
-    """One sink: its main value (first port with a value); several: those that ran, by name."""
-    values = {name: next(iter(outputs[node_id].values()), None)
-              for node_id, name in sinks.items() if outputs.get(node_id)}
-    if len(sinks) == 1:
-        return next(iter(values.values()), None)
-    return values
 
 
 executor = ForEachExecutor()

@@ -1,0 +1,92 @@
+"""Split documents into chunks of at most `size` characters, `overlap` characters shared between neighbours.
+
+Recursive splitting (as Langflow and LangChain do it): try paragraph breaks, then lines, sentences, words,
+and cut characters only as a last resort, so chunks end at natural boundaries. The Markdown mode first cuts
+at headings and records the heading path. Agno's RecursiveChunking breaks only at newlines and full stops
+and collapses whitespace (Markdown loses its structure), and its MarkdownChunking needs `unstructured`:
+this module is small enough to own.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from nodeflow_app.contract import NodeError
+
+SEPARATORS = ("\n\n", "\n", ". ", " ", "")
+_HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$", re.MULTILINE)
+
+
+def chunk_documents(documents: list[dict[str, Any]], size: int, overlap: int,
+                    markdown: bool = False) -> list[dict[str, Any]]:
+    """Chunks `{text, metadata}`: each keeps its document's metadata plus `chunk` (index in the document)."""
+    if size < 1:
+        raise NodeError(f"chunk size must be at least 1 character (got {size})")
+    if not 0 <= overlap < size:
+        raise NodeError(f"overlap must be at least 0 and less than the chunk size {size} (got {overlap})")
+    chunks = []
+    for document in documents:
+        sections = _markdown_sections(document["text"]) if markdown else [("", document["text"])]
+        index = 0
+        for heading, text in sections:
+            for piece in split_text(text, size, overlap):
+                metadata = {**document.get("metadata", {}), "chunk": index}
+                if heading:
+                    metadata["heading"] = heading
+                chunks.append({"text": piece, "metadata": metadata})
+                index += 1
+    return chunks
+
+
+def split_text(text: str, size: int, overlap: int) -> list[str]:
+    """Pieces of `text`, each at most `size` characters, consecutive ones sharing up to `overlap`."""
+    pieces = _split(text, size, SEPARATORS)
+    return _merge(pieces, size, overlap)
+
+
+def _split(text: str, size: int, separators: tuple[str, ...]) -> list[str]:
+    """Atoms no longer than `size`, cut at the coarsest separator that works; separators stay attached."""
+    if len(text) <= size:
+        return [text] if text else []
+    separator, rest = separators[0], separators[1:]
+    if separator == "":
+        return [text[i:i + size] for i in range(0, len(text), size)]
+    parts = text.split(separator)
+    atoms: list[str] = []
+    for i, part in enumerate(parts):
+        part = part + separator if i < len(parts) - 1 else part
+        atoms.extend(_split(part, size, rest) if len(part) > size else ([part] if part else []))
+    return atoms
+
+
+def _merge(atoms: list[str], size: int, overlap: int) -> list[str]:
+    """Greedily pack atoms into chunks; each new chunk starts with the previous one's last atoms (<= overlap)."""
+    chunks: list[str] = []
+    current: list[str] = []
+    length = 0
+    for atom in atoms:
+        if current and length + len(atom) > size:
+            chunks.append("".join(current).strip())
+            while current and (length > overlap or length + len(atom) > size):
+                length -= len(current.pop(0))
+        current.append(atom)
+        length += len(atom)
+    if current:
+        chunks.append("".join(current).strip())
+    return [c for c in chunks if c]
+
+
+def _markdown_sections(text: str) -> list[tuple[str, str]]:
+    """(heading path, section text incl. its heading line) per heading; text before the first heading first."""
+    sections: list[tuple[str, str]] = []
+    path: list[tuple[int, str]] = []
+    matches = list(_HEADING.finditer(text))
+    if not matches or matches[0].start() > 0:
+        sections.append(("", text[:matches[0].start()] if matches else text))
+    for i, match in enumerate(matches):
+        level = len(match.group(1))
+        path = [(lvl, title) for lvl, title in path if lvl < level] + [(level, match.group(2))]
+        end = matches[i + 1].start() if i + 1 < len(matches) else len(text)
+        sections.append((" > ".join(title for _, title in path), text[match.start():end]))
+    return [(heading, body) for heading, body in sections if body.strip()]

@@ -1,0 +1,127 @@
+"""Provider embeddings in batches, cached by content hash: `await embed_texts(texts, "openai:text-embedding-3-small")`.
+
+The HTTP calls are Agno's (`OpenAIEmbedder` / `OpenAILikeEmbedder`, async batches). Keys and base URLs come
+from the provider configuration in `nodeflow_app.llm.providers` (only the install's own settings: a graph
+cannot send a key elsewhere). The cache is a small SQLite file in the data folder keyed by
+sha256(model ref + text), so re-indexing unchanged chunks costs no request.
+"""
+
+from __future__ import annotations
+
+import array
+import asyncio
+import hashlib
+import sqlite3
+import threading
+from pathlib import Path
+from typing import Any
+
+from nodeflow_app.contract import NodeError
+from nodeflow_app.llm.providers import (
+    ModelConfigError, api_key_for, base_url_for, missing_steps, parse_ref, shared_http_client,
+)
+from nodeflow_app.settings import data_dir
+
+# Providers with an OpenAI-style /embeddings endpoint.
+EMBEDDING_PROVIDERS = ("openai", "openai-compatible", "ollama")
+DEFAULT_BATCH = 64
+
+
+def check_ref(ref: str) -> Any:
+    """The parsed `provider:model` of an embedding model, or a clear error naming what to configure."""
+    try:
+        parsed = parse_ref(ref)
+    except ModelConfigError as error:
+        raise NodeError(f"embedding model: {error}") from None
+    if parsed.provider not in EMBEDDING_PROVIDERS:
+        raise NodeError(f"embedding model {ref!r}: provider {parsed.provider!r} has no embeddings here; "
+                        f"use one of {', '.join(EMBEDDING_PROVIDERS)}")
+    steps = missing_steps(parsed.provider)
+    if steps:
+        raise NodeError(f"embedding model {ref!r}: provider {parsed.provider} is not configured: {'; '.join(steps)}")
+    return parsed
+
+
+async def embed_texts(texts: list[str], ref: str, batch_size: int = DEFAULT_BATCH) -> list[list[float]]:
+    """One vector per text, in order; cached vectors are reused, the rest fetched in batches."""
+    parsed = check_ref(ref)
+    cache = EmbeddingCache.shared()
+    keys = [_key(parsed.ref, text) for text in texts]
+    known = await asyncio.to_thread(cache.get_many, keys)
+    first_index = {}  # each text not cached yet, once (duplicates are embedded once)
+    for index, key in enumerate(keys):
+        if key not in known:
+            first_index.setdefault(key, index)
+    missing = list(first_index.values())
+    if missing:
+        embedder = _embedder(parsed, batch_size)
+        try:
+            vectors, _usage = await embedder.async_get_embeddings_batch_and_usage([texts[i] for i in missing])
+        except Exception as error:
+            raise NodeError(f"embedding model {parsed.ref}: {type(error).__name__}: {error}") from None
+        if len(vectors) != len(missing) or any(not v for v in vectors):
+            raise NodeError(f"embedding model {parsed.ref}: the provider returned {len(vectors)} vectors for "
+                            f"{len(missing)} texts")
+        fresh = {keys[i]: vector for i, vector in zip(missing, vectors)}
+        await asyncio.to_thread(cache.put_many, fresh)
+        known.update(fresh)
+    return [known[k] for k in keys]
+
+
+def _key(ref: str, text: str) -> str:
+    return hashlib.sha256(f"{ref}\n{text}".encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _embedder(parsed: Any, batch_size: int) -> Any:
+    from agno.knowledge.embedder.openai import OpenAIEmbedder
+    from agno.knowledge.embedder.openai_like import OpenAILikeEmbedder
+
+    base_url = base_url_for(parsed.provider)
+    if parsed.provider == "ollama":
+        base_url = (base_url or "http://localhost:11434").rstrip("/") + "/v1"
+    # One HTTP client per provider and loop (a new one costs ~190 ms), shared with the chat models.
+    client_params = {"http_client": shared_http_client(parsed.provider, base_url), "max_retries": 1}
+    if parsed.provider == "openai":
+        return OpenAIEmbedder(id=parsed.model, api_key=api_key_for("openai"), base_url=base_url,
+                              batch_size=batch_size, client_params=client_params)
+    # OpenAI-compatible servers choose their own dimensions: send none (Agno would send 1536).
+    embedder = OpenAILikeEmbedder(id=parsed.model, api_key=api_key_for(parsed.provider) or "not-provided",
+                                  base_url=base_url, batch_size=batch_size, client_params=client_params)
+    embedder.dimensions = None
+    return embedder
+
+
+class EmbeddingCache:
+    """sha256 -> float32 vector in `<data>/knowledge/embeddings.sqlite` (one per data folder and process)."""
+
+    _instances: dict[Path, "EmbeddingCache"] = {}
+    _lock = threading.Lock()
+
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._db = sqlite3.connect(path, check_same_thread=False)
+        self._db.execute("CREATE TABLE IF NOT EXISTS embedding (key TEXT PRIMARY KEY, vector BLOB NOT NULL)")
+        self._write = threading.Lock()
+
+    @classmethod
+    def shared(cls) -> "EmbeddingCache":
+        path = data_dir() / "knowledge" / "embeddings.sqlite"
+        with cls._lock:
+            if path not in cls._instances:
+                cls._instances[path] = cls(path)
+            return cls._instances[path]
+
+    def get_many(self, keys: list[str]) -> dict[str, list[float]]:
+        found: dict[str, list[float]] = {}
+        unique = list(dict.fromkeys(keys))
+        for start in range(0, len(unique), 500):
+            part = unique[start:start + 500]
+            rows = self._db.execute(
+                f"SELECT key, vector FROM embedding WHERE key IN ({','.join('?' * len(part))})", part)
+            found.update({key: array.array("f", blob).tolist() for key, blob in rows})
+        return found
+
+    def put_many(self, vectors: dict[str, list[float]]) -> None:
+        with self._write, self._db:
+            self._db.executemany("INSERT OR REPLACE INTO embedding VALUES (?, ?)",
+                                 [(k, array.array("f", v).tobytes()) for k, v in vectors.items()])

@@ -1,0 +1,30 @@
+"""Which workspace's knowledge a running node may use: `ctx.services["workspace_id"]`, else "default".
+
+Collections belong to a workspace (SPEC 13); until accounts exist every run uses the "default" one.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from nodeflow_app.knowledge.collections import KnowledgeStore
+from nodeflow_app.settings import data_dir
+
+DEFAULT_WORKSPACE = "default"
+
+
+def store_for(ctx: Any) -> KnowledgeStore:
+    services = getattr(ctx, "services", None) or {}
+    return workspace_store(str(services.get("workspace_id") or DEFAULT_WORKSPACE))
+
+
+def workspace_store(workspace: str) -> KnowledgeStore:
+    """One store per (data folder, workspace) in a process, so its open tables are reused across runs."""
+    return _store(data_dir(), workspace)
+
+
+@lru_cache(maxsize=256)
+def _store(root: Path, workspace: str) -> KnowledgeStore:
+    return KnowledgeStore(workspace, root / "knowledge")

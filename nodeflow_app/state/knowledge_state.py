@@ -1,0 +1,262 @@
+"""The Knowledge page's state: the workspace's collections, the chosen one's documents and chunks, uploads, search.
+
+Uploaded files are kept in `<data>/uploads/<collection>/` (so graphs can load them again) and indexed by a
+background event that reports each file as it goes. Every store call is wrapped so a failure is a toast
+or an inline message, never a crashed handler.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+from pathlib import PurePath
+from typing import Any, Callable
+
+import reflex as rx
+
+from nodeflow_app.contract import NodeError
+from nodeflow_app.knowledge.collections import check_name
+from nodeflow_app.knowledge.indexing import index_file, search
+from nodeflow_app.knowledge.readers import guess_format
+from nodeflow_app.knowledge.sources import MAX_BYTES, uploads_dir
+from nodeflow_app.knowledge.workspace import DEFAULT_WORKSPACE, workspace_store
+
+log = logging.getLogger(__name__)
+
+UPLOAD_ID = "knowledge-upload"
+READ_BLOCK = 1024 * 1024
+
+
+@dataclasses.dataclass
+class CollectionRow:
+    name: str
+    embedding: str
+    documents: int
+    chunks: int
+
+
+@dataclasses.dataclass
+class DocumentRow:
+    source: str
+    title: str
+    chunks: int
+
+
+@dataclasses.dataclass
+class ChunkRow:
+    text: str
+    where: str  # "page 2 · chunk 3"
+    score: str = ""
+    source: str = ""
+
+
+def _where(metadata: dict[str, Any]) -> str:
+    parts = [f"page {metadata['page']}" if metadata.get("page") else "", f"chunk {metadata.get('chunk', 0)}",
+             metadata.get("heading") or ""]
+    return " · ".join(p for p in parts if p)
+
+
+def _call(action: str, call: Callable[[], Any]) -> Any:
+    """A store call; a NodeError is the message itself, anything else is logged and explained."""
+    try:
+        return call()
+    except NodeError as error:
+        raise _Failed(str(error)) from None
+    except Exception as error:  # noqa: BLE001 - a handler answers with a message, never crashes
+        log.exception("knowledge: could not %s", action)
+        raise _Failed(f"Could not {action}: {error}") from None
+
+
+class _Failed(Exception):
+    pass
+
+
+class KnowledgeState(rx.State):
+    workspace: str = DEFAULT_WORKSPACE
+    collections: list[CollectionRow] = []
+    selected: str = ""
+    documents: list[DocumentRow] = []
+    loaded: bool = False
+
+    create_open: bool = False
+    create_error: str = ""
+
+    chunks_open: bool = False
+    chunks_source: str = ""
+    chunks: list[ChunkRow] = []
+
+    upload_progress: int = 0  # percent of the bytes sent
+    indexing: list[str] = []  # "name: status" per file of the current upload
+    busy: bool = False
+
+    query: str = ""
+    results: list[ChunkRow] = []
+    searched: bool = False
+
+    delete_open: bool = False
+    delete_source: str = ""  # empty: the whole collection
+
+    def _store(self):
+        return workspace_store(self.workspace)
+
+    def _refresh(self) -> None:
+        store = self._store()
+        infos = [store.info(name) for name in store.names()]
+        self.collections = [CollectionRow(i.name, i.embedding or "full text only", i.documents, i.chunks) for i in infos]
+        names = [c.name for c in self.collections]
+        if self.selected not in names:
+            self.selected = names[0] if names else ""
+        self.documents = ([DocumentRow(d["source"], d["title"] or "", d["chunks"]) for d in store.documents(self.selected)]
+                          if self.selected else [])
+        self.loaded = True
+
+    def _refreshed(self, event: Any = None) -> Any:
+        try:
+            _call("load the collections", self._refresh)
+        except _Failed as failed:
+            return rx.toast.error(str(failed))
+        return event
+
+    @rx.event
+    def load(self) -> Any:
+        return self._refreshed()
+
+    @rx.event
+    def select(self, name: str) -> Any:
+        self.selected, self.results, self.searched, self.query = name, [], False, ""
+        return self._refreshed()
+
+    # -- collections ---------------------------------------------------------------------------------
+
+    @rx.event
+    def set_create_open(self, is_open: bool) -> None:
+        self.create_open, self.create_error = is_open, ""
+
+    @rx.event
+    def create_collection(self, form: dict[str, Any]) -> Any:
+        name, model = str(form.get("name", "")).strip(), str(form.get("embedding", "")).strip() or None
+        try:
+            check_name(name)
+            if model:
+                from nodeflow_app.knowledge.embedding import check_ref
+
+                check_ref(model)
+            _call("create the collection", lambda: self._store().create(name, model))
+        except (_Failed, NodeError) as error:
+            self.create_error = str(error)
+            return None
+        self.create_open, self.selected = False, name
+        return self._refreshed(rx.toast.success(f"Created collection “{name}”"))
+
+    @rx.event
+    def ask_delete(self, source: str = "") -> None:
+        self.delete_source, self.delete_open = source, True
+
+    @rx.event
+    def set_delete_open(self, is_open: bool) -> None:
+        self.delete_open = is_open
+
+    @rx.event
+    def confirm_delete(self) -> Any:
+        self.delete_open = False
+        store, name, source = self._store(), self.selected, self.delete_source
+        try:
+            if source:
+                _call("delete the document", lambda: store.delete_source(name, source))
+            else:
+                _call("delete the collection", lambda: store.delete(name))
+        except _Failed as failed:
+            return self._refreshed(rx.toast.error(str(failed)))
+        return self._refreshed(rx.toast.success(f"Deleted “{source or name}”"))
+
+    # -- documents ------------------------------------------------------------------------------------
+
+    @rx.event
+    def open_document(self, source: str) -> Any:
+        try:
+            found = _call("read the chunks", lambda: self._store().chunks(self.selected, source))
+        except _Failed as failed:
+            return rx.toast.error(str(failed))
+        self.chunks_source, self.chunks_open = source, True
+        self.chunks = [ChunkRow(c["text"], _where(c["metadata"])) for c in found]
+        return None
+
+    @rx.event
+    def set_chunks_open(self, is_open: bool) -> None:
+        self.chunks_open = is_open
+
+    @rx.event
+    def set_upload_progress(self, progress: dict[str, Any]) -> None:
+        self.upload_progress = round(float(progress.get("progress") or 0) * 100)
+
+    @rx.event
+    async def upload(self, files: list[rx.UploadFile]) -> Any:
+        """Keep each file under uploads/<collection>/ (read in blocks, stopped at the limit), then index them."""
+        if not self.selected:
+            return rx.toast.error("Create a collection first.")
+        folder = uploads_dir() / self.selected
+        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        saved, refused = [], []
+        for upload in files:
+            name = PurePath(upload.name or "upload").name
+            if guess_format(name) is None:
+                refused.append(f"{name}: unknown format")
+                continue
+            raw = bytearray()
+            while block := await upload.read(READ_BLOCK):
+                raw += block
+                if len(raw) > MAX_BYTES:
+                    break
+            if len(raw) > MAX_BYTES:
+                refused.append(f"{name}: larger than {MAX_BYTES // 1_048_576} MB")
+                continue
+            (folder / name).write_bytes(bytes(raw))
+            saved.append(name)
+        self.indexing = [f"{name}: waiting" for name in saved] + refused
+        self.upload_progress = 100
+        return KnowledgeState.index_uploads(self.selected, saved) if saved else None
+
+    @rx.event(background=True)
+    async def index_uploads(self, collection: str, names: list[str]) -> Any:
+        async with self:
+            self.busy = True
+            store = self._store()
+        for position, name in enumerate(names):
+            source = f"{collection}/{name}"
+            try:
+                raw = await asyncio.to_thread((uploads_dir() / source).read_bytes)
+                result = await index_file(store, collection, raw, source)
+                status = f"{name}: {result['written']} chunks"
+            except NodeError as error:
+                status = f"{name}: {error}"
+            except Exception as error:  # noqa: BLE001 - one bad file must not stop the others
+                log.exception("knowledge: indexing %s failed", source)
+                status = f"{name}: failed ({error})"
+            async with self:
+                self.indexing = [status if i == position else line for i, line in enumerate(self.indexing)]
+        async with self:
+            self.busy = False
+            return self._refreshed()
+
+    # -- search ---------------------------------------------------------------------------------------
+
+    @rx.event
+    def set_query(self, value: str) -> None:
+        self.query = value
+
+    @rx.event
+    async def run_search(self, form: dict[str, Any] | None = None) -> Any:
+        query = str((form or {}).get("query", self.query)).strip()
+        self.query = query
+        if not query or not self.selected:
+            self.results, self.searched = [], False
+            return None
+        try:
+            found = await search(self._store(), self.selected, query, top_k=8)
+        except NodeError as error:
+            return rx.toast.error(str(error))
+        self.results = [ChunkRow(c["text"], _where(c["metadata"]), f"{c['score']:.3f}" if c["score"] else "",
+                                 c["metadata"].get("source", "")) for c in found]
+        self.searched = True
+        return None

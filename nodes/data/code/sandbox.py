@@ -1,0 +1,235 @@
+"""Run user Python in throw-away worker processes (worker.py), with limits, from a pool of warm ones.
+
+Each worker runs exactly one job and is then killed and replaced: nothing a job does (a changed
+module, a patched builtin, a left-over thread or file) can reach the next job. A few are started
+ahead of time, so a call only pays for sending the job and waiting for the exit (a few ms), not
+for starting an interpreter (~20 ms here). Never runs user code in this (the server's) process.
+
+A worker gets: a clean environment (no variable of the server, so no keys), its own scratch
+folder as working directory and HOME (removed after the job), stdout and stderr in files the
+server reads back, and the limits of `Limits` (see worker.py). The wall-clock limit is enforced
+here: the worker's whole process group is killed when it passes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+WORKER = Path(__file__).with_name("worker.py")
+CAPTURE_LIMIT = 16 * 1024  # characters of stdout / stderr kept for the step card
+RESULT_LIMIT = 32 * 1024 * 1024  # bytes of result JSON accepted back
+PIPE_BUFFER = 64 * 1024  # a job smaller than the pipe's buffer is written without waiting for the worker
+CLEAN_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8"}
+
+
+class SandboxError(Exception):
+    """The user's code failed (syntax, exception, limit); the message is for the user."""
+
+    def __init__(self, message: str, stdout: str = "", stderr: str = ""):
+        super().__init__(message)
+        self.stdout, self.stderr = stdout, stderr
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    timeout: float = 5.0     # wall-clock seconds
+    memory_mb: int = 256     # address space of the worker process
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    value: Any
+    stdout: str
+    stderr: str
+
+
+class _Worker:
+    """One started worker process and its folder (scratch working directory, captured output, result)."""
+
+    def __init__(self) -> None:
+        self.folder = Path(tempfile.mkdtemp(prefix="nodeflow-code-"))
+        self.scratch = self.folder / "work"
+        self.scratch.mkdir()
+        self.result = self.folder / "result.json"
+        with open(self.folder / "stdout", "wb") as out, open(self.folder / "stderr", "wb") as err:
+            self.process = subprocess.Popen(
+                [sys.executable, "-I", "-S", "-u", str(WORKER), str(self.result)],
+                stdin=subprocess.PIPE, stdout=out, stderr=err, cwd=self.scratch, close_fds=True,
+                env={**CLEAN_ENV, "HOME": str(self.scratch), "TMPDIR": str(self.scratch)},
+                start_new_session=True)  # its own process group: a kill takes the code's children too
+
+    def send(self, job: bytes) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.write(job)
+        self.process.stdin.close()
+
+    def kill(self) -> None:
+        if self.process.poll() is None:
+            try:
+                os.killpg(self.process.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            self.process.wait()
+        elif self.process.stdin and not self.process.stdin.closed:
+            self.process.stdin.close()
+
+    def read(self, name: str) -> str:
+        try:
+            with open(self.folder / name, "rb") as handle:
+                data = handle.read(CAPTURE_LIMIT * 4 + 1)
+        except OSError:
+            return ""
+        text = data.decode("utf-8", "replace")
+        return text if len(text) <= CAPTURE_LIMIT else text[:CAPTURE_LIMIT] + "\n… (output cut)"
+
+    def discard(self) -> None:
+        self.kill()
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
+class WorkerPool:
+    """Keeps `size` started workers; `run` takes one for a job and starts its replacement at once."""
+
+    def __init__(self, size: int = 2):
+        self.size = size
+        self._idle: list[_Worker] = []
+        self._closed = False
+        self._lock = threading.Lock()  # the pool is process-wide; runs of several event loops share it
+
+    def warm(self) -> None:
+        """Start workers until `size` are waiting (cheap: the interpreters start in the background)."""
+        with self._lock:
+            while len(self._idle) < self.size and not self._closed:
+                self._idle.append(_Worker())
+
+    def _take(self) -> _Worker:
+        with self._lock:
+            worker = self._idle.pop(0) if self._idle else None
+        return worker or _Worker()
+
+    async def run(self, code: str, value: Any, limits: Limits) -> Outcome:
+        """Run `code` on `value` in a worker; the value it returns, or SandboxError saying why not."""
+        worker = self._take()
+        try:
+            job = _encode({"code": code, "input": value, "memory_mb": limits.memory_mb,
+                           "cpu_seconds": max(1, int(limits.timeout) + 1)})
+            if len(job) < PIPE_BUFFER:
+                worker.send(job)
+            else:  # it would fill the pipe and wait for the worker to read: not on the event loop
+                await asyncio.to_thread(worker.send, job)
+            exited = await _wait_exit(worker.process, limits.timeout)
+            stdout, stderr = worker.read("stdout"), worker.read("stderr")
+            if not exited:
+                raise SandboxError(f"the code did not finish within {limits.timeout:g} s and was stopped "
+                                   "(an endless loop?)", stdout, stderr)
+            return Outcome(_result(worker, limits), stdout, stderr)
+        except SandboxError as error:
+            if not error.stdout and not error.stderr:
+                error.stdout, error.stderr = worker.read("stdout"), worker.read("stderr")
+            raise
+        finally:
+            worker.kill()
+            self._replace_soon(worker)
+
+    def _replace_soon(self, used: _Worker) -> None:
+        """Remove `used` and start its replacement off this call's path (a start costs this thread several ms)."""
+        def replace() -> None:
+            used.discard()
+            self.warm()
+        try:
+            asyncio.get_running_loop().run_in_executor(None, replace)
+        except RuntimeError:  # the loop is closing: do it here
+            replace()
+
+    def close(self) -> None:
+        """Discard the idle workers; replacements still on their way are not started any more."""
+        with self._lock:
+            self._closed = True
+            idle, self._idle = self._idle, []
+        for worker in idle:
+            worker.discard()
+
+
+def _encode(job: dict[str, Any]) -> bytes:
+    """One line of JSON; NaN, infinities and non-JSON values raise ValueError / TypeError."""
+    try:
+        return json.dumps(job, ensure_ascii=False, allow_nan=False).encode() + b"\n"
+    except TypeError as error:
+        raise ValueError(str(error)) from None
+
+
+def _result(worker: _Worker, limits: Limits) -> Any:
+    """The worker's answer; a worker that died without one (memory, signal) gets a reason."""
+    code = worker.process.returncode
+    try:
+        size = worker.result.stat().st_size
+    except FileNotFoundError:
+        raise SandboxError(_death(code, limits)) from None
+    if size > RESULT_LIMIT:
+        raise SandboxError(f"the result is {size // 1024 // 1024} MB of JSON; the limit is "
+                           f"{RESULT_LIMIT // 1024 // 1024} MB")
+    try:
+        answer = json.loads(worker.result.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        raise SandboxError(_death(code, limits)) from None
+    if not answer.get("ok"):
+        raise SandboxError(str(answer.get("error")))
+    return answer.get("value")
+
+
+def _death(returncode: int | None, limits: Limits) -> str:
+    if returncode == -signal.SIGXCPU or returncode == -signal.SIGKILL:
+        return f"the code used more than its CPU time ({limits.timeout:g} s) and was stopped"
+    if returncode == -signal.SIGSEGV:  # an allocation that failed where Python could not raise MemoryError
+        return f"the code crashed, probably out of memory (limit {limits.memory_mb} MB)"
+    return f"the code stopped without a result (exit status {returncode})"
+
+
+async def _wait_exit(process: subprocess.Popen, timeout: float) -> bool:
+    """Wait for the worker to exit, at most `timeout` s (the caller kills it otherwise).
+
+    On Linux a pidfd on the event loop: no thread per call. Elsewhere a thread waits.
+    """
+    if not hasattr(os, "pidfd_open"):  # not Linux: a thread waits instead
+        try:
+            await asyncio.to_thread(process.wait, timeout)
+            return True
+        except subprocess.TimeoutExpired:
+            return False
+    loop = asyncio.get_running_loop()
+    exited = loop.create_future()
+    pidfd = os.pidfd_open(process.pid)
+    loop.add_reader(pidfd, lambda: exited.done() or exited.set_result(True))
+    try:
+        await asyncio.wait_for(exited, timeout)
+        process.wait()
+        return True
+    except asyncio.TimeoutError:
+        return False
+    finally:
+        loop.remove_reader(pidfd)
+        os.close(pidfd)
+
+
+_POOL: WorkerPool | None = None
+
+
+def pool() -> WorkerPool:
+    """The process-wide pool (created, and warmed, on first use)."""
+    global _POOL
+    if _POOL is None:
+        _POOL = WorkerPool(size=int(os.environ.get("NODEFLOW_CODE_WORKERS", "2")))
+        atexit.register(_POOL.close)  # idle workers exit on their own (stdin closes); their folders do not
+    return _POOL

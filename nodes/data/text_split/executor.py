@@ -1,0 +1,88 @@
+"""Text Split: text into parts (separator, time-limited regex, lines, sentences), or a list joined into text."""
+
+import re
+from typing import Any
+
+from nodes._helpers import MISSING, get_path, primary_text, to_text, unescape
+from nodes.data._timed_regex import compile_pattern
+from nodeflow_app.contract import ExecutionResult, FlowContext, NodeError
+
+# Sentence ends: . ! ? … (any run of them), closing quotes or brackets, then whitespace. Fixed and linear.
+_SENTENCE_END = re.compile(r"""[.!?…]+["'”’)\]]*(?=\s)""")
+_ABBREVIATIONS = frozenset({"mr", "mrs", "ms", "dr", "prof", "sr", "jr", "st", "vs", "e.g", "i.e", "cf", "no", "fig"})
+
+
+class TextSplitExecutor:
+    node_type = "text-split"
+
+    async def execute(self, data: dict[str, Any], inputs: dict[str, Any], ctx: FlowContext) -> ExecutionResult:
+        value, field = inputs.get("input"), data.get("field") or ""
+        found = get_path(value, field) if field else value
+        if found is MISSING:
+            raise NodeError(f"nothing at field {field!r}")
+        operation = data.get("operation") or "split"
+        separator = unescape(to_text(data.get("separator")))
+        if operation == "join":
+            return ExecutionResult(outputs={"output": join(found, separator, field)})
+        if operation != "split":
+            raise NodeError(f"operation must be 'split' or 'join', got {operation!r}")
+        text = _text(found, field)
+        parts = split(text, data.get("split_by") or "separator", separator, to_text(data.get("pattern")))
+        if data.get("trim", True):
+            parts = [part.strip() for part in parts]
+        if data.get("remove_empty", True):
+            parts = [part for part in parts if part]
+        return ExecutionResult(outputs={"output": parts})
+
+
+def split(text: str, split_by: str, separator: str, pattern: str) -> list[str]:
+    if split_by == "separator":
+        if not separator:
+            raise NodeError("separator is empty; give the text that separates the parts")
+        return text.split(separator)
+    if split_by == "regex":
+        if not pattern:
+            raise NodeError("pattern is empty; give the regular expression that separates the parts")
+        return [part for part in compile_pattern(pattern).split(text) if part is not None]
+    if split_by == "lines":
+        return text.splitlines()
+    if split_by == "sentences":
+        return sentences(text)
+    raise NodeError(f"split by must be separator, regex, lines or sentences, got {split_by!r}")
+
+
+def sentences(text: str) -> list[str]:
+    """Cut after . ! ? (with closing quotes) before whitespace, unless an abbreviation or lowercase follows."""
+    parts: list[str] = []
+    start = 0
+    for match in _SENTENCE_END.finditer(text):
+        end = match.end()
+        word = text[start:match.start()].rsplit(None, 1)[-1:] or [""]
+        following = text[end:].lstrip()[:1]
+        if word[0].casefold() in _ABBREVIATIONS or (len(word[0]) == 1 and word[0].isupper()):
+            continue  # "Dr. Who", "J. Smith"
+        if following.islower():
+            continue  # "approx. three"
+        parts.append(text[start:end])
+        start = end
+    parts.append(text[start:])
+    return parts
+
+
+def join(found: Any, separator: str, field: str) -> str:
+    if not isinstance(found, list):
+        where = f"field {field!r}" if field else "the input (Field is empty)"
+        raise NodeError(f"to join, {where} must be a list, not {type(found).__name__} {to_text(found)[:80]!r}")
+    return separator.join(to_text(item) for item in found)
+
+
+def _text(found: Any, field: str) -> str:
+    if isinstance(found, str):
+        return found
+    if isinstance(found, dict) and not field:
+        return primary_text(found)
+    where = f"field {field!r}" if field else "the input (Field is empty)"
+    raise NodeError(f"to split, {where} must be text, not {type(found).__name__} {to_text(found)[:80]!r}")
+
+
+executor = TextSplitExecutor()

@@ -1,0 +1,35 @@
+"""Text Chunker: documents (or text) in, chunks `{text, metadata}` out."""
+
+from typing import Any
+
+from nodeflow_app.contract import ExecutionResult, FlowContext, NodeError
+from nodeflow_app.knowledge.chunking import chunk_documents
+
+from nodes._helpers import primary_text
+
+
+class TextChunkerExecutor:
+    node_type = "text-chunker"
+
+    async def execute(self, data: dict[str, Any], inputs: dict[str, Any], ctx: FlowContext) -> ExecutionResult:
+        documents = as_documents(inputs.get("input"))
+        chunks = chunk_documents(documents, int(data.get("chunk_size") or 1000), int(data.get("overlap") or 0),
+                                 markdown=data.get("mode") == "markdown")
+        return ExecutionResult(outputs={"output": chunks})
+
+
+def as_documents(value: Any) -> list[dict[str, Any]]:
+    """A list of `{text, metadata}`; plain text (or a non-document value's primary text) becomes one."""
+    items = value if isinstance(value, list) else [value]
+    documents = []
+    for index, item in enumerate(items):
+        if isinstance(item, dict) and "text" in item:
+            if not isinstance(item["text"], str):
+                raise NodeError(f"item {index}: 'text' is a {type(item['text']).__name__}, not text")
+            documents.append({"text": item["text"], "metadata": dict(item.get("metadata") or {})})
+        elif item is not None:
+            documents.append({"text": primary_text(item), "metadata": {"source": "input"}})
+    return documents
+
+
+executor = TextChunkerExecutor()

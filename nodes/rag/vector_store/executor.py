@@ -1,0 +1,41 @@
+"""Vector Store: write (add / replace by source) or delete chunks in a workspace's knowledge collection."""
+
+import asyncio
+from typing import Any
+
+from nodeflow_app.contract import ExecutionResult, FlowContext, NodeError
+from nodeflow_app.knowledge.collections import check_name
+from nodeflow_app.knowledge.indexing import index_chunks
+from nodeflow_app.knowledge.workspace import store_for
+
+
+class VectorStoreExecutor:
+    node_type = "vector-store"
+
+    async def execute(self, data: dict[str, Any], inputs: dict[str, Any], ctx: FlowContext) -> ExecutionResult:
+        name = check_name(str(data.get("collection") or "").strip())
+        store = store_for(ctx)
+        chunks = _chunks(inputs.get("input"))
+        await asyncio.to_thread(store.create, name, str(data.get("embedding") or "").strip() or None, exist_ok=True)
+        mode = data.get("mode") or "replace"
+        if mode == "delete":
+            sources = sorted({str((c.get("metadata") or {}).get("source") or "input") for c in chunks})
+            deleted = sum([await asyncio.to_thread(store.delete_source, name, s) for s in sources])
+            result = {"written": 0, "deleted": deleted}
+        elif mode in ("add", "replace"):
+            result = await index_chunks(store, name, chunks, replace_sources=mode == "replace")
+        else:
+            raise NodeError(f"parameter 'mode': unknown mode {mode!r} (replace, add or delete)")
+        return ExecutionResult(outputs={"output": {"collection": name, **result}})
+
+
+def _chunks(value: Any) -> list[dict[str, Any]]:
+    items = value if isinstance(value, list) else [value]
+    for index, item in enumerate(items):
+        if not isinstance(item, dict) or not isinstance(item.get("text"), str):
+            raise NodeError(f"item {index}: a chunk is {{text, metadata, vector?}} (wire a Text Chunker), "
+                            f"got {type(item).__name__}")
+    return items
+
+
+executor = VectorStoreExecutor()

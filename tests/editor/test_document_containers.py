@@ -1,0 +1,54 @@
+"""GraphDocument.move with `parentId`: nodes go into a container (For Each, Loop) and out again, undoably."""
+
+from __future__ import annotations
+
+import pytest
+
+from nodeflow_app.editor.document import EditError, GraphDocument
+from nodes._registry import default_registry
+
+REGISTRY = default_registry()
+
+
+def doc_with(*types: str) -> tuple[GraphDocument, list[str]]:
+    doc = GraphDocument(id="g", name="g")
+    ids = [doc.add_node(REGISTRY, t, {"x": 100.0 * i, "y": 0})
+           .ops[0]["node"]["id"] for i, t in enumerate(types)]
+    return doc, ids
+
+
+def test_a_move_with_a_parent_puts_the_node_inside_and_undo_takes_it_out():
+    doc, (each, edit) = doc_with("for-each", "edit-fields")
+    change = doc.move([{"id": edit, "position": {"x": 20, "y": 140}, "parentId": each}], REGISTRY)
+    assert [op["op"] for op in change.ops] == ["update_node"]
+    assert doc.nodes[edit].parentId == each and (doc.nodes[edit].position.x, doc.nodes[edit].position.y) == (20, 140)
+    assert doc.issues(REGISTRY) == []
+    doc.undo()
+    assert doc.nodes[edit].parentId is None and doc.nodes[edit].position.x == 100
+
+
+def test_a_move_with_a_null_parent_takes_the_node_out():
+    doc, (loop, edit) = doc_with("loop", "edit-fields")
+    doc.move([{"id": edit, "position": {"x": 20, "y": 140}, "parentId": loop}], REGISTRY)
+    doc.move([{"id": edit, "position": {"x": 500, "y": 300}, "parentId": None}], REGISTRY)
+    assert doc.nodes[edit].parentId is None and doc.nodes[edit].position.x == 500
+
+
+def test_a_plain_move_keeps_the_parent():
+    doc, (each, edit) = doc_with("for-each", "edit-fields")
+    doc.move([{"id": edit, "position": {"x": 20, "y": 140}, "parentId": each}], REGISTRY)
+    doc.move([{"id": edit, "position": {"x": 30, "y": 150}}], REGISTRY)
+    assert doc.nodes[edit].parentId == each
+
+
+def test_only_containers_take_children_and_never_their_own_ancestors():
+    doc, (outer, inner, edit) = doc_with("for-each", "loop", "edit-fields")
+    with pytest.raises(EditError, match="Cannot put 'Loop' into 'Edit Fields': only a container"):
+        doc.move([{"id": inner, "position": {"x": 0, "y": 0}, "parentId": edit}], REGISTRY)
+    doc.move([{"id": inner, "position": {"x": 10, "y": 120}, "parentId": outer}], REGISTRY)
+    with pytest.raises(EditError, match="Cannot put 'For Each' into 'Loop': 'Loop' is inside 'For Each'"):
+        doc.move([{"id": outer, "position": {"x": 0, "y": 0}, "parentId": inner}], REGISTRY)
+    with pytest.raises(EditError, match="'Loop' is inside 'Loop'"):
+        doc.move([{"id": inner, "position": {"x": 0, "y": 0}, "parentId": inner}], REGISTRY)
+    with pytest.raises(EditError, match="No node 'gone'"):
+        doc.move([{"id": edit, "position": {"x": 0, "y": 0}, "parentId": "gone"}], REGISTRY)

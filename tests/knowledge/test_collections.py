@@ -1,0 +1,96 @@
+"""KnowledgeStore on a real embedded LanceDB: write, replace and delete by source, full-text, vector and hybrid
+search with filters, and the errors a user sees."""
+
+from __future__ import annotations
+
+import pytest
+
+from nodeflow_app.contract import NodeError
+from nodeflow_app.knowledge.collections import KnowledgeStore
+from tests.llm.fake_openai import fake_embedding
+
+POLICY = [
+    {"text": "Refunds are paid within 14 days of the return.", "metadata": {"source": "policy.md", "chunk": 0}},
+    {"text": "Shipping is free for orders over 50 euros.", "metadata": {"source": "policy.md", "chunk": 1,
+                                                                        "lang": "en"}},
+    {"text": "Gift cards never expire.", "metadata": {"source": "cards.pdf", "page": 2, "chunk": 0}},
+]
+
+
+def embedded(chunks):
+    return [{**c, "vector": fake_embedding(c["text"])} for c in chunks]
+
+
+@pytest.fixture
+def store(tmp_path) -> KnowledgeStore:
+    return KnowledgeStore("team-a", tmp_path / "knowledge")
+
+
+def test_full_text_search_without_any_embedding_model(store):
+    store.create("help")
+    assert store.write("help", POLICY) == {"written": 3, "deleted": 0}
+    [best, *_] = store.search("help", "when are refunds paid", mode="text")
+    assert best["text"].startswith("Refunds") and best["metadata"]["source"] == "policy.md"
+    assert store.search("help", "refunds", mode="hybrid")[0]["text"].startswith("Refunds")  # falls back to text
+    info = store.info("help")
+    assert (info.documents, info.chunks, info.embedding) == (2, 3, None)
+
+
+def test_vector_and_hybrid_search_rank_by_meaning_and_score(store):
+    store.create("help", "openai-compatible:fake-embed")
+    store.write("help", embedded(POLICY))
+    query = "gift cards expire"
+    by_vector = store.search("help", query, vector=fake_embedding(query), mode="vector", top_k=3)
+    assert by_vector[0]["text"] == "Gift cards never expire." and by_vector[0]["score"] > by_vector[1]["score"]
+    hybrid = store.search("help", query, vector=fake_embedding(query), mode="hybrid", top_k=2)
+    assert hybrid[0]["text"] == "Gift cards never expire." and len(hybrid) == 2
+    assert store.search("help", query, vector=fake_embedding(query), mode="vector", threshold=0.99) == \
+        [c for c in by_vector if c["score"] >= 0.99]
+
+
+def test_filters_on_columns_and_on_any_metadata_key(store):
+    store.create("help")
+    store.write("help", POLICY)
+    assert [c["metadata"]["source"] for c in store.search("help", "free OR expire OR refunds", mode="text",
+                                                          filters={"source": "cards.pdf"})] == ["cards.pdf"]
+    assert [c["text"] for c in store.search("help", "free OR expire OR refunds", mode="text",
+                                            filters={"lang": "en"})] == [POLICY[1]["text"]]
+    assert store.search("help", "refunds", mode="text", filters={"source": "it's-missing"}) == []
+
+
+def test_replace_and_delete_by_source(store):
+    store.create("help")
+    store.write("help", POLICY)
+    new = [{"text": "Refunds are paid within 30 days.", "metadata": {"source": "policy.md"}}]
+    assert store.write("help", new, replace_sources=True) == {"written": 1, "deleted": 2}
+    assert [d["source"] for d in store.documents("help")] == ["cards.pdf", "policy.md"]
+    assert [c["text"] for c in store.chunks("help", "policy.md")] == [new[0]["text"]]
+    assert store.delete_source("help", "cards.pdf") == 1
+    assert store.info("help").chunks == 1
+    store.delete("help")
+    assert store.names() == []
+
+
+def test_workspaces_do_not_see_each_other(tmp_path):
+    a, b = KnowledgeStore("a", tmp_path), KnowledgeStore("b", tmp_path)
+    a.create("shared-name")
+    a.write("shared-name", POLICY)
+    with pytest.raises(NodeError, match="no knowledge collection named 'shared-name'"):
+        b.search("shared-name", "refunds")
+
+
+@pytest.mark.parametrize("name", ["", "../etc", "a b", "x" * 65, None])
+def test_bad_collection_names_are_refused(store, name):
+    with pytest.raises(NodeError, match="collection name"):
+        store.create(name)
+
+
+def test_vectors_of_another_size_or_missing_vectors_are_refused(store):
+    store.create("help", "openai-compatible:fake-embed")
+    store.write("help", embedded(POLICY[:1]))
+    with pytest.raises(NodeError, match="vectors of \\[3\\] dimensions, expected 64"):
+        store.write("help", [{**POLICY[1], "vector": [0.1, 0.2, 0.3]}])
+    with pytest.raises(NodeError, match="every chunk needs a 'vector'"):
+        store.write("help", POLICY[1:])
+    with pytest.raises(NodeError, match="item 0: a chunk is an object with a 'text' string"):
+        store.write("help", ["just text"])

@@ -1,0 +1,106 @@
+"""The rag nodes in real runs: a folder of real files indexed by Document Loader -> Text Chunker -> Embedding ->
+Vector Store, searched by Vector Search, and an Agent using a Knowledge node through Agno and the fake server."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from nodeflow_app.knowledge.collections import KnowledgeStore
+from tests.knowledge import files
+from tests.llm.fake_openai import text, tool_call
+from tests.llm.graphs import MODEL, graph, of, run_graph
+
+EMBED = "openai-compatible:fake-embed"
+
+
+def put_uploads(data_dir):
+    folder = data_dir / "uploads" / "handbook"
+    folder.mkdir(parents=True)
+    (folder / "refunds.pdf").write_bytes(files.pdf(["Refunds are paid within 14 days.", "Store credit lasts a year."]))
+    (folder / "guide.docx").write_bytes(files.docx(["Returns need the original receipt."]))
+    (folder / "shipping.html").write_bytes(files.HTML)
+    (folder / "notes.bin").write_bytes(b"\x00ignored: unknown format")
+    return folder
+
+
+def indexing_graph(**store: object) -> dict:
+    return graph([("start", "manual-trigger", {}),
+                  ("load", "document-loader", {"source": "upload", "path": "handbook"}),
+                  ("chunk", "text-chunker", {"chunk_size": 200, "overlap": 20}),
+                  ("embed", "embedding", {"model": EMBED}),
+                  ("store", "vector-store", {"collection": "handbook", "mode": "replace", **store})],
+                 ["start.output -> load.input", "load.output -> chunk.input", "chunk.output -> embed.input",
+                  "embed.output -> store.input"])
+
+
+async def test_a_folder_of_files_is_indexed_and_searchable(fake_llm, private_data_dir):
+    put_uploads(private_data_dir)
+    run, events = await run_graph(indexing_graph(), payload={})
+    assert run.status == "completed", [e.data for e in events if e.event_type == "error"]
+    assert run.outputs_by_name()["STORE"]["output"] == {"collection": "handbook", "written": 4, "deleted": 0}
+    assert len(fake_llm.embedding_requests) == 1 and len(fake_llm.embedding_requests[0]["input"]) == 4
+
+    again, _ = await run_graph(indexing_graph(), payload={})  # replace: same sources, no duplicates
+    assert again.outputs_by_name()["STORE"]["output"] == {"collection": "handbook", "written": 4, "deleted": 4}
+    assert len(fake_llm.embedding_requests) == 1  # every chunk's vector came from the cache
+
+    store = KnowledgeStore("default")
+    assert [d["source"] for d in store.documents("handbook")] == [
+        "handbook/guide.docx", "handbook/refunds.pdf", "handbook/shipping.html"]
+    search = graph([("start", "manual-trigger", {}),
+                    ("find", "vector-search", {"collection": "handbook", "top_k": 2})],
+                   ["start.output -> find.input"])
+    found, events = await run_graph(search, payload={"text": "how long until refunds are paid"})
+    assert found.status == "completed", [e.data for e in events if e.event_type == "error"]
+    result = found.outputs_by_name()["FIND"]["output"]
+    assert result["documents"][0]["text"] == "Refunds are paid within 14 days."
+    assert result["documents"][0]["metadata"]["page"] == 1
+    assert result["text"].startswith("[1] (handbook/refunds.pdf, page 1)\nRefunds are paid")
+
+
+async def test_the_loader_never_reads_outside_the_uploads_folder(fake_llm, private_data_dir):
+    (private_data_dir / "secret.key").write_text("do not read")
+    loader = graph([("start", "manual-trigger", {}),
+                    ("load", "document-loader", {"source": "upload", "path": "../secret.key", "format": "text"})],
+                   ["start.output -> load.input"])
+    run, events = await run_graph(loader, payload={})
+    assert run.status == "failed"
+    assert "leaves the uploads folder" in of(events, "load", "error")[0].data["error"]
+
+
+async def test_a_url_to_a_private_address_is_refused(fake_llm):
+    loader = graph([("start", "manual-trigger", {}),
+                    ("load", "document-loader", {"source": "url", "url": "http://127.0.0.1:9/secrets"})],
+                   ["start.output -> load.input"])
+    run, events = await run_graph(loader, payload={})
+    assert run.status == "failed" and "refused" in of(events, "load", "error")[0].data["error"]
+
+
+async def test_an_agent_answers_from_its_knowledge_and_the_tool_result_names_the_source(fake_llm, private_data_dir):
+    put_uploads(private_data_dir)
+    await run_graph(indexing_graph(embedding=EMBED), payload={})
+    fake_llm.script(tool_call("search_handbook", {"query": "refund delay"}),
+                    text(["Refunds ", "take ", "14 days ", "(refunds.pdf)."]))
+    agent = graph([("chat", "chat-start", {}), ("agent", "agent", {"model": MODEL}),
+                   ("kb", "knowledge", {"collection": "handbook", "description": "the shop handbook"})],
+                  ["chat.output -> agent.input", "kb.tools => agent.tools"])
+    run, events = await run_graph(agent, payload={"message": "How long do refunds take?"})
+    assert run.status == "completed", [e.data for e in events if e.event_type == "error"]
+    [done] = of(events, "agent", "tool_call_completed")
+    passages = json.loads(done.data["result"])
+    assert passages[0]["source"] == "handbook/refunds.pdf" and "14 days" in passages[0]["text"]
+    tools = fake_llm.requests[0]["tools"]
+    assert tools[0]["function"]["name"] == "search_handbook"
+    assert "the shop handbook" in tools[0]["function"]["description"]
+    assert run.outputs_by_name()["AGENT"]["output"]["response"] == "Refunds take 14 days (refunds.pdf)."
+
+
+async def test_a_missing_collection_fails_the_agent_clearly(fake_llm):
+    agent = graph([("chat", "chat-start", {}), ("agent", "agent", {"model": MODEL}),
+                   ("kb", "knowledge", {"collection": "nope"})],
+                  ["chat.output -> agent.input", "kb.tools => agent.tools"])
+    run, events = await run_graph(agent, payload={"message": "hi"})
+    assert run.status == "failed"
+    assert "no knowledge collection named 'nope'" in json.dumps([e.data for e in events if e.event_type == "error"])

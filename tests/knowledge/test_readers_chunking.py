@@ -1,0 +1,89 @@
+"""nodeflow_app/knowledge readers (real PDF, DOCX, HTML made here) and the chunker's sizes, overlap and Markdown mode."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from nodeflow_app.contract import NodeError
+from nodeflow_app.knowledge.chunking import chunk_documents, split_text
+from nodeflow_app.knowledge.readers import guess_format, read_document
+from tests.knowledge import files
+
+
+def test_pdf_gives_a_document_per_page_with_its_number_and_title():
+    docs = read_document(files.pdf(["Refunds take 14 days.", "Shipping is free."], title="Policies"), "p.pdf", "pdf")
+    assert [d["text"].strip() for d in docs] == ["Refunds take 14 days.", "Shipping is free."]
+    assert [d["metadata"] for d in docs] == [{"source": "p.pdf", "page": 1, "title": "Policies"},
+                                            {"source": "p.pdf", "page": 2, "title": "Policies"}]
+
+
+def test_docx_paragraphs_and_title():
+    [doc] = read_document(files.docx(["First paragraph.", "", "Second one."], title="Guide"), "g.docx", "docx")
+    assert doc["text"] == "First paragraph.\n\nSecond one."
+    assert doc["metadata"] == {"source": "g.docx", "title": "Guide"}
+
+
+def test_html_keeps_the_main_text_only():
+    [doc] = read_document(files.HTML, "https://shop.example/shipping", "html")
+    assert doc["text"] == "Shipping policy\nOrders over 50 euros ship free.\nDelivery takes 3 days."
+    assert doc["metadata"]["title"] == "Shipping"
+
+
+def test_csv_rows_and_json_items_become_documents():
+    rows = read_document(b"name,price\ntea,3\ncake,5\n", "menu.csv", "csv")
+    assert [r["text"] for r in rows] == ["name: tea\nprice: 3", "name: cake\nprice: 5"]
+    assert rows[1]["metadata"] == {"source": "menu.csv", "row": 2}
+    items = read_document(json.dumps(["plain", {"q": "why"}]).encode(), "faq.json", "json")
+    assert items[0]["text"] == "plain" and json.loads(items[1]["text"]) == {"q": "why"}
+
+
+@pytest.mark.parametrize("raw, fmt, message", [
+    (b"%PDF-1.4 broken", "pdf", "p.x: cannot read it as pdf"),
+    (b"not a zip", "docx", "p.x: cannot read it as docx"),
+    (b"{oops", "json", "p.x: invalid JSON at line 1 column 2"),
+    (b"\xff\xfe\x00bad", "text", "p.x: not UTF-8 text"),
+    (b"x", "xls", "p.x: unknown format 'xls'"),
+])
+def test_a_broken_file_is_a_clear_error_naming_it(raw, fmt, message):
+    with pytest.raises(NodeError, match=message):
+        read_document(raw, "p.x", fmt)
+
+
+def test_format_from_suffix_or_content_type():
+    assert guess_format("a/B.PDF") == "pdf" and guess_format("x.md") == "markdown"
+    assert guess_format("https://x.org/page?id=1", "text/html; charset=utf-8") == "html"
+    assert guess_format("blob") is None
+
+
+def test_chunks_respect_size_and_overlap_and_cut_at_words():
+    text = " ".join(f"word{i}" for i in range(300))
+    pieces = split_text(text, 100, 30)
+    assert all(len(p) <= 100 for p in pieces) and len(pieces) > 20
+    for before, after in zip(pieces, pieces[1:]):
+        assert after.split()[0] in before.split()  # each chunk starts inside the previous one (overlap)
+        assert not after.startswith(" ") and after.split()[0].startswith("word")
+    assert " ".join(pieces).split()[-1] == "word299"
+
+
+def test_paragraphs_stay_whole_when_they_fit():
+    text = "First paragraph here.\n\nSecond paragraph, a bit longer.\n\nThird."
+    assert split_text(text, 40, 0) == ["First paragraph here.", "Second paragraph, a bit longer.\n\nThird."]
+
+
+def test_markdown_mode_cuts_at_headings_and_keeps_the_path():
+    doc = {"text": "Intro\n# Install\nRun it.\n## Linux\nUse apt.\n# Use\nClick.", "metadata": {"source": "r.md"}}
+    chunks = chunk_documents([doc], 500, 0, markdown=True)
+    assert [(c["text"], c["metadata"].get("heading")) for c in chunks] == [
+        ("Intro", None), ("# Install\nRun it.", "Install"), ("## Linux\nUse apt.", "Install > Linux"),
+        ("# Use\nClick.", "Use")]
+    assert [c["metadata"]["chunk"] for c in chunks] == [0, 1, 2, 3]
+    assert all(c["metadata"]["source"] == "r.md" for c in chunks)
+
+
+@pytest.mark.parametrize("size, overlap, message", [(0, 0, "chunk size must be at least 1"),
+                                                    (100, 100, "overlap must be at least 0 and less than")])
+def test_bad_sizes_are_refused(size, overlap, message):
+    with pytest.raises(NodeError, match=message):
+        chunk_documents([{"text": "x", "metadata": {}}], size, overlap)

@@ -276,7 +276,7 @@ async def test_a_regex_runs_off_the_event_loop_and_a_timeout_ends_the_wait_at_on
     waited = time.monotonic() - started
     ticking.cancel()
     assert waited < 0.6, waited  # the node's timeout, not the search's own 1 s limit
-    assert ticks >= 15, ticks  # the event loop kept running meanwhile
+    assert ticks >= 5, ticks  # the event loop kept running meanwhile (blocked, it would tick once at most)
     assert await compare_async("Hello", "regex", "^h") is True  # case-insensitive unless asked
     assert await compare_async("Hello", "regex", "^h", case_sensitive=True) is False
 

@@ -74,7 +74,13 @@ def _quoted(key: Any) -> str:
     return '"' + text.encode("unicode_escape").decode("ascii").replace('"', '\\"') + '"'
 
 
+_PLAIN = frozenset({bool, type(None)})  # nothing to check (str, int and float are checked below)
+
+
 def _walk(value: Any, depth: int, strict_text: bool, ancestors: set[int] | None = None) -> None:
+    kind = type(value)
+    if kind in _PLAIN or (kind is str and not strict_text):  # the common case, decided without isinstance
+        return
     if isinstance(value, str):
         if strict_text and (problem := text_problem(value)):
             raise _Bad(problem)

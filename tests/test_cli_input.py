@@ -122,3 +122,19 @@ def test_real_processes_never_print_a_traceback(tmp_path):
         done = cli_process(*args)
         assert done.returncode == 2, (args, done.stderr)
         assert b"Traceback" not in done.stderr and expected in done.stderr, (args, done.stderr)
+
+
+def test_validate_of_a_4_mb_graph_does_not_spend_seconds_on_a_did_you_mean_hint():
+    import time
+
+    from nodeflow_app.validation import validate_graph
+    from nodes._registry import default_registry
+
+    nodes = [{"id": f"n{i}", "type": "manual-trigger", "name": "a" * 500 + str(i)} for i in range(8000)]
+    wrong = "{{ $('" + "a" * 500 + "x').item.json }}"  # long and close to every name: difflib takes ~4 s
+    nodes.append({"id": "e", "type": "edit-fields", "name": "E", "data": {"fields": [{"name": "x", "value": wrong}]}})
+    started = time.monotonic()
+    _, issues = validate_graph({"nodes": nodes, "edges": []}, default_registry())
+    assert time.monotonic() - started < 2
+    [issue] = [i for i in issues if "names no node" in i.line()]
+    assert "did you mean" not in issue.line()

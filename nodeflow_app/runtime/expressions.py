@@ -23,6 +23,7 @@ from typing import Any, Protocol, runtime_checkable
 
 __all__ = [
     "ExpressionError",
+    "close_match",
     "NodeUnavailable",
     "Scope",
     "check_syntax",
@@ -382,15 +383,16 @@ def _missing_field(key: str, obj: Mapping[Any, Any]) -> str:
     names = [str(k) for k in obj]
     if not names:
         return f"field '{key}' not found (the object is empty)"
-    guess = _close_match(key, names)
+    guess = close_match(key, names)
     hint = f"did you mean '{guess[0]}'? " if guess else ""
     shown = ", ".join(n if len(n) <= 40 else n[:39] + "…" for n in names[:20]) + (
         f", … ({len(names) - 20} more)" if len(names) > 20 else "")
     return f"field '{key}' not found ({hint}available: {shown})"
 
 
-def _close_match(key: str, names: list[str]) -> list[str]:
-    """difflib's closest name, within bounds: its cost grows with the product of the lengths."""
+def close_match(key: str, names: list[str]) -> list[str]:
+    """[the closest of `names` to `key`] or [], for "did you mean" hints. Bounded: difflib's cost grows with
+    the product of the lengths, so long keys and names, and names past the first 1,000, are not compared."""
     if len(key) > _HINT_LENGTH:
         return []
     candidates = [name for name in names[:_HINT_CANDIDATES] if len(name) <= _HINT_LENGTH]

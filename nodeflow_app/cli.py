@@ -102,37 +102,46 @@ def _output_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from nodeflow_app.runtime.engine import start_run
     from nodeflow_app.runtime.graph import GraphInvalid
 
-    raw, store = read_json(args.graph), _store(args)
+    raw, payload = read_json(args.graph), parse_payload(args.input, "--input")
+    launcher = _launcher(args)
     try:
-        run = start_run(raw, _registry(), trigger=args.trigger, payload=parse_payload(args.input, "--input"),
-                        hooks=store.hooks() if store else None)
+        run = launcher.start(raw, started_by="cli", trigger=args.trigger, payload=payload, persist=not args.no_store)
     except GraphInvalid as invalid:
+        launcher.close()
         names = _node_names(raw)
         for issue in invalid.issues:
             print(describe_issue(issue, names), file=sys.stderr)
         return EXIT_INVALID
-    return asyncio.run(_print_events(run, run.events(), args.json, store))
+    return asyncio.run(_print_events(run, run.events(), args.json, launcher))
 
 
 def _resume(args: argparse.Namespace) -> int:
-    from nodeflow_app.store.runs import RunNotFound
+    from nodeflow_app.runs.launcher import RunBusy
 
-    store = _store(args, required=True)
+    if args.no_store:
+        raise InputError("resume needs the run store; drop --no-store")
+    payload = parse_payload(args.payload, "--payload")  # before the run is taken: a bad one changes nothing
+    launcher = _launcher(args)
     try:
-        run = store.load_run(args.run_id, _registry())
-    except RunNotFound as error:
-        raise InputError(f"no run '{args.run_id}' in {store.engine.url}") from error
-    node = run.plan.node_named(args.node)
-    if node is None:
-        raise InputError(f"run {args.run_id} has no node '{args.node}'")
-    payload = parse_payload(args.payload, "--payload")
-    return asyncio.run(_print_events(run, run.resume(node.node.id, payload), args.json, store))
+        stored = launcher.store.get_run(args.run_id)
+        if stored is None:
+            raise InputError(f"no run '{args.run_id}' in {launcher.engine.url}")
+        node = next((n for n in stored["graph"]["nodes"] if args.node in (n["id"], n["name"])), None)
+        if node is None:
+            raise InputError(f"run {args.run_id} has no node '{args.node}'")
+        run = launcher.restore(args.run_id)
+    except RunBusy as error:
+        launcher.close()
+        raise InputError(str(error)) from error
+    except InputError:
+        launcher.close()
+        raise
+    return asyncio.run(_print_events(run, run.resume(node["id"], payload), args.json, launcher))
 
 
-async def _print_events(run: Any, events: Any, as_json: bool, store: Any) -> int:
+async def _print_events(run: Any, events: Any, as_json: bool, launcher: Any) -> int:
     from nodeflow_app.runtime.run import RunError
 
     printer = _JsonPrinter() if as_json else _TextPrinter(run)
@@ -142,8 +151,7 @@ async def _print_events(run: Any, events: Any, as_json: bool, store: Any) -> int
     except RunError as error:
         raise InputError(str(error)) from error
     finally:
-        if store is not None:
-            store.close()
+        launcher.close()
     printer.end(run)
     return RUN_EXIT.get(run.status, 1)
 
@@ -214,17 +222,15 @@ def _summary(data: dict[str, Any]) -> str:
     return " " + (text if len(text) <= 200 else text[:197] + "...")
 
 
-def _store(args: argparse.Namespace, required: bool = False) -> Any:
-    if args.no_store:
-        if required:
-            raise InputError("resume needs the run store; drop --no-store")
-        return None
-    from nodeflow_app.store.db import create_all
-    from nodeflow_app.store.runs import RunStore
+def _launcher(args: argparse.Namespace) -> Any:
+    """The run launcher on the app database (first, runs this or another CLI left behind when killed
+    become `interrupted`), or, with --no-store, on a private in-memory one that keeps nothing."""
+    from nodeflow_app.runs.launcher import RunLauncher
 
-    store = RunStore()
-    create_all(store.engine)
-    return store
+    launcher = RunLauncher("sqlite://" if args.no_store else None, registry=_registry())
+    if not args.no_store:
+        launcher.recover()
+    return launcher
 
 
 # providers / credentials -------------------------------------------------------------------------
@@ -234,6 +240,7 @@ def _providers_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _providers(args: argparse.Namespace) -> int:
+    import nodeflow_app.store  # noqa: F401 - registers the credential store's lookup with the providers
     from nodeflow_app.llm.credentials import CredentialError
     from nodeflow_app.llm.providers import PROVIDERS, provider_status
 
@@ -267,7 +274,8 @@ def _credentials_arguments(parser: argparse.ArgumentParser) -> None:
 def _credentials(args: argparse.Namespace) -> int:
     from sqlalchemy.exc import SQLAlchemyError
 
-    from nodeflow_app.llm.credentials import CredentialError, default_store
+    from nodeflow_app.llm.credentials import CredentialError
+    from nodeflow_app.store.credentials import default_store
     from nodeflow_app.llm.providers import PROVIDERS
 
     if getattr(args, "provider", None) is not None and args.provider not in PROVIDERS:

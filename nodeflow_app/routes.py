@@ -4,6 +4,7 @@ GRAPHS = "/"
 EDITOR = "/graph/[graph_id]"
 CHAT = "/graph/[graph_id]/chat"
 KNOWLEDGE = "/knowledge"
+SETTINGS = "/settings"
 
 
 def editor_url(graph_id: str) -> str:

@@ -15,7 +15,8 @@ from cryptography.fernet import Fernet
 
 from nodeflow_app.cli import main
 from nodeflow_app.llm import providers
-from nodeflow_app.llm.credentials import SECRET_KEY_ENV, default_store
+from nodeflow_app.llm.credentials import SECRET_KEY_ENV
+from nodeflow_app.store.credentials import default_store
 
 SECRET = "sk-cli-secret-value-42"
 KEY_ENVS = ["OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GOOGLE_API_KEY", "GROQ_API_KEY", "OPENROUTER_API_KEY",

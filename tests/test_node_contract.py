@@ -108,7 +108,7 @@ def test_parameters_have_labels_and_valid_defaults(node: RegisteredNode) -> None
         problem = parameter_problem(parameter, parameter.default)
         assert problem is None, f"parameter {parameter.id!r} default {parameter.default!r}: {problem}"
         if parameter.type == "select":
-            assert parameter.options, f"select parameter {parameter.id!r} has no options"
+            assert parameter.options or parameter.choices, f"select parameter {parameter.id!r} has no options"
         for field in parameter.fields:
             assert parameter_problem(field, field.default) is None, f"{parameter.id}.{field.id} default"
 

@@ -4,15 +4,19 @@ No reflex here. A UI's background handler iterates `send` / `edit` / `retry` / `
 `user` update (the stored user message), a `start` (the assistant message and its run id), `patch`
 batches (at most one per `interval`: the run is driven by a task of its own, so tokens keep arriving
 while the consumer applies a batch) and an `end` (the last ops and the stored message). A consumer that
-stops early (`aclose`, a cancelled task) stops the run: the answer is kept as `stopped`. Runs go through
-the one runtime path (`start_run` with the RunStore hooks), so a paused run can be resumed by any process.
-Each stream that relays another closes it with `aclosing`, so stopping happens at once, not at GC.
+stops early (`aclose`, a cancelled task) stops the run: the answer is kept as `stopped`. Runs start
+through the process's RunLauncher (started by `chat`, outputs recorded for test runs, the chat's id in
+the run's context), so any process can stop them or resume a paused one. The answer is saved every
+`save_interval` seconds while it streams (a crash loses at most that much). Database calls run in a
+worker thread, never on the event loop. Each stream that relays another closes it with `aclosing`, so
+stopping happens at once, not at GC.
 """
 
 from __future__ import annotations
 
+import asyncio
 import time
-from contextlib import aclosing
+from contextlib import aclosing, suppress
 from dataclasses import dataclass, field, replace
 from typing import Any, AsyncIterator, Literal
 
@@ -20,19 +24,22 @@ from sqlalchemy import Engine
 
 from nodeflow_app.chat.adapter import MessageBuilder
 from nodeflow_app.chat.blocks import TextBlock
-from nodeflow_app.chat.pump import Pump
-from nodeflow_app.runs.caches import recording_cache
-from nodeflow_app.runtime.engine import start_run
+from nodeflow_app.runs.pump import Pump
+from nodeflow_app.contract import CONVERSATION, NodeEvent
+from nodeflow_app.runs.launcher import RunBusy, RunLauncher, run_launcher
 from nodeflow_app.runtime.graph import GraphInvalid
 from nodeflow_app.runtime.run import Run, RunError
 from nodeflow_app.store.chats import DEFAULT_TITLE, ChatHistory, ChatMessage, ChatNotFound, ChatStore, ChatSummary
-from nodeflow_app.store.db import make_engine, process_wide
+from nodeflow_app.store.db import process_wide
 from nodeflow_app.store.graphs import GraphNotFound, GraphStore
-from nodeflow_app.store.runs import RunNotFound, RunStore
-from nodes._registry import default_registry
-from nodeflow_app.contract import NodeEvent
 
-CHAT_START = "chat-start"
+STARTED_BY = "chat"  # the entry point: a Chat Start's definition lists it in `started_by`
+
+
+def starts_chats(registry: Any, node_type: str) -> bool:
+    """Whether chat messages start runs at a node of `node_type` (its definition lists `chat` in started_by)."""
+    definition = registry.definition(node_type)
+    return definition is not None and STARTED_BY in definition.started_by
 
 
 class ChatError(Exception):
@@ -54,23 +61,23 @@ class ChatUpdate:
 class ChatService:
     """Chats of graphs and the runs that answer their messages."""
 
-    def __init__(self, engine_or_url: Engine | str | None = None, *, registry: Any = None,
-                 interval: float = 0.05, save_interval: float = 1.0):
-        self._owns_engine = not isinstance(engine_or_url, Engine)
-        self.engine = engine_or_url if isinstance(engine_or_url, Engine) else make_engine(engine_or_url)
-        self.chats, self.graphs, self.runs = ChatStore(self.engine), GraphStore(self.engine), RunStore(self.engine)
-        self.registry = registry if registry is not None else default_registry()
+    def __init__(self, engine_or_url: Engine | str | None = None, *, launcher: RunLauncher | None = None,
+                 interval: float = 0.05, save_interval: float = 1.0, **launcher_options: Any):
+        self._owns_launcher = launcher is None
+        self.launcher = launcher if launcher is not None else RunLauncher(engine_or_url, **launcher_options)
+        self.engine = self.launcher.engine
+        self.chats, self.graphs, self.runs = ChatStore(self.engine), GraphStore(self.engine), self.launcher.store
+        self.registry = self.launcher.registry
         self.interval, self.save_interval = interval, save_interval
-        self._active: dict[str, Run] = {}  # runs streaming in this process, by run id
 
     def close(self) -> None:
-        self.runs.close()
-        if self._owns_engine:
-            self.engine.dispose()
+        if self._owns_launcher:
+            self.launcher.close()
 
     def recover(self) -> list[str]:
-        """At startup: runs a dead process left running become interrupted, their answers failed (their ids)."""
-        self.runs.mark_interrupted()
+        """At startup: runs whose process is gone become interrupted; the answers they were streaming are
+        kept as they were saved, `paused` when their run still waits for an answer, else `failed` (their ids)."""
+        self.launcher.recover()
         return self.chats.mark_interrupted()
 
     # -- chats ---------------------------------------------------------------------------------------
@@ -134,15 +141,15 @@ class ChatService:
             raise ChatError(f"node '{node_id}' is not waiting for an answer in message '{message_id}'")
         if decision not in card["options"]:
             raise ChatError(f"answer one of {', '.join(card['options'])}, not {decision!r}")
-        if message.run_id in self._active:
-            raise ChatError("this run is already going on")
         try:
-            run = self.runs.load_run(message.run_id, self.registry)
-        except RunNotFound as error:
+            run = await asyncio.to_thread(self.launcher.restore, message.run_id)
+        except RunBusy as error:
+            raise ChatError(f"this run cannot take an answer now: {error}") from error
+        except LookupError as error:
             raise ChatError(f"the run of this answer is gone: {error}") from error
         builder = MessageBuilder(_names(run), blocks=message.blocks)
         payload = {"decision": decision, "note": note, "by": who, "at": time.time()}
-        self.chats.update_message(message.id, status="streaming")
+        await asyncio.to_thread(self.chats.update_message, message.id, status="streaming")
         start = ChatUpdate("start", message.id, "streaming", message=replace(message, status="streaming"),
                            run_id=run.run_id)
         async with aclosing(self._stream(start, run, run.resume(node_id, payload), builder)) as updates:
@@ -150,21 +157,18 @@ class ChatService:
                 yield update
 
     def stop(self, run_id: str) -> bool:
-        """Cancel a run streaming in this process (False if there is none); its answer keeps what arrived."""
-        run = self._active.get(run_id)
-        if run is None:
-            return False
-        run.cancel()
-        return True
+        """Stop a run, in this process or another (False if it is not going on); its answer keeps what arrived."""
+        return self.launcher.stop(run_id)
 
     # -- steps -----------------------------------------------------------------------------------------
 
     async def _ask(self, chat: ChatSummary, text: str, parent_id: str | None) -> AsyncIterator[ChatUpdate]:
         if not text.strip():
             raise ChatError("a message needs some text")
-        user = self.chats.add_message(chat.id, "user", [TextBlock(text=text).model_dump()], parent_id=parent_id)
+        user = await asyncio.to_thread(self.chats.add_message, chat.id, "user", [TextBlock(text=text).model_dump()],
+                                       parent_id=parent_id)
         if chat.title == DEFAULT_TITLE:
-            self.chats.rename_chat(chat.id, text[:60])
+            await asyncio.to_thread(self.chats.rename_chat, chat.id, text[:60])
         yield ChatUpdate("user", user.id, user.status, message=user)
         async with aclosing(self._answer(chat, user)) as updates:
             async for update in updates:
@@ -172,16 +176,16 @@ class ChatService:
 
     async def _answer(self, chat: ChatSummary, user: ChatMessage) -> AsyncIterator[ChatUpdate]:
         try:
-            run = self._start(chat, user.text)
+            run = await asyncio.to_thread(self._start, chat, user.text)
         except (GraphInvalid, ChatError) as error:  # the answer says why nothing ran
             builder = MessageBuilder()
-            builder.finish("failed", str(error))
-            failed = self.chats.add_message(chat.id, "assistant", builder.snapshot(), parent_id=user.id,
-                                            status="failed")
+            builder.finish("failed", _reason(error))
+            failed = await asyncio.to_thread(self.chats.add_message, chat.id, "assistant", builder.snapshot(),
+                                             parent_id=user.id, status="failed")
             yield ChatUpdate("end", failed.id, failed.status, message=failed)
             return
-        message = self.chats.add_message(chat.id, "assistant", [], parent_id=user.id, status="streaming",
-                                         run_id=run.run_id)
+        message = await asyncio.to_thread(self.chats.add_message, chat.id, "assistant", [], parent_id=user.id,
+                                          status="streaming", run_id=run.run_id)
         start = ChatUpdate("start", message.id, message.status, message=message, run_id=run.run_id)
         async with aclosing(self._stream(start, run, run.events(), MessageBuilder(_names(run)))) as updates:
             async for update in updates:
@@ -191,14 +195,12 @@ class ChatService:
         stored = self.graphs.get(chat.graph_id)
         if stored is None:
             raise ChatError(f"the graph of this chat ('{chat.graph_id}') no longer exists")
-        starts = [n for n in stored.graph.get("nodes", []) if n.get("type") == CHAT_START]
-        if len(starts) != 1:
-            raise ChatError("add a Chat Start node to chat with this graph" if not starts else
-                            f"this graph has {len(starts)} Chat Start nodes; keep one to chat with it")
-        payload = {"message": text, "chat_id": chat.id, "attachments": []}
+        plan = self.launcher.plan(stored.graph)
+        # The message text is the payload; the chat's trigger turns it into its own payload shape.
         # Outputs go into the graph's cache for the editor's test runs; a chat answer itself always runs.
-        return start_run(stored.graph, self.registry, trigger=starts[0]["id"], payload=payload,
-                         hooks=self.runs.hooks(recording_cache(chat.graph_id)), chat_id=chat.id)
+        return self.launcher.start(plan, started_by=STARTED_BY, trigger=self.launcher.entry_trigger(plan, STARTED_BY),
+                                   payload=text, cache="record", graph_id=chat.graph_id,
+                                   context={CONVERSATION: chat.id})
 
     async def _stream(self, start: ChatUpdate, run: Run, events: AsyncIterator[NodeEvent],
                       builder: MessageBuilder) -> AsyncIterator[ChatUpdate]:
@@ -208,26 +210,36 @@ class ChatService:
         right after `start`: the run is then stopped, never left behind).
         """
         message_id = start.message_id
-        self._active[run.run_id] = run
         pump = Pump(run, events, builder)
-        saved = time.monotonic()
+        autosave = asyncio.create_task(self._autosave(message_id, builder))
         try:
             yield start
             async with aclosing(pump.batches(self.interval)) as batches:
                 async for ops in batches:
                     yield ChatUpdate("patch", message_id, "streaming", ops=ops, run_id=run.run_id)
-                    if time.monotonic() - saved >= self.save_interval:  # a crash loses at most this much
-                        self.chats.update_message(message_id, blocks_json=builder.to_json())
-                        saved = time.monotonic()
         except RunError as error:
             raise ChatError(str(error)) from error
         finally:
+            autosave.cancel()
+            with suppress(asyncio.CancelledError):
+                await autosave
             await pump.stop()
-            self._active.pop(run.run_id, None)
             status = builder.finish(run.status, run.error)
-            self.chats.update_message(message_id, blocks_json=builder.to_json(), status=status)
-        yield ChatUpdate("end", message_id, status, ops=builder.flush(), message=self._message(message_id),
-                         run_id=run.run_id)
+            await asyncio.to_thread(self.chats.update_message, message_id, blocks_json=builder.to_json(),
+                                    status=status)
+        message = await asyncio.to_thread(self._message, message_id)
+        yield ChatUpdate("end", message_id, status, ops=builder.flush(), message=message, run_id=run.run_id)
+
+    async def _autosave(self, message_id: str, builder: MessageBuilder) -> None:
+        """Save the answer every `save_interval` while it changes, also when no batch is sent (a quiet stream),
+        so a crash loses at most that much and never leaves the answer empty."""
+        saved = builder.to_json()
+        while True:
+            await asyncio.sleep(self.save_interval)
+            current = builder.to_json()
+            if current != saved:
+                await asyncio.to_thread(self.chats.update_message, message_id, blocks_json=current)
+                saved = current
 
     def _chat(self, chat_id: str) -> ChatSummary:
         chat = self.chats.get_chat(chat_id)
@@ -242,8 +254,18 @@ class ChatService:
         return message
 
 
-# The process's ChatService on the app database, opened on first use (never at import time).
-chat_service = process_wide(ChatService)
+def _process_chat_service() -> ChatService:
+    return ChatService(launcher=run_launcher())
+
+
+# The process's ChatService (on the process's launcher), opened on first use (never at import time).
+chat_service = process_wide(_process_chat_service)
+
+
+def _reason(error: Exception) -> str:
+    if isinstance(error, GraphInvalid):
+        return "; ".join(issue.message for issue in error.issues)
+    return str(error)
 
 
 def _names(run: Run) -> dict[str, str]:

@@ -6,6 +6,7 @@ import reflex as rx
 
 from nodeflow_app import routes
 from nodeflow_app.components.canvas import flow_canvas
+from nodeflow_app.components.canvas_hint import canvas_hint
 from nodeflow_app.components.chat_panel import chat_panel, chat_toggle
 from nodeflow_app.components.graph_list import import_button, import_errors_dialog
 from nodeflow_app.components.header import logo
@@ -265,6 +266,7 @@ def editor_page() -> rx.Component:
                         on_run_to=RunHistoryState.run_to_here,
                     ),
                     run_view_chip(),
+                    canvas_hint(),
                     position="relative",
                     flex="1",
                     height="100%",

@@ -1,10 +1,12 @@
-"""The graph list page: search, create, import, and per graph open / rename / duplicate / delete."""
+"""The graph list page: search, create (blank or from a template), import, and per graph open / rename /
+duplicate / delete."""
 
 import reflex as rx
 
 from nodeflow_app import routes
 from nodeflow_app.components import dialogs
 from nodeflow_app.components.header import header
+from nodeflow_app.components.template_picker import template_picker
 from nodeflow_app.components.theme import APP_BG, BORDER, PANEL_BG
 from nodeflow_app.state.graph_list_state import UPLOAD_ID, GraphListRow, GraphListState, ImportIssue
 
@@ -16,7 +18,7 @@ def _testid(value) -> dict:
 
 
 def new_graph_button() -> rx.Component:
-    return rx.button(rx.icon("plus", size=16), "New graph", on_click=GraphListState.create_graph,
+    return rx.button(rx.icon("plus", size=16), "New graph", on_click=GraphListState.open_picker,
                      custom_attrs=_testid("new-graph"))
 
 
@@ -116,7 +118,8 @@ def empty_state() -> rx.Component:
             rx.vstack(
                 rx.icon("workflow", size=40, color="var(--gray-8)"),
                 rx.text("No graphs yet", size="4", weight="medium"),
-                rx.text("Create one, or import a graph exported as JSON.", size="2", color_scheme="gray"),
+                rx.text("Click New graph to start blank or from a template, or import a graph exported as JSON.",
+                        size="2", color_scheme="gray"),
                 align="center",
                 spacing="2",
             ),
@@ -194,6 +197,7 @@ def graph_list_page() -> rx.Component:
             overflow_y="auto",
             background=APP_BG,
         ),
+        template_picker(),
         rename_dialog(),
         delete_dialog(),
         import_errors_dialog(),

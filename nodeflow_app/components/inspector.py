@@ -22,26 +22,20 @@ from reflex_base.vars.function import FunctionVar
 from nodeflow_app.components.palette import icon_name
 from nodeflow_app.components.run_panel import run_to_here_button
 from nodeflow_app.components.theme import BORDER, PANEL_BG
-from nodeflow_app.editor.fields import CHECKED_FIELD, KEY_FIELD, VALUE_FIELD, accepts_expression, option_flag
+from nodeflow_app.editor.fields import (
+    CHECKED_FIELD, KEY_FIELD, SECRET_SET_FIELD, VALUE_FIELD, accepts_expression, option_flag,
+)
+from nodeflow_app.provider_settings import SUGGESTED_MODELS
 from nodeflow_app.llm.providers import PROVIDERS
 from nodeflow_app.state.editor_state import EditorState
-from nodeflow_app.contract import NodeDefinition, Parameter
+from nodeflow_app.contract import ERROR_MODES, NodeDefinition, Parameter
 
 INSPECTOR_WIDTH = "340px"
 MONO = "var(--code-font-family, ui-monospace, SFMono-Regular, Menlo, monospace)"
 MODEL_LIST_ID = "nodeflow-model-refs"
-# Suggestions for the model picker (any provider:model can be typed); providers come from providers.py.
-SUGGESTED_MODELS: dict[str, tuple[str, ...]] = {
-    "openai": ("gpt-4o-mini", "gpt-4o", "gpt-4.1", "gpt-4.1-mini", "o4-mini"),
-    "anthropic": ("claude-sonnet-4-5", "claude-haiku-4-5", "claude-opus-4-1"),
-    "google": ("gemini-2.5-flash", "gemini-2.5-pro"),
-    "groq": ("llama-3.3-70b-versatile", "llama-3.1-8b-instant"),
-    "ollama": ("llama3.2:3b", "qwen2.5:7b"),
-    "openrouter": ("openai/gpt-4o-mini", "anthropic/claude-sonnet-4.5"),
-    "openai-compatible": ("local-model",),
-}
-ERROR_MODE_LABELS = (("stop", "Stop the run"), ("continue", "Continue (error as output)"),
-                     ("error_output", "Route to error output"))
+_ERROR_MODE_TEXT = {"stop": "Stop the run", "continue": "Continue (error as output)",
+                    "error_output": "Route to error output"}
+ERROR_MODE_LABELS = tuple((mode, _ERROR_MODE_TEXT[mode]) for mode in ERROR_MODES)  # the modes are the contract's
 # Numbers are typed into text inputs: a `type=number` input empties itself on letters, which then vanish
 # without a word; as text they reach the server, which says what is wrong.
 NUMBER_TEXT = {"inputMode": "decimal", "autoComplete": "off"}
@@ -103,6 +97,21 @@ def _select(options: Sequence[tuple[str, str]], value: rx.Var, on_change, *, tes
     )
 
 
+def _install_select(parameter: Parameter, on_change, *, testid: str, disabled: rx.Var | bool) -> rx.Component:
+    """A select whose options the install provides (`Parameter.choices`, e.g. the declared MCP servers)."""
+    choices = EditorState.choice_options[parameter.choices]
+    return rx.cond(
+        choices.length() > 0,
+        rx.select.root(
+            rx.select.trigger(placeholder="Choose…", width="100%", custom_attrs=_testid(testid)),
+            rx.select.content(rx.foreach(choices, lambda c: rx.select.item(c[1], value=c[0]))),
+            value=_text(parameter.id), on_change=on_change, disabled=disabled, size="2",
+        ),
+        rx.text("None declared by this install yet (see docs/security.md).", size="1", color_scheme="amber",
+                custom_attrs=_testid(testid)),
+    )
+
+
 def _options(parameter: Parameter) -> list[tuple[str, str]]:
     return [(_option_text(o.value), o.label or _option_text(o.value)) for o in parameter.options]
 
@@ -152,6 +161,8 @@ def control(parameter: Parameter) -> rx.Component:
     if kind == "boolean":
         return rx.switch(checked=EditorState.field_flags[pid], on_change=commit, disabled=disabled,
                          custom_attrs=_testid(testid))
+    if kind == "select" and parameter.choices:
+        return _install_select(parameter, commit, testid=testid, disabled=disabled)
     if kind == "select":
         return _select(_options(parameter), _text(pid), commit, testid=testid, disabled=disabled)
     if kind in ("int", "float"):
@@ -200,13 +211,27 @@ def _cell_input(pid: str, row: rx.Var, index: rx.Var, field_id: str, placeholder
     )
 
 
+def _secret_cell(pid: str, row: rx.Var, index: rx.Var) -> rx.Component:
+    """A secret value: never shown; says whether it is set; typing replaces it, leaving it empty keeps it."""
+    is_set = row[SECRET_SET_FIELD].to(str) == "true"
+    return _one_line_input(
+        "", lambda raw: EditorState.set_row_field(pid, index, VALUE_FIELD, raw),
+        # Remounted (emptied) after every edit: a typed secret does not stay in the page once it is stored.
+        _key(pid, ":", index.to_string(), ":secret:") + EditorState.patch["seq"].to_string(),
+        rx.cond(is_set, "•••• set (type to replace)", "secret value"), testid=f"row-{pid}-value",
+        type="password", attrs={"autoComplete": "new-password", "data-secret-set": is_set.to_string()},
+    )
+
+
 def _key_value_rows(parameter: Parameter) -> rx.Component:
     pid = parameter.id
 
     def row_view(row: rx.Var, index: rx.Var) -> rx.Component:
+        value = (_secret_cell(pid, row, index) if parameter.secret
+                 else _cell_input(pid, row, index, VALUE_FIELD, "value", f"row-{pid}-value"))
         return rx.hstack(
             _cell_input(pid, row, index, KEY_FIELD, "name", f"row-{pid}-name"),
-            _cell_input(pid, row, index, VALUE_FIELD, "value", f"row-{pid}-value"),
+            value,
             _remove_button(pid, index),
             align="center", spacing="2", width="100%",
         )
@@ -570,7 +595,9 @@ def inspector(definitions: Sequence[NodeDefinition], fold: rx.Component | None =
     """The right-side panel: an empty state, or the selected node's form and settings; `fold` folds it."""
     forms = [(d.id, node_form(d)) for d in definitions]
     return rx.box(
-        rx.el.datalist(*(rx.el.option(value=ref) for ref in model_refs()), id=MODEL_LIST_ID),
+        # Configured providers' models first; the others say "not configured" (EditorState.model_options).
+        rx.el.datalist(rx.foreach(EditorState.model_options, lambda o: rx.el.option(o["label"], value=o["value"])),
+                       id=MODEL_LIST_ID),
         _title_bar(fold) if fold is not None else rx.fragment(),
         rx.cond(
             EditorState.selected_id == "",

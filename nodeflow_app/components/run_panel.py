@@ -1,7 +1,9 @@
 """Runs in the editor: toolbar buttons, the run-view chip on the canvas, and the bottom run history panel.
 
-The panel lists the graph's runs (left) and the chosen run's nodes in the order they ran (right), each
-expandable to its input, output and error as JSON, with "Pin output" to keep an output as test data.
+The panel lists the graph's runs (left, with who started each) and the chosen run's nodes in the order they
+ran (right), each expandable to its input, output and error as JSON, with "Pin output" to keep an output as
+test data. A running run has a Stop button; a paused run shows each waiting node's approval card (prompt,
+detail, a note, one button per answer), wherever the run was started.
 """
 
 from __future__ import annotations
@@ -78,6 +80,8 @@ def run_list_row(run: rx.Var) -> rx.Component:
         rx.text(run["trigger"], size="2", weight="medium", trim="both", overflow="hidden", white_space="nowrap",
                 text_overflow="ellipsis", min_width="0"),
         rx.spacer(),
+        rx.cond(run["source"] != "", rx.text(run["source"], size="1", color_scheme="gray", white_space="nowrap",
+                                             custom_attrs=_testid("run-started-by"))),
         rx.text(run["duration"], size="1", color_scheme="gray", white_space="nowrap"),
         rx.badge(run["version"], variant="outline", color_scheme="gray", size="1"),
         rx.text(run["started"], size="1", color_scheme="gray", white_space="nowrap"),
@@ -171,6 +175,31 @@ def node_detail(node: rx.Var) -> rx.Component:
     )
 
 
+def approval_card(card: rx.Var) -> rx.Component:
+    """A paused node of the chosen run: what it asks, and one button per answer."""
+    return rx.vstack(
+        rx.hstack(rx.icon("hand", size=14), rx.text(card["name"], size="2", weight="bold"),
+                  rx.badge("waiting", color_scheme="amber", variant="soft", size="1"), align="center", spacing="2"),
+        rx.text(card["prompt"], size="2", custom_attrs=_testid("approval-prompt")),
+        rx.cond(card["detail"] != "", rx.el.pre(card["detail"], style={
+            "fontFamily": MONO, "fontSize": "11px", "margin": 0, "padding": "6px 8px", "maxHeight": "120px",
+            "overflow": "auto", "background": "var(--gray-a3)", "borderRadius": "var(--radius-2)",
+            "whiteSpace": "pre-wrap", "width": "100%"})),
+        rx.input(value=RunHistoryState.approval_note, on_change=RunHistoryState.set_approval_note,
+                 placeholder="Note (optional)", size="1", width="100%", custom_attrs=_testid("approval-note")),
+        rx.hstack(
+            rx.foreach(RunHistoryState.approval_options[card["node_id"]], lambda option: rx.button(
+                option, size="1", variant="soft",
+                color_scheme=rx.cond((option == "reject") | (option == "deny"), "red", "green"),
+                on_click=RunHistoryState.answer(card["node_id"], option),
+                custom_attrs=_testid("approval-" + option))),
+            spacing="2",
+        ),
+        spacing="2", width="100%", padding="10px", border=BORDER, border_radius="var(--radius-3)",
+        background="var(--amber-a2)", custom_attrs=_testid("approval-card"),
+    )
+
+
 def run_detail() -> rx.Component:
     run = RunHistoryState.run
     return rx.cond(
@@ -183,6 +212,9 @@ def run_detail() -> rx.Component:
                 rx.text(run["trigger"], size="2", weight="bold"),
                 rx.text(run["version"], " · ", run["duration"], " · ", run["started"], size="1", color_scheme="gray"),
                 rx.spacer(),
+                rx.cond((run["status"] == "running") | (run["status"] == "paused"),
+                        rx.button(rx.icon("square", size=12), "Stop", size="1", variant="soft", color_scheme="red",
+                                  on_click=RunHistoryState.stop_run, custom_attrs=_testid("stop-run"))),
                 rx.button(rx.icon("eye", size=12), "Open on canvas", size="1", variant="soft",
                           on_click=RunHistoryState.open_on_canvas, custom_attrs=_testid("open-on-canvas")),
                 align="center", spacing="2", width="100%", padding="8px 10px", border_bottom=BORDER,
@@ -190,6 +222,9 @@ def run_detail() -> rx.Component:
             ),
             rx.cond(run["error"] != "", rx.callout(run["error"], icon="circle-alert", color_scheme="red", size="1",
                                                   width="100%")),
+            rx.cond(RunHistoryState.approvals.length() > 0,
+                    rx.vstack(rx.foreach(RunHistoryState.approvals, approval_card), spacing="2", width="100%",
+                              padding="8px 10px")),
             rx.box(rx.foreach(RunHistoryState.nodes, node_detail), width="100%"),
             spacing="0", flex="1", min_width="0", height="100%", overflow_y="auto",
             custom_attrs=_testid("run-detail"),

@@ -30,11 +30,21 @@ class RuntimeApi(Protocol):
 
     def emit(self, event: NodeEvent) -> None: ...
 
+    def checkpoint(self, node_id: str, value: Any) -> None:
+        """Persist `value` as the node's progress; if its process dies, the node's re-run gets it as `ctx.checkpoint`."""
+
     def on_finish(self, cleanup: Any) -> None:
         """Call `cleanup()` (sync or async) when the run stops: finished, failed, cancelled or paused.
 
         Linked artifacts are forgotten then too, so a resumed run materializes them again.
         """
+
+
+# Keys of FlowContext.context that entry points may set and nodes may read.
+# The conversation a run answers (a chat's id): nodes that keep history (agents) key it by this.
+CONVERSATION = "conversation"
+# Who or what started the run: chat, test, cli (later user:<id>, webhook, schedule, api).
+STARTED_BY = "started_by"
 
 
 @dataclass(slots=True)
@@ -45,13 +55,16 @@ class FlowContext:
     node_type: str
     run_id: str
     runtime: RuntimeApi
-    chat_id: str | None = None
+    # The embedder's opaque per-run context (e.g. CONVERSATION); the kernel passes it through unread.
+    context: dict[str, Any] = field(default_factory=dict)
     # The payload the run was started with (what a trigger node turns into its output).
     payload: Any = None
     # Payload given to `resume` when this node was paused; None on a first execution.
     resume_payload: Any = None
     # Free-form services of the embedding app (credentials, HTTP clients, sessions).
     services: dict[str, Any] = field(default_factory=dict)
+    # The node's last checkpoint when it runs again after its process died (e.g. finished loop items); else None.
+    checkpoint: Any = None
 
     def event(self, event_type: EventType, **data: Any) -> NodeEvent:
         return NodeEvent(self.run_id, self.node_id, self.node_type, event_type, data)

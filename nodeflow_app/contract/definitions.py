@@ -6,7 +6,7 @@ A node folder's `definition.py` imports only this module (or `nodeflow_app.contr
 from __future__ import annotations
 
 from functools import cached_property
-from typing import Any, Literal, TypeAlias
+from typing import Any, Literal, TypeAlias, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -22,6 +22,10 @@ ParameterType = Literal[
     "key_value", "model", "code", "list",
 ]
 ErrorMode = Literal["stop", "continue", "error_output"]
+# The vocabularies as tuples, for whoever lists or checks them (normalizer, inspector, canvas catalog).
+ERROR_MODES: tuple[str, ...] = get_args(ErrorMode)
+PARAMETER_TYPES: tuple[str, ...] = get_args(ParameterType)
+SOCKET_TYPES: tuple[str, ...] = get_args(SocketType)
 
 # A value on a port: any JSON-like Python value (or, on link sockets, any artifact).
 # The socket's `type` in the definition says what it is; values travel unboxed.
@@ -84,6 +88,12 @@ class Parameter(_Strict):
     socket_type: SocketType | None = None
     channel: Channel = "flow"
     multiple: bool = False
+    # A secret (a token, a password): encrypted at rest, never sent to the browser, never exported in clear.
+    # For key_value parameters the values are secret, the names are not.
+    secret: bool = False
+    # For `select` parameters whose options the install provides at run time (e.g. "mcp_servers"): the name
+    # of that list; `options` stays empty and the app fills the control.
+    choices: str = ""
 
     @property
     def has_socket(self) -> bool:
@@ -130,6 +140,10 @@ class NodeDefinition(_Strict):
     migrations: tuple[ParameterMigration, ...] = ()
     # A trigger starts runs: it has no flow input and receives the run's payload.
     trigger: bool = False
+    # A trigger's example payload (test runs from the editor, docs); None: the trigger needs none.
+    example_payload: Any = None
+    # Entry points that start runs at this trigger (e.g. "chat": each message sent in the graph's chat).
+    started_by: tuple[str, ...] = ()
     # A container runs its child nodes (those whose parentId is this node) itself.
     container: bool = False
     # Nodes with side effects never reuse cached outputs on re-runs.
@@ -146,6 +160,8 @@ class NodeDefinition(_Strict):
             raise ValueError(f"version {self.version} needs migrations from versions {expected}")
         if self.trigger and any(s.channel == "flow" for s in self.inputs):
             raise ValueError("a trigger cannot have flow inputs")
+        if not self.trigger and (self.example_payload is not None or self.started_by):
+            raise ValueError("only a trigger has an example payload or entry points (started_by)")
         return self
 
     def parameter(self, param_id: str) -> Parameter | None:

@@ -6,9 +6,10 @@ browser without a state var, and the canvas can light up compatible handles whil
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
-from nodeflow_app.runtime.coercion import COERCIONS, SOCKET_STYLES
+from nodeflow_app.runtime.coercion import COERCIONS
 from nodeflow_app.contract import ERROR_HANDLE, NodeDefinition, Parameter, Socket
 
 # Header colors per category (Radix step-9 tones that read well on the dark canvas).
@@ -18,6 +19,32 @@ CATEGORY_COLORS: dict[str, str] = {
     "core": "#6e56cf",
 }
 DEFAULT_COLOR = "#6f6e77"
+
+
+@dataclass(frozen=True, slots=True)
+class SocketStyle:
+    color: str
+    shape: str  # circle | square | diamond
+    dashed: bool = False
+
+
+SOCKET_STYLES: dict[str, SocketStyle] = {
+    "data": SocketStyle("#94a3b8", "circle"),
+    "tools": SocketStyle("#f59e0b", "square"),
+    "model": SocketStyle("#06b6d4", "circle"),
+    "string": SocketStyle("#3b82f6", "circle"),
+    "text": SocketStyle("#06b6d4", "circle"),
+    "float": SocketStyle("#a1a1aa", "circle"),
+    "int": SocketStyle("#71717a", "circle"),
+    "boolean": SocketStyle("#10b981", "diamond"),
+    "json": SocketStyle("#f97316", "circle"),
+    "messages": SocketStyle("#a855f7", "circle"),
+    "array": SocketStyle("#8b5cf6", "square"),
+    "document": SocketStyle("#84cc16", "square"),
+    "vector": SocketStyle("#14b8a6", "diamond"),
+    "binary": SocketStyle("#ec4899", "square"),
+    "any": SocketStyle("#6b7280", "circle", dashed=True),
+}
 
 
 def _socket(socket: Socket) -> dict[str, Any]:

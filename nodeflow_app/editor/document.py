@@ -96,11 +96,13 @@ class GraphDocument:
     # Operations --------------------------------------------------------------------------------
 
     def add_node(self, definitions: DefinitionSource, node_type: str, position: dict[str, float],
-                 name: str | None = None) -> Change:
+                 name: str | None = None, defaults: dict[str, Any] | None = None) -> Change:
+        """A new node with its definition's defaults; `defaults` replaces some of them (e.g. the install's model)."""
         definition = _definition(definitions, node_type)
+        data = definition.defaults()
+        data.update({k: v for k, v in (defaults or {}).items() if k in data})
         node = Node(id=self._new_node_id(node_type), type=node_type, version=definition.version,
-                    name=self.unique_name(name or definition.name), position=Position(**position),
-                    data=definition.defaults())
+                    name=self.unique_name(name or definition.name), position=Position(**position), data=data)
         return self._commit([{"op": "add_node", "node": _dump(node)}, {"op": "select", "ids": [node.id]}],
                             f"add {definition.name}")
 

@@ -18,16 +18,18 @@ from typing import Any
 from nodeflow_app.runtime.expressions import has_expression
 from nodeflow_app.runtime.values import MAX_DEPTH, value_problem
 from nodeflow_app.runtime.graph import Graph, Node, NodeSettings, RetryPolicy, parameter_problem
-from nodeflow_app.contract import NodeDefinition, Parameter
+from nodeflow_app.secret_values import is_set
+from nodeflow_app.contract import ERROR_MODES, NodeDefinition, Parameter
 from nodeflow_app.validation import node_issues
 
 # Controls whose value is one of a fixed set: an expression toggle makes no sense there.
 NO_EXPRESSION_TYPES = frozenset({"boolean", "select"})
 NUMBER_TYPES = frozenset({"int", "float"})
 TEXT_TYPES = frozenset({"string", "text", "code", "model"})
-ERROR_MODES = ("stop", "continue", "error_output")
 # The field ids of a key_value row, as stored (nodes._helpers.key_value_pairs also reads "key").
 KEY_FIELD, VALUE_FIELD = "name", "value"
+# In the rows of a secret key_value parameter: "true" when the row's value is set (the value is never shown).
+SECRET_SET_FIELD = "set"
 # `set_row_field(..., field_id=CHECKED_FIELD)` on a list with options toggles option `index`.
 CHECKED_FIELD = "checked"
 SETTING_LABELS = {
@@ -56,8 +58,9 @@ class FieldView:
 
 
 def accepts_expression(parameter: Parameter) -> bool:
-    """Whether the inspector offers the expression toggle ("fx") for this parameter."""
-    return parameter.expressions and parameter.type not in NO_EXPRESSION_TYPES
+    """Whether the inspector offers the expression toggle ("fx") for this parameter (never for a secret: its
+    text is never shown)."""
+    return parameter.expressions and parameter.type not in NO_EXPRESSION_TYPES and not parameter.secret
 
 
 def option_flag(parameter_id: str, value: Any) -> str:
@@ -108,6 +111,9 @@ class _Only:
 
 def _show(view: FieldView, parameter: Parameter, value: Any) -> None:
     pid = parameter.id
+    if parameter.secret:
+        _show_secret(view, parameter, value)
+        return
     if isinstance(value, str) and has_expression(value):
         view.texts[pid] = value
     elif parameter.type == "boolean":
@@ -125,6 +131,17 @@ def _show(view: FieldView, parameter: Parameter, value: Any) -> None:
             chosen = value if isinstance(value, list) else []
             for option in parameter.options:
                 view.flags[option_flag(pid, option.value)] = option.value in chosen
+
+
+def _show_secret(view: FieldView, parameter: Parameter, value: Any) -> None:
+    """A secret's controls show whether it is set, never its text (nor its ciphertext): `SECRET_SET_FIELD` per row."""
+    pid = parameter.id
+    view.texts[pid] = ""
+    if parameter.type == "key_value":
+        view.rows[pid] = [{KEY_FIELD: _text(name), VALUE_FIELD: "", SECRET_SET_FIELD: "true" if is_set(item) else ""}
+                          for name, item in _pairs(value)]
+    else:
+        view.flags[pid] = is_set(value)
 
 
 def _rows(parameter: Parameter, value: Any) -> list[dict[str, str]]:
@@ -367,8 +384,11 @@ def set_row_field(parameter: Parameter, current: Any, index: int, field_id: str,
         if key is None:
             raise FieldError(f"{label}: a row has a name and a value, not {field_id!r}")
         base = row if isinstance(row, dict) else {VALUE_FIELD: row}
+        if parameter.secret and key == VALUE_FIELD and (raw in (None, "")):
+            return rows  # the control shows a set secret empty: leaving it empty keeps the secret
         old = base.get(KEY_FIELD, base.get("key")) if key == KEY_FIELD else base.get(VALUE_FIELD)
-        updated: Any = {**base, key: _cell(old, raw)}
+        secret_text = parameter.secret and key == VALUE_FIELD  # a secret stays text (the state seals it)
+        updated: Any = {**base, key: str(raw) if secret_text else _cell(old, raw)}
         if key == KEY_FIELD:
             updated.pop("key", None)  # rows written as {"key", ...} (an import) are stored as {"name", ...}
     elif parameter.fields:

@@ -54,10 +54,11 @@ async def fetch(url: str) -> tuple[bytes, str, str]:
     """(body, content type, final URL) of a GET; every hop passes the SSRF guard; stops at MAX_BYTES."""
     import httpx
 
-    from nodes.tools.toolset.addresses import check_url  # MERGE: the unified SSRF guard
+    from nodeflow_app.net.guard import check_url, guarded_client  # the one SSRF guard (docs/security.md)
 
-    async with httpx.AsyncClient(timeout=httpx.Timeout(FETCH_TIMEOUT_S, connect=5.0), follow_redirects=False,
-                                 headers={"User-Agent": "NodeFlow-document-loader/1"}) as client:
+    # The client checks each address again when it connects (a name that resolves differently the second time).
+    async with guarded_client(timeout=httpx.Timeout(FETCH_TIMEOUT_S, connect=5.0), follow_redirects=False,
+                              headers={"User-Agent": "NodeFlow-document-loader/1"}) as client:
         for _ in range(MAX_REDIRECTS + 1):
             try:
                 await check_url(url)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from nodeflow_app.llm.providers import ModelConfigError, ModelRef, build_model, parse_ref
+from nodeflow_app.llm.providers import ModelConfigError, ModelRef, build_model, check_graph_url, parse_ref
 from nodes._helpers import to_number
 from nodeflow_app.contract import FlowContext
 
@@ -12,7 +12,8 @@ REASONING_EFFORTS = ("none", "low", "medium", "high")
 
 
 async def model_ref(data: dict[str, Any], ctx: FlowContext, parameter: str = "model") -> ModelRef:
-    """The reference a wired link provides (wire > inline value), else the inline `provider:model`."""
+    """The reference a wired link provides (wire > inline value), else the inline `provider:model`; a base URL
+    written in the graph has passed the SSRF guard."""
     linked = await ctx.runtime.resolve_links(ctx.node_id, parameter)
     if len(linked) > 1:
         raise ModelConfigError(f"'{parameter}' takes one model, but {len(linked)} are wired")
@@ -20,7 +21,9 @@ async def model_ref(data: dict[str, Any], ctx: FlowContext, parameter: str = "mo
     if value is None or (isinstance(value, str) and not value.strip()):
         raise ModelConfigError(f"choose a model (provider:model, e.g. openai:gpt-4o-mini) or wire a Model Selector "
                                f"into '{parameter}'")
-    return parse_ref(value)
+    ref = parse_ref(value)
+    await check_graph_url(ref)  # before any request: a clear error naming the URL and why
+    return ref
 
 
 def optional_number(data: dict[str, Any], key: str, low: float, high: float | None, *,

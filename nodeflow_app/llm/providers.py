@@ -65,6 +65,8 @@ class ModelRef:
     model: str
     base_url: str | None = None
     temperature: float | None = None
+    # The provider whose key may go to `base_url` when it is not the install's own URL (chosen in the graph).
+    credential: str | None = None
 
     @property
     def ref(self) -> str:
@@ -86,8 +88,11 @@ def parse_ref(value: str | dict[str, Any] | ModelRef) -> ModelRef:
             provider, model = parsed.provider, parsed.model
         base_url = value.get("base_url") or None
         temperature = value.get("temperature")
+        credential = str(value.get("credential") or "").strip() or None
+        if credential is not None and credential not in PROVIDERS:
+            raise ModelConfigError(f"unknown credential {credential!r}; use one of: {', '.join(PROVIDERS)}")
         return _checked(ModelRef(str(provider).strip(), str(model).strip(), base_url,
-                                 None if temperature in (None, "") else float(temperature)))
+                                 None if temperature in (None, "") else float(temperature), credential))
     if not isinstance(value, str) or ":" not in value.strip():
         raise ModelConfigError(f"a model is written provider:model (for example openai:gpt-4o-mini), got {value!r}")
     provider, model = value.strip().split(":", 1)
@@ -111,12 +116,42 @@ def api_key_for(provider: str) -> str | None:
 
 
 def base_url_for(provider: str, explicit: str | None = None) -> str | None:
-    """An explicit URL, else NODEFLOW_OPENAI_COMPATIBLE_BASE_URL (that provider only), else the credential store."""
+    """An explicit URL, else the install's own: NODEFLOW_OPENAI_COMPATIBLE_BASE_URL (that provider only), else the
+    credential store."""
     if explicit:
         return explicit
     if provider == "openai-compatible" and os.environ.get(COMPATIBLE_BASE_URL_ENV):
         return os.environ[COMPATIBLE_BASE_URL_ENV]
     return _stored(provider).base_url
+
+
+def graph_base_url(ref: ModelRef) -> str | None:
+    """`ref`'s base URL when it was written in a graph and is not the install's own URL for the provider, else None.
+
+    Such a URL gets no key unless `ref.credential` names one, and it passes the SSRF guard (SPEC 12).
+    The install's URLs (environment, credential store, the SDK's default) are the install's choice: trusted.
+    """
+    if not ref.base_url or PROVIDERS[ref.provider].base_url_field is None:
+        return None
+    own = base_url_for(ref.provider)
+    return None if own and _same_url(ref.base_url, own) else ref.base_url
+
+
+def _same_url(a: str, b: str) -> bool:
+    return a.strip().rstrip("/").lower() == b.strip().rstrip("/").lower()
+
+
+async def check_graph_url(ref: ModelRef) -> None:
+    """Refuse a base URL written in a graph that points at an internal address (unless allowlisted)."""
+    from nodeflow_app.net.guard import BlockedUrl, check_url
+
+    url = graph_base_url(ref)
+    if url is None:
+        return
+    try:
+        await check_url(url)
+    except BlockedUrl as error:
+        raise ModelConfigError(f"model {ref.ref}: {error}") from None
 
 
 def _stored(provider: str) -> Any:
@@ -169,22 +204,27 @@ def build_model(ref_or_dict: str | dict[str, Any] | ModelRef, *, temperature: fl
     `max_retries` defaults to NODEFLOW_LLM_MAX_RETRIES when set, else the SDK's default.
     """
     ref = parse_ref(ref_or_dict)
+    if base_url:
+        ref = dataclasses.replace(ref, base_url=base_url)
     spec = PROVIDERS[ref.provider]
     model_class = _model_class(spec, ref)
     fields = {f.name for f in dataclasses.fields(model_class)}
-    url = base_url_for(ref.provider, base_url or ref.base_url)
+    foreign = graph_base_url(ref)
+    url = foreign or base_url_for(ref.provider)
     if spec.needs_base_url and url is None:
         raise ModelConfigError(
             f"model {ref.ref!r} needs a base URL: set {COMPATIBLE_BASE_URL_ENV} or give one in a Model Selector "
             "(for example http://localhost:8000/v1)")
     kwargs: dict[str, Any] = {"id": ref.model}
-    key = api_key or api_key_for(ref.provider)
-    if spec.key_env and key is None and ref.provider != "openai-compatible":
+    key = api_key or _key_for(ref, foreign)
+    if spec.key_env and key is None and foreign is None and ref.provider != "openai-compatible":
         raise ModelConfigError(f"{spec.label} is not configured: set {spec.key_env}")
     if key is not None:
         kwargs["api_key"] = key
-    elif ref.provider == "openai-compatible":
-        kwargs["api_key"] = "not-provided"  # local servers accept anything; the SDK refuses an empty key
+    elif "api_key" in fields:
+        # Not None: the SDKs would read their provider's key from the environment and send it to this URL.
+        # Local servers accept anything, and the SDKs refuse an empty key.
+        kwargs["api_key"] = "not-provided"
     if url is not None and spec.base_url_field:
         kwargs[spec.base_url_field] = url
     temperature = temperature if temperature is not None else ref.temperature
@@ -200,7 +240,8 @@ def build_model(ref_or_dict: str | dict[str, Any] | ModelRef, *, temperature: fl
         elif "client_params" in fields:
             kwargs["client_params"] = {"max_retries": retries}
     if spec.shares_http_client and "http_client" in fields:
-        client = shared_http_client(ref.provider, url)
+        client = shared_http_client(ref.provider, url, guarded=foreign is not None,
+                                    keyless=foreign is not None and key is None)
         if client is not None:
             kwargs["http_client"] = client
     if "max_tokens" in options and "max_tokens" not in fields and "max_output_tokens" in fields:
@@ -211,6 +252,14 @@ def build_model(ref_or_dict: str | dict[str, Any] | ModelRef, *, temperature: fl
                                f"{'it' if len(unsupported) == 1 else 'them'} on the node")
     kwargs.update({k: v for k, v in options.items() if v is not None})
     return model_class(**kwargs)
+
+
+def _key_for(ref: ModelRef, foreign_url: str | None) -> str | None:
+    """The provider's own key for its own URL; for a URL written in a graph only the key of the credential
+    chosen for it (none by default): a stored or environment key never goes anywhere else (SPEC 12)."""
+    if foreign_url is None:
+        return api_key_for(ref.provider)
+    return api_key_for(ref.credential) if ref.credential else None
 
 
 def _model_class(spec: Provider, ref: ModelRef) -> type:
@@ -236,26 +285,46 @@ def _env_int(name: str) -> int | None:
 
 # A new client costs ~190 ms: share one per (provider, base_url). httpx pools are bound to the event
 # loop that opened their connections, so the share is per loop (the app has one; each test has its own).
-_clients: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple[str, str | None], Any]]" = (
+_clients: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple[str, str | None, bool, bool], Any]]" = (
     weakref.WeakKeyDictionary())
 
 
-def shared_http_client(provider: str, base_url: str | None) -> Any:
-    """The httpx.AsyncClient for (provider, base_url) on the running loop; None outside a loop."""
+def shared_http_client(provider: str, base_url: str | None, *, guarded: bool = False,
+                       keyless: bool = False) -> Any:
+    """The httpx.AsyncClient for (provider, base_url) on the running loop; None outside a loop.
+
+    `guarded` (a base URL written in a graph): every connection, redirects included, passes the SSRF guard.
+    `keyless`: requests leave without any authentication header (the SDKs insist on sending a placeholder).
+    """
     try:
         loop = asyncio.get_running_loop()
     except RuntimeError:
         return None
     by_key = _clients.setdefault(loop, {})
-    client = by_key.get((provider, base_url))
+    client = by_key.get((provider, base_url, guarded, keyless))
     if client is None or client.is_closed:
         import httpx  # the SDKs' own defaults: long reads for slow generations, quick connects
 
-        client = httpx.AsyncClient(timeout=httpx.Timeout(600.0, connect=5.0), follow_redirects=True,
-                                   limits=httpx.Limits(max_connections=1000, max_keepalive_connections=100),
-                                   event_hooks={"response": [_record_http_error]})
-        by_key[(provider, base_url)] = client
+        options: dict[str, Any] = dict(
+            timeout=httpx.Timeout(600.0, connect=5.0), follow_redirects=True,
+            limits=httpx.Limits(max_connections=1000, max_keepalive_connections=100),
+            event_hooks={"response": [_record_http_error], "request": [_drop_credentials] if keyless else []})
+        if guarded:
+            from nodeflow_app.net.guard import guarded_client
+
+            client = guarded_client(on_refused=_record_refusal, **options)
+        else:
+            client = httpx.AsyncClient(**options)
+        by_key[(provider, base_url, guarded, keyless)] = client
     return client
+
+
+_AUTH_HEADERS = ("authorization", "x-api-key", "api-key", "x-goog-api-key")
+
+
+async def _drop_credentials(request: Any) -> None:
+    for name in _AUTH_HEADERS:
+        request.headers.pop(name, None)
 
 
 async def close_http_clients() -> None:
@@ -280,6 +349,7 @@ _http_errors: contextvars.ContextVar[list["HttpFailure"] | None] = contextvars.C
 class HttpFailure:
     status: int
     model: str | None
+    refused: str | None = None  # the SSRF guard's reason, when the connection was refused before any request
 
 
 def track_http_errors() -> list[HttpFailure]:
@@ -301,16 +371,45 @@ async def _record_http_error(response: Any) -> None:
     failures.append(HttpFailure(response.status_code, model))
 
 
+def _record_refusal(message: str) -> None:
+    failures = _http_errors.get()
+    if failures is not None:
+        failures.append(HttpFailure(0, None, message))
+
+
 _STATUS_IN_MESSAGE = re.compile(r"\b(?:Error code|status(?: code)?)[:= ]+(\d{3})\b", re.IGNORECASE)
 
 
 def describe_failure(ref: ModelRef, message: str, failures: list[HttpFailure]) -> str:
     """`provider:model failed (HTTP 500): message`, naming the model that failed (a team member's, maybe)."""
     failure = failures[-1] if failures else None
+    if failure is not None and failure.refused:  # the SDK says only "Connection error."
+        return f"model {ref.ref}: {failure.refused}"
     status = failure.status if failure else None
     if status is None and (found := _STATUS_IN_MESSAGE.search(message or "")):
         status = int(found.group(1))
     model = failure.model if failure and failure.model else ref.model
     where = f"{ref.provider}:{model}"
     detail = f" (HTTP {status})" if status else ""
-    return f"model {where} failed{detail}: {message or 'no message from the provider'}"
+    return f"model {where} failed{detail}: {scrub(message, ref) or 'no message from the provider'}"
+
+
+# A provider (or whatever answers at its URL) may echo the request's headers back in its error.
+_HEADER_ECHO = re.compile(r"""(?i)\b(authorization|x-api-key|api[-_]key|x-goog-api-key)(['"]?\s*[:=]\s*['"]?)"""
+                          r"""(bearer\s+)?[^\s'",}]+""")
+_BEARER = re.compile(r"(?i)\bbearer\s+[A-Za-z0-9._~+/=-]{8,}")
+
+
+def scrub(message: str, ref: ModelRef | None = None) -> str:
+    """`message` without keys: the keys this model could have sent, and anything shaped like an auth header."""
+    text = _HEADER_ECHO.sub(lambda m: f"{m.group(1)}{m.group(2)}[hidden]", message or "")
+    text = _BEARER.sub("Bearer [hidden]", text)
+    if ref is not None:
+        for provider in {ref.provider, ref.credential} - {None}:
+            try:
+                key = api_key_for(provider)
+            except NodeError:
+                continue
+            if key and len(key) >= 4:
+                text = text.replace(key, "[hidden]")
+    return text

@@ -1,42 +1,41 @@
 """The `graph_runner` service: runs stored graphs for the Execute Graph node (nodes/flow/execute_graph).
 
-How it plugs in: a launcher that wants its runs to call other graphs passes
-`services=StoredGraphRunner(graphs, registry, hooks=...).for_graph(graph_id).services()` to
-`start_run`. The runner remembers the chain of graphs that led to the current run, so a graph that
-calls itself, directly or through others, is refused with the path (`A -> B -> A`); every child run
-gets a runner one step longer. With `hooks` (e.g. `RunStore.hooks`), child runs are persisted like any
-run, so they are in the history under their own id, which the node reports in its step (`child_run_id`).
+How it plugs in: the RunLauncher puts `StoredGraphRunner(launcher, graphs).for_graph(graph_id).services()`
+into every run it starts, and child runs start through the same launcher (`started_by="graph"`), so
+they are persisted, stoppable and in the history under their own id, which the node reports in its
+step (`child_run_id`). The runner remembers the chain of graphs that led to the current run, so a graph
+that calls itself, directly or through others, is refused with the path (`A -> B -> A`); every child
+run gets a runner one step longer. A called graph starts at its trigger for `graph` calls (the Manual
+Trigger's definition lists it), else at its only trigger.
 """
 
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Callable
+from typing import Any
 
 from nodeflow_app.contract import NodeError
-from nodeflow_app.runtime.engine import start_run
 from nodeflow_app.runtime.graph import GraphInvalid
-from nodeflow_app.runtime.run import Run, RunHooks
+from nodeflow_app.runtime.run import Run
 from nodeflow_app.store.graphs import GraphStore
 
 SERVICE = "graph_runner"  # the key Execute Graph reads from ctx.services
-PREFERRED_TRIGGER = "manual-trigger"  # the trigger a called graph starts at when it has several
+STARTED_BY = "graph"  # child runs are started by a calling graph
 MAX_DEPTH = 20
 
 
 class StoredGraphRunner:
     """Runs graphs of one GraphStore, on behalf of a run whose chain of calling graphs is `path`."""
 
-    def __init__(self, graphs: GraphStore, registry: Any, *, hooks: Callable[[], RunHooks | None] | None = None,
-                 path: tuple[tuple[str, str], ...] = ()):
-        self.graphs, self.registry, self.hooks, self.path = graphs, registry, hooks, path
+    def __init__(self, launcher: Any, graphs: GraphStore, path: tuple[tuple[str, str], ...] = ()):
+        self.launcher, self.graphs, self.path = launcher, graphs, path  # launcher: nodeflow_app.runs.launcher
 
     def for_graph(self, graph_id: str, name: str | None = None) -> "StoredGraphRunner":
         """The runner a run of `graph_id` gets (the path one graph longer)."""
         if name is None:
             stored = self.graphs.get(graph_id)
             name = stored.name if stored is not None else graph_id
-        return StoredGraphRunner(self.graphs, self.registry, hooks=self.hooks, path=(*self.path, (graph_id, name)))
+        return StoredGraphRunner(self.launcher, self.graphs, path=(*self.path, (graph_id, name)))
 
     def services(self) -> dict[str, Any]:
         return {SERVICE: self}
@@ -53,8 +52,10 @@ class StoredGraphRunner:
             raise NodeError(f"graphs call each other more than {MAX_DEPTH} levels deep")
         child = self.for_graph(graph_id, stored.name)
         try:
-            run = start_run(stored.graph, self.registry, trigger=_trigger(stored.graph), payload=payload,
-                            hooks=self.hooks() if self.hooks else None, services=child.services())
+            plan = await asyncio.to_thread(self.launcher.plan, stored.graph)
+            called = self.launcher.triggers(plan, STARTED_BY)
+            run = self.launcher.start(plan, started_by=STARTED_BY, trigger=called[0] if len(called) == 1 else None,
+                                      payload=payload, graph_id=graph_id, services=child.services())
         except GraphInvalid as error:
             problems = "; ".join(issue.message for issue in error.issues)
             raise NodeError(f"graph '{stored.name}' cannot run: {problems}") from None
@@ -74,12 +75,6 @@ async def _finish(run: Run) -> None:
     except asyncio.CancelledError:
         run.cancel()
         raise
-
-
-def _trigger(graph: dict[str, Any]) -> str | None:
-    """The Manual Trigger when the graph has one (else None: start_run takes the only trigger)."""
-    found = [n.get("id") for n in graph.get("nodes") or () if n.get("type") == PREFERRED_TRIGGER]
-    return found[0] if len(found) == 1 else None
 
 
 def final_output(run: Run) -> Any:

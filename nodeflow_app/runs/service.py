@@ -1,35 +1,28 @@
 """Test runs of a stored graph: re-run and run to here through the graph's output cache, pins, run history.
 
-Runs start from the STORED graph (a caller with unsaved edits saves first), persist through the RunStore
-(so they are in the history) and use the graph's process-level cache (`caches.py`): only stale nodes
-execute. Pins live in the database and are seeded into the cache before every run, so every worker
-process uses the same ones.
+Runs start from the STORED graph (a caller with unsaved edits saves first) through the RunLauncher with
+the `reuse` cache policy: they are persisted (so they are in the history), attributed to `test`, and only
+stale nodes execute. Pins live in the database and are seeded into the cache before every run, so every
+worker process uses the same ones.
 """
 
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
 from sqlalchemy import Engine
 
-from nodeflow_app.runs.caches import GraphCaches, graph_caches
+from nodeflow_app.runs.launcher import RunBusy, RunLauncher, run_launcher
 from nodeflow_app.runtime.cache import OutputCache
-from nodeflow_app.runtime.engine import run_to, start_run
-from nodeflow_app.runtime.graph import Graph, GraphInvalid, normalize_or_raise
-from nodeflow_app.runtime.plan import Plan, compile_plan
+from nodeflow_app.runtime.graph import GraphInvalid
+from nodeflow_app.runtime.plan import Plan
 from nodeflow_app.runtime.run import Run
-from nodeflow_app.store.db import make_engine, process_wide
+from nodeflow_app.store.db import process_wide
 from nodeflow_app.store.graphs import GraphStore
-from nodeflow_app.store.pins import PinStore
-from nodeflow_app.store.runs import RunStore
-from nodes._registry import default_registry
-
-TEST_MESSAGE = "Hello! This is a test run from the editor."
-# A trigger's payload for its first test run (later runs reuse the last one); None: the trigger's own default.
-FIRST_PAYLOADS = {"chat-start": lambda: {"message": TEST_MESSAGE, "chat_id": None, "attachments": []}}
 
 
 class RunRefused(ValueError):
@@ -39,29 +32,28 @@ class RunRefused(ValueError):
 class RunService:
     """Re-runs, runs to a node, pins and run history of stored graphs."""
 
-    def __init__(self, engine_or_url: Engine | str | None = None, *, registry: Any = None,
-                 caches: GraphCaches | None = None):
-        self._owns_engine = not isinstance(engine_or_url, Engine)
-        self.engine = engine_or_url if isinstance(engine_or_url, Engine) else make_engine(engine_or_url)
-        self.graphs, self.pins, self.runs = GraphStore(self.engine), PinStore(self.engine), RunStore(self.engine)
-        self.registry = registry if registry is not None else default_registry()
-        self.caches = caches if caches is not None else graph_caches()
+    def __init__(self, engine_or_url: Engine | str | None = None, *, launcher: RunLauncher | None = None,
+                 **launcher_options: Any):
+        self._owns_launcher = launcher is None
+        self.launcher = launcher if launcher is not None else RunLauncher(engine_or_url, **launcher_options)
+        self.engine = self.launcher.engine
+        self.graphs, self.pins, self.runs = GraphStore(self.engine), self.launcher.pins, self.launcher.store
+        self.registry, self.caches = self.launcher.registry, self.launcher.caches
 
     def close(self) -> None:
-        self.runs.close()
-        if self._owns_engine:
-            self.engine.dispose()
+        if self._owns_launcher:
+            self.launcher.close()
 
     # -- runs ------------------------------------------------------------------------------------------
 
     def rerun(self, graph_id: str, payload: Any = None, *, trigger: str | None = None) -> Run:
         """A (not yet started) run of the whole graph from its trigger; only stale nodes will execute."""
         plan = self._plan(graph_id)
-        trigger_id = trigger or self._trigger(graph_id, plan, _triggers(plan))
+        trigger_id = trigger or self._trigger(graph_id, plan, self.launcher.triggers(plan))
         payload = payload if payload is not None else self.default_payload(graph_id, plan, trigger_id)
         with _refused():
-            return start_run(plan.graph, self.registry, trigger=trigger_id, payload=payload,
-                             hooks=self.runs.hooks(self.cache(graph_id)))
+            return self.launcher.start(plan, started_by="test", trigger=trigger_id, payload=payload, cache="reuse",
+                                       graph_id=graph_id)
 
     def run_to(self, graph_id: str, node_id: str, payload: Any = None) -> Run:
         """A (not yet started) run of `node_id` and what it depends on; only stale nodes will execute."""
@@ -70,35 +62,32 @@ class RunService:
         if target is None:
             raise RunRefused(f"there is no node '{node_id}' in the saved graph")
         upstream = plan.ancestors(node_id) | {node_id}
-        triggers = [t for t in _triggers(plan) if t in upstream]
+        triggers = [t for t in self.launcher.triggers(plan) if t in upstream]
         if not triggers:
             raise RunRefused(f"no trigger leads to '{target.node.name}': wire it to a trigger first")
         trigger_id = self._trigger(graph_id, plan, triggers)
         payload = payload if payload is not None else self.default_payload(graph_id, plan, trigger_id)
         with _refused():
-            return run_to(plan.graph, self.registry, node_id, self.cache(graph_id), trigger=trigger_id,
-                          payload=payload, hooks=self.runs.hooks())
+            return self.launcher.start(plan, started_by="test", trigger=trigger_id, payload=payload, cache="reuse",
+                                       graph_id=graph_id, to_node=node_id)
 
     def default_payload(self, graph_id: str, plan: Plan, trigger_id: str) -> Any:
-        """The last run's payload of that trigger, else the trigger type's first payload (else None)."""
+        """The last run's payload of that trigger, else the trigger's example payload (else None)."""
         found, payload = self.runs.last_payload(graph_id, trigger_id)
         if found:
             return payload
-        first = FIRST_PAYLOADS.get(plan.nodes[trigger_id].node.type)
-        return first() if first is not None else None
+        return self.launcher.example_payload(plan, trigger_id)
 
     def stale(self, graph_id: str) -> set[str]:
         """Nodes a re-run would execute (the rest reuse cached or pinned outputs)."""
         plan = self._plan(graph_id)
-        trigger_id = self._trigger(graph_id, plan, _triggers(plan))
+        trigger_id = self._trigger(graph_id, plan, self.launcher.triggers(plan))
         payload = self.default_payload(graph_id, plan, trigger_id)
         return self.cache(graph_id).stale_nodes(plan, trigger_id, payload)
 
     def cache(self, graph_id: str) -> OutputCache:
-        """The graph's output cache with the database's pins."""
-        cache = self.caches.get(graph_id)
-        cache.pinned = self.pins.pins(graph_id)
-        return cache
+        """The graph's output cache with the database's pins (what a test run reuses)."""
+        return self.launcher.cache("reuse", graph_id)
 
     # -- history ---------------------------------------------------------------------------------------
 
@@ -107,6 +96,30 @@ class RunService:
 
     def get_run(self, run_id: str) -> dict[str, Any] | None:
         return self.runs.get_run(run_id)
+
+    # -- controls (any run, wherever it executes) ------------------------------------------------------
+
+    def stop(self, run_id: str) -> bool:
+        """Stop a run executing here or in another process; a paused one is cancelled."""
+        return self.launcher.stop(run_id)
+
+    def answer(self, run_id: str, node_id: str, decision: str, note: str | None = None,
+               who: str | None = None) -> Run | None:
+        """Answer a paused node's approval card: None when a live run took the answer, else the restored
+        run to drive with `run.resume(node_id, payload)` (see `approval_payload`)."""
+        stored = self.runs.get_run(run_id)
+        if stored is None:
+            raise RunRefused(f"there is no run '{run_id}'")
+        node = next((n for n in stored["nodes"] if n["node_id"] == node_id and n["status"] == "paused"), None)
+        if node is None or not node.get("wait"):
+            raise RunRefused(f"node '{node_id}' of run {run_id[:8]} is not waiting for an answer")
+        options = node["wait"].get("options") or []
+        if options and decision not in options:
+            raise RunRefused(f"answer one of {', '.join(options)}, not {decision!r}")
+        try:
+            return self.launcher.answer(run_id, node_id, approval_payload(decision, note, who))
+        except (RunBusy, LookupError) as error:
+            raise RunRefused(str(error)) from None
 
     # -- pins ------------------------------------------------------------------------------------------
 
@@ -148,8 +161,7 @@ class RunService:
         if stored is None:
             raise RunRefused(f"there is no graph '{graph_id}'")
         with _refused():
-            graph: Graph = normalize_or_raise(stored.graph, self.registry)
-        return compile_plan(graph, self.registry)
+            return self.launcher.plan(stored.graph)
 
     def _trigger(self, graph_id: str, plan: Plan, candidates: list[str]) -> str:
         """The trigger the latest run started at when it is a candidate, else the first candidate."""
@@ -162,6 +174,11 @@ class RunService:
         return candidates[0]
 
 
+def approval_payload(decision: str, note: str | None, who: str | None) -> dict[str, Any]:
+    """What a person's answer to a paused node carries (the chat's approval cards send the same)."""
+    return {"decision": decision, "note": note, "by": who, "at": time.time()}
+
+
 @contextmanager
 def _refused() -> Iterator[None]:
     """An invalid graph refuses the run with its issues (the editor shows them too)."""
@@ -171,9 +188,9 @@ def _refused() -> Iterator[None]:
         raise RunRefused("; ".join(issue.message for issue in error.issues)) from None
 
 
-def _triggers(plan: Plan) -> list[str]:
-    return [node_id for node_id, pn in plan.nodes.items() if pn.definition.trigger]
+def _process_run_service() -> RunService:
+    return RunService(launcher=run_launcher())
 
 
-# The process's RunService on the app database, opened on first use (never at import time).
-run_service = process_wide(RunService)
+# The process's RunService (on the process's launcher), opened on first use (never at import time).
+run_service = process_wide(_process_run_service)

@@ -18,9 +18,23 @@ def run_row(run: dict[str, Any], now: float | None = None) -> dict[str, str]:
         "duration": duration_text(run.get("duration_ms")),
         "version": f"v{run.get('graph_version', 1)}",
         "started": ago(run["started_at"], now),
-        "source": "chat" if run.get("chat_id") else "test",
+        "source": run.get("started_by") or "",
         "error": run.get("error") or "",
     }
+
+
+def approval_cards(run: dict[str, Any]) -> list[dict[str, Any]]:
+    """The paused nodes of a whole run (get_run) as approval cards: node_id, name, prompt, detail, options."""
+    cards = []
+    for node in run.get("nodes", ()):
+        wait = node.get("wait")
+        if node["status"] != "paused" or not wait:
+            continue
+        detail = wait.get("detail")
+        cards.append({"node_id": node["node_id"], "name": node["node_name"], "prompt": str(wait.get("prompt") or ""),
+                      "detail": detail if isinstance(detail, str) else pretty(detail) if detail else "",
+                      "options": [str(o) for o in wait.get("options") or ["approve", "reject"]]})
+    return cards
 
 
 def _trigger_name(run: dict[str, Any]) -> str:

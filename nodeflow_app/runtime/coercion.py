@@ -1,36 +1,14 @@
-"""Socket types (how they look) and the coercion table (what connects to what, and how values convert)."""
+"""The coercion table: which socket types connect, and how values convert along a wire.
+
+The socket types are the contract's (SOCKET_TYPES); how they look is the editor catalog's.
+"""
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from typing import Any, Callable
 
-
-@dataclass(frozen=True, slots=True)
-class SocketStyle:
-    color: str
-    shape: str  # circle | square | diamond
-    dashed: bool = False
-
-
-SOCKET_STYLES: dict[str, SocketStyle] = {
-    "data": SocketStyle("#94a3b8", "circle"),
-    "tools": SocketStyle("#f59e0b", "square"),
-    "model": SocketStyle("#06b6d4", "circle"),
-    "string": SocketStyle("#3b82f6", "circle"),
-    "text": SocketStyle("#06b6d4", "circle"),
-    "float": SocketStyle("#a1a1aa", "circle"),
-    "int": SocketStyle("#71717a", "circle"),
-    "boolean": SocketStyle("#10b981", "diamond"),
-    "json": SocketStyle("#f97316", "circle"),
-    "messages": SocketStyle("#a855f7", "circle"),
-    "array": SocketStyle("#8b5cf6", "square"),
-    "document": SocketStyle("#84cc16", "square"),
-    "vector": SocketStyle("#14b8a6", "diamond"),
-    "binary": SocketStyle("#ec4899", "square"),
-    "any": SocketStyle("#6b7280", "circle", dashed=True),
-}
+from nodeflow_app.contract import SOCKET_TYPES
 
 
 class CoercionError(ValueError):
@@ -74,7 +52,7 @@ COERCIONS: dict[tuple[str, str], Callable[[Any], Any]] = {
 def can_connect(source_type: str, target_type: str) -> tuple[bool, str]:
     """Whether a wire from a `source_type` socket may enter a `target_type` socket, and why not."""
     for socket_type in (source_type, target_type):
-        if socket_type not in SOCKET_STYLES:
+        if socket_type not in SOCKET_TYPES:
             return False, f"unknown socket type '{socket_type}'"
     if source_type == target_type or "any" in (source_type, target_type):
         return True, ""

@@ -6,15 +6,13 @@ declares, fills parameter defaults, and reports every broken rule as a `GraphIss
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from nodeflow_app.runtime.coercion import can_connect
 from nodeflow_app.runtime.values import text_problem, value_problem
-from nodeflow_app.contract import Channel, NodeDefinition, Parameter, Socket
-
-ErrorMode = Literal["stop", "continue", "error_output"]
+from nodeflow_app.contract import Channel, ErrorMode, NodeDefinition, Parameter, Socket
 
 
 class _Model(BaseModel):

@@ -1,55 +1,41 @@
-"""One run of a graph: a scheduler that streams NodeEvents while it executes nodes concurrently.
+"""One run of a graph: drives its nodes concurrently and streams NodeEvents in order of occurrence.
 
-The scheduler decides in one place (the consumer's coroutine, `Run.events`); node tasks only execute
-and report back through a queue. It knows channels, ports and capabilities, never node types.
+The run decides in one place (the consumer's coroutine, `Run.events`); node tasks only execute and
+report back. Readiness and edges are `scheduling.Schedule`'s, how one node is called (retry, timeout,
+streaming, error modes) is `calls`', what a node sees of the run is `links`'. It knows channels, ports
+and capabilities, never node types.
 
 1. A run starts at a trigger; its set is the top-level nodes reachable over flow edges.
 2. A node becomes ready when every incoming flow edge from the set is resolved (delivered or dead).
 3. Ready with a delivered value and its required inputs: it runs; only dead edges: it is skipped.
 4. Its outputs deliver along edges whose port has a value; other edges die.
-5. A node may ask to wait (pause); `resume` runs it again with the payload.
+5. A node may ask to wait (pause); `answer` runs it again with the payload.
+6. The run is `completed` only when every member settled; a paused node leaves it `paused`.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import contextvars
 import inspect
 import logging
 import time
 import uuid
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, AsyncIterator, Callable
 
-from nodeflow_app.runtime.coercion import CoercionError, coerce
-from nodeflow_app.runtime.expressions import ExpressionError, NodeUnavailable, resolve
-from nodeflow_app.runtime.graph import Edge
+from nodeflow_app.contract import ExecutionResult, NodeError, NodeEvent, WaitForInput
+from nodeflow_app.runtime.calls import call_node, failure_message, handled_outputs
+from nodeflow_app.runtime.expressions import resolve
+from nodeflow_app.runtime.links import RuntimeApiImpl, Scope, flow_context, materialize
 from nodeflow_app.runtime.plan import Plan, PlanNode
+from nodeflow_app.runtime.records import RERUN_ON_RESUME, SETTLED, NodeRecord, RunError, RunHooks
+from nodeflow_app.runtime.scheduling import FAIL, SKIP, Schedule
 from nodeflow_app.runtime.values import value_problem
-from nodeflow_app.contract import ERROR_HANDLE, ExecutionResult, FlowContext, NodeError, NodeEvent, WaitForInput
 
 log = logging.getLogger(__name__)
-_link_path: contextvars.ContextVar[tuple[tuple[str, str], ...]] = contextvars.ContextVar("link_path", default=())
 
-
-class RunError(Exception):
-    """A problem of the run itself (bad resume, unknown node), not of one node."""
-
-
-@dataclass(slots=True)
-class NodeRecord:
-    """What happened to one node in this run; persisted as it changes."""
-
-    status: str = "pending"  # running | completed | failed | skipped | paused | cancelled
-    inputs: dict[str, Any] | None = None
-    outputs: dict[str, Any] | None = None
-    error: str | None = None
-    duration_ms: float | None = None
-    cached: bool = False
-    wait: WaitForInput | None = None
-    sequence: int = 0  # order of the last status change, for replay after a restart
+__all__ = ["NodeRecord", "Run", "RunError", "RunHooks"]
 
 
 @dataclass(slots=True)
@@ -60,27 +46,22 @@ class _Done:
     duration_ms: float
 
 
-@dataclass
-class RunHooks:
-    """Optional collaborators: persistence and the reactive output cache."""
-
-    on_node: Callable[["Run", str, NodeRecord], None] | None = None
-    on_run: Callable[["Run"], None] | None = None
-    cache: Any = None  # nodeflow_app.runtime.cache.OutputCache
-
-
 class Run:
-    """A run of `plan` from `trigger_id` with `payload`. Iterate `events()` to drive it."""
+    """A run of `plan` from `trigger_id` with `payload`. Iterate `events()` to drive it.
+
+    `context` is the embedder's opaque per-run context (nodes read it from `ctx.context`; the kernel never
+    does); `services` are the embedder's collaborators for nodes.
+    """
 
     def __init__(self, plan: Plan, trigger_id: str | None, payload: Any = None, *, run_id: str | None = None,
-                 chat_id: str | None = None, services: dict[str, Any] | None = None,
+                 context: dict[str, Any] | None = None, services: dict[str, Any] | None = None,
                  hooks: RunHooks | None = None, only: set[str] | None = None,
                  members: set[str] | None = None, parent: "Run | None" = None):
         self.plan = plan
         self.trigger_id = trigger_id
         self.payload = payload
         self.run_id = run_id or uuid.uuid4().hex
-        self.chat_id = chat_id
+        self.context = context if context is not None else {}
         self.services = services or {}
         self.hooks = hooks or RunHooks()
         self.parent = parent
@@ -91,16 +72,14 @@ class Run:
         self.members = members if members is not None else self._members(trigger_id, only)
         self.records: dict[str, NodeRecord] = {n: NodeRecord() for n in self.members}
         self.signatures: dict[str, str] = {}
-        self._pending = dict(plan.pending_counts(self.members))
-        self._delivered: dict[str, dict[str, list[Any]]] = {n: {} for n in self.members}
+        self.schedule = Schedule(plan, self.members)
         self._tasks: dict[str, asyncio.Task] = {}
         self._outbox: deque[NodeEvent] = deque()  # events not yet yielded (the root run's is used)
         self._wake = asyncio.Event()  # set when a node finished or an event is waiting
         self._cancel_requested = False
-        self._undeliverable = False  # some wire failed coercion in this run
         self._links: dict[tuple[str, str], asyncio.Future] = {}
         self._sequence = 0
-        self._api = _RuntimeApi(self)
+        self._api = RuntimeApiImpl(self)
         self._root: Run = parent._root if parent is not None else self
         self._replaying = False
         self._cleanups: list[Callable[[], Any]] = []
@@ -112,8 +91,9 @@ class Run:
                 run_id: str, status: str, **options: Any) -> "Run":
         """Rebuild a run from its persisted node records (e.g. a paused run after a restart).
 
-        Finished nodes are replayed in the order they finished, without executing anything, so the
-        edges they resolved are resolved again; paused nodes wait for `resume` as before.
+        Settled nodes are replayed in the order they settled, without executing anything, so the edges
+        they resolved are resolved again; paused nodes wait for `answer` as before; nodes that were in
+        flight when their process died (`interrupted`) execute again when the run resumes.
         """
         run = cls(plan, trigger_id, payload, run_id=run_id, **options)
         run.status, run._replaying = "running", True
@@ -151,23 +131,45 @@ class Run:
             pass
         return self
 
-    async def resume(self, node_id: str, payload: Any) -> AsyncIterator[NodeEvent]:
-        """Continue a paused node with the answer `payload`; yields the rest of the run's events."""
+    def answer(self, node_id: str, payload: Any) -> None:
+        """Continue the paused (or interrupted) node `node_id` with `payload`; nodes interrupted by a dead
+        process run again too. Whoever drives `events()` sees the rest; a run that was not going on is
+        `running` again and `events()` drives it.
+        """
+        if self.status in ("completed", "failed", "cancelled"):
+            raise RunError(f"run {self.run_id} is {self.status}; only a paused or interrupted run can go on")
         record = self.records.get(node_id)
-        if record is None or record.status != "paused":
+        if record is None or record.status not in ("paused", *RERUN_ON_RESUME):
             paused = [self.plan.nodes[n].node.name for n, r in self.records.items() if r.status == "paused"]
             raise RunError(f"node '{node_id}' is not waiting for input (paused: {', '.join(paused) or 'none'})")
-        self._set_status("running")
+        if self.status != "running":
+            self._set_status("running")
         pn = self.plan.nodes[node_id]
         self._emit(pn, "resumed", payload=payload)
         self._launch(pn, record.inputs or {}, resume_payload=payload)
-        async for event in self._drive():
+        for other, rec in self.records.items():
+            if other != node_id and rec.status in RERUN_ON_RESUME and other not in self._tasks:
+                self._launch(self.plan.nodes[other], rec.inputs or {})
+        self._wake.set()
+
+    async def resume(self, node_id: str, payload: Any) -> AsyncIterator[NodeEvent]:
+        """`answer` and drive: yields the rest of the run's events."""
+        self.answer(node_id, payload)
+        async for event in self.events():
             yield event
 
     def cancel(self) -> None:
         """Cooperative cancel: in-flight node tasks are cancelled; the stream ends with `cancelled`."""
         self._cancel_requested = True
         self._wake.set()
+
+    def save_checkpoint(self, node_id: str, value: Any) -> None:
+        """A running node's progress, persisted with its record (see RuntimeApi.checkpoint)."""
+        record = self.records.get(node_id)
+        if record is None:
+            raise RunError(f"node '{node_id}' is not part of this run")
+        record.checkpoint = value
+        self._record(node_id)
 
     def outputs_by_name(self) -> dict[str, Any]:
         return {self.plan.nodes[n].node.name: r.outputs for n, r in self.records.items() if r.status == "completed"}
@@ -199,8 +201,20 @@ class Run:
                 continue
             await wake.wait()
         if self.status == "running":
-            self._finish("paused" if self.paused_nodes() else "completed")
+            self._settle()
         await self._release()
+
+    def _settle(self) -> None:
+        """Nothing is in flight: paused if a node waits, completed if every member settled, else failed."""
+        if self.paused_nodes():
+            self._finish("paused")
+            return
+        unsettled = [self.plan.nodes[n].node.name for n, r in self.records.items() if r.status not in SETTLED]
+        if unsettled:
+            self.error = f"the run stopped before {', '.join(sorted(unsettled))} finished"
+            self._finish("failed")
+            return
+        self._finish("completed")
 
     async def _release(self) -> None:
         """The run stopped (finished or paused): close what nodes opened, forget linked artifacts."""
@@ -226,46 +240,28 @@ class Run:
         if self.trigger_id is not None:
             self._ready(self.trigger_id)
         else:  # a subgraph: nodes with no incoming edge from other members start
-            for node_id, pending in self._pending.items():
-                if pending == 0:
-                    self._ready(node_id)
+            for node_id in self.schedule.roots():
+                self._ready(node_id)
 
     def _ready(self, node_id: str) -> None:
         if self._replaying:  # restoring: what happened next is in the records already
             return
         pn = self.plan.nodes[node_id]
-        delivered = self._delivered[node_id]
-        if node_id != self.trigger_id and not delivered:
-            self._skip(pn, self._why_nothing_arrived(pn))
+        verdict, value = self.schedule.gather(pn, node_id == self.trigger_id)
+        if verdict is SKIP:
+            self._skip(pn, value if value is not None else self._why_nothing_arrived(pn))
             return
-        missing = [s.label or s.id for s in pn.required_flow if s.id not in delivered]
-        if missing:
-            self._skip(pn, f"required input {', '.join(missing)} has no value")
+        if verdict is FAIL:
+            self._fail(pn, NodeError(value), 0.0)
             return
-        inputs: dict[str, Any] = {}
-        for handle, values in delivered.items():
-            socket = pn.inputs.get(handle)
-            undeliverable = self._undeliverable and next((v for v in values if v.__class__ is _Undeliverable), None)
-            if undeliverable:
-                self._fail(pn, NodeError(undeliverable.message), 0.0)
-                return
-            if socket is not None and socket.multiple:
-                inputs[handle] = values
-            elif len(values) > 1:
-                self._fail(pn, NodeError(
-                    f"{len(values)} values arrived at input '{handle}' of node '{pn.node.name}', which takes one; "
-                    f"add a Merge node to combine the branches"), 0.0)
-                return
-            else:
-                inputs[handle] = values[0]
-        cached = self._cached(pn, inputs) if self.hooks.cache is not None else None
+        cached = self._cached(pn, value) if self.hooks.cache is not None else None
         if cached is not None:
             record = self.records[node_id]
-            record.inputs, record.cached = inputs, True
+            record.inputs, record.cached = value, True
             self._emit(pn, "started", name=pn.node.name, cached=True)
             self._complete(pn, cached, 0.0)
             return
-        self._launch(pn, inputs)
+        self._launch(pn, value)
 
     def _launch(self, pn: PlanNode, inputs: dict[str, Any], resume_payload: Any = None) -> None:
         node_id = pn.node.id
@@ -278,16 +274,7 @@ class Run:
         started = time.perf_counter()
         try:
             data, inputs = self._prepare(pn, inputs)
-            ctx = FlowContext(pn.node.id, pn.node.type, self.run_id, self._api, self.chat_id,
-                              self.payload, resume_payload, self.services)
-            if pn.plain:
-                result = await pn.executor.execute(data, inputs, ctx)
-                if result.__class__ is not ExecutionResult:
-                    result = self._checked(pn, result)
-                for event in result.events:
-                    self._push(event)
-            else:
-                result = await self._attempts(pn, data, inputs, ctx)
+            result = await call_node(pn, data, inputs, flow_context(self, pn, resume_payload), self._push)
             error = None
         except asyncio.CancelledError:
             raise
@@ -303,68 +290,11 @@ class Run:
             self._finish("failed")
         self._wake.set()
 
-    async def _attempts(self, pn: PlanNode, data: dict, inputs: dict, ctx: FlowContext) -> ExecutionResult:
-        """Run the executor with the node's timeout, retrying per its policy before any error routing."""
-        settings = pn.node.settings
-        policy = settings.retry
-        delay = policy.initial_interval
-        for attempt in range(1, policy.max_attempts + 1):
-            try:
-                if settings.timeout is None:
-                    return await self._call(pn, data, inputs, ctx)
-                async with asyncio.timeout(settings.timeout):
-                    return await self._call(pn, data, inputs, ctx)
-            except (asyncio.CancelledError, ExpressionError, CoercionError):
-                raise
-            except Exception as exc:
-                if isinstance(exc, TimeoutError):
-                    exc = NodeError(f"node '{pn.node.name}' timed out after {settings.timeout:g} s")
-                if attempt == policy.max_attempts:
-                    raise exc
-                self._push(ctx.event("progress", message=f"attempt {attempt} failed: {exc}; retrying",
-                                     attempt=attempt))
-                await asyncio.sleep(min(delay, policy.max_interval))
-                delay *= policy.backoff_factor
-        raise AssertionError("unreachable")
-
-    async def _call(self, pn: PlanNode, data: dict, inputs: dict, ctx: FlowContext) -> ExecutionResult:
-        if not pn.streams:
-            result = await pn.executor.execute(data, inputs, ctx)
-        else:
-            result = None
-            handed_over = 0.0
-            # aclosing: a cancel that lands outside the generator still closes it (and its HTTP stream).
-            async with contextlib.aclosing(pn.executor.execute(data, inputs, ctx)) as stream:
-                async for item in stream:
-                    if item.__class__ is not NodeEvent:
-                        result = item
-                        continue
-                    self._push(item)
-                    # A fast stream may never suspend (its data is already buffered): step aside every
-                    # few ms so the consumer sees events as they are made, not in late batches.
-                    now = time.perf_counter()
-                    if now - handed_over > 0.002:
-                        handed_over = now
-                        try:
-                            await asyncio.sleep(0)
-                        except asyncio.CancelledError:  # re-deliver it where the stream waits, so the
-                            asyncio.current_task().cancel()  # stream's own cleanup (HTTP close) runs
-        result = self._checked(pn, result)
-        for event in result.events:
-            self._push(event)
-        return result
-
-    @staticmethod
-    def _checked(pn: PlanNode, result: Any) -> ExecutionResult:
-        if not isinstance(result, ExecutionResult):
-            raise NodeError(f"node '{pn.node.name}' returned {type(result).__name__}, not an ExecutionResult")
-        return result
-
     def _prepare(self, pn: PlanNode, inputs: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
         """Parameters for this call: wire > expression > inline value."""
         data = pn.node.data
         if pn.has_expressions:
-            scope = _Scope(self, pn, inputs)
+            scope = Scope(self, pn, inputs)
             data = {key: resolve(value, scope, parameter=key)
                     if (p := pn.definition.parameter(key)) is None or p.expressions else value
                     for key, value in data.items()}
@@ -400,15 +330,11 @@ class Run:
         self._resolve_edges(pn, outputs)
 
     def _fail(self, pn: PlanNode, error: BaseException, duration_ms: float) -> None:
-        message = str(error) if isinstance(error, (NodeError, ExpressionError, CoercionError)) else (
-            f"{type(error).__name__}: {error}")
-        mode = pn.node.settings.error_mode
-        self._emit(pn, "error", error=message, handled=mode != "stop")
-        if mode == "continue" and pn.first_output:
-            self._complete(pn, {pn.first_output: {"error": message}}, duration_ms)
-            return
-        if mode == "error_output":
-            self._complete(pn, {ERROR_HANDLE: {"error": message, "node": pn.node.name}}, duration_ms)
+        message = failure_message(error)
+        outputs = handled_outputs(pn, message)
+        self._emit(pn, "error", error=message, handled=pn.node.settings.error_mode != "stop")
+        if outputs is not None:
+            self._complete(pn, outputs, duration_ms)
             return
         record = self.records[pn.node.id]
         record.status, record.error, record.duration_ms = "failed", message, round(duration_ms, 3)
@@ -449,29 +375,10 @@ class Run:
         self._resolve_edges(pn, {})
 
     def _resolve_edges(self, pn: PlanNode, outputs: dict[str, Any]) -> None:
-        """Deliver each output along its edges; an edge from a port without a value is dead."""
         if self.status != "running":
             return
-        for edge in pn.flow_out:
-            target_id = edge.target
-            if target_id not in self.members:
-                continue
-            if edge.sourceHandle in outputs:
-                value = outputs[edge.sourceHandle]
-                if edge.data.sourceType != edge.data.targetType:
-                    value = self._coerce(edge, value)
-                self._delivered[target_id].setdefault(edge.targetHandle, []).append(value)
-            self._pending[target_id] -= 1
-            if self._pending[target_id] == 0:
-                self._ready(target_id)
-
-    def _coerce(self, edge: Edge, value: Any) -> Any:
-        try:
-            return coerce(value, edge.data.sourceType or "any", edge.data.targetType or "any")
-        except CoercionError as error:
-            target = self.plan.nodes[edge.target].node.name
-            self._undeliverable = True
-            return _Undeliverable(f"input '{edge.targetHandle}' of node '{target}': {error}")
+        for target_id in self.schedule.deliver(pn, outputs):
+            self._ready(target_id)
 
     def _cancel_tasks(self) -> None:
         for node_id, task in list(self._tasks.items()):
@@ -522,53 +429,20 @@ class Run:
         pn = self.plan.nodes.get(node_id)
         if pn is None:
             raise RunError(f"no node '{node_id}' in this graph")
-        artifacts = []
-        for edge in pn.link_in:
-            if edge.targetHandle == handle:
-                artifacts.append(await self._materialize(edge.source, edge.sourceHandle))
-        return artifacts
-
-    async def _materialize(self, node_id: str, handle: str) -> Any:
-        key = (node_id, handle)
-        path = _link_path.get()
-        if key in path:
-            names = " -> ".join(f"{self.plan.nodes[n].node.name}.{h}" for n, h in path + (key,))
-            raise NodeError(f"link cycle: {names}")
-        future = self._root._links.get(key)
-        if future is not None:
-            return await future
-        future = asyncio.get_running_loop().create_future()
-        self._root._links[key] = future
-        token = _link_path.set(path + (key,))
-        try:
-            pn = self.plan.nodes[node_id]
-            materialize = getattr(pn.executor, "materialize", None)
-            if materialize is None:
-                raise NodeError(f"node '{pn.node.name}' ({pn.node.type}) cannot provide links")
-            data = resolve(pn.node.data, _Scope(self, pn, {})) if pn.has_expressions else pn.node.data
-            ctx = FlowContext(node_id, pn.node.type, self.run_id, self._api, self.chat_id,
-                              self.payload, None, self.services)
-            artifact = await materialize(data, handle, ctx)
-        except BaseException as error:
-            future.set_exception(error)
-            future.exception()  # retrieved here; concurrent waiters re-raise it themselves
-            raise
-        finally:
-            _link_path.reset(token)
-        future.set_result(artifact)
-        return artifact
+        return [await materialize(self, edge.source, edge.sourceHandle) for edge in pn.link_in
+                if edge.targetHandle == handle]
 
     async def run_subgraph(self, node_ids: list[str], input: Any) -> dict[str, Any]:
         """Run `node_ids` (a container's children) once with `input` entering from outside; their outputs by id."""
         members = set(node_ids)
-        child = Run(self.plan, None, self.payload, run_id=self.run_id, chat_id=self.chat_id,
+        child = Run(self.plan, None, self.payload, run_id=self.run_id, context=self.context,
                     services=self.services, hooks=RunHooks(cache=None), members=members, parent=self)
         for node_id in members:
             pn = self.plan.nodes[node_id]
             outside = [e for e in pn.flow_in if e.source not in members]
-            if child._pending[node_id] == 0:
+            if child.schedule.pending[node_id] == 0:
                 handles = {e.targetHandle for e in outside} or {next(iter(pn.inputs), None)}
-                child._delivered[node_id] = {h: [input] for h in handles if h is not None}
+                child.schedule.enter(node_id, {h for h in handles if h is not None}, input)
         child._set_status("running")
         child._start()
         try:
@@ -608,100 +482,3 @@ class Run:
 def _port_label(pn: PlanNode, handle: str) -> str:
     socket = pn.outputs.get(handle)
     return (socket.label or socket.id) if socket is not None else handle
-
-
-class _Undeliverable:
-    """A value that failed coercion on its wire; the receiving node fails with this message."""
-
-    __slots__ = ("message",)
-
-    def __init__(self, message: str):
-        self.message = message
-
-
-@dataclass(slots=True)
-class _Scope:
-    """What expressions of one node may see: upstream nodes that ran, its direct input, the trigger."""
-
-    run: Run
-    pn: PlanNode
-    inputs: dict[str, Any]
-    _ancestors: set[str] | None = field(default=None)
-
-    def node_output(self, name: str) -> Any:
-        node_id = self.run.plan.by_name.get(name)
-        if node_id is None:
-            raise NodeUnavailable(name, f"there is no node named '{name}' in this graph")
-        if self._ancestors is None:
-            self._ancestors = self.run.plan.ancestors(self.pn.node.id)
-            parent = self.run.plan.nodes.get(self.pn.node.parentId or "")
-            if parent is not None:
-                self._ancestors |= self.run.plan.ancestors(parent.node.id) | {parent.node.id}
-        if node_id not in self._ancestors:
-            raise NodeUnavailable(name, self._not_upstream(name, node_id))
-        try:
-            return self.run.output_of(node_id)
-        except KeyError:
-            status = self.run.status_of(node_id)
-            raise NodeUnavailable(name, f"'{name}' is upstream but did not run in this run ({status})") from None
-
-    def _not_upstream(self, name: str, node_id: str) -> str:
-        ran = self.run.status_of(node_id) == "completed"
-        return (f"'{name}' {'ran, but it ' if ran else ''}is not upstream of '{self.pn.node.name}', so "
-                f"its output is not visible here; wire it (directly or through other nodes) into "
-                f"'{self.pn.node.name}'")
-
-    def direct_input(self) -> Any:
-        for handle in self.pn.inputs:
-            if handle in self.inputs:
-                return self.inputs[handle]
-        return next(iter(self.inputs.values()), None)
-
-    def trigger_output(self) -> Any:
-        run = self.run
-        while run.parent is not None:
-            run = run.parent
-        if run.trigger_id is None:
-            raise KeyError("$trigger")
-        return run.output_of(run.trigger_id)
-
-
-class _RuntimeApi:
-    """The RuntimeApi a node sees (nodeflow_app.contract.RuntimeApi)."""
-
-    __slots__ = ("_run",)
-
-    def __init__(self, run: Run):
-        self._run = run
-
-    def get_node(self, node_id: str) -> dict[str, Any]:
-        return self._run.plan.nodes[node_id].node.model_dump()
-
-    def incoming_edges(self, node_id: str, *, channel: str | None = None,
-                       target_handle: str | None = None) -> list[dict[str, Any]]:
-        edges = self._run.plan.graph.edges
-        return [e.model_dump() for e in edges if e.target == node_id
-                and (channel is None or e.data.channel == channel)
-                and (target_handle is None or e.targetHandle == target_handle)]
-
-    def outgoing_edges(self, node_id: str, *, channel: str | None = None,
-                       source_handle: str | None = None) -> list[dict[str, Any]]:
-        edges = self._run.plan.graph.edges
-        return [e.model_dump() for e in edges if e.source == node_id
-                and (channel is None or e.data.channel == channel)
-                and (source_handle is None or e.sourceHandle == source_handle)]
-
-    def children(self, node_id: str) -> list[str]:
-        return self._run.plan.children(node_id)
-
-    async def resolve_links(self, node_id: str, target_handle: str) -> list[Any]:
-        return await self._run.resolve_links(node_id, target_handle)
-
-    async def run_subgraph(self, node_ids: list[str], input: Any) -> dict[str, Any]:
-        return await self._run.run_subgraph(node_ids, input)
-
-    def emit(self, event: NodeEvent) -> None:
-        self._run._push(event)
-
-    def on_finish(self, cleanup: Callable[[], Any]) -> None:
-        self._run._root._cleanups.append(cleanup)

@@ -268,9 +268,7 @@ class ChatState(rx.State):
     async def _save_pending_edits(self) -> None:
         """A run uses the stored graph: unsaved edits of this graph in the editor are saved first."""
         editor = await self.get_state(EditorState)
-        doc = editor._doc
-        if doc is not None and doc.id == self.graph_id and editor._edits != editor._saved_edits:
-            editor._save("autosave")
+        editor.save_pending_edits(self.graph_id)
 
     async def _apply(self, update: ChatUpdate, service: ChatService) -> None:
         """One update. The history (`messages`) changes only when an exchange starts, never per batch."""

@@ -15,9 +15,11 @@ from typing import Any
 
 import reflex as rx
 
-from nodeflow_app.chat.service import CHAT_START
+from nodeflow_app.chat.service import starts_chats
 from nodeflow_app.editor import fields
 from nodeflow_app.editor.document import EditError, GraphDocument
+from nodeflow_app.provider_settings import configured_providers, default_model, model_choices
+from nodeflow_app.secret_values import hide_graph, hide_node, seal_graph, seal_parameter, secrets_to_enter
 from nodeflow_app.store.graphs import graph_store
 from nodeflow_app.validation import Issue, validate_graph
 from nodes._registry import default_registry
@@ -39,6 +41,7 @@ class EditorState(rx.State):
     saved_version: int = 0
     can_undo: bool = False
     can_redo: bool = False
+    node_count: int = -1  # -1 until a graph is loaded; 0 or 1 shows the canvas's "how to add nodes" hint
     node_issues: dict[str, str] = {}
     issue_list: list[dict[str, str]] = []  # errors (Issue.as_dict() plus `text`)
     warning_list: list[dict[str, str]] = []  # e.g. a model whose provider is not configured yet
@@ -62,6 +65,10 @@ class EditorState(rx.State):
     number_drafts: dict[str, str] = {}
     # The fields of upstream nodes' last outputs (latest runs of this graph), as expressions to insert.
     upstream_fields: list[dict[str, str]] = []
+    # Options the install provides for `Parameter.choices` selects: {choices name: [[value, label]]}.
+    choice_options: dict[str, list[list[str]]] = {}
+    # The model picker's suggestions: configured providers first (provider_settings.model_choices).
+    model_options: list[dict[str, str]] = []
 
     _doc: GraphDocument | None = None
     _rev: int = 0
@@ -71,6 +78,7 @@ class EditorState(rx.State):
     _form_rev: int = 0
     _expression_modes: dict[str, list[str]] = {}
     _typed_errors: dict[str, str] = {}
+    _configured: list[str] = []  # providers configured when the graph was opened
 
     # Loading and saving ------------------------------------------------------------------------
 
@@ -82,22 +90,40 @@ class EditorState(rx.State):
             if self._edits != self._saved_edits:
                 self._save("autosave")
         else:
-            stored = graph_store().get(graph_id)
-            if stored is None:
-                self._doc, self.not_found, self.graph_name = None, graph_id, ""
-                return
-            graph, issues = validate_graph(stored.graph, default_registry())
-            if graph is None:
-                self._doc, self.not_found = None, graph_id
-                return rx.toast.error(f"Graph {graph_id} cannot be read: {issues[0].line()}")
-            graph.id, graph.name = stored.id, stored.name
-            self._doc = GraphDocument.from_graph(graph)
-            self._edits = self._saved_edits = 0
-            self.saved_version, self.save_status = stored.version, "saved"
-            self._set_issues(issues)
+            failure = self._open(graph_id)
+            if self._doc is None:
+                return failure
         self.not_found, self.graph_name = "", self._doc.name
+        self.choice_options = install_choices()
+        self._configured = configured_providers()
+        self.model_options = model_choices(self._configured)
         self._select([])
         self._send_whole_graph()
+
+    def _open(self, graph_id: str):
+        """Read the stored graph into `_doc`; on failure `_doc` is None and the toast to show is returned."""
+        stored = graph_store().get(graph_id)
+        if stored is None:
+            self._doc, self.not_found, self.graph_name = None, graph_id, ""
+            return None
+        graph, issues = validate_graph(stored.graph, default_registry())
+        if graph is None:
+            self._doc, self.not_found = None, graph_id
+            return rx.toast.error(f"Graph {graph_id} cannot be read: {issues[0].line()}")
+        graph.id, graph.name = stored.id, stored.name
+        self._doc = GraphDocument.from_graph(graph)
+        self._edits = self._saved_edits = 0
+        self.saved_version, self.save_status = stored.version, "saved"
+        self._set_issues(issues)
+        return None
+
+    def _reopen_after_restart(self) -> None:
+        """A restarted server holds a fresh state: an edit the page queued while it was down (Reflex sends
+        them on reconnect, maybe before the page's on_load) first reopens the page's graph."""
+        graph_id = self.router.page.params.get("graph_id", "")
+        if self._doc is None and graph_id and self._open(graph_id) is None and self._doc is not None:
+            self.not_found, self.graph_name = "", self._doc.name
+            self._send_whole_graph()
 
     @rx.event
     def resync(self, _payload: dict[str, Any] | None = None):
@@ -107,9 +133,10 @@ class EditorState(rx.State):
     def _send_whole_graph(self) -> None:
         self._rev += 1
         self._seq = 0
-        self.canvas_graph = {"rev": self._rev, "graph": self._doc.to_json()}
+        self.canvas_graph = {"rev": self._rev, "graph": hide_graph(self._doc.to_json(), default_registry())}
         self.patch = {"rev": self._rev, "seq": 0, "ops": []}
         self._update_history_flags()
+        self._update_node_count()
         self._update_chat_start()
 
     @rx.event(background=True)
@@ -139,6 +166,14 @@ class EditorState(rx.State):
             self._set_issues(issues)
         if not auto:
             return rx.toast.success(f"Saved version {version}")
+
+    def save_pending_edits(self, graph_id: str) -> bool:
+        """Before a run of the stored graph `graph_id` (chat, test run): save this editor's unsaved edits of
+        it now. Call under the state lock (`get_state` from another state's handler). False: saving failed."""
+        if self._doc is None or self._doc.id != graph_id or self._edits == self._saved_edits:
+            return True
+        self._save("autosave")
+        return self.save_status == "saved"
 
     def _save(self, note: str) -> None:
         """Save now, inside the handler (a reload with edits still pending)."""
@@ -193,18 +228,22 @@ class EditorState(rx.State):
 
     @rx.event
     def on_add(self, payload: dict[str, Any]):
-        return self._edit(lambda doc: doc.add_node(default_registry(), str(payload.get("type")),
-                                                   payload.get("position") or {"x": 0, "y": 0}))
+        node_type = str(payload.get("type"))
+        return self._edit(lambda doc: doc.add_node(default_registry(), node_type,
+                                                   payload.get("position") or {"x": 0, "y": 0},
+                                                   defaults=self._install_defaults(node_type)))
 
     @rx.event
     def add_from_palette(self, node_type: str):
         """A clicked palette entry lands in the visible area, on a free spot (repeated clicks do not stack)."""
+        self._reopen_after_restart()
         if self._doc is None:
             return
         viewport = self._doc.viewport
         position = self._doc.free_spot({"x": (CLICK_ADD_AT[0] - viewport.x) / viewport.zoom,
                                         "y": (CLICK_ADD_AT[1] - viewport.y) / viewport.zoom})
-        return self._edit(lambda doc: doc.add_node(default_registry(), node_type, position))
+        return self._edit(lambda doc: doc.add_node(default_registry(), node_type, position,
+                                                   defaults=self._install_defaults(node_type)))
 
     @rx.event
     def on_paste(self, payload: dict[str, Any]):
@@ -254,6 +293,7 @@ class EditorState(rx.State):
         if node.data.get(parameter_id) == value:
             self._refresh_inspector()
             return
+        value = seal_parameter(parameter, value)
         return self._edit(lambda doc: doc.set_parameter(default_registry(), node.id, parameter_id, value,
                                                         keep_invalid=keep_invalid))
 
@@ -336,12 +376,32 @@ class EditorState(rx.State):
         if self._doc is None:
             return
         slug = re.sub(r"[^a-z0-9]+", "-", self._doc.name.lower()).strip("-") or "graph"
-        return rx.download(data=json.dumps(self._doc.to_json(), indent=2), filename=f"{slug}.json")
+        graph, registry = self._doc.to_json(), default_registry()
+        download = rx.download(data=json.dumps(hide_graph(graph, registry), indent=2), filename=f"{slug}.json")
+        missing = secrets_to_enter(graph, registry)
+        if not missing:
+            return download
+        return [download, rx.toast.info("Secrets are not exported; enter them again after importing: "
+                                        + ", ".join(missing), duration=15000)]
 
     # Internals ---------------------------------------------------------------------------------
 
+    def _install_defaults(self, node_type: str) -> dict[str, Any]:
+        """A configured provider's model for a new node's model parameters, when their default's provider is not."""
+        definition = default_registry().definition(node_type)
+        if definition is None:
+            return {}
+        chosen = {}
+        for parameter in definition.parameters:
+            if parameter.type == "model" and isinstance(parameter.default, str):
+                model = default_model(self._configured, parameter.default)
+                if model is not None:
+                    chosen[parameter.id] = model
+        return chosen
+
     def _edit(self, operation, inspect: bool = True):
         """Run one document operation; answer with a patch, or a toast saying why nothing changed."""
+        self._reopen_after_restart()
         if self._doc is None:
             return rx.toast.error("No graph is open")
         try:
@@ -370,14 +430,15 @@ class EditorState(rx.State):
         self._edits += 1
         self.save_status = "unsaved"
         self._update_history_flags()
+        self._update_node_count()
         self._update_chat_start()
 
     def _send(self, ops: list[dict[str, Any]]) -> None:
         self._seq += 1
-        self.patch = {"rev": self._rev, "seq": self._seq, "ops": ops}
+        self.patch = {"rev": self._rev, "seq": self._seq, "ops": hide_ops(ops, default_registry())}
 
     def _update_chat_start(self) -> None:
-        found = self._doc is not None and any(n.type == CHAT_START for n in self._doc.nodes.values())
+        found = self._doc is not None and any(starts_chats(default_registry(), n.type) for n in self._doc.nodes.values())
         if found != self.has_chat_start:
             self.has_chat_start = found
 
@@ -385,6 +446,11 @@ class EditorState(rx.State):
         can_undo, can_redo = bool(self._doc and self._doc.undo_stack), bool(self._doc and self._doc.redo_stack)
         if (can_undo, can_redo) != (self.can_undo, self.can_redo):  # assigning marks a var dirty even if equal
             self.can_undo, self.can_redo = can_undo, can_redo
+
+    def _update_node_count(self) -> None:
+        count = len(self._doc.nodes) if self._doc else -1
+        if count != self.node_count:
+            self.node_count = count
 
     def _edit_rows(self, parameter_id: str, update):
         node, definition = self._selected_node()
@@ -396,6 +462,7 @@ class EditorState(rx.State):
         except fields.FieldError as error:
             self.field_errors = {**self.field_errors, parameter_id: str(error)}
             return
+        value = seal_parameter(parameter, value)
         return self._edit(lambda doc: doc.set_parameter(default_registry(), node.id, parameter_id, value))
 
     def _selected_ids(self) -> list[str]:
@@ -490,10 +557,35 @@ def _last_outputs(graph_id: str, wanted: set[str], runs: int = 5) -> dict[str, A
     return found
 
 
+def install_choices() -> dict[str, list[list[str]]]:
+    """The options of install-provided selects, read when a graph opens (a new declaration needs no restart)."""
+    from nodeflow_app.llm.mcp_servers import McpConfigError, declared_servers
+
+    try:
+        servers = declared_servers()
+    except McpConfigError:
+        servers = {}  # the run names the mistake in the file; the editor just offers nothing
+    return {"mcp_servers": [[name, f"{name}: {s.description}" if s.description else name]
+                            for name, s in sorted(servers.items())]}
+
+
 def _validate_and_store(graph_id: str, graph: dict[str, Any], note: str):
-    """A new version of the graph, and the issues it has (saved anyway: work is never refused)."""
+    """A new version of the graph, and the issues it has (saved anyway: work is never refused).
+
+    Secrets still in clear (a pasted fragment) are sealed on the way to the database."""
     _, issues = validate_graph(graph, default_registry())
-    return graph_store().save(graph_id, graph, note=note), issues
+    return graph_store().save(graph_id, seal_graph(graph, default_registry()), note=note), issues
+
+
+def hide_ops(ops: list[dict[str, Any]], registry) -> list[dict[str, Any]]:
+    """Patch ops as the browser may see them: node data without secrets."""
+    hidden = []
+    for op in ops:
+        node = op.get("node")
+        if isinstance(node, dict) and isinstance(node.get("data"), dict):
+            op = {**op, "node": {**node, "data": hide_node(registry.definition(str(node.get("type"))), node["data"])}}
+        hidden.append(op)
+    return hidden
 
 
 def _touches(ops: list[dict[str, Any]], node_id: str) -> bool:

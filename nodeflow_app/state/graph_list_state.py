@@ -1,4 +1,5 @@
-"""The graph list page's state: the rows shown, the search, and the rename / delete / import dialogs.
+"""The graph list page's state: the rows shown, the search, the New graph picker and the rename / delete / import
+dialogs.
 
 Every store call goes through `_attempt`, so a database error or a graph deleted meanwhile becomes a
 toast or an inline message, never a crashed handler. Rows are shaped for the view (times as text).
@@ -17,6 +18,7 @@ import reflex as rx
 from nodeflow_app import routes
 from nodeflow_app.runtime.graph import GraphIssue
 from nodeflow_app.store.graphs import GraphNotFound, GraphSummary, clean_name, graph_store
+from nodeflow_app.templates import BLANK, Template, TemplateError, get_template, load_templates
 from nodes._registry import default_registry
 
 log = logging.getLogger(__name__)
@@ -34,6 +36,14 @@ class GraphListRow:
     edited: str  # "3 min ago"
     edited_title: str  # the exact time, for the tooltip
     version: int
+
+
+@dataclasses.dataclass
+class TemplateCard:
+    id: str
+    name: str
+    description: str
+    node_count: int
 
 
 @dataclasses.dataclass
@@ -77,15 +87,25 @@ def row_view(summary: GraphSummary, now: float) -> GraphListRow:
                         edited=edited_text(summary.updated_at, now), edited_title=exact, version=summary.version)
 
 
-def next_untitled(names: list[str]) -> str:
-    """"Untitled graph", else the first free "Untitled graph N" (N >= 2)."""
+def next_untitled(names: list[str], base: str = UNTITLED) -> str:
+    """`base` ("Untitled graph"), else the first free "`base` N" (N >= 2)."""
     taken = set(names)
-    if UNTITLED not in taken:
-        return UNTITLED
+    if base not in taken:
+        return base
     n = 2
-    while f"{UNTITLED} {n}" in taken:
+    while f"{base} {n}" in taken:
         n += 1
-    return f"{UNTITLED} {n}"
+    return f"{base} {n}"
+
+
+def card_view(template: Template) -> TemplateCard:
+    return TemplateCard(id=template.id, name=template.name, description=template.description,
+                        node_count=template.node_count)
+
+
+def name_base(template: Template) -> str:
+    """A blank graph is "Untitled graph", one from a template is named after it (then made unique)."""
+    return UNTITLED if template.id == BLANK else template.name
 
 
 class UploadTooLarge(Exception):
@@ -132,6 +152,12 @@ class GraphListState(rx.State):
     total: int = 0  # graphs in the database, whatever the search
     search: str = ""
 
+    # The New graph picker. `creating` holds from the first pick until the editor opens, so a double
+    # click (or a second pick while the first is on its way) makes one graph, not two.
+    picker_open: bool = False
+    templates: list[TemplateCard] = []
+    creating: bool = False
+
     rename_open: bool = False
     rename_id: str = ""
     rename_name: str = ""
@@ -166,6 +192,7 @@ class GraphListState(rx.State):
 
     @rx.event
     def load(self) -> Any:
+        self.creating, self.picker_open = False, False  # back on the list (e.g. from the editor)
         return self._refreshed()
 
     @rx.event
@@ -173,12 +200,44 @@ class GraphListState(rx.State):
         self.search = value
         return self._refreshed()
 
+    # -- New graph -----------------------------------------------------------------------------------
+
     @rx.event
-    def create_graph(self) -> Any:
+    def open_picker(self) -> Any:
+        """New graph: the templates, read from their folder now (a new file shows without a restart)."""
+        if self.creating:
+            return None
         try:
-            names = [s.name for s in _attempt("create a graph", lambda: graph_store().list(UNTITLED))]
-            created = _attempt("create a graph", lambda: graph_store().create(next_untitled(names)))
+            self.templates = [card_view(t) for t in load_templates()]
+        except TemplateError as error:
+            log.error("graph list: %s", error)
+            return rx.toast.error(f"Could not list the templates: {error}")
+        self.picker_open = True
+        return None
+
+    @rx.event
+    def set_picker_open(self, is_open: bool) -> None:
+        if not self.creating:  # the picker stays until the new graph opens
+            self.picker_open = is_open
+
+    @rx.event
+    def create_graph(self, template_id: str = BLANK) -> Any:
+        """Store a new graph from the template and open it; ignored while a creation is under way."""
+        if self.creating:
+            return None
+        try:
+            template = get_template(template_id)
+        except TemplateError as error:
+            return rx.toast.error(f"Could not create the graph: {error}")
+        self.creating = True
+        try:
+            base = name_base(template)
+            names = [s.name for s in _attempt("create a graph", lambda: graph_store().list(base))]
+            name = next_untitled(names, base)
+            created = _attempt("create a graph", lambda: graph_store().create(name, template.new_graph(),
+                                                                              note=f"created from {template.name}"))
         except _Failed as failed:
+            self.creating = False
             return failed.event
         return rx.redirect(routes.editor_url(created.id))
 

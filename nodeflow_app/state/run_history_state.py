@@ -1,8 +1,10 @@
-"""The run history panel and test runs of the open graph: re-run, run to here, pins (SPEC 5).
+"""The run history panel and test runs of the open graph: re-run, run to here, pins, stop and approve (SPEC 5, 14).
 
 Its own state class, apart from the graph: the browser gets short display strings (`runs`, `nodes`);
 a test run streams its node statuses to the canvas through RunViewState from one background handler
-that takes the lock only to apply a batch (~every 40 ms).
+that takes the lock only to apply a batch (~every 40 ms). Any run of the graph (a test run, a chat
+answer, a CLI run, in this process or another) can be stopped, and a paused one approved or rejected
+from its approval card; an answered run that executes nowhere goes on here, streamed like a test run.
 """
 
 from __future__ import annotations
@@ -14,8 +16,8 @@ from typing import Any
 import reflex as rx
 
 from nodeflow_app.runs.live import step_batches
-from nodeflow_app.runs.service import RunRefused, run_service
-from nodeflow_app.runs.view import canvas_steps, node_rows, pretty, run_row
+from nodeflow_app.runs.service import RunRefused, approval_payload, run_service
+from nodeflow_app.runs.view import approval_cards, canvas_steps, node_rows, pretty, run_row
 from nodeflow_app.state.editor_state import EditorState
 from nodeflow_app.state.run_view_state import RunViewState
 
@@ -34,6 +36,9 @@ class RunHistoryState(rx.State):
     pin_node_name: str = ""
     pin_text: str = ""
     pin_error: str = ""
+    approvals: list[dict[str, str]] = []  # the chosen run's paused nodes: node_id, name, prompt, detail
+    approval_options: dict[str, list[str]] = {}  # node id -> the answers its card offers
+    approval_note: str = ""
 
     _graph_id: str = ""
     _outputs: dict[str, Any] = {}  # the chosen run's outputs by node id (to pre-fill a pin)
@@ -98,20 +103,24 @@ class RunHistoryState(rx.State):
 
         `payload` is the trigger's (e.g. the test message typed for a Chat Start); None: the last one used."""
         async with self:
-            started = await self._begin(node_id)
-        if started is None:
+            graph_id = await self._begin()
+        if graph_id is None:
             return
-        graph_id, label = started
         try:
             run = await asyncio.to_thread(_start, graph_id, node_id, payload)
         except RunRefused as error:
             async with self:
                 self.running = False
             return rx.toast.error(f"Nothing ran: {error}")
+        target = run.plan.nodes.get(node_id)
+        return await self._follow(run, run.events(), f"Run to {target.node.name}" if target else "Test run")
+
+    async def _follow(self, run: Any, events: Any, label: str):
+        """Drive `run` (its `events`) from this background handler, showing its steps on the canvas."""
         async with self:
             view = await self.get_state(RunViewState)
             view.start_live(run.run_id, label)
-        async with aclosing(step_batches(run)) as batches:
+        async with aclosing(step_batches(run, events)) as batches:
             async for ops in batches:
                 async with self:
                     view = await self.get_state(RunViewState)
@@ -124,19 +133,58 @@ class RunHistoryState(rx.State):
         if run.status == "failed":
             return rx.toast.error(run.error or "The run failed")
 
-    async def _begin(self, node_id: str) -> tuple[str, str] | None:
-        """Under the lock: the graph id and the run's label, after saving unsaved edits (None: nothing to run)."""
-        if self.running:
+    async def _begin(self) -> str | None:
+        """Under the lock: the graph to run, after saving the editor's unsaved edits (None: nothing to run)."""
+        if self.running or not self._graph_id:
             return None
         editor = await self.get_state(EditorState)
-        doc = editor._doc
-        if doc is None or doc.id != self._graph_id:
+        if not editor.save_pending_edits(self._graph_id):
             return None
-        if editor.save_status != "saved":
-            editor._save("autosave")
         self.running = True
-        node = doc.nodes.get(node_id) if node_id else None
-        return doc.id, f"Run to {node.name}" if node is not None else "Test run"
+        return self._graph_id
+
+    # Stop and approve (any run, wherever it executes) --------------------------------------------
+
+    @rx.event
+    def stop_run(self):
+        """The Stop button of a running (or paused) run."""
+        if not self.run_id:
+            return
+        stopped = run_service().stop(self.run_id)
+        self._after_control()
+        return rx.toast.info("Stopping the run" if stopped else "This run is not going on")
+
+    @rx.event
+    def set_approval_note(self, note: str):
+        self.approval_note = note
+
+    @rx.event(background=True)
+    async def answer(self, node_id: str, decision: str):
+        """An approval card's button: the run goes on where it executes, else here (streamed to the canvas)."""
+        async with self:
+            run_id, note = self.run_id, self.approval_note.strip() or None
+        if not run_id:
+            return
+        try:
+            run = await asyncio.to_thread(run_service().answer, run_id, node_id, decision, note, DECIDER)
+        except RunRefused as error:
+            async with self:
+                self._after_control()
+            return rx.toast.error(f"Not answered: {error}")
+        async with self:
+            self.approval_note = ""
+            if run is None:  # a live run (here or in another process) took the answer
+                self._after_control()
+                return rx.toast.success(f"Answered {decision}: the run goes on")
+            self.running = True
+        payload = approval_payload(decision, note, DECIDER)
+        return await self._follow(run, run.resume(node_id, payload), f"Run {run.run_id[:6]} · {decision}")
+
+    def _after_control(self) -> None:
+        if self.panel_open:
+            self._refresh()
+        if self.run_id:
+            self._choose(self.run_id)
 
     # Pins ----------------------------------------------------------------------------------------
 
@@ -183,8 +231,12 @@ class RunHistoryState(rx.State):
         stored = run_service().get_run(run_id) if run_id else None
         if stored is None or stored["graph_id"] != self._graph_id:
             self.run_id, self.run, self.nodes, self._outputs, self._steps = "", {}, [], {}, []
+            self.approvals, self.approval_options = [], {}
             return
         self.run_id, self.run = run_id, run_row(stored)
+        cards = approval_cards(stored)
+        self.approvals = [{k: v for k, v in card.items() if k != "options"} for card in cards]
+        self.approval_options = {card["node_id"]: card["options"] for card in cards}
         self.nodes = node_rows(stored, self.pinned)
         self._outputs = {n["node_id"]: n.get("outputs") for n in stored["nodes"]}
         self._steps = canvas_steps(stored)
@@ -198,6 +250,9 @@ class RunHistoryState(rx.State):
     def _after_pins_changed(self) -> None:
         self._load_pins()
         self.nodes = [{**n, "pinned": "pinned" if n["node_id"] in self.pinned else ""} for n in self.nodes]
+
+
+DECIDER = "editor"  # who answered, until accounts exist
 
 
 def _start(graph_id: str, node_id: str, payload: Any = None):

@@ -1,5 +1,5 @@
 """The test message of a Chat Start graph: typed in a small prompt, then sent as the trigger's payload of a
-test run (the run itself is RunHistoryState's)."""
+test run (the run itself is RunHistoryState's). Like the chat, it sends the text: the trigger shapes it."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ from typing import Any
 
 import reflex as rx
 
-from nodeflow_app.chat.service import CHAT_START
-from nodeflow_app.runs.service import FIRST_PAYLOADS, TEST_MESSAGE
 from nodeflow_app.state.run_history_state import RunHistoryState
+
+TEST_MESSAGE = "Hello! This is a test run from the editor."
 
 
 class RunMessageState(rx.State):
@@ -30,9 +30,4 @@ class RunMessageState(rx.State):
         if not text:
             return rx.toast.error("Type a message to test with")
         self.message, self.open = text, False
-        return RunHistoryState.test_run("", chat_payload(text))
-
-
-def chat_payload(message: str) -> dict[str, Any]:
-    """A Chat Start's payload for a test run: the chat's shape, with this message and no chat."""
-    return {**FIRST_PAYLOADS[CHAT_START](), "message": message}
+        return RunHistoryState.test_run("", text)

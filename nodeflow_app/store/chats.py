@@ -17,11 +17,12 @@ from sqlalchemy import Engine, Table, delete, insert, select, update
 
 from nodeflow_app.store.db import create_all, make_engine
 from nodeflow_app.store.encoding import json_text, storable_json
-from nodeflow_app.store.models import ChatMessageRow, ChatRow, RunRow
+from nodeflow_app.store.models import ChatMessageRow, ChatRow, NodeRunRow, RunRow
 
 CHATS: Table = ChatRow.__table__  # type: ignore[attr-defined]
 MESSAGES: Table = ChatMessageRow.__table__  # type: ignore[attr-defined]
 RUNS: Table = RunRow.__table__  # type: ignore[attr-defined]
+NODES: Table = NodeRunRow.__table__  # type: ignore[attr-defined]
 
 TITLE_MAX = 120
 DEFAULT_TITLE = "New chat"
@@ -171,17 +172,24 @@ class ChatStore:
         return history
 
     def mark_interrupted(self) -> list[str]:
-        """Answers left `streaming` whose run is no longer running (see RunStore.mark_interrupted) become `failed`."""
+        """Answers left `streaming` whose run no longer runs (its process is gone, see RunControl.recover).
+
+        Each keeps the blocks saved while it streamed. One whose run still waits for an answer (a paused
+        node) becomes `paused`, so its approval card can be answered; the others become `failed`.
+        """
         finished = select(RUNS.c.id).where(RUNS.c.status != "running")
-        query = select(MESSAGES.c.id, MESSAGES.c.blocks_json).where(
+        waiting = select(NODES.c.run_id).where(NODES.c.status == "paused")
+        query = select(MESSAGES.c.id, MESSAGES.c.blocks_json, MESSAGES.c.run_id.in_(waiting).label("waiting")).where(
             MESSAGES.c.status == "streaming", (MESSAGES.c.run_id.is_(None)) | MESSAGES.c.run_id.in_(finished))
         error = {"type": "error", "node_id": None, "node_name": None,
                  "message": "the server stopped before this answer was finished"}
         with self.engine.begin() as conn:
             rows = conn.execute(query).all()
-            for message_id, blocks_json in rows:
+            for message_id, blocks_json, is_waiting in rows:
+                blocks = json.loads(blocks_json)
                 conn.execute(update(MESSAGES).where(MESSAGES.c.id == message_id).values(
-                    status="failed", blocks_json=_dumps([*json.loads(blocks_json), error])))
+                    status="paused", blocks_json=_dumps(blocks)) if is_waiting else update(MESSAGES).where(
+                    MESSAGES.c.id == message_id).values(status="failed", blocks_json=_dumps([*blocks, error])))
         return [row[0] for row in rows]
 
     def _now(self) -> float:

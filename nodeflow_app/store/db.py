@@ -6,7 +6,7 @@ import threading
 from pathlib import Path
 from typing import Any, Callable, TypeVar
 
-from sqlalchemy import Engine, create_engine, event
+from sqlalchemy import Engine, create_engine, event, inspect, text
 from sqlalchemy.engine import make_url
 from sqlmodel import Session, SQLModel
 
@@ -53,6 +53,31 @@ def create_all(engine: Engine) -> None:
     from nodeflow_app.store import models  # noqa: F401 - registers the tables on SQLModel.metadata
 
     SQLModel.metadata.create_all(engine)
+    add_missing_columns(engine)
+
+
+def add_missing_columns(engine: Engine) -> list[str]:
+    """Add the model columns an older database lacks (`table.column` names added), until Alembic takes over.
+
+    Only nullable columns without a default can be added this way; every column added after the first
+    release is declared so (see models.py).
+    """
+    added = []
+    existing = inspect(engine)
+    # An engine that maps tables into a schema (tests on PostgreSQL) is inspected in that schema.
+    schema = (engine.get_execution_options().get("schema_translate_map") or {}).get(None)
+    with engine.begin() as conn:
+        for table in SQLModel.metadata.sorted_tables:
+            if not existing.has_table(table.name, schema=schema):
+                continue
+            have = {c["name"] for c in existing.get_columns(table.name, schema=schema)}
+            for column in table.columns:
+                if column.name in have:
+                    continue
+                kind = column.type.compile(dialect=engine.dialect)
+                conn.execute(text(f'ALTER TABLE {table.name} ADD COLUMN {column.name} {kind}'))
+                added.append(f"{table.name}.{column.name}")
+    return added
 
 
 def session(engine: Engine) -> Session:

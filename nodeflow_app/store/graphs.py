@@ -19,6 +19,7 @@ from sqlalchemy.exc import IntegrityError
 
 from nodeflow_app.runtime.graph import DefinitionSource, Graph, GraphIssue, normalize
 from nodeflow_app.runtime.values import MAX_DEPTH
+from nodeflow_app.secret_values import seal_graph
 from nodeflow_app.store.db import create_all, make_engine, process_wide
 from nodeflow_app.store.models import GraphRow, GraphVersionRow
 
@@ -151,7 +152,7 @@ class GraphStore:
             name = clean_name(graph.name)
         except ValueError as error:
             return None, [GraphIssue(rule="name", message=str(error))]
-        document = graph.model_dump(mode="json")
+        document = seal_graph(graph.model_dump(mode="json"), registry)  # secrets written in clear in the file
         if _KEEPABLE_ID.fullmatch(graph.id) and self.get(graph.id) is None:
             try:
                 return self._insert(graph.id, name, document, "imported"), []

@@ -22,10 +22,31 @@ class RunRow(SQLModel, table=True):
     payload_json: str | None = Field(default=None, sa_type=Text)
     status: str = Field(index=True)  # running | paused | completed | failed | cancelled | interrupted
     error: str | None = Field(default=None, sa_type=Text)
-    chat_id: str | None = Field(default=None, index=True)
     started_at: float = Field(index=True)
     finished_at: float | None = None
     duration_ms: float | None = None
+    # Columns added after the first release are nullable, so `add_missing_columns` can add them to an
+    # existing database (a run written before them reads as None).
+    started_by: str | None = None  # chat | test | cli (later: user:<id>, webhook, schedule, api)
+    context_json: str | None = Field(default=None, sa_type=Text)  # the run's opaque context for its nodes
+    # The process executing it ("host:pid:token") and when that process last said it is alive:
+    # recovery and resume touch a `running` run only when its owner is gone.
+    owner: str | None = None
+    heartbeat_at: float | None = None
+
+
+class RunRequestRow(SQLModel, table=True):
+    """A stop or an answer for a run, recorded for the process executing it (which polls, or hears Redis)."""
+
+    __tablename__ = "run_request"
+
+    id: int | None = Field(default=None, primary_key=True)
+    run_id: str = Field(index=True)
+    kind: str  # stop | answer
+    node_id: str | None = None
+    payload_json: str | None = Field(default=None, sa_type=Text)
+    created_at: float
+    handled_at: float | None = Field(default=None, index=True)
 
 
 class NodeRunRow(SQLModel, table=True):
@@ -48,6 +69,7 @@ class NodeRunRow(SQLModel, table=True):
     sequence: int = 0  # order of the node's last status change within the run
     cached: bool = False
     wait_json: str | None = Field(default=None, sa_type=Text)  # {prompt, options, detail} of a pause
+    checkpoint_json: str | None = Field(default=None, sa_type=Text)  # the node's saved progress (see RuntimeApi)
     updated_at: float = 0.0
 
 

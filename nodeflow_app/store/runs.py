@@ -1,4 +1,6 @@
-"""The run repository: runs and their nodes written as they happen, read back, restored and resumed.
+"""The run repository: runs and their nodes written as they happen, and read back as plain records.
+
+It never builds a run: the launcher restores runs from `get_run` records through the engine.
 
 Writes are batched. A kernel callback only remembers the latest record of each (run, node); a flush
 serializes what changed and upserts it in one transaction. Flushes happen:
@@ -28,14 +30,16 @@ from sqlalchemy import Engine, Table, and_, bindparam, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
 
-from nodeflow_app.runtime.graph import normalize_or_raise
-from nodeflow_app.runtime.plan import PlanNode, compile_plan
-from nodeflow_app.runtime.run import NodeRecord, Run, RunHooks
+from nodeflow_app.contract import STARTED_BY
+from nodeflow_app.runtime.plan import PlanNode
+from nodeflow_app.runtime.records import NodeRecord, RunHooks
 from nodeflow_app.runtime.values import MAX_DEPTH, MAX_INT_BITS
 from nodeflow_app.store.db import make_engine
 from nodeflow_app.store.encoding import json_text, plain_text
 from nodeflow_app.store.models import NodeRunRow, RunRow
-from nodeflow_app.contract import WaitForInput
+from nodeflow_app.store.run_control import RunControl, process_owner
+
+Run = Any  # a nodeflow_app.runtime.run.Run, as the kernel hands it to the hooks (read only)
 
 log = logging.getLogger(__name__)
 
@@ -45,7 +49,7 @@ NODES: Table = NodeRunRow.__table__  # type: ignore[attr-defined]
 FINISHED = frozenset({"completed", "failed", "cancelled", "interrupted"})
 _RUN_STATE = ("status", "error", "finished_at", "duration_ms")
 _NODE_STATE = tuple(c.name for c in NODES.columns if not c.primary_key)
-_SUMMARY = tuple(c for c in RUNS.columns if c.name not in ("graph_json", "payload_json"))
+_SUMMARY = tuple(c for c in RUNS.columns if c.name not in ("graph_json", "payload_json", "context_json"))
 
 
 class RunNotFound(LookupError):
@@ -53,9 +57,14 @@ class RunNotFound(LookupError):
 
 
 class RunStore:
-    """Persists runs through `hooks()`, and reads them back (`get_run`, `list_runs`, `load_run`)."""
+    """Persists runs through `hooks()`, and reads them back (`get_run`, `list_runs`).
 
-    def __init__(self, engine_or_url: Engine | str | None = None, flush_interval: float = 0.05):
+    `owner` ("host:pid:token", see run_control.py) is written on every run this store inserts.
+    """
+
+    def __init__(self, engine_or_url: Engine | str | None = None, flush_interval: float = 0.05, *,
+                 owner: str | None = None):
+        self.owner = owner or process_owner()
         self._owns_engine = not isinstance(engine_or_url, Engine)
         self.engine: Engine = engine_or_url if isinstance(engine_or_url, Engine) else make_engine(engine_or_url)
         self.flush_interval = flush_interval
@@ -145,7 +154,8 @@ class RunStore:
                     self._aside.discard(run_id)  # it will not change again
                 continue
             try:
-                batch[run_id].build(self._inserted, self._in_flight.get(run_id, ()), run_id in self._active, now)
+                batch[run_id].build(self.owner, self._inserted, self._in_flight.get(run_id, ()),
+                                  run_id in self._active, now)
             except Exception as error:  # noqa: BLE001 - e.g. a value whose str() raises
                 self._set_aside(batch.pop(run_id), error)
         return {run_id: write for run_id, write in batch.items() if not write.empty}
@@ -207,7 +217,8 @@ class RunStore:
                     graph = run.plan.graph
                     conn.execute(RUNS.insert().values(
                         id=run.run_id, graph_id=plain_text(graph.id), graph_version=graph.version, graph_json="null",
-                        trigger_id=plain_text(run.trigger_id), started_at=run.started_at, **state))
+                        trigger_id=plain_text(run.trigger_id), started_at=run.started_at, owner=self.owner,
+                        heartbeat_at=now, **state))
         except Exception:  # noqa: BLE001 - the database itself is failing: logged, nothing more to do
             log.exception("could not record that run %s was set aside", run.run_id)
 
@@ -233,42 +244,15 @@ class RunStore:
         if self._owns_engine:
             self.engine.dispose()
 
-    # -- after a restart ---------------------------------------------------------------------------
-
     def mark_interrupted(self) -> list[str]:
-        """Runs left `running` by a process that died become `interrupted` (their running nodes too)."""
+        """Runs left `running` by a process that is gone become `interrupted` (see RunControl.recover)."""
         self.flush()
-        now = time.time()
-        with self.engine.begin() as conn:
-            ids = [i for i in conn.execute(select(RUNS.c.id).where(RUNS.c.status == "running")).scalars()
-                   if i not in self._active]
-            if ids:
-                conn.execute(update(RUNS).where(RUNS.c.id.in_(ids)).values(
-                    status="interrupted", finished_at=now, duration_ms=(now - RUNS.c.started_at) * 1000,
-                    error="the process running it stopped before the run finished"))
-                conn.execute(update(NODES).where(NODES.c.run_id.in_(ids), NODES.c.status == "running").values(
-                    status="interrupted", updated_at=now))
-        return ids
+        return RunControl(self.engine, self.owner).recover()
 
-    def load_run(self, run_id: str, registry: Any, *, cache: Any = None, **options: Any) -> Run:
-        """Rebuild a stored run (e.g. a paused one after a restart) with persistence attached.
-
-        `async for event in run.resume(node_id, payload)` then continues it and persists as it goes.
-        """
-        self.flush()
-        with self.engine.connect() as conn:
-            row = conn.execute(select(RUNS).where(RUNS.c.id == run_id)).mappings().first()
-            if row is None:
-                raise RunNotFound(f"no run '{run_id}' in the database")
-            nodes = _node_rows(conn, run_id)
-        graph = normalize_or_raise(json.loads(row["graph_json"]), registry)
-        plan = compile_plan(graph, registry)
-        records = {r["node_id"]: _record(r, inputs, outputs) for r, inputs, outputs in nodes}
-        run = Run.restore(plan, row["trigger_id"], _loads(row["payload_json"]), records, run_id=run_id,
-                          status=row["status"], chat_id=row["chat_id"], hooks=self.hooks(cache), **options)
-        run.started_at, run.finished_at, run.error = row["started_at"], row["finished_at"], row["error"]
-        self._inserted.add(run_id)
-        return run
+    def adopt(self, run_id: str) -> None:
+        """A run restored from its record: its row exists, so later writes update it."""
+        with self._lock:
+            self._inserted.add(run_id)
 
     # -- reading -----------------------------------------------------------------------------------
 
@@ -305,6 +289,7 @@ class RunStore:
             nodes = _node_rows(conn, run_id)
         run = {c.name: row[c.name] for c in _SUMMARY}
         run["graph"], run["payload"] = _loads(row["graph_json"]), _loads(row["payload_json"])
+        run["context"] = _loads(row["context_json"]) or {}
         run["nodes"] = [_node_dict(r, inputs, outputs) for r, inputs, outputs in nodes]
         return run
 
@@ -323,13 +308,13 @@ class _RunWrite:
     node_rows: list[dict[str, Any]] = field(default_factory=list)
     started: list[dict[str, Any]] = field(default_factory=list)  # nodes in flight the database does not show yet
 
-    def build(self, inserted: set[str], in_flight: Any, active: bool, now: float) -> None:
+    def build(self, owner: str | None, inserted: set[str], in_flight: Any, active: bool, now: float) -> None:
         run = self.run
         if self.status:
             if run.run_id in inserted:
                 self.updates.append(_run_state(run))
             else:
-                self.inserts.append(_run_row(run))
+                self.inserts.append(_run_row(run, owner))
         self.node_rows = [_node_row(run, node_id, record, now) for _, node_id, record in self.nodes.values()]
         if active:
             self.started = [_node_row(run, node_id, record, now) for node_id, record in run.records.items()
@@ -348,13 +333,14 @@ def _run_state(run: Run) -> dict[str, Any]:
             "duration_ms": round((finished - run.started_at) * 1000, 3) if finished is not None else None}
 
 
-def _run_row(run: Run) -> dict[str, Any]:
+def _run_row(run: Run, owner: str | None) -> dict[str, Any]:
     graph = run.plan.graph
     row = _run_state(run)
     row["id"] = row.pop("run_id")
     row.update(graph_id=graph.id, graph_version=graph.version, graph_json=graph.model_dump_json(),
-               trigger_id=run.trigger_id, payload_json=_dumps(run.payload), chat_id=run.chat_id,
-               started_at=run.started_at)
+               trigger_id=run.trigger_id, payload_json=_dumps(run.payload), started_at=run.started_at,
+               started_by=run.context.get(STARTED_BY), context_json=_dumps(run.context), owner=owner,
+               heartbeat_at=time.time())
     return row
 
 
@@ -366,6 +352,7 @@ def _node_row(run: Run, node_id: str, record: NodeRecord, now: float) -> dict[st
             "status": record.status, "inputs_json": _dumps(inputs), "input_refs_json": _dumps(refs),
             "outputs_json": _dumps(record.outputs), "error": plain_text(record.error), "duration_ms": record.duration_ms,
             "sequence": record.sequence, "cached": record.cached, "updated_at": now,
+            "checkpoint_json": _dumps(record.checkpoint),
             "wait_json": None if wait is None else _dumps(
                 {"prompt": wait.prompt, "options": wait.options, "detail": wait.detail})}
 
@@ -426,16 +413,10 @@ def _node_rows(conn: Any, run_id: str) -> list[tuple[Any, dict[str, Any] | None,
     return [(r, _inputs(r, outputs), outputs[r["node_id"]]) for r in rows]
 
 
-def _record(row: Any, inputs: dict[str, Any] | None, outputs: dict[str, Any] | None) -> NodeRecord:
-    wait = _loads(row["wait_json"])
-    return NodeRecord(status=row["status"], inputs=inputs, outputs=outputs, error=row["error"],
-                      duration_ms=row["duration_ms"], cached=bool(row["cached"]),
-                      wait=WaitForInput(**wait) if wait is not None else None, sequence=row["sequence"])
-
-
 def _node_dict(row: Any, inputs: dict[str, Any] | None, outputs: dict[str, Any] | None) -> dict[str, Any]:
     node = {k: v for k, v in row.items() if not k.endswith("_json")}
-    node.update(cached=bool(row["cached"]), inputs=inputs, outputs=outputs, wait=_loads(row["wait_json"]))
+    node.update(cached=bool(row["cached"]), inputs=inputs, outputs=outputs, wait=_loads(row["wait_json"]),
+                checkpoint=_loads(row["checkpoint_json"]))
     return node
 
 

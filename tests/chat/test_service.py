@@ -8,8 +8,10 @@
 from __future__ import annotations
 
 import asyncio
+import time
 
 import pytest
+from sqlalchemy import text as text_sql
 
 from nodeflow_app.chat.patch import apply_patch, step_statuses
 from nodeflow_app.chat.blocks import validate_blocks
@@ -158,7 +160,7 @@ async def test_a_consumer_that_leaves_early_stops_the_run(fake_llm, service, cha
     await updates.aclose()
     left = service.history(chat.id).messages[update.message_id]
     assert left.status == "stopped" and of_type(left.blocks, "text")[0]["text"].startswith("w0 ")
-    assert service.runs.get_run(left.run_id)["status"] == "cancelled" and not service._active
+    assert service.runs.get_run(left.run_id)["status"] == "cancelled" and not service.launcher.is_live(left.run_id)
 
     # Leaving right after `start` stops the run too.
     updates = service.send(chat.id, "Never mind")
@@ -259,7 +261,7 @@ async def test_a_graph_it_cannot_run_gets_a_failed_answer_that_says_why(service)
     [user, end] = await collect(service.send(chat.id, "hello"))
     assert (end.kind, end.status) == ("end", "failed")
     assert end.message.blocks == [{"type": "error", "node_id": None, "node_name": None,
-                                   "message": "add a Chat Start node to chat with this graph"}]
+                                   "message": "add a Chat Start node to start runs from chat"}]
     with pytest.raises(ChatError, match="needs some text"):
         await collect(service.send(chat.id, "  "))
 
@@ -278,3 +280,49 @@ def test_chats_of_a_graph_are_created_listed_renamed_and_deleted(service):
         service.history(second.id)
     with pytest.raises(GraphNotFound):
         service.create_chat("nope")
+
+
+async def test_a_quiet_streaming_answer_is_saved_every_few_seconds(fake_llm, url):
+    """Chat Start -> LLM (streams at once) -> Wait (quiet): the stored answer has the text before the run ends."""
+    service = ChatService(url, interval=0.01, save_interval=0.2)
+    try:
+        raw = graph([("chat", "chat-start", {}), ("llm", "llm-completion", {"model": MODEL}),
+                     ("wait", "wait", {"amount": 4})], ["chat.output -> llm.input", "llm.output -> wait.input"])
+        chat = service.create_chat(service.graphs.create("Quiet", raw).id)
+        fake_llm.script(text(["Saved", " early"]))
+        updates: list[ChatUpdate] = []
+
+        async def consume() -> None:
+            async for update in service.send(chat.id, "hi"):
+                updates.append(update)
+
+        task = asyncio.create_task(consume())
+        deadline = time.monotonic() + 30
+        while not any(op.get("block", {}).get("node_id") == "wait" for u in updates for op in u.ops):
+            assert time.monotonic() < deadline and not task.done(), "the Wait never started"
+            await asyncio.sleep(0.02)
+        await asyncio.sleep(0.6)  # three save intervals into the Wait's 4 quiet seconds: no batch was sent
+        start = next(u for u in updates if u.kind == "start")
+        stored = service.history(chat.id).messages[start.message_id]
+        assert stored.status == "streaming" and not task.done()  # the Wait still runs: no end yet
+        assert of_type(stored.blocks, "text")[0]["text"] == "Saved early"
+        await task
+    finally:
+        service.close()
+
+
+async def test_after_a_kill_a_paused_answer_keeps_its_approval_card_and_can_be_answered(fake_llm, url, service, chat):
+    script_agent(fake_llm, ["It", " is", " 42"])
+    paused = (await collect(service.send(chat.id, "What is 6*7?")))[-1].message
+    # What a kill -9 at that moment leaves: the answer still `streaming`, its run `running` under a dead process.
+    service.chats.update_message(paused.id, status="streaming")
+    with service.engine.begin() as conn:
+        conn.execute(text_sql("UPDATE run SET status='running', owner='gone-host:1:x', heartbeat_at=0 WHERE id=:id"),
+                     {"id": paused.run_id})
+    assert service.recover() == [paused.id]
+    recovered = service.history(chat.id).messages[paused.id]
+    assert recovered.status == "paused" and recovered.blocks == paused.blocks  # nothing lost, nothing added
+    assert service.runs.get_run(paused.run_id)["status"] == "interrupted"
+    fake_llm.script(text(["All", " done"]))
+    final = (await collect(service.resume(chat.id, paused.id, "ok", "approve", who="ann")))[-1].message
+    assert final.status == "complete" and steps(final.blocks)["llm"] == "completed"

@@ -46,6 +46,7 @@ def import_file(page, path: Path) -> None:
 def test_create_rename_duplicate_search_and_delete(page, nodeflow_server: Server) -> None:
     open_list(page, nodeflow_server)
     page.get_by_test_id("new-graph").click()
+    page.get_by_test_id("template-blank").click()  # the picker itself: test_templates.py
     graph_id = graph_id_of_editor_url(page)  # the editor page itself is tested elsewhere
 
     page.go_back()
@@ -53,7 +54,7 @@ def test_create_rename_duplicate_search_and_delete(page, nodeflow_server: Server
     row.wait_for()
     untitled = row.locator("a").inner_text()
     assert untitled.startswith("Untitled graph")
-    assert row.get_by_test_id("graph-node-count").inner_text() == "0"
+    assert row.get_by_test_id("graph-node-count").inner_text() == "1"  # a blank graph's Chat Start
     assert row.get_by_test_id("graph-edited").inner_text() == "just now"
     assert row.get_attribute("data-testid") == f"graph-row-{untitled}"
     assert page.get_by_test_id(f"graph-open-{untitled}").get_attribute("href") == f"/graph/{graph_id}"
@@ -74,7 +75,7 @@ def test_create_rename_duplicate_search_and_delete(page, nodeflow_server: Server
     menu_action(page, name, "duplicate")
     copy = page.get_by_test_id(f"graph-row-{name} (copy)")
     copy.wait_for()
-    assert copy.get_by_test_id("graph-node-count").inner_text() == "0"
+    assert copy.get_by_test_id("graph-node-count").inner_text() == "1"
     assert copy.get_attribute("data-graph-id") != graph_id
 
     # Search (debounced, case-insensitive) filters the rows and says how many match.

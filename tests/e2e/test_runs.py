@@ -180,3 +180,52 @@ def test_run_to_here_from_the_inspector_and_unpin(page, nodeflow_server: Server,
     expect(page.get_by_test_id("pinned-Shape")).to_be_visible()
     run_node(page, "Shape").get_by_test_id("unpin-output").click()
     expect(page.get_by_test_id("pinned-Shape")).to_have_count(0)
+
+
+#  Manual --> Ship? (approval) --approve--> Shipped
+#         \--> Slow (wait 30 s)
+def approval_graph() -> dict:
+    def n(node_id, node_type, name, x, y, data):
+        return {"id": node_id, "type": node_type, "name": name, "position": {"x": x, "y": y}, "data": data}
+    return {
+        "nodes": [
+            n("manual", "manual-trigger", "Manual", 0, 0, {"payload": {"order": 7}}),
+            n("ship", "approval", "Ship?", 300, 0, {"prompt": "Ship order 7?"}),
+            n("shipped", "edit-fields", "Shipped", 600, 0, {"fields": [{"name": "shipped", "value": "yes"}]}),
+            n("slow", "wait", "Slow", 300, 220, {"amount": 30, "unit": "seconds"}),
+        ],
+        "edges": [flow("e1", "manual", "ship"), flow("e2", "ship", "shipped", "approve"), flow("e3", "manual", "slow")],
+    }
+
+
+def test_a_paused_test_run_is_approved_and_stopped_from_the_runs_panel(
+        page, nodeflow_server: Server, store: GraphStore) -> None:
+    graph_id = store.create(f"Approve {uuid.uuid4().hex[:6]}", approval_graph()).id
+    open_editor(page, nodeflow_server, graph_id)
+    node(page, "Shipped").wait_for()
+
+    # 1. The test run pauses at the approval while Slow runs; the Runs panel shows the card, started by "test".
+    page.get_by_test_id("rerun").click()
+    expect(status(page, "Ship?")).to_have_text("paused", timeout=10_000)
+    expect(status(page, "Slow")).to_have_text("running")
+    page.get_by_test_id("toggle-runs").click()
+    rows = page.get_by_test_id("run-row")
+    expect(rows.first).to_contain_text("running")
+    expect(rows.first.get_by_test_id("run-started-by")).to_have_text("test")
+    rows.first.click()
+    card = page.get_by_test_id("approval-card")
+    expect(card.get_by_test_id("approval-prompt")).to_have_text("Ship order 7?")
+
+    # 2. Approve with a note: the live run takes the answer and Shipped runs while Slow still waits.
+    card.get_by_test_id("approval-note").fill("looks right")
+    card.get_by_test_id("approval-approve").click()
+    expect(status(page, "Shipped")).to_have_text("completed", timeout=10_000)
+    expect(status(page, "Slow")).to_have_text("running")
+
+    # 3. Stop: the run ends cancelled long before Slow's 30 s; the card is gone, the answer recorded.
+    page.get_by_test_id("stop-run").click()
+    expect(rows.first).to_contain_text("cancelled", timeout=10_000)
+    expect(status(page, "Slow")).to_have_text("cancelled")
+    expect(page.get_by_test_id("approval-card")).to_have_count(0)
+    approval = json_of(expand(page, "Ship?"), "run-node-output")["approve"]["approval"]
+    assert (approval["decision"], approval["note"], approval["by"]) == ("approve", "looks right", "editor")

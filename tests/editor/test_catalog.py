@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 
 from nodeflow_app.editor.catalog import catalog
-from nodeflow_app.runtime.coercion import SOCKET_STYLES, can_connect
+from nodeflow_app.contract import SOCKET_TYPES
+from nodeflow_app.editor.catalog import SOCKET_STYLES
+from nodeflow_app.runtime.coercion import can_connect
 from nodes._registry import default_registry
 
 
@@ -18,7 +20,7 @@ def test_catalog_has_every_definition_and_is_plain_json() -> None:
     assert prompt["parameters"][0]["socket"] is None  # constant parameters have no socket
     agent = {p["id"]: p for p in data["types"]["agent"]["parameters"]}
     assert agent["model"]["socket"] == {"type": "model", "channel": "link"}
-    assert set(data["sockets"]) == set(SOCKET_STYLES)
+    assert set(data["sockets"]) == set(SOCKET_STYLES) == set(SOCKET_TYPES)
 
 
 def test_catalog_coercions_agree_with_can_connect() -> None:

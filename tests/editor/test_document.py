@@ -193,3 +193,10 @@ def test_free_spot_keeps_clicked_nodes_apart() -> None:
         for other_x, other_y in spots[index + 1:]:
             assert abs(x - other_x) >= 260 or abs(y - other_y) >= 200  # no two overlap
     assert all(abs(x - 100) <= 2 * 260 and abs(y - 100) <= 2 * 200 for x, y in spots)  # all near the click
+
+def test_a_new_node_can_take_install_defaults_for_its_known_parameters():
+    doc = GraphDocument(id="g", name="g")
+    change = doc.add_node(REGISTRY, "agent", {"x": 0, "y": 0},
+                          defaults={"model": "openai-compatible:local-model", "not_a_parameter": 1})
+    node = doc.nodes[change.ops[0]["node"]["id"]]
+    assert node.data["model"] == "openai-compatible:local-model" and "not_a_parameter" not in node.data

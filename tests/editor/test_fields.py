@@ -98,8 +98,6 @@ def test_rows_of_key_value_lists_with_fields_and_lists_of_options():
         {"field": "age", "operator": "gt", "value": "17"},
         {"field": "x", "operator": "equals", "value": ""},  # a missing field shows its default
     ]
-    mcp = node("m", "mcp-server", args=[{"value": "-y"}, {"value": "server"}])
-    assert view_of(mcp).rows["args"] == [{"value": "-y"}, {"value": "server"}]
 
     tools = view_of(node("t", "toolset", tool_names=["http_get"]))
     assert tools.rows["tool_names"] == [{"value": "http_get"}]
@@ -301,8 +299,6 @@ def test_list_items_with_fields_parse_each_field_by_its_type():
         {"field": "x", "operator": "equals", "value": "1"}]
     categories = param("classifier", "categories")
     assert add_row(categories, [])[0] == {"name": "", "description": ""}
-    args = param("mcp-server", "args")
-    assert set_row_field(args, add_row(args, []), 0, "value", "-y") == [{"value": "-y"}]
 
 
 def test_lists_of_options_toggle_by_option_index_in_option_order():

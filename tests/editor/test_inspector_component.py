@@ -86,7 +86,18 @@ def test_model_suggestions_cover_every_provider(page):
     assert "openai:gpt-4o-mini" in refs
     assert {ref.split(":", 1)[0] for ref in refs} == {"openai", "anthropic", "google", "groq", "ollama", "openrouter",
                                                        "openai-compatible"}
-    assert 'value:"openai:gpt-4o-mini"' in page
+    assert "model_options" in page  # the datalist follows the install's configured providers
+
+
+def test_configured_providers_models_come_first_and_the_others_are_marked():
+    from nodeflow_app.provider_settings import default_model, model_choices
+
+    choices = model_choices(["openai-compatible"])
+    assert choices[0] == {"value": "openai-compatible:local-model", "label": "OpenAI-compatible URL"}
+    assert {"value": "openai:gpt-4o-mini", "label": "OpenAI (not configured)"} in choices
+    assert default_model(["openai-compatible"], "openai:gpt-4o-mini") == "openai-compatible:local-model"
+    assert default_model(["openai", "groq"], "openai:gpt-4o-mini") is None
+    assert default_model([], "openai:gpt-4o-mini") is None
 
 
 def test_a_new_node_type_gets_a_form_without_inspector_code():

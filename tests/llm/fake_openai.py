@@ -88,6 +88,7 @@ class FakeOpenAI:
 
     def __init__(self) -> None:
         self.requests: list[dict[str, Any]] = []
+        self.headers: list[dict[str, str]] = []  # the request headers of each completion request, in order
         self.streams: list[StreamRecord] = []
         self._queue: list[Reply] = []
         self._lock = threading.Lock()
@@ -111,6 +112,7 @@ class FakeOpenAI:
         with self._lock:
             self._queue.clear()
             self.requests.clear()
+            self.headers.clear()
             self.streams.clear()
             self.embedding_requests.clear()
 
@@ -145,6 +147,7 @@ class FakeOpenAI:
                              "usage": {"prompt_tokens": tokens, "total_tokens": tokens}})
 
     async def _completions(self, request: Request) -> Response:
+        self.headers.append(dict(request.headers))
         try:
             body = await request.json()
         except ClientDisconnect:  # the client gave up (a cancelled run) before sending its body

@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+from nodeflow_app.contract import CONVERSATION
 from tests.llm.fake_openai import text
 from tests.llm.graphs import MODEL, graph, run_graph
 
@@ -19,8 +20,8 @@ def conversation(request: dict) -> list[tuple[str, str]]:
 
 async def test_the_second_turn_of_a_chat_sees_the_first(fake_llm, tmp_path):
     fake_llm.script(text(["Hi", " Ada"]), text(["Your", " name", " is", " Ada"]))
-    first, _ = await run_graph(chat_graph(), payload="My name is Ada", chat_id="chat-1")
-    second, _ = await run_graph(chat_graph(), payload="What is my name?", chat_id="chat-1")
+    first, _ = await run_graph(chat_graph(), payload="My name is Ada", context={CONVERSATION: "chat-1"})
+    second, _ = await run_graph(chat_graph(), payload="What is my name?", context={CONVERSATION: "chat-1"})
     assert (first.status, second.status) == ("completed", "completed"), (first.error, second.error)
     assert conversation(fake_llm.requests[1]) == [
         ("user", "My name is Ada"), ("assistant", "Hi Ada"), ("user", "What is my name?")]
@@ -32,9 +33,9 @@ async def test_the_second_turn_of_a_chat_sees_the_first(fake_llm, tmp_path):
 
 
 async def test_history_is_per_chat_and_can_be_switched_off(fake_llm):
-    await run_graph(chat_graph(), payload="first", chat_id="chat-1")
-    await run_graph(chat_graph(), payload="other chat", chat_id="chat-2")
-    await run_graph(chat_graph(history=False), payload="no memory", chat_id="chat-1")
+    await run_graph(chat_graph(), payload="first", context={CONVERSATION: "chat-1"})
+    await run_graph(chat_graph(), payload="other chat", context={CONVERSATION: "chat-2"})
+    await run_graph(chat_graph(history=False), payload="no memory", context={CONVERSATION: "chat-1"})
     await run_graph(chat_graph(), payload="no chat id")
     assert [conversation(r) for r in fake_llm.requests[1:]] == [
         [("user", "other chat")], [("user", "no memory")], [("user", "no chat id")]]
@@ -43,8 +44,8 @@ async def test_history_is_per_chat_and_can_be_switched_off(fake_llm):
 async def test_history_is_per_agent_node(fake_llm):
     raw = graph([("chat", "chat-start", {}), ("a", "agent", {"model": MODEL}), ("b", "agent", {"model": MODEL})],
                 ["chat.output -> a.input", "a.output -> b.input"])
-    await run_graph(raw, payload="one", chat_id="c")
-    await run_graph(raw, payload="two", chat_id="c")
+    await run_graph(raw, payload="one", context={CONVERSATION: "c"})
+    await run_graph(raw, payload="two", context={CONVERSATION: "c"})
     a_first, b_first, a_second, b_second = fake_llm.requests
     assert conversation(a_second) == [("user", "one"), ("assistant", "echo: one"), ("user", "two")]
     assert conversation(b_second) == [("user", "echo: one"), ("assistant", "echo: echo: one"),
@@ -57,8 +58,8 @@ async def test_a_team_remembers_the_chat_too(fake_llm):
                  ("member", "agent", {"model": MODEL})],
                 ["chat.output -> lead.input", "member.tools-out => lead.tools"])
     fake_llm.script(text("Noted, Ada"))
-    first, _ = await run_graph(raw, payload="I am Ada", chat_id="team-chat")
-    second, _ = await run_graph(raw, payload="Who am I?", chat_id="team-chat")
+    first, _ = await run_graph(raw, payload="I am Ada", context={CONVERSATION: "team-chat"})
+    second, _ = await run_graph(raw, payload="Who am I?", context={CONVERSATION: "team-chat"})
     assert (first.status, second.status) == ("completed", "completed"), (first.error, second.error)
     assert conversation(fake_llm.requests[1]) == [
         ("user", "I am Ada"), ("assistant", "Noted, Ada"), ("user", "Who am I?")]

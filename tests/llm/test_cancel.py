@@ -9,6 +9,7 @@ import asyncio
 
 import pytest
 
+from nodeflow_app.contract import CONVERSATION
 from nodeflow_app.runtime.engine import start_run
 from nodes._registry import default_registry
 from tests.llm.fake_openai import text
@@ -28,7 +29,7 @@ async def eventually(predicate, timeout: float = 5.0) -> bool:
 async def test_cancel_after_the_first_token(fake_llm, node_type):
     fake_llm.script(text([f"t{i} " for i in range(200)], delay=0.02))
     raw = graph([("chat", "chat-start", {}), ("n", node_type, {"model": MODEL})], ["chat.output -> n.input"])
-    run = start_run(raw, default_registry(), payload="stream a lot", chat_id="chat-cancel")
+    run = start_run(raw, default_registry(), payload="stream a lot", context={CONVERSATION: "chat-cancel"})
     seen = []
     async for event in run.events():
         seen.append(event)

@@ -1,4 +1,4 @@
-"""nodeflow_app/llm/credentials: the encrypted store, its key, and providers.py reading keys from it."""
+"""nodeflow_app/llm/credentials and store/credentials: the encrypted store, its key, and providers.py reading keys from it."""
 
 from __future__ import annotations
 
@@ -11,7 +11,9 @@ from cryptography.fernet import Fernet
 from sqlalchemy import text
 
 from nodeflow_app.llm import credentials, providers
-from nodeflow_app.llm.credentials import Credential, CredentialError, CredentialStore, default_store
+from nodeflow_app.llm.credentials import Credential, CredentialError
+from nodeflow_app.store import credentials as credential_store
+from nodeflow_app.store.credentials import CredentialStore, default_store
 from nodeflow_app.store.db import make_engine
 
 KEY_ENVS = ["OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GOOGLE_API_KEY", "GROQ_API_KEY", "OPENROUTER_API_KEY",
@@ -97,7 +99,7 @@ def test_the_secret_key_variable_is_used_and_checked(data_dir, monkeypatch):
     monkeypatch.setenv(credentials.SECRET_KEY_ENV, key)
     default_store(create=True).set("openai", SECRET)
     assert not (data_dir / "secret.key").exists()
-    assert CredentialStore(make_engine(credentials.default_url()), key=key).get("openai").api_key == SECRET
+    assert CredentialStore(make_engine(credential_store.default_url()), key=key).get("openai").api_key == SECRET
     monkeypatch.setenv(credentials.SECRET_KEY_ENV, Fernet.generate_key().decode())
     with pytest.raises(CredentialError, match="another key than NODEFLOW_SECRET_KEY"):
         default_store().get("openai")

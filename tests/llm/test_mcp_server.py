@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import sys
 from pathlib import Path
 
+import pytest
+
+from nodeflow_app.llm.mcp_servers import SERVERS_ENV
 from nodeflow_app.runtime.engine import start_run
+from nodeflow_app.runtime.graph import GraphInvalid
 from nodes._registry import default_registry
 from tests.llm.fake_openai import http_error, text, tool_call
 from tests.llm.graphs import MODEL, graph, of, run_graph
@@ -15,10 +20,21 @@ from tests.llm.graphs import MODEL, graph, of, run_graph
 ECHO_SERVER = str(Path(__file__).with_name("mcp_echo_server.py"))
 
 
-def echo_server(pid_file: Path, **data) -> tuple[str, str, dict]:
-    return ("mcp", "mcp-server", {"transport": "stdio", "command": sys.executable,
-                                  "args": [{"value": ECHO_SERVER}],
-                                  "env": [{"name": "NODEFLOW_MCP_PID_FILE", "value": str(pid_file)}], **data})
+@pytest.fixture
+def declare(tmp_path, monkeypatch):
+    """Write the install's MCP server declarations (NODEFLOW_MCP_SERVERS) and return the file."""
+    def write(**servers: dict) -> Path:
+        path = tmp_path / "mcp_servers.json"
+        path.write_text(json.dumps({"servers": servers}))
+        monkeypatch.setenv(SERVERS_ENV, str(path))
+        return path
+    return write
+
+
+def echo_server(declare, pid_file: Path, **data) -> tuple[str, str, dict]:
+    """An MCP Server node choosing the declared echo server, whose starts are recorded in `pid_file`."""
+    declare(echo={"command": sys.executable, "args": [ECHO_SERVER], "env": {"NODEFLOW_MCP_PID_FILE": str(pid_file)}})
+    return ("mcp", "mcp-server", {"transport": "stdio", "server": "echo", **data})
 
 
 def agent(node_id: str = "a", **data) -> tuple[str, str, dict]:
@@ -48,10 +64,10 @@ async def gone(pid_file: Path, timeout: float = 5.0) -> bool:
 
 
 #  Chat Start --> Agent      (MCP Server ==tools==> Agent)
-async def test_an_agent_calls_a_tool_of_a_stdio_mcp_server_and_the_server_stops_with_the_run(fake_llm, tmp_path):
+async def test_an_agent_calls_a_tool_of_a_stdio_mcp_server_and_the_server_stops_with_the_run(fake_llm, tmp_path, declare):
     fake_llm.script(tool_call("add", {"a": 2, "b": 3}), text(["It", " is", " 5"]))
     pid_file = tmp_path / "server.pid"
-    raw = graph([("chat", "chat-start", {}), agent(), echo_server(pid_file)],
+    raw = graph([("chat", "chat-start", {}), agent(), echo_server(declare, pid_file)],
                 ["chat.output -> a.input", "mcp.tools => a.tools"])
     run, events = await run_graph(raw, payload="What is 2 + 3?")
     assert run.status == "completed", run.error
@@ -66,10 +82,10 @@ async def test_an_agent_calls_a_tool_of_a_stdio_mcp_server_and_the_server_stops_
 
 
 #  Chat Start --> Agent A --> Agent B      (one MCP Server ==tools==> both)
-async def test_two_agents_share_one_connection_per_run(fake_llm, tmp_path):
+async def test_two_agents_share_one_connection_per_run(fake_llm, tmp_path, declare):
     fake_llm.script(tool_call("add", {"a": 1, "b": 1}), text("two"), tool_call("shout", {"text": "two"}), text("TWO"))
     pid_file = tmp_path / "server.pid"
-    raw = graph([("chat", "chat-start", {}), agent("a"), agent("b"), echo_server(pid_file)],
+    raw = graph([("chat", "chat-start", {}), agent("a"), agent("b"), echo_server(declare, pid_file)],
                 ["chat.output -> a.input", "a.output -> b.input", "mcp.tools => a.tools", "mcp.tools => b.tools"])
     run, events = await run_graph(raw, payload="1 + 1, loudly")
     assert run.status == "completed", run.error
@@ -80,20 +96,20 @@ async def test_two_agents_share_one_connection_per_run(fake_llm, tmp_path):
     assert await gone(pid_file)
 
 
-async def test_the_server_stops_when_the_run_fails(fake_llm, tmp_path):
+async def test_the_server_stops_when_the_run_fails(fake_llm, tmp_path, declare):
     fake_llm.script(http_error(500, "upstream exploded"))
     pid_file = tmp_path / "server.pid"
-    raw = graph([("chat", "chat-start", {}), agent(), echo_server(pid_file)],
+    raw = graph([("chat", "chat-start", {}), agent(), echo_server(declare, pid_file)],
                 ["chat.output -> a.input", "mcp.tools => a.tools"])
     run, _ = await run_graph(raw, payload="hi")
     assert run.status == "failed" and "HTTP 500" in run.error
     assert await gone(pid_file)
 
 
-async def test_the_server_stops_when_the_run_is_cancelled(fake_llm, tmp_path):
+async def test_the_server_stops_when_the_run_is_cancelled(fake_llm, tmp_path, declare):
     fake_llm.script(text([f"t{i} " for i in range(200)], delay=0.02))
     pid_file = tmp_path / "server.pid"
-    raw = graph([("chat", "chat-start", {}), agent(), echo_server(pid_file)],
+    raw = graph([("chat", "chat-start", {}), agent(), echo_server(declare, pid_file)],
                 ["chat.output -> a.input", "mcp.tools => a.tools"])
     run = start_run(raw, default_registry(), payload="stream a lot")
     async for event in run.events():
@@ -103,18 +119,18 @@ async def test_the_server_stops_when_the_run_is_cancelled(fake_llm, tmp_path):
     assert await gone(pid_file)
 
 
-async def test_tool_filter_offers_only_the_named_tools(fake_llm, tmp_path):
+async def test_tool_filter_offers_only_the_named_tools(fake_llm, tmp_path, declare):
     fake_llm.script(text("ok"))
-    raw = graph([("chat", "chat-start", {}), agent(), echo_server(tmp_path / "pid", tool_filter="shout")],
+    raw = graph([("chat", "chat-start", {}), agent(), echo_server(declare, tmp_path / "pid", tool_filter="shout")],
                 ["chat.output -> a.input", "mcp.tools => a.tools"])
     run, _ = await run_graph(raw, payload="hi")
     assert run.status == "completed", run.error
     assert [t["function"]["name"] for t in fake_llm.requests[0]["tools"]] == ["shout"]
 
 
-async def test_an_unknown_tool_in_the_filter_names_what_the_server_offers(fake_llm, tmp_path):
+async def test_an_unknown_tool_in_the_filter_names_what_the_server_offers(fake_llm, tmp_path, declare):
     pid_file = tmp_path / "pid"
-    raw = graph([("chat", "chat-start", {}), agent(), echo_server(pid_file, tool_filter="add, multiply")],
+    raw = graph([("chat", "chat-start", {}), agent(), echo_server(declare, pid_file, tool_filter="add, multiply")],
                 ["chat.output -> a.input", "mcp.tools => a.tools"])
     run, events = await run_graph(raw, payload="hi")
     assert run.status == "failed"
@@ -124,30 +140,86 @@ async def test_an_unknown_tool_in_the_filter_names_what_the_server_offers(fake_l
     assert await gone(pid_file)
 
 
-async def test_a_command_that_does_not_exist_is_a_node_error_naming_it(fake_llm):
-    raw = graph([("chat", "chat-start", {}), agent(),
-                 ("mcp", "mcp-server", {"command": "/no/such/mcp-server", "args": [{"value": "--stdio"}]})],
+async def test_a_declared_command_that_does_not_exist_is_a_node_error_naming_the_server(fake_llm, declare):
+    declare(broken={"command": "/no/such/mcp-server", "args": ["--stdio"]})
+    raw = graph([("chat", "chat-start", {}), agent(), ("mcp", "mcp-server", {"server": "broken"})],
                 ["chat.output -> a.input", "mcp.tools => a.tools"])
     run, events = await run_graph(raw, payload="hi")
     assert run.status == "failed"
     [error] = of(events, "a", "error")
-    assert error.data["error"].startswith("MCP server `/no/such/mcp-server --stdio` failed to start: ")
+    assert error.data["error"].startswith("MCP server 'broken' failed to start: ")
     assert "No such file or directory" in error.data["error"]
     assert fake_llm.requests == [], "the agent must not run without its tools"
 
 
-async def test_a_server_that_exits_at_once_is_a_node_error(fake_llm):
-    raw = graph([("chat", "chat-start", {}), agent(),
-                 ("mcp", "mcp-server", {"command": sys.executable, "args": [{"value": "-c"}, {"value": "raise SystemExit(3)"}]})],
+async def test_a_declared_server_that_exits_at_once_is_a_node_error(fake_llm, declare):
+    declare(quits={"command": sys.executable, "args": ["-c", "raise SystemExit(3)"]})
+    raw = graph([("chat", "chat-start", {}), agent(), ("mcp", "mcp-server", {"server": "quits"})],
                 ["chat.output -> a.input", "mcp.tools => a.tools"])
     run, events = await run_graph(raw, payload="hi")
     assert run.status == "failed"
     [error] = of(events, "a", "error")
-    assert error.data["error"] == (f"MCP server `{sys.executable} -c 'raise SystemExit(3)'` failed to start: "
+    assert error.data["error"] == ("MCP server 'quits' failed to start: "
                                    "the process exited before it answered (its error output is in the app's log)")
 
 
-async def test_an_unreachable_url_is_a_node_error_naming_it(fake_llm):
+# A graph cannot start programs (issue 12) ---------------------------------------------------------------
+
+async def test_a_command_written_in_a_graph_is_refused_and_never_started(fake_llm, tmp_path, declare):
+    marker = tmp_path / "started"
+    command = {"command": sys.executable, "args": [{"value": "-c"}, {"value": f"open({str(marker)!r}, 'w')"}]}
+    declare(echo={"command": sys.executable, "args": [ECHO_SERVER]})
+    raw = graph([("chat", "chat-start", {}), agent(), ("mcp", "mcp-server", {"server": "echo", **command})],
+                ["chat.output -> a.input", "mcp.tools => a.tools"])
+    raw["nodes"][2]["version"] = 2
+    with pytest.raises(GraphInvalid, match="node 'MCP' \\(mcp-server\\) has no parameter 'command'"):
+        await run_graph(raw, payload="hi")
+    assert not marker.exists() and fake_llm.requests == []
+
+
+async def test_an_old_graph_with_a_command_gets_a_clear_error_not_a_crash(fake_llm, tmp_path, declare):
+    """A v1 MCP Server (command, args, env in the graph) migrates to v2: its command becomes a server name that
+    the install does not declare, so the run fails naming the node, the command and how to declare a server."""
+    marker = tmp_path / "started"
+    declare(echo={"command": sys.executable, "args": [ECHO_SERVER]})
+    raw = graph([("chat", "chat-start", {}), agent(),
+                 ("mcp", "mcp-server", {"command": sys.executable, "env": [{"name": "X", "value": "1"}],
+                                        "args": [{"value": "-c"}, {"value": f"open({str(marker)!r}, 'w')"}]})],
+                ["chat.output -> a.input", "mcp.tools => a.tools"])
+    raw["nodes"][2]["version"] = 1
+    run, events = await run_graph(raw, payload="hi")
+    assert run.status == "failed"
+    [error] = of(events, "a", "error")
+    assert error.data["error"].startswith(
+        f"MCP Server 'MCP': {sys.executable!r} is not a stdio MCP server this install declares (declared: echo). "
+        f"A graph cannot start programs: whoever runs NodeFlow declares stdio servers by name in the file "
+        f"{SERVERS_ENV} points to")
+    assert not marker.exists() and fake_llm.requests == []
+
+
+async def test_without_declarations_the_error_says_how_to_declare(fake_llm, monkeypatch, tmp_path):
+    monkeypatch.delenv(SERVERS_ENV, raising=False)
+    raw = graph([("chat", "chat-start", {}), agent(), ("mcp", "mcp-server", {"server": ""})],
+                ["chat.output -> a.input", "mcp.tools => a.tools"])
+    run, events = await run_graph(raw, payload="hi")
+    [error] = of(events, "a", "error")
+    assert error.data["error"].startswith("MCP Server 'MCP': choose a declared server under Server. A graph cannot "
+                                          "start programs")
+
+
+async def test_an_mcp_url_to_an_internal_address_is_refused(fake_llm):
+    raw = graph([("chat", "chat-start", {}), agent(),
+                 ("mcp", "mcp-server", {"transport": "streamable-http", "url": "http://[::ffff:169.254.169.254]/mcp"})],
+                ["chat.output -> a.input", "mcp.tools => a.tools"])
+    run, events = await run_graph(raw, payload="hi")
+    [error] = of(events, "a", "error")
+    assert error.data["error"].startswith("MCP server at http://[::ffff:169.254.169.254]/mcp: refused ")
+    assert "link-local address (169.254.169.254, embedded in ::ffff:a9fe:a9fe)" in error.data["error"]
+    assert fake_llm.requests == []
+
+
+async def test_an_unreachable_url_is_a_node_error_naming_it(fake_llm, monkeypatch):
+    monkeypatch.setenv("NODEFLOW_HTTP_ALLOWLIST", "127.0.0.1")
     raw = graph([("chat", "chat-start", {}), agent(),
                  ("mcp", "mcp-server", {"transport": "streamable-http", "url": "http://127.0.0.1:9/mcp"})],
                 ["chat.output -> a.input", "mcp.tools => a.tools"])
@@ -156,3 +228,42 @@ async def test_an_unreachable_url_is_a_node_error_naming_it(fake_llm):
     [error] = of(events, "a", "error")
     assert error.data["error"].startswith("MCP server at http://127.0.0.1:9/mcp could not be reached: ")
     assert fake_llm.requests == []
+
+
+async def test_a_secret_header_reaches_the_mcp_url_decrypted(fake_llm, monkeypatch, tmp_path):
+    """The graph holds the header sealed; the executor reveals it for the connection (and only there)."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    from nodeflow_app.secret_values import seal_parameter
+
+    seen: list[str | None] = []
+
+    class Recorder(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            seen.append(self.headers.get("Authorization"))
+            self.send_response(500)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, *args) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Recorder)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    monkeypatch.setenv("NODEFLOW_HTTP_ALLOWLIST", "127.0.0.1")
+    headers = seal_parameter(default_registry().definition("mcp-server").parameter("headers"),
+                             [{"name": "Authorization", "value": "Bearer tok-123456"}])
+    url = f"http://127.0.0.1:{server.server_address[1]}/mcp"
+    raw = graph([("chat", "chat-start", {}), agent(),
+                 ("mcp", "mcp-server", {"transport": "streamable-http", "url": url, "headers": headers})],
+                ["chat.output -> a.input", "mcp.tools => a.tools"])
+    try:
+        run, events = await run_graph(raw, payload="hi")
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert run.status == "failed"
+    assert seen and set(seen) == {"Bearer tok-123456"}
+    [error] = of(events, "a", "error")
+    assert "tok-123456" not in error.data["error"]

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from nodes._registry import RegisteredNode, Registry, default_registry
-from nodeflow_app.contract import NodeDefinition, Socket
+from nodeflow_app.contract import CONVERSATION, NodeDefinition, Socket
 from nodes.ai.agent import build, confirmation
 from tests.llm.fake_openai import text, tool_call
 from tests.llm.graphs import MODEL, graph, of
@@ -62,7 +62,7 @@ def start(**agent_data):
     raw = graph([("chat", "chat-start", {}), ("a", "agent", {"model": MODEL, **agent_data}),
                  ("kit", "test-guarded-tools", {})],
                 ["chat.output -> a.input", "kit.tools => a.tools"])
-    return start_run(raw, registry_with_guarded_tools(), payload="Delete /tmp/old.log", chat_id="chat-1")
+    return start_run(raw, registry_with_guarded_tools(), payload="Delete /tmp/old.log", context={CONVERSATION: "chat-1"})
 
 
 async def paused_run(fake_llm, **agent_data):
@@ -117,7 +117,7 @@ async def test_a_restarted_app_continues_the_paused_agno_run_from_the_session_db
     """A restart leaves no agent object and no link cache: the kernel restores the run from its records."""
     run, _ = await paused_run(fake_llm, history=history)
     restored = Run.restore(run.plan, run.trigger_id, run.payload, run.records, run_id=run.run_id,
-                           status=run.status, chat_id=run.chat_id)
+                           status=run.status, context=run.context)
     fake_llm.script(text("Done"))
     [event async for event in restored.resume("a", {"decision": "approve"})]
     assert restored.status == "completed", restored.error

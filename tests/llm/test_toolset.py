@@ -15,7 +15,7 @@ import pytest
 from nodes._registry import default_registry
 from nodeflow_app.contract import FlowContext, NodeError
 from nodes.tools.toolset import builtin
-from nodes.tools.toolset.addresses import ALLOWLIST_ENV
+from nodeflow_app.net.guard import ALLOWLIST_ENV
 from nodes.tools.toolset.builtin import calculator, current_datetime, http_get
 from nodes.tools.toolset.definition import definition
 from nodes.tools.toolset.executor import CATALOG, executor

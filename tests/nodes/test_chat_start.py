@@ -2,14 +2,14 @@
 
 import pytest
 
-from nodeflow_app.contract import FlowContext, NodeError
+from nodeflow_app.contract import CONVERSATION, FlowContext, NodeError
 from nodes.trigger.chat_start.definition import definition
 from nodes.trigger.chat_start.executor import executor
 
 
 def ctx(payload, chat_id=None) -> FlowContext:
     return FlowContext(node_id="chat", node_type="chat-start", run_id="run-1", runtime=None,
-                       chat_id=chat_id, payload=payload)
+                       context={CONVERSATION: chat_id} if chat_id else {}, payload=payload)
 
 
 async def output(payload, chat_id=None):
@@ -35,6 +35,12 @@ async def test_an_object_payload():
 
 async def test_the_context_chat_id_wins():
     assert (await output({"message": "x", "chat_id": "old"}, chat_id="current"))["chat_id"] == "current"
+
+
+async def test_the_example_payload_is_a_valid_chat_message():
+    assert await output(definition.example_payload) == {
+        "message": definition.example_payload["message"], "chat_id": None, "attachments": []}
+    assert definition.started_by == ("chat",)
 
 
 async def test_no_payload_is_an_empty_message():

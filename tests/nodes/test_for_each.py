@@ -203,3 +203,42 @@ async def test_a_pause_inside_the_loop_is_not_lost():
     assert run.status == "failed", run.records["fe"].outputs
     assert run.error == ("node 'FE' failed: item 0: AP inside the container asked for input; "
                          "pausing inside a container is not supported")
+
+
+#   START ──> FE ──> AFTER      (items 0 and 1 finish, the process "dies" during item 2, the run goes on)
+#            ┌────┐
+#            │ P  │
+#            └────┘
+async def test_finished_items_are_checkpointed_and_not_run_again_after_a_crash(tmp_path):
+    import copy
+
+    from nodeflow_app.runtime.run import Run
+    from nodeflow_app.store.db import create_all
+    from nodeflow_app.store.runs import RunStore
+
+    probe = Probe()
+    store = RunStore(f"sqlite:///{tmp_path / 'runs.db'}")
+    create_all(store.engine)
+    items = [{"n": 0, "delay": 0}, {"n": 1, "delay": 0}, {"n": 2, "delay": 30}]
+    run = start_run(loop_graph([("p", "probe")], [], field=""), registry(probe), payload=items, hooks=store.hooks())
+    task = asyncio.create_task(run.run())
+    while len(probe.finished) < 2 or len(((run.records["fe"].checkpoint or {}).get("finished")) or {}) < 2:
+        await asyncio.sleep(0.01)
+    store.flush()
+    stored = {n["node_id"]: n for n in store.get_run(run.run_id)["nodes"]}
+    assert stored["fe"]["status"] == "running" and sorted(stored["fe"]["checkpoint"]["finished"]) == ["0", "1"]
+    records = copy.deepcopy(run.records)  # what the database holds when the process dies now
+    task.cancel()
+    await asyncio.gather(task, return_exceptions=True)
+
+    records["fe"].status = "interrupted"
+    records["fe"].inputs["input"][2]["delay"] = 0  # the re-run need not take 30 s
+    before = len(probe.finished)
+    restored = Run.restore(run.plan, "start", items, records, run_id=run.run_id, status="interrupted")
+    restored.answer("fe", None)
+    await restored.run()
+    assert restored.status == "completed"
+    assert probe.finished[before:] == [{"n": 2, "delay": 0}]  # only the unfinished item ran again
+    results = restored.records["fe"].outputs["output"]["results"]
+    assert [r["n"] for r in results] == [0, 1, 2]
+    store.close()

@@ -23,7 +23,7 @@ def test_model_is_a_link_output_and_there_is_no_execute():
 
 async def test_defaults():
     assert await materialize() == {"ref": "openai:gpt-4o-mini", "provider": "openai", "model": "gpt-4o-mini",
-                                   "base_url": None, "temperature": None}
+                                   "base_url": None, "temperature": None, "credential": None}
 
 
 @pytest.mark.parametrize("provider", [o.value for o in definition.parameter("provider").options])
@@ -37,7 +37,7 @@ async def test_openai_compatible_with_base_url_and_temperature():
     reference = await materialize(provider="openai-compatible", model_id=" qwen2.5 ", base_url=" http://x:8000/v1 ",
                                   temperature=0.3)
     assert reference == {"ref": "openai-compatible:qwen2.5", "provider": "openai-compatible", "model": "qwen2.5",
-                         "base_url": "http://x:8000/v1", "temperature": 0.3}
+                         "base_url": "http://x:8000/v1", "temperature": 0.3, "credential": None}
 
 
 @pytest.mark.parametrize("temperature, expected", [(0, 0.0), (2, 2.0), ("0.7", 0.7), ("", None), (None, None)])
@@ -48,7 +48,7 @@ async def test_temperature(temperature, expected):
 @pytest.mark.parametrize("data, message", [
     ({"provider": "mistral"}, "unknown provider 'mistral'; use one of: openai, anthropic"),
     ({"model_id": "  "}, "choose a model for provider 'openai'"),
-    ({"provider": "openai-compatible", "base_url": ""}, "an OpenAI-compatible provider needs a base URL"),
+    ({"credential": "vault"}, "unknown key 'vault' for the base URL"),
     ({"temperature": 2.5}, "temperature must be a number from 0 to 2, got 2.5"),
     ({"temperature": "hot"}, "temperature must be a number from 0 to 2, got 'hot'"),
 ])
@@ -60,3 +60,19 @@ async def test_bad_settings(data, message):
 async def test_unknown_output_handle():
     with pytest.raises(NodeError, match="Model Selector has no output 'tools'"):
         await materialize("tools")
+
+
+async def test_openai_compatible_without_a_base_url_uses_the_installs(monkeypatch):
+    """Issue 11: refused with "needs a base URL" although NODEFLOW_OPENAI_COMPATIBLE_BASE_URL was set."""
+    from nodeflow_app.llm.providers import COMPATIBLE_BASE_URL_ENV, build_model
+
+    monkeypatch.setenv(COMPATIBLE_BASE_URL_ENV, "http://llm.install:8000/v1")
+    reference = await materialize(provider="openai-compatible", model_id="qwen", base_url="")
+    assert reference["base_url"] is None
+    assert build_model(reference).base_url == "http://llm.install:8000/v1"
+
+
+async def test_a_credential_is_chosen_for_a_base_url():
+    reference = await materialize(provider="openai-compatible", base_url="https://llm.example/v1",
+                                  credential="openai-compatible")
+    assert reference["credential"] == "openai-compatible"

@@ -5,10 +5,7 @@ from __future__ import annotations
 import pytest
 
 from nodeflow_app.contract import FlowContext, NodeError
-from nodeflow_app.runs.graph_runner import StoredGraphRunner
-from nodeflow_app.runtime.engine import start_run
-from nodeflow_app.store.graphs import GraphStore
-from nodeflow_app.store.runs import RunStore
+from nodeflow_app.runs.launcher import RunLauncher
 from nodes._registry import default_registry
 from nodes.flow.execute_graph.executor import executor
 
@@ -16,10 +13,15 @@ REGISTRY = default_registry()
 
 
 @pytest.fixture
-def graphs(tmp_path):
-    store = GraphStore(f"sqlite:///{tmp_path / 'graphs.db'}")
-    yield store
-    store.engine.dispose()
+def launcher(tmp_path):
+    launcher = RunLauncher(f"sqlite:///{tmp_path / 'graphs.db'}", registry=REGISTRY)
+    yield launcher
+    launcher.close()
+
+
+@pytest.fixture
+def graphs(launcher):
+    return launcher.graphs
 
 
 def flow(*nodes: dict) -> dict:
@@ -42,19 +44,19 @@ def greet() -> dict:
             "data": {"fields": [{"name": "greeting", "value": "hi {{ $json.name }}"}], "include_input": False}}
 
 
-async def run_stored(graphs: GraphStore, graph_id: str, payload, **runner_options):
-    runner = StoredGraphRunner(graphs, REGISTRY, **runner_options).for_graph(graph_id)
-    run = start_run(graphs.get(graph_id).graph, REGISTRY, payload=payload, services=runner.services())
+async def run_stored(launcher: RunLauncher, graph_id: str, payload):
+    """A run through the launcher, which gives every run a graph runner (on the launcher's graph store)."""
+    run = launcher.start(launcher.graphs.get(graph_id).graph, started_by="test", payload=payload, graph_id=graph_id)
     events = [event async for event in run.events()]
     return run, events
 
 
 #   Parent: Start --> Call (Greeter) --> Shout        Greeter: Start --> Greet
-async def test_the_called_graph_gets_the_input_and_its_last_value_comes_back(graphs):
+async def test_the_called_graph_gets_the_input_and_its_last_value_comes_back(graphs, launcher):
     greeter = graphs.create("Greeter", flow(start(), greet())).id
     shout = {"id": "shout", "type": "edit-fields", "name": "Shout", "data": {"fields": [{"name": "loud", "value": "yes"}]}}
     parent = graphs.create("Parent", flow(start(), call(greeter), shout)).id
-    run, events = await run_stored(graphs, parent, {"name": "Ada"})
+    run, events = await run_stored(launcher, parent, {"name": "Ada"})
     assert run.status == "completed", run.error
     assert run.records["call"].outputs == {"output": {"greeting": "hi Ada"}}
     assert run.records["shout"].outputs == {"output": {"greeting": "hi Ada", "loud": "yes"}}
@@ -62,48 +64,44 @@ async def test_the_called_graph_gets_the_input_and_its_last_value_comes_back(gra
     assert len(progress) == 1 and progress[0]["graph_id"] == greeter and len(progress[0]["child_run_id"]) == 32
 
 
-async def test_child_runs_are_recorded_in_the_history_when_the_runner_has_hooks(graphs, tmp_path):
-    runs = RunStore(f"sqlite:///{tmp_path / 'graphs.db'}")
-    try:
-        greeter = graphs.create("Greeter", flow(start(), greet())).id
-        parent = graphs.create("Parent", flow(start(), call(greeter))).id
-        run, events = await run_stored(graphs, parent, {"name": "Bo"}, hooks=runs.hooks)
-        assert run.status == "completed", run.error
-        child_id = next(e.data["child_run_id"] for e in events if e.event_type == "progress")
-        runs.flush()
-        child = runs.get_run(child_id)
-        assert child is not None and child["status"] == "completed"
-    finally:
-        runs.close()
+async def test_child_runs_are_recorded_in_the_history_started_by_the_calling_graph(graphs, launcher):
+    greeter = graphs.create("Greeter", flow(start(), greet())).id
+    parent = graphs.create("Parent", flow(start(), call(greeter))).id
+    run, events = await run_stored(launcher, parent, {"name": "Bo"})
+    assert run.status == "completed", run.error
+    child_id = next(e.data["child_run_id"] for e in events if e.event_type == "progress")
+    child = launcher.store.get_run(child_id)
+    assert child is not None and (child["status"], child["started_by"], child["graph_id"]) == (
+        "completed", "graph", greeter)
 
 
 #   A: Start --> Call B        B: Start --> Call A     (A -> B -> A)
-async def test_a_graph_calling_itself_through_another_is_refused_with_the_path(graphs):
+async def test_a_graph_calling_itself_through_another_is_refused_with_the_path(graphs, launcher):
     a = graphs.create("Alpha", flow(start())).id
     b = graphs.create("Beta", flow(start(), call(a))).id
     graphs.save(a, flow(start(), call(b)))
-    run, _ = await run_stored(graphs, a, {})
+    run, _ = await run_stored(launcher, a, {})
     assert run.status == "failed"
     assert run.error == ("node 'Call' failed: graph 'Beta' (run {}) failed: node 'Call' failed: "
                          "graph 'Alpha' would call itself: Alpha -> Beta -> Alpha").format(
         run.error.split("(run ")[1].split(")")[0])
 
 
-async def test_a_graph_calling_itself_directly_is_refused(graphs):
+async def test_a_graph_calling_itself_directly_is_refused(graphs, launcher):
     a = graphs.create("Alpha", flow(start())).id
     graphs.save(a, flow(start(), call(a)))
-    run, _ = await run_stored(graphs, a, {})
+    run, _ = await run_stored(launcher, a, {})
     assert run.error == "node 'Call' failed: graph 'Alpha' would call itself: Alpha -> Alpha"
 
 
-async def test_a_missing_graph_or_a_failing_one_is_named(graphs):
+async def test_a_missing_graph_or_a_failing_one_is_named(graphs, launcher):
     parent = graphs.create("Parent", flow(start(), call("nope"))).id
-    run, _ = await run_stored(graphs, parent, {})
+    run, _ = await run_stored(launcher, parent, {})
     assert run.error == "node 'Call' failed: there is no graph 'nope' in this workspace"
     broken = graphs.create("Broken", flow(start(), {"id": "c", "type": "code", "name": "Crash",
                                                     "data": {"code": "return 1 / 0"}})).id
     graphs.save(parent, flow(start(), call(broken)))
-    run, _ = await run_stored(graphs, parent, {})
+    run, _ = await run_stored(launcher, parent, {})
     assert run.error.startswith("node 'Call' failed: graph 'Broken' (run ")
     assert run.error.endswith("failed: node 'Crash' failed: line 1: ZeroDivisionError: division by zero\n    return 1 / 0")
 

@@ -13,7 +13,8 @@ import pytest
 from nodeflow_app.chat.patch import step_ports, step_statuses
 from nodeflow_app.chat.service import ChatService
 from nodeflow_app.runs.live import step_batches
-from nodeflow_app.runs.service import TEST_MESSAGE, RunRefused, RunService
+from nodeflow_app.runs.service import RunRefused, RunService
+from nodes.trigger.chat_start.definition import definition as chat_start
 from nodeflow_app.store.db import make_engine
 from tests.llm.graphs import graph
 from tests.store.postgres import POSTGRES_URL, private_schema
@@ -138,7 +139,7 @@ async def test_chat_runs_record_outputs_but_never_reuse_them_nor_pins(sqlite_eng
         assert stored["a"]["outputs"]["output"]["a"] == 1  # the pin is not used either
     runs.unpin(graph_id, "a")
     rerun = await runs.rerun(graph_id).run()  # the last chat message's payload: what the chat computed is reused
-    assert rerun.payload["message"] == "hi" and cached(rerun) == ["a", "chat"]
+    assert rerun.payload == "hi" and cached(rerun) == ["a", "chat"]  # the chat sends the text; Chat Start shapes it
     chats.close()
     runs.close()
 
@@ -146,7 +147,7 @@ async def test_chat_runs_record_outputs_but_never_reuse_them_nor_pins(sqlite_eng
 def test_a_chat_start_gets_a_test_message_before_its_first_run(service):
     raw = graph([("chat", "chat-start", {}), ("a", "edit-fields", fields(a=1))], ["chat.output -> a.input"])
     graph_id = service.graphs.create("Chat", raw).id
-    assert service.rerun(graph_id).payload == {"message": TEST_MESSAGE, "chat_id": None, "attachments": []}
+    assert service.rerun(graph_id).payload == chat_start.example_payload
 
 
 def test_a_graph_without_a_trigger_is_refused(service):

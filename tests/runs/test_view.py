@@ -1,6 +1,6 @@
 """The run panel's display strings."""
 
-from nodeflow_app.runs.view import ago, canvas_steps, duration_text, node_rows, pretty, run_row
+from nodeflow_app.runs.view import approval_cards, ago, canvas_steps, duration_text, node_rows, pretty, run_row
 
 
 def test_durations_and_times_read_like_a_person_would_say_them():
@@ -10,7 +10,7 @@ def test_durations_and_times_read_like_a_person_would_say_them():
 
 def test_rows_of_a_run_and_its_nodes():
     run = {"id": "r1", "trigger_name": "Manual", "status": "completed", "duration_ms": 12.0, "graph_version": 3,
-           "started_at": 995.0, "chat_id": None, "error": None,
+           "started_at": 995.0, "started_by": "test", "error": None,
            "nodes": [{"node_id": "a", "node_name": "A", "node_type": "edit-fields", "status": "completed",
                       "duration_ms": 0.0, "cached": True, "inputs": {"input": 1}, "outputs": {"output": 2, "x": None},
                       "error": None}]}
@@ -22,3 +22,12 @@ def test_rows_of_a_run_and_its_nodes():
     assert (row["cached"], row["pinned"], row["inputs"]) == ("cached", "pinned", '{\n  "input": 1\n}')
     assert canvas_steps(run) == [{"node_id": "a", "status": "completed", "outputs": {"output": 1}}]
     assert pretty("x" * 30, limit=10).endswith("(22 more characters)")
+
+
+def test_a_paused_node_becomes_an_approval_card():
+    run = {"nodes": [
+        {"node_id": "ok", "node_name": "OK?", "status": "paused",
+         "wait": {"prompt": "Ship it?", "options": ["approve", "reject"], "detail": {"order": 7}}},
+        {"node_id": "a", "node_name": "A", "status": "completed", "wait": None}]}
+    assert approval_cards(run) == [{"node_id": "ok", "name": "OK?", "prompt": "Ship it?",
+                                    "detail": '{\n  "order": 7\n}', "options": ["approve", "reject"]}]

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from nodeflow_app.runtime.coercion import SOCKET_STYLES, CoercionError, can_connect, coerce
+from nodeflow_app.contract import SOCKET_TYPES
+from nodeflow_app.runtime.coercion import CoercionError, can_connect, coerce
 
 DOCUMENT = {"text": "Hello doc", "metadata": {"source": "a.txt"}}
 MESSAGES = [{"role": "system", "content": "be brief"}, {"role": "user", "content": "last words"}]
@@ -36,7 +37,7 @@ def test_table_row_connects_and_converts(source, target, value, expected):
     assert type(converted) is type(expected)
 
 
-@pytest.mark.parametrize("socket_type", sorted(SOCKET_STYLES))
+@pytest.mark.parametrize("socket_type", sorted(SOCKET_TYPES))
 def test_same_type_and_any_always_connect(socket_type):
     assert can_connect(socket_type, socket_type) == (True, "")
     assert can_connect(socket_type, "any") == (True, "")

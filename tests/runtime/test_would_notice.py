@@ -10,7 +10,7 @@ import asyncio
 import time
 
 from nodeflow_app.chat.adapter import MessageBuilder
-from nodeflow_app.chat.pump import Pump
+from nodeflow_app.runs.pump import Pump
 from nodeflow_app.contract import ExecutionResult, NodeDefinition, Parameter, Socket
 from nodeflow_app.runtime.engine import start_run
 

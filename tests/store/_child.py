@@ -25,9 +25,13 @@ def open_store(url: str, schema: str | None) -> RunStore:
 
 
 async def resume(store: RunStore, run_id: str, node_id: str, answer: str) -> None:
-    interrupted = store.mark_interrupted()  # what a fresh process does first; a paused run is left alone
-    run = store.load_run(run_id, toys.registry())
+    from nodeflow_app.runs.launcher import RunLauncher
+
+    launcher = RunLauncher(store.engine, registry=toys.registry())
+    interrupted = launcher.recover()  # what a fresh process does first; a paused run is left alone
+    run = launcher.restore(run_id)
     events = [e.event_type async for e in run.resume(node_id, answer)]
+    launcher.close()
     print(json.dumps({"interrupted": interrupted, "status": run.status, "events": events}), flush=True)
 
 

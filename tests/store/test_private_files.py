@@ -10,6 +10,7 @@ import pytest
 
 from nodeflow_app import settings
 from nodeflow_app.llm import credentials
+from nodeflow_app.store import credentials as credential_store
 from nodeflow_app.runtime.engine import start_run
 from nodeflow_app.store.db import create_all, make_engine
 from nodeflow_app.store.runs import RunStore
@@ -45,7 +46,7 @@ async def test_the_data_folder_database_wal_shm_and_key_file_are_private(data_di
         assert mode(data_dir) == 0o700
         for path in (database, data_dir / "nodeflow.db-wal", data_dir / "nodeflow.db-shm"):
             assert mode(path) == 0o600, path
-        credentials.default_store(create=True).set("openai", "sk-test")
+        credential_store.default_store(create=True).set("openai", "sk-test")
         assert mode(data_dir / "secret.key") == 0o600
     assert mode(data_dir.parent) == 0o755  # only the data folder itself is NodeFlow's
     store.close()

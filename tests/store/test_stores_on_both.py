@@ -8,7 +8,8 @@ from __future__ import annotations
 import pytest
 from cryptography.fernet import Fernet
 
-from nodeflow_app.llm.credentials import Credential, CredentialStore
+from nodeflow_app.llm.credentials import Credential
+from nodeflow_app.store.credentials import CredentialStore
 from nodeflow_app.store.chats import ChatNotFound, ChatStore
 from nodeflow_app.store.db import create_all, make_engine
 from nodeflow_app.store.pins import PinStore

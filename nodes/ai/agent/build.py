@@ -8,7 +8,7 @@ from nodeflow_app.llm.history import session_db, session_id
 from nodeflow_app.llm.models import node_model, optional_number
 from nodeflow_app.llm.providers import ModelRef
 from nodes._helpers import to_text
-from nodeflow_app.contract import FlowContext, NodeError
+from nodeflow_app.contract import CONVERSATION, FlowContext, NodeError
 
 from .confirmation import needs_confirmation
 
@@ -51,8 +51,9 @@ async def build_agent(data: dict[str, Any], ctx: FlowContext, ref: ModelRef, *, 
         "markdown": bool(data.get("markdown")),
         "telemetry": False,
     }
-    if history and ctx.chat_id:
-        settings.update(db=session_db(), session_id=session_id(ctx.chat_id, ctx.node_id),
+    conversation = ctx.context.get(CONVERSATION)
+    if history and conversation:
+        settings.update(db=session_db(), session_id=session_id(conversation, ctx.node_id),
                         add_history_to_context=True)
     elif needs_confirmation(tools):
         # A run paused for a person's approval must be continuable later, also after a restart.

@@ -1,4 +1,8 @@
-"""For Each: run the container's children once per list item (bounded concurrency), results in item order."""
+"""For Each: run the container's children once per list item (bounded concurrency), results in item order.
+
+Each finished item is checkpointed: when the run goes on after its process died, finished items are not
+run again.
+"""
 
 import asyncio
 from typing import Any
@@ -22,8 +26,11 @@ class ForEachExecutor:
             raise NodeError("this For Each has no steps inside it; place the nodes to repeat inside the container")
         sinks = container_sinks(runtime, children)
         results: list[Any] = [None] * len(items)
+        finished = _finished(ctx.checkpoint, len(items))
+        for index, result in finished.items():
+            results[index] = result
         semaphore = asyncio.Semaphore(concurrency)
-        done = 0
+        done = len(finished)
 
         async def run_item(index: int, item: Any) -> None:
             nonlocal done
@@ -37,9 +44,12 @@ class ForEachExecutor:
                         raise NodeError(f"item {index}: {error}") from None
                     results[index] = {"error": str(error)}
             done += 1
+            finished[index] = results[index]
+            runtime.checkpoint(ctx.node_id, {"count": len(items), "finished": {str(i): r for i, r in finished.items()}})
             runtime.emit(ctx.event("progress", done=done, total=len(items)))
 
-        tasks = [asyncio.ensure_future(run_item(index, item)) for index, item in enumerate(items)]
+        tasks = [asyncio.ensure_future(run_item(index, item)) for index, item in enumerate(items)
+                 if index not in finished]
         try:
             await asyncio.gather(*tasks)
         except BaseException:  # fail fast: the first failing item (or a cancel) stops the others
@@ -48,6 +58,13 @@ class ForEachExecutor:
             await asyncio.gather(*tasks, return_exceptions=True)
             raise
         return ExecutionResult(outputs={"output": {"results": results, "count": len(results)}})
+
+
+def _finished(checkpoint: Any, count: int) -> dict[int, Any]:
+    """Results of items a previous attempt finished (its checkpoint), when it was over the same number of items."""
+    if not isinstance(checkpoint, dict) or checkpoint.get("count") != count:
+        return {}
+    return {int(i): result for i, result in (checkpoint.get("finished") or {}).items()}
 
 
 def _concurrency(raw: Any) -> int:

@@ -1,5 +1,8 @@
 """MCP Server: connect to a Model Context Protocol server once per run and hand its tools to agents.
 
+stdio servers are the install's (nodeflow_app/llm/mcp_servers.py): the graph names one, never a command.
+A URL passes the SSRF guard first; header values are secret parameters, revealed only here.
+
 The connection is opened in `materialize` and must work: Agno's own `connect()` logs a failure and
 leaves the agent without tools, so a server that does not start is a NodeError naming it instead.
 It closes when the run stops (`ctx.runtime.on_finish`): completed, failed, cancelled or paused.
@@ -7,12 +10,12 @@ It closes when the run stops (`ctx.runtime.on_finish`): completed, failed, cance
 
 from __future__ import annotations
 
-import shlex
 from typing import Any
 
-from nodes._helpers import key_value_pairs, to_text
 from nodeflow_app.contract import FlowContext, NodeError
-
+from nodeflow_app.llm.mcp_servers import McpConfigError, declared_server, how_to_declare
+from nodeflow_app.secret_values import reveal
+from nodes._helpers import key_value_pairs, to_text
 
 
 class McpServerExecutor:
@@ -22,7 +25,9 @@ class McpServerExecutor:
         if output_handle != "tools":
             raise NodeError(f"MCP Server has no link output {output_handle!r} (it provides 'tools')")
         wanted = [name.strip() for name in to_text(data.get("tool_filter")).split(",") if name.strip()]
-        toolkit, where = _toolkit(data)
+        toolkit, where = _toolkit(data, ctx)
+        if toolkit.transport == "streamable-http":
+            await _check_url(toolkit.server_params.url)
         try:
             await toolkit.__aenter__()  # unlike connect(), raises when the server cannot be reached
         except Exception as error:  # the client has unwound its half-open connection itself
@@ -43,44 +48,57 @@ class McpServerExecutor:
         return toolkit
 
 
-def _toolkit(data: dict[str, Any]) -> tuple[Any, str]:
+def _toolkit(data: dict[str, Any], ctx: FlowContext) -> tuple[Any, str]:
     """An unconnected run-scoped MCPTools for the node's settings, and how to name the server in errors."""
-    from mcp import StdioServerParameters
-    from mcp.client.stdio import get_default_environment
-
-    from agno.tools.mcp.params import StreamableHTTPClientParams
-
     from .toolkit import RunScopedMCPTools
 
+    name = _node_name(ctx)
+    if "command" in data:  # never started: a graph cannot name a program (the normalizer refuses it too)
+        raise NodeError(f"MCP Server '{name}' names a command to start; {how_to_declare()}")
     transport = to_text(data.get("transport")) or "stdio"
     if transport == "streamable-http":
+        from agno.tools.mcp.params import StreamableHTTPClientParams
+
         url = to_text(data.get("url")).strip()
         if not url:
-            raise NodeError("MCP Server needs a URL for the streamable-http transport")
-        headers = {name: to_text(value) for name, value in key_value_pairs(data.get("headers"), "headers") if name}
+            raise NodeError(f"MCP Server '{name}' needs a URL for the streamable-http transport")
+        headers = {header: to_text(reveal(value, f"MCP Server '{name}' header {header}"))
+                   for header, value in key_value_pairs(data.get("headers"), "headers") if header}
         params = StreamableHTTPClientParams(url=url, headers=headers or None)
         return RunScopedMCPTools(transport=transport, server_params=params), f"at {url}"
     if transport != "stdio":
         raise NodeError(f"MCP Server transport must be 'stdio' or 'streamable-http', got {transport!r}")
-    command = to_text(data.get("command")).strip()
-    if not command:
-        raise NodeError("MCP Server needs a command to start (e.g. npx, uvx or python)")
-    args = _arguments(data.get("args"))
+    chosen = to_text(data.get("server")).strip()
+    if not chosen:
+        raise NodeError(f"MCP Server '{name}': choose a declared server under Server. {how_to_declare()}")
+    try:
+        server = declared_server(chosen)
+    except McpConfigError as error:
+        raise NodeError(f"MCP Server '{name}': {error}") from None
+    from mcp import StdioServerParameters
+    from mcp.client.stdio import get_default_environment
+
     # No shell runs the command: arguments travel as a list, so nothing in them is interpreted.
-    env = {**get_default_environment(),
-           **{name: to_text(value) for name, value in key_value_pairs(data.get("env"), "env") if name}}
-    params = StdioServerParameters(command=command, args=args, env=env)
-    return RunScopedMCPTools(transport="stdio", server_params=params), f"`{shlex.join([command, *args])}`"
+    params = StdioServerParameters(command=server.command, args=list(server.args),
+                                   env={**get_default_environment(), **server.env})
+    return RunScopedMCPTools(transport="stdio", server_params=params), f"'{server.name}'"
 
 
-def _arguments(value: Any) -> list[str]:
-    """Rows of {value} from the editor, or plain strings (a wired or expression value)."""
-    if value in (None, ""):
-        return []
-    if not isinstance(value, list):
-        raise NodeError(f"MCP Server arguments must be a list, got {type(value).__name__}")
-    args = [to_text(item.get("value")) if isinstance(item, dict) else to_text(item) for item in value]
-    return [arg for arg in args if arg != ""]
+def _node_name(ctx: FlowContext) -> str:
+    try:
+        return str(ctx.runtime.get_node(ctx.node_id).get("name") or ctx.node_id)
+    except (AttributeError, KeyError):
+        return ctx.node_id
+
+
+async def _check_url(url: str) -> None:
+    """The SSRF guard, before connecting (the MCP client follows redirects only within the URL's origin)."""
+    from nodeflow_app.net.guard import BlockedUrl, check_url
+
+    try:
+        await check_url(url)
+    except BlockedUrl as error:
+        raise NodeError(f"MCP server at {url}: {error}") from None
 
 
 def _reason(error: BaseException) -> str:
@@ -88,7 +106,5 @@ def _reason(error: BaseException) -> str:
     if text == "Connection closed":
         return "the process exited before it answered (its error output is in the app's log)"
     return text or type(error).__name__
-
-
 
 executor = McpServerExecutor()

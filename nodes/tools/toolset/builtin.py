@@ -11,7 +11,7 @@ from datetime import datetime
 from typing import Any, Callable
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from .addresses import check_url
+from nodeflow_app.net.guard import check_url, guarded_client
 
 # 1. calculator ----------------------------------------------------------------------------------------
 
@@ -104,8 +104,9 @@ async def http_get(url: str) -> str:
     """
     import httpx
 
-    async with httpx.AsyncClient(timeout=httpx.Timeout(TIMEOUT_SECONDS, connect=5.0), follow_redirects=False,
-                                 headers={"User-Agent": "NodeFlow-http_get/1"}) as client:
+    # The client checks each address again when it connects (a name that resolves differently the second time).
+    async with guarded_client(timeout=httpx.Timeout(TIMEOUT_SECONDS, connect=5.0), follow_redirects=False,
+                              headers={"User-Agent": "NodeFlow-http_get/1"}) as client:
         for _ in range(MAX_REDIRECTS + 1):
             await check_url(url)  # every hop: a public page must not redirect to an internal one
             try:

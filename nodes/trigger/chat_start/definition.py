@@ -7,6 +7,8 @@ definition = NodeDefinition(
     category="trigger",
     icon="message-square",
     trigger=True,
+    started_by=("chat",),
+    example_payload={"message": "Hello! This is a test run from the editor.", "attachments": []},
     outputs=(Socket(id="output", label="Message", side="right",
                     description="{message, chat_id, attachments}"),),
 )

@@ -1,9 +1,13 @@
-"""Chat Start: turns the run's payload (a message string or an object) into `{message, chat_id, attachments}`."""
+"""Chat Start: turns the run's payload (a message string or an object) into `{message, chat_id, attachments}`.
+
+This folder owns the chat payload's shape: the chat passes the message text and the conversation in the
+run's context; a test run passes the definition's example payload.
+"""
 
 from typing import Any
 
 from nodes._helpers import to_text
-from nodeflow_app.contract import ExecutionResult, FlowContext, NodeError
+from nodeflow_app.contract import CONVERSATION, ExecutionResult, FlowContext, NodeError
 
 
 class ChatStartExecutor:
@@ -22,9 +26,10 @@ class ChatStartExecutor:
             attachments = [attachments]
         elif not isinstance(attachments, list):
             raise NodeError(f"attachments must be a list, got {type(attachments).__name__}")
+        conversation = ctx.context.get(CONVERSATION)
         return ExecutionResult(outputs={"output": {
             "message": to_text(payload.get("message")),
-            "chat_id": ctx.chat_id if ctx.chat_id is not None else payload.get("chat_id"),
+            "chat_id": conversation if conversation is not None else payload.get("chat_id"),
             "attachments": attachments,
         }})
 

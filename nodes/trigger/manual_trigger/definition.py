@@ -7,6 +7,7 @@ definition = NodeDefinition(
     category="trigger",
     icon="play",
     trigger=True,
+    started_by=("graph",),  # the trigger a calling graph (Execute Graph) starts, when a graph has several
     parameters=(
         Parameter(id="payload", label="Test payload", type="json", default={},
                   description="Used when the run is started without a payload of its own."),

@@ -18,16 +18,18 @@ class ModelSelectorExecutor:
 
 
 def model_reference(data: dict[str, Any]) -> dict[str, Any]:
-    """`{ref: "provider:model", provider, model, base_url, temperature}`, validated."""
+    """`{ref: "provider:model", provider, model, base_url, temperature, credential}`, validated."""
     provider = (data.get("provider") or "openai").strip()
     if provider not in PROVIDERS:
         raise NodeError(f"unknown provider {provider!r}; use one of: {', '.join(PROVIDERS)}")
     model = str(data.get("model_id") or "").strip()
     if not model:
         raise NodeError(f"choose a model for provider {provider!r} (for example gpt-4o-mini)")
+    # No base URL: the install's own (NODEFLOW_OPENAI_COMPATIBLE_BASE_URL, Settings); the model says when there is none.
     base_url = str(data.get("base_url") or "").strip() or None
-    if provider == "openai-compatible" and base_url is None:
-        raise NodeError("an OpenAI-compatible provider needs a base URL (for example http://localhost:8000/v1)")
+    credential = str(data.get("credential") or "").strip() or None
+    if credential is not None and credential not in PROVIDERS:
+        raise NodeError(f"unknown key {credential!r} for the base URL; use one of: {', '.join(PROVIDERS)}")
     temperature = data.get("temperature")
     if temperature is not None and temperature != "":
         number = to_number(temperature)
@@ -37,7 +39,7 @@ def model_reference(data: dict[str, Any]) -> dict[str, Any]:
     else:
         temperature = None
     return {"ref": f"{provider}:{model}", "provider": provider, "model": model,
-            "base_url": base_url, "temperature": temperature}
+            "base_url": base_url, "temperature": temperature, "credential": credential}
 
 
 executor = ModelSelectorExecutor()

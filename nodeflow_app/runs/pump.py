@@ -1,17 +1,28 @@
-"""Drive a run's events into a MessageBuilder from a task of its own, and hand out its changes in batches.
+"""Drive a run's events into a builder from a task of its own, and hand out its changes in batches.
 
 The run goes on while a consumer (a UI applying a batch under its state lock) is busy: events pile up in the
-builder, and the next batch carries them all. The chat and the editor's test runs both stream this way.
+builder, and the next batch carries them all. The chat (a MessageBuilder) and the editor's test runs (a
+StepBuilder) both stream this way.
 """
 
 from __future__ import annotations
 
 import asyncio
-from typing import Any, AsyncIterator
+from typing import Any, AsyncIterator, Protocol
 
-from nodeflow_app.chat.adapter import MessageBuilder
-from nodeflow_app.runtime.run import Run
 from nodeflow_app.contract import NodeEvent
+from nodeflow_app.runtime.run import Run
+
+
+class Builder(Protocol):
+    """What the pump feeds: it takes events and hands out what changed as patch ops."""
+
+    @property
+    def dirty(self) -> bool: ...
+
+    def consume(self, event: NodeEvent) -> None: ...
+
+    def flush(self) -> list[dict[str, Any]]: ...
 
 STOP_TIMEOUT = 5.0  # seconds a cancelled run gets to wind down before its task is cancelled outright
 
@@ -19,7 +30,7 @@ STOP_TIMEOUT = 5.0  # seconds a cancelled run gets to wind down before its task 
 class Pump:
     """Starts consuming `events` at once (so the run starts even if nobody asks for a batch yet)."""
 
-    def __init__(self, run: Run, events: AsyncIterator[NodeEvent], builder: MessageBuilder):
+    def __init__(self, run: Run, events: AsyncIterator[NodeEvent], builder: Builder):
         self.run, self.builder = run, builder
         self._wake = asyncio.Event()
         self._first_token = asyncio.Event()  # cuts the wait short once: the answer's first words go out at once

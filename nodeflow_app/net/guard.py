@@ -1,0 +1,205 @@
+"""The one SSRF guard for every outbound URL a graph names (SPEC 12): public addresses only, unless allowlisted.
+
+Refused: loopback, private, link-local, unspecified, multicast, reserved and other non-global addresses,
+and IPv6 forms that embed such an IPv4 address (::ffff:127.0.0.1, ::127.0.0.1, 64:ff9b::/96 and
+64:ff9b:1::/48 NAT64, 2002::/16 6to4, 2001::/32 Teredo). NODEFLOW_HTTP_ALLOWLIST names the exceptions:
+comma- or space-separated host names, addresses or networks (`intranet.example, 10.0.0.0/8`).
+
+Two ways in, one rule:
+- `check_url(url)` before a request: scheme, host, and every address the name resolves to;
+- `GuardedBackend` inside an httpx client: it resolves the host itself when it connects, checks every
+  address, and connects to a checked one, so a DNS answer that changes after `check_url` (rebinding)
+  or a redirect to another host cannot reach an internal address.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import os
+import socket
+from typing import Any, Callable, Iterable
+from urllib.parse import urlsplit
+
+import httpcore
+
+ALLOWLIST_ENV = "NODEFLOW_HTTP_ALLOWLIST"
+
+Address = ipaddress.IPv4Address | ipaddress.IPv6Address
+Network = ipaddress.IPv4Network | ipaddress.IPv6Network
+Resolver = Callable[[str, int], Any]  # async (host, port) -> list of address strings
+
+_NAT64 = (ipaddress.ip_network("64:ff9b::/96"), ipaddress.ip_network("64:ff9b:1::/48"))
+_KINDS = ("loopback", "link_local", "unspecified", "multicast", "private", "reserved")
+
+
+class BlockedUrl(ValueError):
+    """A URL or address the guard refuses; the message names the host, the address and the allowlist."""
+
+
+# 1. Addresses -------------------------------------------------------------------------------------
+
+def embedded_ipv4(address: Address) -> ipaddress.IPv4Address | None:
+    """The IPv4 address an IPv6 address carries (mapped, compatible, NAT64, 6to4, Teredo), else None."""
+    if address.version == 4:
+        return None
+    if address.ipv4_mapped is not None:
+        return address.ipv4_mapped
+    if address.sixtofour is not None:
+        return address.sixtofour
+    if address.teredo is not None:
+        return address.teredo[1]  # the client's address (de-obfuscated by ipaddress)
+    if any(address in network for network in _NAT64):
+        return ipaddress.IPv4Address(address.packed[-4:])
+    if address.packed[:12] == bytes(12) and int(address) > 1:  # ::a.b.c.d (deprecated IPv4-compatible)
+        return ipaddress.IPv4Address(address.packed[-4:])
+    return None
+
+
+def refusal(address: Address, networks: Iterable[Network] = ()) -> str | None:
+    """Why `address` may not be reached ("a loopback address (127.0.0.1)"), or None when it may."""
+    inner = embedded_ipv4(address)
+    networks = list(networks)
+    if any(candidate in network for candidate in (address, inner) if candidate is not None
+           for network in networks if candidate.version == network.version):
+        return None
+    if inner is not None and not _public(inner):
+        return f"a {_kind(inner)} address ({inner}, embedded in {address})"
+    if not _public(address):
+        return f"a {_kind(address)} address ({address})"
+    return None
+
+
+def _public(address: Address) -> bool:
+    return address.is_global and not address.is_multicast
+
+
+def _kind(address: Address) -> str:
+    for kind in _KINDS:
+        if getattr(address, f"is_{kind}"):
+            return kind.replace("_", "-")
+    return "non-public"
+
+
+# 2. The allowlist ---------------------------------------------------------------------------------
+
+def allowlist() -> tuple[set[str], list[Network]]:
+    """(host names, networks) of NODEFLOW_HTTP_ALLOWLIST as it is now."""
+    names: set[str] = set()
+    networks: list[Network] = []
+    for entry in os.environ.get(ALLOWLIST_ENV, "").replace(",", " ").split():
+        entry = entry.lower().rstrip(".")
+        try:
+            networks.append(ipaddress.ip_network(entry.strip("[]"), strict=False))
+        except ValueError:
+            names.add(entry)
+    return names, networks
+
+
+# 3. Checks ----------------------------------------------------------------------------------------
+
+async def system_resolver(host: str, port: int) -> list[str]:
+    try:
+        infos = await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except socket.gaierror as error:
+        raise BlockedUrl(f"cannot resolve {host}: {error.strerror or error}") from None
+    return [info[4][0] for info in infos]
+
+
+async def checked_addresses(host: str, port: int, *, resolver: Resolver | None = None,
+                            what: str | None = None) -> list[Address] | None:
+    """Every address `host` resolves to, each checked; None when the host name itself is allowlisted.
+
+    Raises BlockedUrl naming `what` (the URL, by default the host) when any address is refused: a name
+    with one internal address among public ones is refused too (the client might pick that one).
+    """
+    host = host.lower().rstrip(".").strip("[]")
+    names, networks = allowlist()
+    if host in names:
+        return None
+    try:
+        found = [ipaddress.ip_address(host)]
+    except ValueError:
+        found = [ipaddress.ip_address(raw.split("%")[0]) for raw in await (resolver or system_resolver)(host, port)]
+    if not found:
+        raise BlockedUrl(f"cannot resolve {host}: no address")
+    for address in found:
+        reason = refusal(address, networks)
+        if reason:
+            raise BlockedUrl(f"refused {what or host}: {host} is {reason}; only public addresses can be reached "
+                             f"unless {ALLOWLIST_ENV} lists the host")
+    return found
+
+
+async def check_url(url: str, *, resolver: Resolver | None = None) -> None:
+    """Raise BlockedUrl unless `url` is http(s) with a host whose every address is public or allowlisted."""
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise BlockedUrl(f"only http:// and https:// URLs with a host can be reached, got {url!r}")
+    try:
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+    except ValueError:
+        raise BlockedUrl(f"the port of {url!r} is not a number from 0 to 65535") from None
+    await checked_addresses(parts.hostname, port, resolver=resolver, what=url)
+
+
+# 4. At connect time, inside httpx ------------------------------------------------------------------
+
+class GuardedBackend(httpcore.AsyncNetworkBackend):
+    """An httpcore network backend that checks every address when it connects and connects to that address.
+
+    `on_refused(message)` is called before a refusal is raised: HTTP SDKs wrap transport errors in a
+    generic "Connection error", so callers that want to say why record it there.
+    """
+
+    def __init__(self, *, resolver: Resolver | None = None, on_refused: Callable[[str], None] | None = None):
+        self._inner = httpcore.AnyIOBackend()
+        self._resolver = resolver
+        self._on_refused = on_refused
+
+    async def connect_tcp(self, host: str, port: int, timeout: float | None = None,
+                          local_address: str | None = None, socket_options: Any = None) -> Any:
+        try:
+            addresses = await checked_addresses(host, port, resolver=self._resolver)
+        except BlockedUrl as error:
+            if self._on_refused is not None:
+                self._on_refused(str(error))
+            raise httpcore.ConnectError(str(error)) from None
+        targets = [host] if addresses is None else [str(a) for a in addresses]
+        last: Exception | None = None
+        for target in targets:  # the checked addresses, never a second lookup of the name
+            try:
+                return await self._inner.connect_tcp(target, port, timeout=timeout, local_address=local_address,
+                                                     socket_options=socket_options)
+            except (httpcore.ConnectError, httpcore.ConnectTimeout, OSError) as error:
+                last = error
+        raise last if last is not None else httpcore.ConnectError(f"cannot connect to {host}:{port}")
+
+    async def connect_unix_socket(self, path: str, timeout: float | None = None, socket_options: Any = None) -> Any:
+        raise httpcore.ConnectError("Unix sockets are not reachable through the SSRF guard")
+
+    async def sleep(self, seconds: float) -> None:
+        await self._inner.sleep(seconds)
+
+
+def guarded_transport(*, resolver: Resolver | None = None, on_refused: Callable[[str], None] | None = None,
+                      **options: Any) -> Any:
+    """An httpx.AsyncHTTPTransport whose connections go through `GuardedBackend` (no proxy from the environment)."""
+    import httpx
+
+    transport = httpx.AsyncHTTPTransport(trust_env=False, **options)
+    # httpx has no public argument for the network backend; the pool it builds reads this attribute when
+    # it opens each connection.
+    transport._pool._network_backend = GuardedBackend(resolver=resolver, on_refused=on_refused)
+    return transport
+
+
+def guarded_client(*, resolver: Resolver | None = None, on_refused: Callable[[str], None] | None = None,
+                   limits: Any = None, **options: Any) -> Any:
+    """An httpx.AsyncClient that can reach only public (or allowlisted) addresses, redirects included."""
+    import httpx
+
+    transport_options = {"limits": limits} if limits is not None else {}
+    return httpx.AsyncClient(transport=guarded_transport(resolver=resolver, on_refused=on_refused,
+                                                         **transport_options),
+                             trust_env=False, **options)

@@ -1,0 +1,186 @@
+"""What the Settings page shows and does for providers (issue 11): status, stored keys, connection tests (no reflex).
+
+A stored key never leaves here whole: rows carry whether a key is set, where it comes from and at most its
+last 4 characters. Saving an empty key keeps the stored one (the page never has it to send back).
+The connection test lists the provider's models where its API offers that, at the install's own URL
+(environment or credential store, else the provider's public API): that URL is trusted, a graph's is not.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any
+
+from nodeflow_app.llm.credentials import Credential, CredentialError
+from nodeflow_app.llm.credentials import stored as stored_credential
+from nodeflow_app.store.credentials import default_store
+from nodeflow_app.llm.providers import (
+    COMPATIBLE_BASE_URL_ENV, PROVIDERS, ModelRef, api_key_for, base_url_for, provider_status, scrub,
+)
+
+# Suggestions for the model picker (any provider:model can be typed).
+SUGGESTED_MODELS: dict[str, tuple[str, ...]] = {
+    "openai": ("gpt-4o-mini", "gpt-4o", "gpt-4.1", "gpt-4.1-mini", "o4-mini"),
+    "anthropic": ("claude-sonnet-4-5", "claude-haiku-4-5", "claude-opus-4-1"),
+    "google": ("gemini-2.5-flash", "gemini-2.5-pro"),
+    "groq": ("llama-3.3-70b-versatile", "llama-3.1-8b-instant"),
+    "ollama": ("llama3.2:3b", "qwen2.5:7b"),
+    "openrouter": ("openai/gpt-4o-mini", "anthropic/claude-sonnet-4.5"),
+    "openai-compatible": ("local-model",),
+}
+# Where each provider lists its models when no base URL is configured.
+PUBLIC_API: dict[str, str] = {
+    "openai": "https://api.openai.com/v1", "groq": "https://api.groq.com/openai/v1",
+    "openrouter": "https://openrouter.ai/api/v1", "anthropic": "https://api.anthropic.com/v1",
+    "google": "https://generativelanguage.googleapis.com/v1beta", "ollama": "http://localhost:11434",
+}
+TEST_TIMEOUT_S = 10.0
+MAX_MODELS = 200
+
+
+def key_hint(key: str | None) -> str:
+    """"••••abcd": whether a key is set and at most its last 4 characters (none of a short key)."""
+    if not key:
+        return ""
+    return "••••" + (key[-4:] if len(key) >= 12 else "")
+
+
+def provider_rows() -> list[dict[str, Any]]:
+    """One row per provider for the Settings page: configured or not, how to configure it, where its key and
+    URL come from; never a key."""
+    stored = _stored_rows()
+    rows = []
+    for status in provider_status():
+        name = status["name"]
+        spec = PROVIDERS[name]
+        env_key = os.environ.get(spec.key_env or "") if spec.key_env else None
+        row = stored.get(name, {})
+        key = _quiet(lambda: api_key_for(name)) if spec.key_env else None
+        source = (f"from {spec.key_env}" if env_key else "stored" if row.get("api_key") else "")
+        env_url = os.environ.get(COMPATIBLE_BASE_URL_ENV) if name == "openai-compatible" else None
+        url = _quiet(lambda: base_url_for(name)) if spec.base_url_field else None
+        rows.append({
+            "name": name, "label": spec.label, "configured": status["configured"], "how": status["how"],
+            "needs_key": spec.key_env is not None, "takes_base_url": spec.base_url_field is not None,
+            "key_set": bool(key), "key_hint": key_hint(key), "key_source": source, "key_env": spec.key_env or "",
+            "base_url": url or "", "base_url_source": f"from {COMPATIBLE_BASE_URL_ENV}" if env_url else (
+                "stored" if row.get("base_url") else ""),
+            "stored_base_url": (_quiet(lambda: stored_credential(name)) or Credential(None, None)).base_url or "",
+            "stored": bool(row),
+        })
+    return rows
+
+
+def _stored_rows() -> dict[str, dict[str, Any]]:
+    store = default_store()
+    if store is None:
+        return {}
+    return {row["provider"]: row for row in store.list()}
+
+
+def _quiet(read: Any) -> Any:
+    try:
+        return read()
+    except CredentialError:
+        return None
+
+
+def save_credential(provider: str, api_key: str, base_url: str) -> None:
+    """Store `provider`'s key and base URL (encrypted); an empty key keeps the stored key, an empty URL clears it."""
+    if provider not in PROVIDERS:
+        raise CredentialError(f"unknown provider {provider!r}; use one of: {', '.join(PROVIDERS)}")
+    store = default_store(create=True)
+    api_key, base_url = api_key.strip(), base_url.strip()
+    if not api_key:
+        current = store.get(provider)
+        api_key = (current.api_key if current else None) or ""
+    store.set(provider, api_key or None, base_url or None)
+
+
+def delete_credential(provider: str) -> bool:
+    store = default_store()
+    return store.delete(provider) if store is not None else False
+
+
+def configured_providers() -> list[str]:
+    return [row["name"] for row in provider_status() if row["configured"]]
+
+
+def model_choices(configured: list[str]) -> list[dict[str, str]]:
+    """`provider:model` suggestions, configured providers first; the others are marked "not configured"."""
+    first = [p for p in PROVIDERS if p in configured]
+    rest = [p for p in PROVIDERS if p not in configured]
+    return [{"value": f"{p}:{m}", "label": PROVIDERS[p].label if p in configured else
+             f"{PROVIDERS[p].label} (not configured)"} for p in first + rest for m in SUGGESTED_MODELS.get(p, ())]
+
+
+def default_model(configured: list[str], usual: str) -> str | None:
+    """The model a new node gets instead of `usual` when `usual`'s provider is not configured and another is."""
+    provider = usual.partition(":")[0]
+    if provider in configured or not configured:
+        return None
+    chosen = configured[0]
+    return f"{chosen}:{SUGGESTED_MODELS.get(chosen, ('model',))[0]}"
+
+
+# The connection test ---------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class ConnectionResult:
+    ok: bool
+    message: str
+    models: tuple[str, ...] = ()
+
+
+async def check_connection(provider: str) -> ConnectionResult:
+    """Ask the provider for its models with the configured key and URL; a sentence either way, never a key."""
+    import httpx
+
+    spec = PROVIDERS[provider]
+    try:
+        key = api_key_for(provider) if spec.key_env else None
+        url = (base_url_for(provider) if spec.base_url_field else None) or PUBLIC_API.get(provider)
+    except CredentialError as error:
+        return ConnectionResult(False, str(error))
+    if url is None:
+        return ConnectionResult(False, f"{spec.label} needs a base URL first")
+    if spec.key_env and not key and provider != "openai-compatible":
+        return ConnectionResult(False, f"{spec.label} needs an API key first")
+    request = _models_request(provider, url.rstrip("/"), key)
+    try:
+        async with httpx.AsyncClient(timeout=TEST_TIMEOUT_S, trust_env=False) as client:
+            response = await client.get(request["url"], headers=request["headers"], params=request["params"])
+    except httpx.HTTPError as error:
+        return ConnectionResult(False, f"cannot reach {request['url']}: {error or type(error).__name__}")
+    ref = ModelRef(provider, "models")
+    if response.status_code >= 400:
+        return ConnectionResult(False, f"{spec.label} answered HTTP {response.status_code}: "
+                                       f"{scrub(response.text[:300], ref)}")
+    try:
+        models = _model_ids(provider, response.json())
+    except ValueError:
+        return ConnectionResult(True, f"connected to {request['url']} (the answer lists no models)")
+    return ConnectionResult(True, f"connected: {len(models)} model(s)", tuple(models[:MAX_MODELS]))
+
+
+def _models_request(provider: str, url: str, key: str | None) -> dict[str, Any]:
+    if provider == "ollama":
+        return {"url": f"{url}/api/tags", "headers": {}, "params": {}}
+    if provider == "anthropic":
+        return {"url": f"{url}/models", "headers": {"x-api-key": key or "", "anthropic-version": "2023-06-01"},
+                "params": {}}
+    if provider == "google":
+        return {"url": f"{url}/models", "headers": {"x-goog-api-key": key or ""}, "params": {}}
+    return {"url": f"{url}/models", "headers": {"Authorization": f"Bearer {key}"} if key else {}, "params": {}}
+
+
+def _model_ids(provider: str, body: Any) -> list[str]:
+    if not isinstance(body, dict):
+        raise ValueError("not an object")
+    if provider == "ollama":
+        return sorted(str(m.get("name")) for m in body.get("models") or [] if isinstance(m, dict))
+    if provider == "google":
+        return sorted(str(m.get("name", "")).removeprefix("models/") for m in body.get("models") or []
+                      if isinstance(m, dict))
+    return sorted(str(m.get("id")) for m in body.get("data") or [] if isinstance(m, dict) and m.get("id"))

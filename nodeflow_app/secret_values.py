@@ -1,0 +1,158 @@
+"""Secret parameter values (`Parameter.secret`): sealed in the graph JSON, hidden from browsers and exports.
+
+A secret value is stored in the node's data as `{"$secret": "<Fernet token>"}`, encrypted with the credential
+store's key (NODEFLOW_SECRET_KEY or `<data dir>/secret.key`), so it is encrypted wherever the graph goes at
+rest: graph versions, run records. Browsers and exports get `{"$secret": ""}` instead: "a secret was here".
+Executors call `reveal` to get the value back when they run; a `{"$secret": ""}` (an imported export) is a
+NodeError saying to enter the secret again.
+
+For a `key_value` parameter the values are secret and the names are not. A value holding an expression
+(`{{ ... }}`) is a reference to data, not a secret, and is left as written.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Callable, Iterator
+
+from nodeflow_app.contract import NodeDefinition, NodeError, Parameter
+
+SEALED = "$secret"
+HIDDEN: dict[str, str] = {SEALED: ""}
+_KIND = "parameter"  # inside the token: a credential row's token cannot be replayed as a parameter
+
+Definitions = Any  # anything with `definition(node_type) -> NodeDefinition | None` (the registry)
+
+
+def is_sealed(value: Any) -> bool:
+    """Whether `value` is a secret's envelope (sealed, or hidden for a browser or an export)."""
+    return isinstance(value, dict) and len(value) == 1 and SEALED in value
+
+
+def is_set(value: Any) -> bool:
+    """Whether a secret slot holds a value (sealed or still plain), as the editor shows it."""
+    if is_sealed(value):
+        return bool(value[SEALED])
+    return value not in (None, "")
+
+
+# 1. One value ------------------------------------------------------------------------------------
+
+def seal(plain: str) -> dict[str, str]:
+    from nodeflow_app.llm.credentials import load_key
+
+    token = load_key(create=True).encrypt(json.dumps({"kind": _KIND, "value": plain}).encode())
+    return {SEALED: token.decode("ascii")}
+
+
+def reveal(value: Any, where: str) -> Any:
+    """The plain value of a secret slot (plain values pass through); a NodeError naming `where` if it cannot be."""
+    if not is_sealed(value):
+        return value
+    token = value[SEALED]
+    if not token:
+        raise NodeError(f"{where} is a secret that was not exported with the graph: enter it again")
+    from cryptography.fernet import InvalidToken
+
+    from nodeflow_app.llm.credentials import load_key
+
+    fernet = load_key(create=False)
+    try:
+        if fernet is None:
+            raise InvalidToken
+        plain = json.loads(fernet.decrypt(str(token).encode("ascii")))
+    except (InvalidToken, ValueError, UnicodeEncodeError):
+        raise NodeError(f"{where} is a secret encrypted with another key than this install's (NODEFLOW_SECRET_KEY "
+                        "or the data folder's secret.key): enter it again") from None
+    if not isinstance(plain, dict) or plain.get("kind") != _KIND:
+        raise NodeError(f"{where} does not hold a secret parameter value: enter it again")
+    return plain.get("value")
+
+
+def _sealable(value: Any) -> bool:
+    return isinstance(value, str) and value != "" and "{{" not in value
+
+
+# 2. Every secret slot of a node or a graph ----------------------------------------------------------
+
+def secret_parameters(definition: NodeDefinition | None) -> list[Parameter]:
+    return [p for p in definition.parameters if p.secret] if definition is not None else []
+
+
+def map_node_secrets(definition: NodeDefinition | None, data: dict[str, Any],
+                     change: Callable[[Any], Any]) -> dict[str, Any]:
+    """`data` with `change(value)` applied to every secret slot (a new dict; `data` is untouched)."""
+    parameters = secret_parameters(definition)
+    if not parameters:
+        return data
+    data = dict(data)
+    for parameter in parameters:
+        if parameter.id in data:
+            data[parameter.id] = _map_value(parameter, data[parameter.id], change)
+    return data
+
+
+def _map_value(parameter: Parameter, value: Any, change: Callable[[Any], Any]) -> Any:
+    if parameter.type != "key_value":
+        return change(value)
+    if isinstance(value, dict) and not is_sealed(value):
+        return {name: change(item) for name, item in value.items()}
+    if isinstance(value, list):
+        return [{**row, "value": change(row.get("value"))} if isinstance(row, dict) else row for row in value]
+    return value
+
+
+def seal_parameter(parameter: Parameter, value: Any) -> Any:
+    """A secret parameter's value with every plain secret in it sealed (other parameters' values as they are)."""
+    if not parameter.secret:
+        return value
+    return _map_value(parameter, value, lambda v: seal(v) if _sealable(v) else v)
+
+
+def seal_node(definition: NodeDefinition | None, data: dict[str, Any]) -> dict[str, Any]:
+    """`data` with every plain secret sealed."""
+    return map_node_secrets(definition, data, lambda v: seal(v) if _sealable(v) else v)
+
+
+def hide_node(definition: NodeDefinition | None, data: dict[str, Any]) -> dict[str, Any]:
+    """`data` as a browser or an export may see it: every set secret is `{"$secret": ""}`."""
+    return map_node_secrets(definition, data, lambda v: dict(HIDDEN) if is_sealed(v) or _sealable(v) else v)
+
+
+def _nodes(graph: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    return (n for n in graph.get("nodes") or [] if isinstance(n, dict) and isinstance(n.get("data"), dict))
+
+
+def seal_graph(graph: dict[str, Any], definitions: Definitions) -> dict[str, Any]:
+    """A copy of the graph JSON with every plain secret sealed (what is stored)."""
+    return {**graph, "nodes": [
+        {**n, "data": seal_node(definitions.definition(str(n.get("type"))), n["data"])}
+        if isinstance(n, dict) and isinstance(n.get("data"), dict) else n for n in graph.get("nodes") or []]}
+
+
+def hide_graph(graph: dict[str, Any], definitions: Definitions) -> dict[str, Any]:
+    """A copy of the graph JSON with every secret hidden (what a browser or an export gets)."""
+    return {**graph, "nodes": [
+        {**n, "data": hide_node(definitions.definition(str(n.get("type"))), n["data"])}
+        if isinstance(n, dict) and isinstance(n.get("data"), dict) else n for n in graph.get("nodes") or []]}
+
+
+def secrets_to_enter(graph: dict[str, Any], definitions: Definitions) -> list[str]:
+    """Where the graph holds a secret, as people name it: "'MCP'.headers Authorization"."""
+    found: list[str] = []
+    for node in _nodes(graph):
+        for parameter in secret_parameters(definitions.definition(str(node.get("type")))):
+            where, value = f"'{node.get('name')}'.{parameter.id}", node["data"].get(parameter.id)
+            if parameter.type == "key_value":
+                found.extend(f"{where} {name}" for name, item in _pairs(value) if is_set(item))
+            elif is_set(value):
+                found.append(where)
+    return found
+
+
+def _pairs(value: Any) -> list[tuple[str, Any]]:
+    if isinstance(value, dict) and not is_sealed(value):
+        return [(str(k), v) for k, v in value.items()]
+    if isinstance(value, list):
+        return [(str(row.get("name", row.get("key", ""))), row.get("value")) for row in value if isinstance(row, dict)]
+    return []

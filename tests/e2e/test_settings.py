@@ -1,0 +1,52 @@
+"""The Settings page in Chromium: set a provider key (the page shows "set ••••abcd", never the key), test the
+connection (it lists the fake server's models); docs/screenshot-settings.png is taken here for the README."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+from .server import Server
+
+ROOT = Path(__file__).resolve().parents[2]
+KEY = "sk-e2e-settings-0123456789abcd"
+
+
+def test_set_a_key_see_it_as_set_and_list_models(page, nodeflow_server: Server, fake_llm) -> None:
+    page.goto(nodeflow_server.url + "/")
+    page.get_by_test_id("settings-link").click()
+    page.wait_for_url("**/settings")
+    card = page.get_by_test_id("provider-openai-compatible")
+    card.wait_for()
+    assert page.get_by_test_id("status-openai-compatible").inner_text() == "configured"  # its base URL is set
+    assert page.get_by_test_id("status-openai").inner_text() == "not configured"
+    assert "set OPENAI_API_KEY" in page.get_by_test_id("provider-openai").inner_text()
+    assert page.get_by_test_id("key-openai-compatible").inner_text() == "Key: not set"
+
+    page.get_by_test_id("api-key-openai-compatible").fill(KEY)
+    page.get_by_test_id("save-openai-compatible").click()
+    key_line = page.get_by_test_id("key-openai-compatible")
+    page.wait_for_function("() => document.querySelector('[data-testid=key-openai-compatible]')"
+                           ".innerText.includes('••••abcd')")
+    assert key_line.inner_text() == "Key: set ••••abcd (stored)"
+    assert page.get_by_test_id("api-key-openai-compatible").input_value() == ""
+
+    page.get_by_test_id("check-openai-compatible").click()
+    page.get_by_test_id("models-openai-compatible").get_by_text("fake-model").wait_for()
+    assert page.get_by_test_id("test-openai-compatible").inner_text() == "connected: 1 model(s)"
+
+    page.reload()
+    page.get_by_test_id("key-openai-compatible").wait_for()
+    assert KEY not in page.content()  # the browser never gets the stored key back
+    stored = sqlite3.connect(nodeflow_server.data_dir / "nodeflow.db").execute(
+        "select secret from credential where provider = 'openai-compatible'").fetchone()[0]
+    assert KEY not in stored  # encrypted at rest
+
+    page.get_by_test_id("check-openai-compatible").click()
+    page.get_by_test_id("models-openai-compatible").get_by_text("fake-model").wait_for()
+    page.get_by_test_id("provider-openai-compatible").scroll_into_view_if_needed()
+    page.screenshot(path=str(ROOT / "docs" / "screenshot-settings.png"))
+
+    page.get_by_test_id("delete-openai-compatible").click()
+    page.wait_for_function("() => document.querySelector('[data-testid=key-openai-compatible]')"
+                           ".innerText === 'Key: not set'")

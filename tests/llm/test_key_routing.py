@@ -1,0 +1,126 @@
+"""Keys go only where they belong (issue 12, SPEC 12): a base URL written in a graph gets no key unless one is
+chosen for it, and passes the SSRF guard; a provider's error never shows a key.
+
+    Chat Start --> LLM Completion      (Model Selector ==model==> LLM.model)
+
+The install's server is the session's fake (NODEFLOW_OPENAI_COMPATIBLE_BASE_URL); the "foreign" server is a
+second fake on another port, written in the graph: a recording server on 127.0.0.1 that the allowlist lets
+the request reach, so the test can look at the headers it received.
+"""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+import pytest
+
+from nodeflow_app.llm.providers import COMPATIBLE_API_KEY_ENV, ModelRef, describe_failure
+from nodeflow_app.net.guard import ALLOWLIST_ENV
+from tests.llm.fake_openai import FakeOpenAI, FakeServer, http_error
+from tests.llm.graphs import graph, of, run_graph
+
+INSTALL_KEY = "sk-install-0123456789abcd"
+OPENAI_KEY = "sk-openai-0123456789wxyz"
+
+
+@pytest.fixture(scope="module")
+def _foreign_server() -> Iterator[FakeServer]:
+    server = FakeServer()
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def foreign(_foreign_server: FakeServer, fake_llm, monkeypatch) -> Iterator[FakeOpenAI]:
+    monkeypatch.setenv(COMPATIBLE_API_KEY_ENV, INSTALL_KEY)
+    monkeypatch.setenv("OPENAI_API_KEY", OPENAI_KEY)
+    monkeypatch.setenv(ALLOWLIST_ENV, "127.0.0.1")
+    fake = _foreign_server.fake
+    fake.reset()
+    yield fake
+    fake.reset()
+
+
+def selector_graph(**selector) -> dict:
+    return graph([("chat", "chat-start", {}),
+                  ("sel", "model-selector", {"provider": "openai-compatible", "model_id": "m", **selector}),
+                  ("llm", "llm-completion", {"model": "openai:never-used"})],
+                 ["chat.output -> llm.input", "sel.model => llm.model"])
+
+
+def carries_a_key(headers: dict[str, str]) -> bool:
+    return "authorization" in headers or any(key in value for value in headers.values()
+                                             for key in (INSTALL_KEY, OPENAI_KEY))
+
+
+async def test_a_base_url_written_in_a_graph_receives_no_key(foreign, fake_llm):
+    for provider in ("openai-compatible", "openai"):
+        run, _ = await run_graph(selector_graph(provider=provider, base_url=foreign.base_url), payload="hi")
+        assert run.status == "completed", run.error
+    assert len(foreign.headers) == 2 and fake_llm.headers == []
+    assert [carries_a_key(headers) for headers in foreign.headers] == [False, False], foreign.headers
+
+
+async def test_the_installs_own_url_receives_its_key(foreign, fake_llm):
+    run, _ = await run_graph(selector_graph(), payload="hi")  # no base URL: the install's
+    assert run.status == "completed", run.error
+    run, _ = await run_graph(selector_graph(base_url=fake_llm.base_url + "/"), payload="hi")  # the same URL, written
+    assert run.status == "completed", run.error
+    assert [h["authorization"] for h in fake_llm.headers] == [f"Bearer {INSTALL_KEY}"] * 2
+    assert foreign.headers == []
+
+
+async def test_a_key_chosen_for_a_graph_url_goes_there(foreign):
+    run, _ = await run_graph(selector_graph(base_url=foreign.base_url, credential="openai-compatible"), payload="hi")
+    assert run.status == "completed", run.error
+    assert foreign.headers[0]["authorization"] == f"Bearer {INSTALL_KEY}"
+
+
+async def test_a_graph_url_to_an_internal_address_is_refused_before_any_request(foreign, monkeypatch):
+    monkeypatch.delenv(ALLOWLIST_ENV)
+    run, events = await run_graph(selector_graph(base_url=foreign.base_url), payload="hi")
+    assert run.status == "failed"
+    [error] = of(events, "llm", "error")
+    assert error.data["error"] == (
+        f"model openai-compatible:m: refused {foreign.base_url}: 127.0.0.1 is a loopback address (127.0.0.1); "
+        f"only public addresses can be reached unless {ALLOWLIST_ENV} lists the host")
+    assert foreign.headers == []
+
+
+async def test_a_provider_error_never_shows_a_key(foreign, fake_llm):
+    fake_llm.script(http_error(401, f"bad key; you sent Authorization: Bearer {INSTALL_KEY} and "
+                                    f"{{'x-api-key': '{OPENAI_KEY}'}} and {INSTALL_KEY} again"))
+    run, events = await run_graph(selector_graph(), payload="hi")
+    [error] = of(events, "llm", "error")
+    message = error.data["error"]
+    assert INSTALL_KEY not in message and OPENAI_KEY not in message
+    assert message == ("model openai-compatible:m failed (HTTP 401): bad key; you sent Authorization: [hidden] and "
+                       "{'x-api-key': '[hidden]'} and [hidden] again")
+
+
+def test_describe_failure_hides_the_keys_of_the_model_and_its_chosen_credential(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", OPENAI_KEY)
+    ref = ModelRef("openai-compatible", "m", "https://llm.example/v1", credential="openai")
+    assert describe_failure(ref, f"echo {OPENAI_KEY}", []) == "model openai-compatible:m failed: echo [hidden]"
+
+
+async def test_a_name_that_resolves_to_an_internal_address_at_connect_time_is_refused_and_said(foreign, monkeypatch):
+    """The check before the call saw a public address; the connection resolves the name again and is refused
+    (DNS rebinding): the error says why instead of the SDK's "Connection error."."""
+    from nodeflow_app.net import guard
+
+    answers = iter([["93.184.216.34"]])
+
+    async def resolver(host: str, port: int) -> list[str]:
+        return next(answers, ["127.0.0.1"])  # public for the first look-up, loopback afterwards
+
+    monkeypatch.setattr(guard, "system_resolver", resolver)
+    monkeypatch.setenv(ALLOWLIST_ENV, "")
+    port = foreign.base_url.split(":")[2].split("/")[0]
+    run, events = await run_graph(selector_graph(base_url=f"http://rebind.example:{port}/v1"), payload="hi")
+    [error] = of(events, "llm", "error")
+    assert error.data["error"] == (
+        "model openai-compatible:m: refused rebind.example: rebind.example is a loopback address (127.0.0.1); "
+        f"only public addresses can be reached unless {ALLOWLIST_ENV} lists the host")
+    assert foreign.headers == []

@@ -1,0 +1,238 @@
+"""Run lifecycle across processes: stop and answer reach a run executing in another process, a run killed
+with kill -9 resumes and finishes every reachable node, a run that is already running cannot be resumed.
+
+The other process is a real `nodeflow` CLI (a subprocess) on the same SQLite database.
+
+    Manual --> OK? (approval) --approve--> Done
+          \\--> Wait (a few seconds) --> After
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from nodeflow_app.runs.launcher import RunBusy, RunLauncher
+from nodeflow_app.runs.service import approval_payload
+from nodeflow_app.store.run_control import owner_gone
+from tests.llm.graphs import graph
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def fields(**values) -> dict:
+    return {"fields": [{"name": k, "value": v} for k, v in values.items()]}
+
+
+def approval_and_wait(seconds: float) -> dict:
+    return graph([("manual", "manual-trigger", {"payload": {"order": 7}}), ("ok", "approval", {"prompt": "Ship?"}),
+                  ("done", "edit-fields", fields(shipped=True)), ("wait", "wait", {"amount": seconds}),
+                  ("after", "edit-fields", fields(waited=True))],
+                 ["manual.output -> ok.input", "ok.approve -> done.input", "manual.output -> wait.input",
+                  "wait.output -> after.input"])
+
+
+@pytest.fixture
+def db(tmp_path, monkeypatch):
+    url = f"sqlite:///{tmp_path / 'nodeflow.db'}"
+    monkeypatch.setenv("REFLEX_DB_URL", url)
+    return url
+
+
+@pytest.fixture
+def launcher(db):
+    launcher = RunLauncher(db)
+    yield launcher
+    launcher.close()
+
+
+def cli(*args: str, **env_vars: str) -> subprocess.Popen:
+    env = {**os.environ, "PYTHONPATH": str(ROOT), **env_vars}
+    return subprocess.Popen([sys.executable, "-m", "nodeflow_app.cli", *args, "--json"], cwd=ROOT, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def write_graph(tmp_path: Path, raw: dict) -> str:
+    path = tmp_path / "graph.json"
+    path.write_text(json.dumps(raw))
+    return str(path)
+
+
+def wait_for(launcher: RunLauncher, run_id: str, check, what: str, timeout: float = 30) -> dict:
+    deadline = time.monotonic() + timeout
+    while True:
+        stored = launcher.store.get_run(run_id)
+        if stored is not None and check(stored):
+            return stored
+        assert time.monotonic() < deadline, f"never saw {what}: {stored and stored['status']}"
+        time.sleep(0.05)
+
+
+def statuses(stored: dict) -> dict[str, str]:
+    return {n["node_id"]: n["status"] for n in stored["nodes"]}
+
+
+def first_run_id(process: subprocess.Popen) -> str:
+    line = process.stdout.readline()
+    assert line, process.stderr.read()
+    return json.loads(line)["run_id"]
+
+
+def parallel_pause(launcher: RunLauncher, run_id: str) -> dict:
+    """The approval waits while the Wait runs: the run is `running` in the other process."""
+    return wait_for(launcher, run_id, lambda r: statuses(r).get("ok") == "paused"
+                    and statuses(r).get("wait") == "running", "the approval paused beside a running Wait")
+
+
+def test_a_stop_from_this_process_reaches_a_cli_run_in_another(tmp_path, launcher):
+    process = cli("run", write_graph(tmp_path, approval_and_wait(60)))
+    try:
+        run_id = first_run_id(process)
+        stored = parallel_pause(launcher, run_id)
+        assert stored["started_by"] == "cli" and stored["owner"] != launcher.owner
+        assert not launcher.is_live(run_id) and launcher.stop(run_id)  # recorded for its owner
+        assert process.wait(timeout=20) == 1  # the CLI saw its run cancelled within a poll or two
+    finally:
+        process.kill()
+        process.communicate()
+    stored = launcher.store.get_run(run_id)
+    assert stored["status"] == "cancelled" and statuses(stored)["wait"] == "cancelled"
+
+
+def test_with_redis_a_stop_reaches_the_other_process_at_once(tmp_path, db):
+    """The CLI polls the database only every 60 s here: only the Redis message can wake it in time."""
+    redis_url = "redis://127.0.0.1:6379/0"
+    launcher = RunLauncher(db, redis_url=redis_url)
+    process = cli("run", write_graph(tmp_path, approval_and_wait(60)), REFLEX_REDIS_URL=redis_url,
+                  NODEFLOW_RUN_POLL="60")
+    try:
+        run_id = first_run_id(process)
+        parallel_pause(launcher, run_id)
+        time.sleep(0.5)  # its control thread has subscribed by now (it starts with the first live run)
+        started = time.monotonic()
+        assert launcher.stop(run_id)
+        assert process.wait(timeout=20) == 1 and time.monotonic() - started < 10
+    finally:
+        process.kill()
+        process.communicate()
+        launcher.close()
+    assert launcher.store.get_run(run_id)["status"] == "cancelled"
+
+
+def test_an_answer_from_this_process_reaches_a_cli_run_in_another(tmp_path, launcher):
+    process = cli("run", write_graph(tmp_path, approval_and_wait(2)))
+    try:
+        run_id = first_run_id(process)
+        parallel_pause(launcher, run_id)
+        assert launcher.answer(run_id, "ok", approval_payload("approve", "fine", "test")) is None
+        assert process.wait(timeout=30) == 0
+    finally:
+        process.kill()
+        process.communicate()
+    stored = launcher.store.get_run(run_id)
+    assert stored["status"] == "completed"
+    assert statuses(stored) == {"manual": "completed", "ok": "completed", "done": "completed",
+                                "wait": "completed", "after": "completed"}
+
+
+async def test_kill_9_with_an_approval_paused_and_a_wait_running_resumes_to_every_node(tmp_path, launcher):
+    process = cli("run", write_graph(tmp_path, approval_and_wait(1)))
+    try:
+        run_id = first_run_id(process)
+        parallel_pause(launcher, run_id)
+    finally:
+        process.send_signal(signal.SIGKILL)
+        process.communicate()
+    assert launcher.store.get_run(run_id)["status"] == "running"  # nobody could say otherwise
+    assert launcher.recover() == [run_id]  # its owner is gone (the pid no longer exists)
+    stored = launcher.store.get_run(run_id)
+    assert stored["status"] == "interrupted" and statuses(stored)["wait"] == "interrupted"
+
+    run = launcher.restore(run_id)
+    events = [(e.node_id, e.event_type) async for e in run.resume("ok", approval_payload("approve", None, "t"))]
+    assert ("wait", "started") in events and ("after", "completed") in events  # the Wait ran again
+    assert run.status == "completed"
+    stored = launcher.store.get_run(run_id)
+    assert stored["status"] == "completed" and set(statuses(stored).values()) == {"completed"}
+
+
+def run_cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "nodeflow_app.cli", *args], cwd=ROOT, capture_output=True,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)}, text=True, timeout=60)
+
+
+def test_a_killed_cli_resume_can_be_continued_and_a_running_run_cannot_be_resumed(tmp_path, launcher):
+    path = write_graph(tmp_path, approval_and_wait(6))
+    first = cli("run", path)
+    try:
+        run_id = first_run_id(first)
+        parallel_pause(launcher, run_id)
+    finally:
+        first.send_signal(signal.SIGKILL)
+        first.communicate()
+    # Another CLI approves; its Wait runs again, and while it does the run cannot be resumed from elsewhere.
+    resume = cli("resume", run_id, "--node", "ok", "--payload", json.dumps({"decision": "approve"}))
+    try:
+        wait_for(launcher, run_id, lambda r: r["status"] == "running" and statuses(r)["ok"] == "completed"
+                 and statuses(r)["wait"] == "running", "the CLI resume running the Wait again")
+        with pytest.raises(RunBusy, match="already running"):
+            launcher.restore(run_id)  # the guard: a run executing in a live process is refused
+        again = run_cli("resume", run_id, "--node", "wait", "--payload", "null")
+        assert again.returncode == 2 and "already running" in again.stderr
+    finally:
+        resume.send_signal(signal.SIGKILL)
+        resume.communicate()
+    # The next CLI start marks the killed resume's run interrupted; it continues at the interrupted Wait.
+    done = run_cli("resume", run_id, "--node", "wait", "--payload", "null", "--json")
+    assert done.returncode == 0, done.stderr
+    stored = launcher.store.get_run(run_id)
+    assert stored["status"] == "completed" and set(statuses(stored).values()) == {"completed"}
+
+
+async def test_a_run_live_in_this_process_cannot_be_restored_twice(launcher):
+    run = launcher.start(approval_and_wait(5), started_by="test")
+    task = asyncio.create_task(run.run())
+    while not launcher.is_live(run.run_id):
+        await asyncio.sleep(0.01)
+    with pytest.raises(RunBusy, match="already running in this process"):
+        launcher.restore(run.run_id)
+    assert launcher.stop(run.run_id)
+    await task
+    assert run.status == "cancelled" and not launcher.is_live(run.run_id)
+
+
+async def test_a_paused_run_is_answered_and_a_stopped_waiting_run_is_cancelled(launcher):
+    run = await launcher.start(approval_and_wait(0), started_by="test").run()
+    assert run.status == "paused"
+    restored = launcher.answer(run.run_id, "ok", approval_payload("reject", "no", "t"))  # executing nowhere
+    assert restored is not None and restored is not run
+    async for _ in restored.resume("ok", approval_payload("reject", "no", "t")):
+        pass
+    assert restored.status == "completed" and restored.records["done"].status == "skipped"
+
+    other = await launcher.start(approval_and_wait(0), started_by="test").run()
+    assert launcher.stop(other.run_id) and launcher.store.get_run(other.run_id)["status"] == "cancelled"
+    with pytest.raises(RunBusy, match="cancelled"):
+        launcher.restore(other.run_id)
+
+
+def test_an_owner_is_gone_when_its_process_is_or_its_heartbeat_stopped():
+    import socket
+
+    me = f"{socket.gethostname()}:{os.getpid()}:mine"
+    assert not owner_gone(me, None, me)
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    assert owner_gone(f"{socket.gethostname()}:{dead.pid}:x", time.time(), me)  # its pid is gone
+    assert owner_gone(f"{socket.gethostname()}:{os.getpid()}:earlier", time.time(), me)  # our pid, earlier life
+    assert not owner_gone("other-host:1:x", time.time(), me)  # another host: its heartbeat says alive
+    assert owner_gone("other-host:1:x", time.time() - 60, me)  # ... until it stops
+    assert owner_gone(None, None, me)  # written before owners existed

@@ -57,3 +57,9 @@ def private_file(path: Path) -> Path:
     if mode & 0o077:
         os.chmod(path, mode & 0o700)
     return path
+
+
+def private_sqlite_file(database: str | None) -> None:
+    """A SQLite database file (the path part of a sqlite URL) created private before SQLite creates it 0644."""
+    if database and database != ":memory:" and not database.startswith("file:"):
+        private_file(Path(database).expanduser())

@@ -30,9 +30,7 @@ def _agno_db(url: str) -> Any:
     if parsed.get_backend_name() == "sqlite":
         from agno.db.sqlite import SqliteDb
 
-        from nodeflow_app.store.db import prepare_sqlite_file
-
-        prepare_sqlite_file(parsed.database)
+        settings.private_sqlite_file(parsed.database)
         return SqliteDb(db_url=url)
     if parsed.get_backend_name() == "postgresql":
         from agno.db.postgres import PostgresDb

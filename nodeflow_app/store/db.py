@@ -25,17 +25,11 @@ def make_engine(url: str | None = None, **options: Any) -> Engine:
     parsed = make_url(url or database_url())
     if parsed.get_backend_name() != "sqlite":
         return create_engine(parsed, pool_pre_ping=True, **options)
-    prepare_sqlite_file(parsed.database)
+    settings.private_sqlite_file(parsed.database)
     # The pool hands a connection to one thread at a time; sqlite3's own thread check only gets in the way.
     engine = create_engine(parsed, connect_args={"check_same_thread": False}, **options)
     event.listen(engine, "connect", _sqlite_pragmas)
     return engine
-
-
-def prepare_sqlite_file(database: str | None) -> None:
-    """A SQLite database file, created private (0600, in a 0700 folder) before SQLite creates it 0644."""
-    if database and database != ":memory:" and not database.startswith("file:"):
-        settings.private_file(Path(database).expanduser())
 
 
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:

@@ -79,8 +79,8 @@ async def test_history_on_the_real_postgresql(fake_llm, monkeypatch):
     chat_id = f"pg-history-{uuid.uuid4().hex[:8]}"  # the shared database: a chat nobody else uses
     fake_llm.script(text(["Hi", " Ada"]), text(["Your", " name", " is", " Ada"]))
     try:
-        first, _ = await run_graph(chat_graph(), payload="My name is Ada", chat_id=chat_id)
-        second, _ = await run_graph(chat_graph(), payload="What is my name?", chat_id=chat_id)
+        first, _ = await run_graph(chat_graph(), payload="My name is Ada", context={CONVERSATION: chat_id})
+        second, _ = await run_graph(chat_graph(), payload="What is my name?", context={CONVERSATION: chat_id})
         assert (first.status, second.status) == ("completed", "completed"), (first.error, second.error)
         assert conversation(fake_llm.requests[1]) == [
             ("user", "My name is Ada"), ("assistant", "Hi Ada"), ("user", "What is my name?")]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import threading
-from pathlib import Path
 from typing import Any, Callable, TypeVar
 
 from sqlalchemy import Engine, create_engine, event, inspect, text

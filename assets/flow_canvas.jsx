@@ -354,11 +354,11 @@ function summarize(value) {
 }
 
 function InlineControl({ nodeId, nodeName, param, value, wired }) {
-  const { send } = useContext(CanvasContext);
+  const { send, readOnly } = useContext(CanvasContext);
   const current = value === undefined ? param.default : value;
   const onCommit = (v) => send("onParameter", { id: nodeId, parameter: param.id, value: v });
   const attrs = {
-    "data-testid": `inline-${nodeName}-${param.id}`, disabled: wired,
+    "data-testid": `inline-${nodeName}-${param.id}`, disabled: wired || readOnly,
     title: wired ? `${param.label} comes from a wire` : param.label,
   };
   const placeholder = param.placeholder || undefined;
@@ -686,6 +686,40 @@ function usePaletteDrag() {
   }, []);
 }
 
+// ---- History: a stored version or two versions compared, read-only ------------------------------
+// The `history` prop (state/history_state.py) is {rev, mode: "" | "version" | "diff", graph, marks}.
+// While a mode is set the canvas shows that graph in a flow of its own, marks the diff's nodes and
+// edges (class nf-diff-added | removed | changed), sends no edit, and leaves the live flow as it was.
+
+const HISTORY_SENDS = new Set(["onSave", "onResync"]); // what still reaches Python while History shows a version
+
+/** The flow History shows instead of the live graph, or null; fitted when it comes and when it goes. */
+function useHistoryView(history, conv, rf) {
+  const [view, setView] = useState(null);
+  const viewRef = useRef(null);
+  viewRef.current = view;
+  const rev = useRef(null);
+  useEffect(() => {
+    if (!history || history.rev == null || history.rev === rev.current) return;
+    rev.current = history.rev;
+    const shown = history.mode && history.graph;
+    if (!shown && viewRef.current === null) return; // the live graph already (each page load says so)
+    // The live graph's issues belong to it, not to a stored version; a run's statuses mean nothing on a diff.
+    const look = { ...conv.current, issues: EMPTY, ...(history.mode === "diff" ? { statuses: EMPTY, ports: EMPTY } : {}) };
+    setView(shown ? withDiffMarks(loadGraph(EMPTY_FLOW, history.graph, look), history.marks ?? EMPTY) : null);
+    setTimeout(() => rf.fitView(FIT), 80); // once React Flow has measured the nodes
+  }, [history]); // eslint-disable-line react-hooks/exhaustive-deps
+  return { view, setView, viewRef };
+}
+
+function withDiffMarks(flow, marks) {
+  const nodeMarks = marks.nodes ?? EMPTY, edgeMarks = marks.edges ?? EMPTY;
+  return {
+    nodes: flow.nodes.map((n) => (nodeMarks[n.id] ? { ...n, className: `nf-diff-${nodeMarks[n.id]}` } : n)),
+    edges: flow.edges.map((e) => (edgeMarks[e.id] ? { ...e, className: `${e.className} nf-diff-${edgeMarks[e.id]}` } : e)),
+  };
+}
+
 // ---- The canvas ---------------------------------------------------------------------------------
 
 function Canvas(props) {
@@ -704,20 +738,24 @@ function Canvas(props) {
   const latest = useRef(props);
   latest.current = props;
   const send = useCallback((name, payload) => {
+    if (latest.current.history?.mode && !HISTORY_SENDS.has(name)) return; // read-only while History shows a version
     const handler = latest.current[name];
     if (typeof handler === "function") handler(payload);
   }, []);
 
-  const context = useMemo(() => ({
-    sockets: definitions.sockets ?? EMPTY,
-    coercions: new Set((definitions.coercions ?? []).map(([s, t]) => `${s}>${t}`)),
-    send,
-  }), [definitions, send]);
   const conv = useRef(null);
   conv.current = {
     types: definitions.types ?? EMPTY, sockets: definitions.sockets ?? EMPTY,
     errorHandle: definitions.error_handle ?? "error", issues, statuses, ports, pinned,
   };
+  const { view, setView, viewRef } = useHistoryView(props.history, conv, rf);
+  const readOnly = view !== null;
+  const shown = view ?? flow;
+  const context = useMemo(() => ({
+    sockets: definitions.sockets ?? EMPTY,
+    coercions: new Set((definitions.coercions ?? []).map(([s, t]) => `${s}>${t}`)),
+    send, readOnly,
+  }), [definitions, send, readOnly]);
 
   const selectionKey = useRef("");
   const sync = useGraphSync(props.graph, props.patch, setFlow, conv, send, rf, selectionKey);
@@ -747,14 +785,15 @@ function Canvas(props) {
     return () => { if (window.__nodeflowCanvas === api) delete window.__nodeflowCanvas; };
   }, [rf, sync, send]);
 
-  const onNodesChange = useCallback((changes) => setFlow((f) => {
+  // React Flow's own changes (sizes measured, selection) go to the flow on screen: History's while it shows one.
+  const onNodesChange = useCallback((changes) => (viewRef.current ? setView : setFlow)((f) => {
     const nodes = applyNodeChanges(changes, f.nodes);
     return nodes === f.nodes ? f : { ...f, nodes: withFrames(nodes) };
-  }), []);
-  const onEdgesChange = useCallback((changes) => setFlow((f) => {
+  }), [viewRef, setView]);
+  const onEdgesChange = useCallback((changes) => (viewRef.current ? setView : setFlow)((f) => {
     const edges = applyEdgeChanges(changes, f.edges);
     return edges === f.edges ? f : { ...f, edges };
-  }), []);
+  }), [viewRef, setView]);
   // Connection mode is strict, so React Flow already puts the output side in `source`.
   const onConnect = useCallback(({ source, sourceHandle, target, targetHandle }) => {
     send("onConnect", { source, sourceHandle, target, targetHandle });
@@ -812,14 +851,15 @@ function Canvas(props) {
 
   return (
     <CanvasContext.Provider value={context}>
-      <div id={id} ref={wrapper} className={`nf-canvas${className ? ` ${className}` : ""}`} style={style}
+      <div id={id} ref={wrapper} className={`nf-canvas${readOnly ? " nf-readonly" : ""}${className ? ` ${className}` : ""}`} style={style}
         onDragOver={onDragOver} onDrop={onDrop} onMouseMove={onMouseMove} onMouseLeave={onMouseLeave} {...passthrough}>
-        <ReactFlow nodes={flow.nodes} edges={flow.edges} nodeTypes={NODE_TYPES} colorMode="dark"
+        <ReactFlow nodes={shown.nodes} edges={shown.edges} nodeTypes={NODE_TYPES} colorMode="dark"
+          nodesDraggable={!readOnly} nodesConnectable={!readOnly} elementsSelectable={!readOnly}
           onNodesChange={onNodesChange} onEdgesChange={onEdgesChange} onConnect={onConnect}
           onNodeDragStart={onDragStart} onNodeDragStop={onDragStop}
           onSelectionDragStart={onSelectionDragStart} onSelectionDragStop={onSelectionDragStop}
           onBeforeDelete={onBeforeDelete} onSelectionChange={onSelectionChange} onMoveEnd={onMoveEnd}
-          connectionMode={ConnectionMode.Strict} deleteKeyCode={DELETE_KEYS} minZoom={0.05} maxZoom={2}>
+          connectionMode={ConnectionMode.Strict} deleteKeyCode={readOnly ? null : DELETE_KEYS} minZoom={0.05} maxZoom={2}>
           <Background variant={BackgroundVariant.Dots} gap={20} size={1.2} color="var(--gray-a6)" />
           <MiniMap pannable zoomable nodeColor={miniMapColor} nodeStrokeWidth={0} />
           <Controls showInteractive={false} />

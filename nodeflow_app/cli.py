@@ -11,14 +11,19 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
+import re
+import stat
 import sys
 from pathlib import Path
 from typing import Any, Callable, NamedTuple
 
 from nodeflow_app.runtime.graph import GraphIssue
+from nodeflow_app.runtime.values import MAX_DEPTH, text_problem, value_problem
 from nodes._registry import Registry, RegistryError, default_registry
 
 EXIT_OK, EXIT_BROKEN, EXIT_INVALID = 0, 1, 2
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 class Command(NamedTuple):
@@ -55,12 +60,14 @@ def _validate(args: argparse.Namespace) -> int:
     """One line per issue (node, parameter, rule, why); exit 2 when any is an error, warnings alone pass."""
     from nodeflow_app.validation import errors, validate_graph
 
-    graph, issues = validate_graph(read_json(args.graph), _registry(), trigger=args.trigger)
+    raw = read_json(args.graph)
+    graph, issues = validate_graph(raw, _registry(), trigger=args.trigger)
     for issue in issues:
         print(issue.line())
     bad = errors(issues)
     if bad or graph is None:
         print(f"invalid: {_count(len(bad), 'issue')} in {args.graph}", file=sys.stderr)
+        _hint_migrate(raw, args.graph)
         return EXIT_INVALID
     warned = f" ({_count(len(issues), 'warning')})" if issues else ""
     print(f"valid: {len(graph.nodes)} nodes, {len(graph.edges)} edges{warned}")
@@ -99,15 +106,16 @@ def _output_arguments(parser: argparse.ArgumentParser) -> None:
 def _run(args: argparse.Namespace) -> int:
     from nodeflow_app.runtime.graph import GraphInvalid
 
-    raw, launcher = read_json(args.graph), _launcher(args)
+    raw, payload = read_json(args.graph), parse_payload(args.input, "--input")
+    launcher = _launcher(args)
     try:
-        run = launcher.start(raw, started_by="cli", trigger=args.trigger, payload=_payload(args.input),
-                             persist=not args.no_store)
+        run = launcher.start(raw, started_by="cli", trigger=args.trigger, payload=payload, persist=not args.no_store)
     except GraphInvalid as invalid:
         launcher.close()
         names = _node_names(raw)
         for issue in invalid.issues:
             print(describe_issue(issue, names), file=sys.stderr)
+        _hint_migrate(raw, args.graph)
         return EXIT_INVALID
     return asyncio.run(_print_events(run, run.events(), args.json, launcher))
 
@@ -117,6 +125,7 @@ def _resume(args: argparse.Namespace) -> int:
 
     if args.no_store:
         raise InputError("resume needs the run store; drop --no-store")
+    payload = parse_payload(args.payload, "--payload")  # before the run is taken: a bad one changes nothing
     launcher = _launcher(args)
     try:
         stored = launcher.store.get_run(args.run_id)
@@ -132,7 +141,6 @@ def _resume(args: argparse.Namespace) -> int:
     except InputError:
         launcher.close()
         raise
-    payload = _payload(args.payload)
     return asyncio.run(_print_events(run, run.resume(node["id"], payload), args.json, launcher))
 
 
@@ -217,15 +225,6 @@ def _summary(data: dict[str, Any]) -> str:
     return " " + (text if len(text) <= 200 else text[:197] + "...")
 
 
-def _payload(text: str | None) -> Any:
-    if text is None:
-        return None
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError:
-        return text
-
-
 def _launcher(args: argparse.Namespace) -> Any:
     """The run launcher on the app database (first, runs this or another CLI left behind when killed
     become `interrupted`), or, with --no-store, on a private in-memory one that keeps nothing."""
@@ -235,6 +234,56 @@ def _launcher(args: argparse.Namespace) -> Any:
     if not args.no_store:
         launcher.recover()
     return launcher
+
+
+# migrate ----------------------------------------------------------------------------------------
+
+def _migrate_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("graph", metavar="OLD.json", type=Path, help="a graph of the older runtime")
+    parser.add_argument("-o", "--output", metavar="NEW.json", type=Path,
+                        help="where to write the converted graph (default: the graph on stdout, the report on stderr)")
+    parser.add_argument("--provider", default="openai",
+                        help="provider for bare model names such as gpt-5 (default: openai)")
+
+
+def _hint_migrate(raw: Any, path: Path) -> None:
+    """Say so when a file that failed validation is a graph of the older runtime."""
+    from nodeflow_app.legacy import is_legacy_graph
+
+    if is_legacy_graph(raw):
+        print(f"{path} is a graph of the older runtime: convert it first with `nodeflow migrate {path} -o NEW.json` "
+              "(see docs/migration.md)", file=sys.stderr)
+
+
+def _migrate(args: argparse.Namespace) -> int:
+    """Print the report (stderr when the graph goes to stdout); write the graph only when nothing is in error."""
+    from nodeflow_app.legacy import LegacyFormatError, is_legacy_graph, migrate_graph
+
+    from nodeflow_app.llm.providers import PROVIDERS
+
+    if args.provider not in PROVIDERS:
+        raise InputError(f"unknown provider {args.provider!r}; use one of: {', '.join(PROVIDERS)}")
+    raw = read_json(args.graph)
+    if not is_legacy_graph(raw):
+        raise InputError(f"{args.graph} is not a graph of the older runtime (no start/if/input node, "
+                         "no 'connections'); check it with `nodeflow validate`")
+    try:
+        migration = migrate_graph(raw, _registry(), provider=args.provider,
+                                   fallback_name=args.graph.stem)
+    except LegacyFormatError as error:
+        raise InputError(f"{args.graph}: {error}") from error
+    report_to = sys.stdout if args.output else sys.stderr
+    print(migration.report.text(), file=report_to)
+    if migration.graph is None:
+        print(f"not converted: {len(migration.report.of('error'))} error(s) in {args.graph}", file=sys.stderr)
+        return EXIT_INVALID
+    text = json.dumps(migration.graph, indent=2, ensure_ascii=False)
+    if args.output:
+        args.output.write_text(text + "\n", encoding="utf-8")
+        print(f"wrote {args.output}: {len(migration.graph['nodes'])} nodes, {len(migration.graph['edges'])} edges")
+    else:
+        print(text)
+    return EXIT_OK
 
 
 # providers / credentials -------------------------------------------------------------------------
@@ -378,6 +427,8 @@ COMMANDS: dict[str, Command] = {
     "run": Command("run a graph file, printing events as they happen (exit 0 completed, 1 failed, "
                    "2 invalid graph, 3 paused)", _run_arguments, _run),
     "resume": Command("continue a paused run with an answer", _resume_arguments, _resume),
+    "migrate": Command("convert a graph of the older runtime (start/agent/if/approval) and print what "
+                       "became what", _migrate_arguments, _migrate),
     "providers": Command("list the model providers, whether each is configured, and how to configure the rest",
                          _providers_arguments, _providers),
     "credentials": Command("store, list or delete provider credentials (encrypted at rest)",
@@ -398,6 +449,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    # Node outputs may hold lone surrogates (run values allow them): show them escaped, never crash on them.
+    for stream in (sys.stdout, sys.stderr):
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="backslashreplace")
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
@@ -414,20 +469,75 @@ def main(argv: list[str] | None = None) -> int:
     except RegistryError as error:
         print(f"nodeflow {args.command}: a built-in node failed to load: {error}", file=sys.stderr)
         return EXIT_BROKEN
+    except Exception as error:  # noqa: BLE001 - a bug of NodeFlow: one line, as promised, and exit 1
+        print(f"nodeflow {args.command}: internal error: {type(error).__name__}: {error}", file=sys.stderr)
+        return EXIT_BROKEN
+
+
+# Reading input --------------------------------------------------------------------------------------
+
+MAX_FILE_BYTES = 64 * 1024 * 1024  # a graph file; a 100,000-node graph is about 30 MB
 
 
 def read_json(path: Path) -> Any:
-    try:
-        text = path.read_text(encoding="utf-8")
+    """A graph file's JSON. Values JSON allows but NodeFlow refuses (NaN, deep nesting) are left to the
+    normalizer, which names the node they are in."""
+    return parse_json(read_text(path), str(path))
+
+
+def read_text(path: Path, limit: int = MAX_FILE_BYTES) -> str:
+    """A regular file's UTF-8 text; devices (/dev/zero), pipes, folders and files over `limit` are refused."""
+    try:  # O_NONBLOCK: opening a pipe with no writer must not hang before we can tell it is one
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     except OSError as error:
         raise InputError(f"cannot read {path}: {error.strerror or error}") from error
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise InputError(f"{path} is not a regular file")
+        with os.fdopen(fd, "rb", closefd=False) as file:
+            data = file.read(limit + 1)
+    finally:
+        os.close(fd)
+    if len(data) > limit:
+        raise InputError(f"{path} is larger than the limit of {limit // (1024 * 1024)} MB")
+    try:
+        return data.decode("utf-8")
     except UnicodeDecodeError as error:
-        raise InputError(f"{path} is not UTF-8 text") from error
+        raise InputError(f"{path} is not UTF-8 text (byte {error.start})") from error
+
+
+def parse_json(text: str, where: str) -> Any:
+    """JSON text as a value; InputError saying what and where for anything Python's json refuses."""
     try:
         return json.loads(text)
     except json.JSONDecodeError as error:
-        where = f"line {error.lineno}, column {error.colno}"
-        raise InputError(f"{path} is not valid JSON: {error.msg} ({where})") from error
+        raise InputError(f"{where} is not valid JSON: {error.msg} (line {error.lineno}, column {error.colno})") \
+            from error
+    except RecursionError as error:
+        raise InputError(f"{where}: the JSON is nested deeper than {MAX_DEPTH} levels (the limit)") from error
+    except ValueError as error:  # a whole number of more than 4,300 digits
+        raise InputError(f"{where}: a whole number of over 4,300 digits is too large") from error
+
+
+def parse_payload(text: str | None, option: str) -> Any:
+    """A payload argument: JSON when it reads as JSON, else the text itself; never NaN, deep or stray bytes."""
+    if text is None:
+        return None
+    stray = _SURROGATE.search(text)
+    if stray:  # Python keeps bytes that are not UTF-8 in argv as lone surrogates
+        byte = ord(stray.group()) - 0xDC00
+        shown = f"byte 0x{byte:02x}" if 0x80 <= byte <= 0xFF else f"\\u{ord(stray.group()):04x}"
+        raise InputError(f"{option} is not valid UTF-8 text ({shown} at character {stray.start()})")
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError:
+        return text
+    except (RecursionError, ValueError):
+        value = parse_json(text, option)  # raises, saying why
+    problem = value_problem(value, strict_text=True)
+    if problem:
+        raise InputError(f"{option}: {problem}")
+    return value
 
 
 def describe_issue(issue: GraphIssue, names: dict[str, str]) -> str:
@@ -446,7 +556,8 @@ def _node_names(raw: Any) -> dict[str, str]:
     nodes = raw.get("nodes") if isinstance(raw, dict) else None
     if not isinstance(nodes, list):
         return {}
-    return {str(n["id"]): str(n["name"]) for n in nodes if isinstance(n, dict) and "id" in n and "name" in n}
+    return {str(n["id"]): str(n["name"]) for n in nodes if isinstance(n, dict) and "id" in n
+            and isinstance(n.get("name"), str) and not text_problem(n["name"])}
 
 
 def _registry() -> Registry:

@@ -13,6 +13,7 @@ from nodeflow_app.components.settings_page import settings_page
 from nodeflow_app.state.chat_state import ChatState
 from nodeflow_app.state.editor_state import EditorState
 from nodeflow_app.state.graph_list_state import GraphListState
+from nodeflow_app.state.history_state import HistoryState
 from nodeflow_app.state.knowledge_state import KnowledgeState
 from nodeflow_app.state.run_history_state import RunHistoryState
 from nodeflow_app.state.settings_state import SettingsState
@@ -34,7 +35,7 @@ app.register_lifespan_task(recover_interrupted_runs)
 app.add_page(graph_list_page, route=routes.GRAPHS, title="NodeFlow — graphs", description=TAGLINE,
              on_load=GraphListState.load)
 app.add_page(editor_page, route=routes.EDITOR, title="NodeFlow — editor",
-             on_load=[EditorState.load_graph, RunHistoryState.load, ChatState.load])
+             on_load=[EditorState.load_graph, RunHistoryState.load, ChatState.load, HistoryState.load])
 app.add_page(chat_page, route=routes.CHAT, title="NodeFlow — chat", on_load=ChatState.load)
 app.add_page(knowledge_page, route=routes.KNOWLEDGE, title="NodeFlow — knowledge", on_load=KnowledgeState.load)
 app.add_page(settings_page, route=routes.SETTINGS, title="NodeFlow — settings", on_load=SettingsState.load)

@@ -22,7 +22,8 @@ PLACES = {
     "nodeflow_app.runtime": "kernel",
     "nodeflow_app.llm": "helpers",
     "nodeflow_app.knowledge": "helpers",
-    "nodeflow_app.net": "helpers",  # the SSRF guard (network safety), when it lands  # reading, chunking, embedding, collections: what the rag nodes use
+    "nodeflow_app.net": "helpers",  # the SSRF guard (network safety)
+    "nodeflow_app.secret_values": "helpers",  # sealing and revealing secret parameters
     "nodeflow_app.settings": "helpers",
     "nodeflow_app.connections": "helpers",  # named connections as nodes see them (the store registers its lookup)
     "nodeflow_app.files": "helpers",  # files stored once by content, passed by reference
@@ -37,7 +38,9 @@ PLACES = {
     "nodeflow_app.cli": "services",
     "nodeflow_app.routes": "services",
     "nodeflow_app.validation": "services",
+    "nodeflow_app.provider_settings": "services",  # what the Settings page shows and does
     "nodeflow_app.templates": "services",
+    "nodeflow_app.legacy": "services",  # importing graphs of the older runtime (JSON to JSON)
     "nodeflow_app.serve": "ui",  # builds and serves the Reflex app (`make run`)
     "nodeflow_app.editor": "ui",
     "nodeflow_app.state": "ui",

@@ -28,6 +28,7 @@ class FlowCanvas(NoSSRComponent):
     statuses: Var[dict]
     ports: Var[dict]
     pinned: Var[dict]
+    history: Var[dict]  # a stored version or a diff to show read-only instead of the graph (History)
 
     on_connect: _Event
     on_move: _Event

@@ -10,6 +10,7 @@ from nodeflow_app.components.canvas_hint import canvas_hint
 from nodeflow_app.components.chat_panel import chat_panel, chat_toggle
 from nodeflow_app.components.graph_list import import_button, import_errors_dialog
 from nodeflow_app.components.header import logo
+from nodeflow_app.components.history_panel import history_banner, history_panel, history_toggle
 from nodeflow_app.components.inspector import BLUR_ON_ENTER, inspector
 from nodeflow_app.components.palette import palette
 from nodeflow_app.components.run_panel import rerun_button, run_panel, run_view_chip, runs_toggle
@@ -17,6 +18,7 @@ from nodeflow_app.components.theme import BORDER, PANEL_BG, TOP_BAR
 from nodeflow_app.editor.catalog import catalog
 from nodeflow_app.state.chat_state import ChatState
 from nodeflow_app.state.editor_state import EditorState
+from nodeflow_app.state.history_state import HistoryState
 from nodeflow_app.state.layout_state import LayoutState
 from nodeflow_app.state.run_message_state import RunMessageState
 from nodeflow_app.state.run_history_state import RunHistoryState
@@ -106,6 +108,7 @@ def toolbar() -> rx.Component:
         import_button(),  # a new graph from a JSON file, opened on success (the list page's import)
         tool_button("download", "Export JSON", "export-graph", on_click=EditorState.export_graph),
         runs_toggle(),
+        history_toggle(),
         rerun_button(),
         rx.cond(EditorState.has_chat_start, test_message_button()),
         rx.button(rx.icon("save", size=14), "Save", size="2", on_click=EditorState.save,
@@ -217,9 +220,9 @@ def side_palette(registry) -> rx.Component:
 
 
 def side_inspector(registry) -> rx.Component:
-    # With the chat open, the inspector's empty state would only take room from the canvas.
+    # With the chat or History open, the inspector's empty state would only take room from the canvas.
     return rx.cond(
-        ChatState.panel_open & (EditorState.selected_id == ""),
+        (ChatState.panel_open | HistoryState.panel_open) & (EditorState.selected_id == ""),
         rx.fragment(),
         rx.cond(
             _shown(LayoutState.inspector),
@@ -251,6 +254,7 @@ def editor_page() -> rx.Component:
                         statuses=RunViewState.statuses,
                         ports=RunViewState.ports,
                         pinned=RunHistoryState.pinned,
+                        history=HistoryState.canvas_view,
                         on_connect=EditorState.on_connect,
                         on_move=EditorState.on_move,
                         on_delete=EditorState.on_delete,
@@ -267,6 +271,7 @@ def editor_page() -> rx.Component:
                     ),
                     run_view_chip(),
                     canvas_hint(),
+                    history_banner(),
                     position="relative",
                     flex="1",
                     height="100%",
@@ -274,6 +279,7 @@ def editor_page() -> rx.Component:
                     custom_attrs={"data-testid": "canvas"},
                 ),
                 side_inspector(registry),
+                history_panel(),
                 chat_panel(),
                 spacing="0",
                 width="100%",

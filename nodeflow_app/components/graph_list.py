@@ -6,6 +6,7 @@ import reflex as rx
 from nodeflow_app import routes
 from nodeflow_app.components import dialogs
 from nodeflow_app.components.header import header
+from nodeflow_app.components.legacy_import import legacy_import_dialog
 from nodeflow_app.components.template_picker import template_picker
 from nodeflow_app.components.theme import APP_BG, BORDER, PANEL_BG
 from nodeflow_app.state.graph_list_state import UPLOAD_ID, GraphListRow, GraphListState, ImportIssue
@@ -32,7 +33,7 @@ def import_button() -> rx.Component:
         multiple=False,
         max_files=1,
         max_size=MAX_IMPORT_MB * 1024 * 1024,
-        on_drop=GraphListState.import_files(rx.upload_files(upload_id=UPLOAD_ID)),
+        on_drop=GraphListState.import_chunks(rx.upload_files_chunk(upload_id=UPLOAD_ID)),
         border="none",
         padding="0",
         custom_attrs=_testid("import-upload"),
@@ -201,6 +202,7 @@ def graph_list_page() -> rx.Component:
         rename_dialog(),
         delete_dialog(),
         import_errors_dialog(),
+        legacy_import_dialog(),
         spacing="0",
         height="100vh",
         width="100vw",

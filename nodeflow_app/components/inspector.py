@@ -25,7 +25,7 @@ from nodeflow_app.components.theme import BORDER, PANEL_BG
 from nodeflow_app.editor.fields import (
     CHECKED_FIELD, KEY_FIELD, SECRET_SET_FIELD, VALUE_FIELD, accepts_expression, option_flag,
 )
-from nodeflow_app.llm.provider_settings import SUGGESTED_MODELS
+from nodeflow_app.provider_settings import SUGGESTED_MODELS
 from nodeflow_app.llm.providers import PROVIDERS
 from nodeflow_app.state.editor_state import EditorState
 from nodeflow_app.contract import ERROR_MODES, NodeDefinition, Parameter

@@ -12,6 +12,7 @@ import reflex as rx
 
 from nodeflow_app.components.theme import BORDER, PANEL_BG
 from nodeflow_app.state.editor_state import EditorState
+from nodeflow_app.state.history_state import HistoryState
 from nodeflow_app.state.run_history_state import RunHistoryState
 from nodeflow_app.state.run_view_state import RunViewState
 
@@ -210,7 +211,9 @@ def run_detail() -> rx.Component:
             rx.hstack(
                 status_badge(run["status"]),
                 rx.text(run["trigger"], size="2", weight="bold"),
-                rx.text(run["version"], " · ", run["duration"], " · ", run["started"], size="1", color_scheme="gray"),
+                rx.link(run["version"], size="1", title="Open this version read-only (History)",
+                        on_click=HistoryState.open_run_version(run["version"]), custom_attrs=_testid("run-version")),
+                rx.text(run["duration"], " · ", run["started"], size="1", color_scheme="gray"),
                 rx.spacer(),
                 rx.cond((run["status"] == "running") | (run["status"] == "paused"),
                         rx.button(rx.icon("square", size=12), "Stop", size="1", variant="soft", color_scheme="red",

@@ -18,7 +18,7 @@ import reflex as rx
 from nodeflow_app.chat.service import starts_chats
 from nodeflow_app.editor import fields
 from nodeflow_app.editor.document import EditError, GraphDocument
-from nodeflow_app.llm.provider_settings import configured_providers, default_model, model_choices
+from nodeflow_app.provider_settings import configured_providers, default_model, model_choices
 from nodeflow_app.secret_values import hide_graph, hide_node, seal_graph, seal_parameter, secrets_to_enter
 from nodeflow_app.store.graphs import graph_store
 from nodeflow_app.validation import Issue, validate_graph
@@ -79,13 +79,17 @@ class EditorState(rx.State):
     _expression_modes: dict[str, list[str]] = {}
     _typed_errors: dict[str, str] = {}
     _configured: list[str] = []  # providers configured when the graph was opened
+    _frozen: bool = False  # History shows a stored version on the canvas: edits wait for "Back to current"
 
     # Loading and saving ------------------------------------------------------------------------
 
     @rx.event
     def load_graph(self):
         """on_load: open the graph of the URL; unsaved edits of the same graph (a reload) are saved, not dropped."""
-        graph_id = self.router.page.params.get("graph_id", "")
+        self._frozen = False
+        return self._load(self.router.page.params.get("graph_id", ""))
+
+    def _load(self, graph_id: str):
         if self._doc is not None and self._doc.id == graph_id:
             if self._edits != self._saved_edits:
                 self._save("autosave")
@@ -124,6 +128,25 @@ class EditorState(rx.State):
         if self._doc is None and graph_id and self._open(graph_id) is None and self._doc is not None:
             self.not_found, self.graph_name = "", self._doc.name
             self._send_whole_graph()
+
+    # History's hooks (state/history_state.py) ---------------------------------------------------
+
+    def set_frozen(self, frozen: bool) -> None:
+        """While History shows a stored version, the live graph takes no edits and no selection."""
+        self._frozen = frozen
+        if frozen and self.selected_id:
+            self._select([])
+
+    def save_pending(self) -> None:
+        """Edits not saved yet become a version now (before History restores another one)."""
+        if self._doc is not None and self._edits != self._saved_edits:
+            self._save("autosave")
+
+    def reopen(self) -> None:
+        """Load the graph's newest stored version again (History restored an old one): a new canvas rev."""
+        if self._doc is not None:
+            graph_id, self._doc = self._doc.id, None
+            self._load(graph_id)
 
     @rx.event
     def resync(self, _payload: dict[str, Any] | None = None):
@@ -404,6 +427,8 @@ class EditorState(rx.State):
         self._reopen_after_restart()
         if self._doc is None:
             return rx.toast.error("No graph is open")
+        if self._frozen:
+            return rx.toast.error("A stored version is shown: go Back to current to edit")
         try:
             change = operation(self._doc)
         except EditError as error:
@@ -411,7 +436,7 @@ class EditorState(rx.State):
         return self._after_change(change.ops, inspect)
 
     def _replay(self, operation):
-        if self._doc is None:
+        if self._doc is None or self._frozen:
             return
         ops = operation(self._doc)
         if ops:

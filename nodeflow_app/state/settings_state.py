@@ -10,7 +10,7 @@ from typing import Any
 
 import reflex as rx
 
-from nodeflow_app.llm import provider_settings
+from nodeflow_app import provider_settings
 from nodeflow_app.llm.credentials import CredentialError
 
 

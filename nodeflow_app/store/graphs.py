@@ -1,5 +1,8 @@
 """The graph repository: graphs and their versions. Every save appends a version row in the same transaction.
 
+Versions also carry who saved them (author, once accounts exist), an optional name a person gave them,
+and can be restored (as a new version on top).
+
 The `graph` row holds the latest version (its JSON plus the name, node count and times the list needs
 without reading the JSON); `graph_version` keeps every version for history and restore. The row is the
 authority on id, name and version: they are written into the graph JSON on every write.
@@ -18,14 +21,17 @@ from sqlalchemy import Engine, Table, delete, func, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
 from nodeflow_app.runtime.graph import DefinitionSource, Graph, GraphIssue, normalize
+from nodeflow_app.runtime.values import MAX_DEPTH
 from nodeflow_app.secret_values import seal_graph
 from nodeflow_app.store.db import create_all, make_engine, process_wide
-from nodeflow_app.store.models import GraphRow, GraphVersionRow
+from nodeflow_app.store.models import GraphRow, GraphVersionRow, RunRow
 
 GRAPHS: Table = GraphRow.__table__  # type: ignore[attr-defined]
 VERSIONS: Table = GraphVersionRow.__table__  # type: ignore[attr-defined]
+RUNS: Table = RunRow.__table__  # type: ignore[attr-defined]
 
 NAME_MAX = 120
+LABEL_MAX = 120
 # An imported graph keeps its id when it is free and fits in a URL (and in a collaboration token: no `_`).
 _KEEPABLE_ID = re.compile(r"[A-Za-z0-9-]{1,64}")
 
@@ -35,6 +41,10 @@ class GraphNotFound(KeyError):
 
     def __str__(self) -> str:  # KeyError would print the repr of its argument
         return str(self.args[0]) if self.args else "graph not found"
+
+
+class VersionNotFound(GraphNotFound):
+    """The graph exists but has no version with this number."""
 
 
 @dataclass(frozen=True)
@@ -61,10 +71,15 @@ class StoredGraph:
 
 @dataclass(frozen=True)
 class VersionSummary:
+    """One version as History lists it (never carries the graph JSON)."""
+
     version: int
     node_count: int
     created_at: float
-    note: str
+    note: str  # what made it: created | saved | autosave | renamed | restored from v<n> | ...
+    author: str | None = None  # user id; None for versions saved before accounts
+    author_name: str = ""
+    label: str = ""  # the name a person gave it ("" when none)
 
 
 class GraphStore:
@@ -85,9 +100,48 @@ class GraphStore:
             return None
         return StoredGraph(row["id"], row["name"], row["version"], json.loads(row["graph_json"]), row["updated_at"])
 
-    def save(self, graph_id: str, graph: dict[str, Any], note: str = "saved") -> int:
+    def save(self, graph_id: str, graph: dict[str, Any], note: str = "saved", author: str | None = None,
+             author_name: str = "") -> int:
         """Store `graph` as the next version of `graph_id` and return that version number."""
-        return self._write(graph_id, note, graph=graph)
+        return self._write(graph_id, note, graph=graph, author=(author, author_name))
+
+    def get_version(self, graph_id: str, version: int) -> StoredGraph | None:
+        """One stored version of a graph, as it was saved (None when there is no such version)."""
+        query = select(VERSIONS.c.graph_json, VERSIONS.c.created_at).where(
+            VERSIONS.c.graph_id == graph_id, VERSIONS.c.version == version)
+        with self.engine.connect() as conn:
+            row = conn.execute(query).first()
+        if row is None:
+            return None
+        graph = json.loads(row.graph_json)
+        return StoredGraph(graph_id, graph.get("name", ""), version, graph, row.created_at)
+
+    def restore(self, graph_id: str, version: int, author: str | None = None, author_name: str = "") -> int:
+        """Version `version` (graph and name) saved again as the newest version, noted "restored from v<n>"."""
+        old = self.get_version(graph_id, version)
+        if old is None:
+            self._require(graph_id)
+            raise VersionNotFound(f"graph '{graph_id}' has no version {version}")
+        return self._write(graph_id, f"restored from v{version}", name=old.name, graph=old.graph,
+                           author=(author, author_name))
+
+    def label_version(self, graph_id: str, version: int, label: str) -> str:
+        """Give a version a name (an empty one removes it); returns the name as stored."""
+        label = clean_label(label)
+        with self.engine.begin() as conn:
+            named = update(VERSIONS).where(VERSIONS.c.graph_id == graph_id, VERSIONS.c.version == version)
+            changed = conn.execute(named.values(label=label or None)).rowcount
+        if changed == 0:
+            self._require(graph_id)
+            raise VersionNotFound(f"graph '{graph_id}' has no version {version}")
+        return label
+
+    def run_counts(self, graph_id: str) -> dict[int, int]:
+        """Version -> how many stored runs used it (runs record the version they ran)."""
+        query = (select(RUNS.c.graph_version, func.count()).where(RUNS.c.graph_id == graph_id)
+                 .group_by(RUNS.c.graph_version))
+        with self.engine.connect() as conn:
+            return {version: count for version, count in conn.execute(query).all()}
 
     def rename(self, graph_id: str, name: str) -> None:
         """A new name, recorded as a version (note "renamed") so the row and its latest version agree."""
@@ -125,13 +179,15 @@ class GraphStore:
 
     def versions(self, graph_id: str) -> list[VersionSummary]:
         """Every version of a graph, newest first."""
-        query = (select(VERSIONS.c.version, VERSIONS.c.node_count, VERSIONS.c.created_at, VERSIONS.c.note)
+        query = (select(VERSIONS.c.version, VERSIONS.c.node_count, VERSIONS.c.created_at, VERSIONS.c.note,
+                        VERSIONS.c.author, VERSIONS.c.author_name, VERSIONS.c.label)
                  .where(VERSIONS.c.graph_id == graph_id).order_by(VERSIONS.c.version.desc()))
         with self.engine.connect() as conn:
             rows = conn.execute(query).all()
         if not rows:
             self._require(graph_id)
-        return [VersionSummary(*row) for row in rows]
+        return [VersionSummary(r.version, r.node_count, r.created_at, r.note, r.author, r.author_name or "",
+                               r.label or "") for r in rows]
 
     def import_json(self, text: str, registry: DefinitionSource) -> tuple[GraphSummary | None, list[GraphIssue]]:
         """Store a graph from JSON text if it passes every rule; otherwise store nothing and return why."""
@@ -140,6 +196,10 @@ class GraphStore:
         except json.JSONDecodeError as error:
             return None, [GraphIssue(rule="json", message=(
                 f"the file is not valid JSON: {error.msg} at line {error.lineno}, column {error.colno}"))]
+        except RecursionError:
+            return None, [GraphIssue(rule="json", message=f"the file's JSON is nested deeper than {MAX_DEPTH} levels")]
+        except ValueError:  # a whole number of over 4,300 digits
+            return None, [GraphIssue(rule="json", message="the file holds a whole number of over 4,300 digits")]
         graph, issues = normalize(raw, registry)
         if graph is None or issues:
             return None, issues
@@ -172,7 +232,7 @@ class GraphStore:
         return stored
 
     def _write(self, graph_id: str, note: str, *, name: str | None = None,
-               graph: dict[str, Any] | None = None) -> int:
+               graph: dict[str, Any] | None = None, author: tuple[str | None, str] = (None, "")) -> int:
         """Bump the version, then write the row and a version row, all in one transaction.
 
         The version is bumped by an UPDATE first: it locks the row (a write lock on SQLite), so two
@@ -190,7 +250,7 @@ class GraphStore:
             document, now = _document(graph, graph_id, name, row.version), time.time()
             conn.execute(update(GRAPHS).where(GRAPHS.c.id == graph_id).values(
                 name=name, graph_json=json.dumps(document), node_count=len(document["nodes"]), updated_at=now))
-            _append_version(conn, graph_id, row.version, document, now, note)
+            _append_version(conn, graph_id, row.version, document, now, note, author)
         return row.version
 
 
@@ -199,9 +259,11 @@ def _document(graph: dict[str, Any], graph_id: str, name: str, version: int) -> 
     return Graph.model_validate({**graph, "id": graph_id, "name": name, "version": version}).model_dump(mode="json")
 
 
-def _append_version(conn: Any, graph_id: str, version: int, document: dict[str, Any], now: float, note: str) -> None:
+def _append_version(conn: Any, graph_id: str, version: int, document: dict[str, Any], now: float, note: str,
+                    author: tuple[str | None, str] = (None, "")) -> None:
     conn.execute(insert(VERSIONS).values(graph_id=graph_id, version=version, graph_json=json.dumps(document),
-                                         node_count=len(document["nodes"]), created_at=now, note=note))
+                                         node_count=len(document["nodes"]), created_at=now, note=note,
+                                         author=author[0], author_name=author[1] or None))
 
 
 def _not_found(graph_id: str) -> GraphNotFound:
@@ -218,6 +280,18 @@ def clean_name(name: Any) -> str:
     if len(name) > NAME_MAX:
         raise ValueError(f"a graph name can be at most {NAME_MAX} characters long (this one has {len(name)})")
     return name
+
+
+def clean_label(label: Any) -> str:
+    """A version's name: trimmed, one line, at most LABEL_MAX characters ("" removes the name)."""
+    if not isinstance(label, str):
+        raise ValueError("a version name is text")
+    label = label.strip()
+    if any(ord(c) < 32 for c in label):
+        raise ValueError("a version name is one line of text (no line breaks, tabs or control characters)")
+    if len(label) > LABEL_MAX:
+        raise ValueError(f"a version name can be at most {LABEL_MAX} characters long (this one has {len(label)})")
+    return label
 
 
 def new_graph_id() -> str:

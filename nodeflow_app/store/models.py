@@ -111,7 +111,11 @@ class GraphVersionRow(SQLModel, table=True):
     graph_json: str = Field(sa_type=Text)
     node_count: int = 0
     created_at: float
-    note: str = ""  # created | saved | autosave | imported | renamed | duplicated from <name>
+    note: str = ""  # created | saved | autosave | imported | renamed | duplicated from <name> | restored from v<n>
+    # Added after the first release: nullable without a default, so an older database can gain them in place.
+    author: str | None = Field(default=None, max_length=32)  # the user id of who saved it; None before accounts
+    author_name: str | None = Field(default=None, max_length=120)  # their name then (kept if they leave)
+    label: str | None = Field(default=None, max_length=120)  # a name a person gave this version in History
 
 
 class ChatRow(SQLModel, table=True):

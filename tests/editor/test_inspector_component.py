@@ -90,7 +90,7 @@ def test_model_suggestions_cover_every_provider(page):
 
 
 def test_configured_providers_models_come_first_and_the_others_are_marked():
-    from nodeflow_app.llm.provider_settings import default_model, model_choices
+    from nodeflow_app.provider_settings import default_model, model_choices
 
     choices = model_choices(["openai-compatible"])
     assert choices[0] == {"value": "openai-compatible:local-model", "label": "OpenAI-compatible URL"}

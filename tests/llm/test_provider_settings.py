@@ -1,10 +1,10 @@
-"""nodeflow_app/llm/provider_settings.py: what the Settings page shows (never a key) and its connection test."""
+"""nodeflow_app/provider_settings.py: what the Settings page shows (never a key) and its connection test."""
 
 from __future__ import annotations
 
 import json
 
-from nodeflow_app.llm import provider_settings
+from nodeflow_app import provider_settings
 from nodeflow_app.llm.providers import COMPATIBLE_API_KEY_ENV, api_key_for
 
 KEY = "sk-stored-0123456789abcd"

@@ -8,10 +8,11 @@ import threading
 from pathlib import Path
 
 import pytest
-from sqlalchemy import text
+from sqlalchemy import insert, select, text
 
 from nodeflow_app.store.db import make_engine
-from nodeflow_app.store.graphs import NAME_MAX, GraphNotFound, GraphStore
+from nodeflow_app.store.graphs import LABEL_MAX, NAME_MAX, RUNS, GraphNotFound, GraphStore, VersionNotFound
+from nodeflow_app.store.models import GraphVersionRow
 from nodes._registry import Registry
 
 from tests.runtime import toys
@@ -20,11 +21,18 @@ from tests.store.postgres import POSTGRES_URL, private_schema
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
 
-@pytest.fixture
-def store(tmp_path):
-    store = GraphStore(f"sqlite:///{tmp_path / 'nodeflow.db'}")
-    yield store
-    store.engine.dispose()
+@pytest.fixture(params=["sqlite", "postgresql"])
+def store(request, tmp_path):
+    """A GraphStore on a fresh SQLite file, or in a private schema of the real PostgreSQL."""
+    if request.param == "sqlite":
+        store = GraphStore(f"sqlite:///{tmp_path / 'nodeflow.db'}")
+        yield store
+        store.engine.dispose()
+        return
+    with private_schema() as schema:
+        engine = make_engine(POSTGRES_URL)
+        yield GraphStore(engine.execution_options(schema_translate_map={None: schema}))
+        engine.dispose()
 
 
 @pytest.fixture(scope="module")
@@ -156,7 +164,7 @@ def test_delete_removes_the_graph_and_its_versions(store):
     assert store.get(gone.id) is None
     assert [g.id for g in store.list()] == [kept.id]
     with store.engine.connect() as conn:
-        assert conn.execute(text("SELECT graph_id FROM graph_version")).scalars().all() == [kept.id]
+        assert conn.execute(select(GraphVersionRow.graph_id)).scalars().all() == [kept.id]
 
 
 def test_list_is_newest_edited_first_and_searches_names_in_any_case(store):
@@ -231,6 +239,68 @@ def test_a_new_store_on_the_same_file_sees_everything(tmp_path):
     second.engine.dispose()
 
 
+def add_runs(store: GraphStore, graph_id: str, versions: list[int]) -> None:
+    """Run rows as the run store writes them, reduced to what History counts (graph and version)."""
+    with store.engine.begin() as conn:
+        for i, version in enumerate(versions):
+            conn.execute(insert(RUNS).values(id=f"{graph_id}-run-{i}", graph_id=graph_id, graph_version=version,
+                                             graph_json="{}", status="completed", started_at=float(i)))
+
+
+def check_history(store: GraphStore) -> None:
+    """Authors, names, restore and run counts: the same checks on SQLite and PostgreSQL."""
+    created = store.create("History", two_nodes())
+    graph = store.get(created.id).graph
+    graph["nodes"].append({"id": "b", "type": "toy-pass", "name": "B"})
+    assert store.save(created.id, graph, note="autosave", author="u1", author_name="Ada") == 2
+    store.rename(created.id, "History renamed")
+    assert [(v.version, v.note, v.author, v.author_name, v.label) for v in store.versions(created.id)] == [
+        (3, "renamed", None, "", ""), (2, "autosave", "u1", "Ada", ""), (1, "created", None, "", "")]
+
+    assert store.label_version(created.id, 1, "  first draft ") == "first draft"
+    assert store.versions(created.id)[-1].label == "first draft"
+    old = store.get_version(created.id, 1)
+    assert (old.version, old.name, [n["id"] for n in old.graph["nodes"]]) == (1, "History", ["s", "a"])
+    assert store.get_version(created.id, 9) is None
+
+    assert store.restore(created.id, 1, author="u2", author_name="Grace") == 4
+    stored = store.get(created.id)
+    assert (stored.version, stored.name, [n["id"] for n in stored.graph["nodes"]]) == (4, "History", ["s", "a"])
+    newest = store.versions(created.id)[0]
+    assert (newest.version, newest.note, newest.author_name, newest.node_count) == (4, "restored from v1", "Grace", 2)
+    assert [v.version for v in store.versions(created.id)] == [4, 3, 2, 1]  # nothing rewritten
+
+    add_runs(store, created.id, [2, 2, 4])
+    assert store.run_counts(created.id) == {2: 2, 4: 1}
+    assert store.run_counts("nope") == {}
+
+
+def test_versions_record_author_name_restore_and_runs(store):
+    check_history(store)
+
+
+def test_a_version_name_is_checked_and_can_be_removed(store):
+    created = store.create("Named")
+    with pytest.raises(ValueError, match="one line"):
+        store.label_version(created.id, 1, "a\nb")
+    with pytest.raises(ValueError, match=f"at most {LABEL_MAX}"):
+        store.label_version(created.id, 1, "x" * (LABEL_MAX + 1))
+    store.label_version(created.id, 1, "keep")
+    assert store.label_version(created.id, 1, "   ") == ""
+    assert store.versions(created.id)[0].label == ""
+
+
+def test_restore_and_naming_say_which_graph_or_version_is_missing(store):
+    created = store.create("Missing")
+    with pytest.raises(VersionNotFound, match=f"graph '{created.id}' has no version 7"):
+        store.restore(created.id, 7)
+    with pytest.raises(VersionNotFound, match="no version 7"):
+        store.label_version(created.id, 7, "x")
+    with pytest.raises(GraphNotFound, match="no graph 'nope'"):
+        store.restore("nope", 1)
+    assert store.get(created.id).version == 1
+
+
 @pytest.fixture
 def postgres_store():
     """A GraphStore in a private schema of the shared `test` database, dropped afterwards."""
@@ -254,3 +324,32 @@ def test_create_save_list_delete_on_postgresql(postgres_store):
     assert store.get(created.id) is None and [g.id for g in store.list()] == [other.id]
     with pytest.raises(GraphNotFound):
         store.delete(created.id)
+
+
+def test_history_on_postgresql(postgres_store):
+    check_history(postgres_store)
+
+
+def test_a_database_from_before_version_authors_and_names_gains_them_in_place(tmp_path):
+    url = f"sqlite:///{tmp_path / 'old.db'}"
+    engine = make_engine(url)
+    with engine.begin() as conn:  # the graph tables as main made them before History
+        conn.execute(text("CREATE TABLE graph (id VARCHAR(64) PRIMARY KEY, name VARCHAR(120) NOT NULL, "
+                          "graph_json TEXT NOT NULL, node_count INTEGER NOT NULL, version INTEGER NOT NULL, "
+                          "created_at FLOAT NOT NULL, updated_at FLOAT NOT NULL)"))
+        conn.execute(text("CREATE TABLE graph_version (id INTEGER PRIMARY KEY, graph_id VARCHAR(64) NOT NULL, "
+                          "version INTEGER NOT NULL, graph_json TEXT NOT NULL, node_count INTEGER NOT NULL, "
+                          "created_at FLOAT NOT NULL, note VARCHAR NOT NULL, UNIQUE (graph_id, version))"))
+        document = json.dumps({"id": "old", "name": "Old", "version": 1, "nodes": [], "edges": []})
+        conn.execute(text("INSERT INTO graph VALUES ('old', 'Old', :g, 0, 1, 1.0, 1.0)"), {"g": document})
+        conn.execute(text("INSERT INTO graph_version (graph_id, version, graph_json, node_count, created_at, note) "
+                          "VALUES ('old', 1, :g, 0, 1.0, 'created')"), {"g": document})
+    engine.dispose()
+
+    store = GraphStore(url)
+    assert [(v.version, v.author, v.author_name, v.label) for v in store.versions("old")] == [(1, None, "", "")]
+    assert store.save("old", store.get("old").graph, author="u1", author_name="Ada") == 2
+    store.label_version("old", 1, "from before")
+    assert [(v.version, v.author_name, v.label) for v in store.versions("old")] == [(2, "Ada", ""),
+                                                                                     (1, "", "from before")]
+    store.engine.dispose()

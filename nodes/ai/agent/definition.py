@@ -17,6 +17,10 @@ definition = NodeDefinition(
         Parameter(id="instructions", label="Instructions", type="text", mode="hybrid", default="",
                   placeholder="You are a helpful assistant.",
                   description="What the agent is for and how it should answer."),
+        Parameter(id="prompt", label="Message", type="text", default="",
+                  placeholder="Summarize: {{ $json.response }}",
+                  description="What the agent is asked; empty sends the input's primary text "
+                              "(message, response or text)."),
         MODEL_PARAMETER,
         TEMPERATURE_PARAMETER,
         Parameter(id="reasoning_effort", label="Reasoning effort", type="select", default="none", options=(

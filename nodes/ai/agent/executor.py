@@ -1,4 +1,4 @@
-"""Agent: an Agno Agent (a Team when agents are wired into its tools) run on the input's primary text, streamed.
+"""Agent: an Agno Agent (a Team when agents are wired into its tools) run on its Message or the input's primary text.
 
 Output `{response, model, tokens_used}`; on `tools-out` it materializes itself for a parent agent.
 A tool that needs confirmation pauses the node until a person approves or rejects the call.
@@ -8,7 +8,7 @@ from typing import Any, AsyncIterator
 
 from nodeflow_app.llm.events import RunOutcome, stream_run
 from nodeflow_app.llm.models import model_ref
-from nodes._helpers import primary_text
+from nodes._helpers import primary_text, to_text
 from nodeflow_app.contract import ExecutionResult, FlowContext, NodeError, NodeEvent
 
 from .build import build_agent
@@ -20,7 +20,8 @@ class AgentExecutor:
 
     async def execute(self, data: dict[str, Any], inputs: dict[str, Any],
                       ctx: FlowContext) -> AsyncIterator[NodeEvent | ExecutionResult]:
-        message = primary_text(inputs.get("input"))
+        # An empty Message means the input's primary text (SPEC 5).
+        message = to_text(data.get("prompt")) or primary_text(inputs.get("input"))
         if not message.strip():
             raise NodeError("nothing to send to the agent: the input has no text")
         ref = await model_ref(data, ctx)

@@ -12,8 +12,9 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from nodeflow_app.llm.credentials import Credential, CredentialError, default_store
+from nodeflow_app.llm.credentials import Credential, CredentialError
 from nodeflow_app.llm.credentials import stored as stored_credential
+from nodeflow_app.store.credentials import default_store
 from nodeflow_app.llm.providers import (
     COMPATIBLE_BASE_URL_ENV, PROVIDERS, ModelRef, api_key_for, base_url_for, provider_status, scrub,
 )

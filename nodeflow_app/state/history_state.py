@@ -1,0 +1,239 @@
+"""The History panel: the open graph's versions, one opened read-only or two compared on the canvas, restore, names.
+
+The canvas gets what to show through one prop (`canvas_view`, the canvas's `history`): empty for the live
+graph, else `{rev, mode: "version" | "diff", graph, marks: {nodes, edges}}` (docs/editor.md, History).
+The live graph stays in EditorState untouched meanwhile; its edits are refused until "Back to current".
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from typing import Any
+
+import reflex as rx
+
+from nodeflow_app.editor.diff import FieldChange, GraphDiff, diff_graphs, diff_view
+from nodeflow_app.editor.timeline import AUTOSAVE, Entry, group_versions
+from nodeflow_app.runs.view import ago
+from nodeflow_app.secret_values import hide_graph, is_sealed
+from nodeflow_app.state.editor_state import EditorState
+from nodeflow_app.store.graphs import GraphNotFound, graph_store
+from nodes._registry import default_registry
+
+NO_AUTHOR = "—"  # versions saved before accounts, or by the CLI
+
+
+class HistoryState(rx.State):
+    panel_open: bool = False
+    entries: list[dict[str, str]] = []  # entry_row of each History entry, newest first
+    picked: list[str] = []  # versions ticked to compare (at most two, as strings)
+    viewing: int = 0  # the version shown read-only (0: none)
+    diff_title: str = ""  # "v3 → v7" while two versions are compared
+    diff_rows: list[dict[str, str]] = []  # {kind: node | change | note, name, status, text}
+    canvas_view: dict[str, Any] = {}
+    naming: str = ""  # the version being named ("" when the name dialog is closed)
+    naming_text: str = ""
+
+    _rev: int = 0
+
+    # The list ----------------------------------------------------------------------------------
+
+    @rx.event
+    async def load(self):
+        """on_load of the editor (after EditorState's): the live graph on the canvas, the list fresh."""
+        self.picked, self.naming = [], ""
+        await self._back()
+        if self.panel_open:
+            await self._refresh()
+
+    @rx.event
+    async def toggle_panel(self):
+        self.panel_open = not self.panel_open
+        if self.panel_open:
+            await self._refresh()
+
+    @rx.event
+    async def refresh(self):
+        """The panel mounts a marker keyed by the saved version: every save refreshes the list."""
+        if self.panel_open:
+            await self._refresh()
+
+    async def _refresh(self) -> None:
+        graph_id = await self._graph_id()
+        if not graph_id:
+            self.entries = []
+            return
+        store = graph_store()
+        try:
+            versions = store.versions(graph_id)
+        except GraphNotFound:
+            self.entries = []
+            return
+        counts, now = store.run_counts(graph_id), time.time()
+        self.entries = [entry_row(entry, counts, now) for entry in group_versions(versions)]
+
+    # Open, compare, go back --------------------------------------------------------------------
+
+    @rx.event
+    async def open_version(self, version: int | str):
+        return await self._open(int(version))
+
+    async def _open(self, number: int):
+        graph_id = await self._graph_id()
+        stored = graph_store().get_version(graph_id, number) if graph_id else None
+        if stored is None:
+            return rx.toast.error(f"There is no version {number} of this graph")
+        self._show("version", stored.graph, {})
+        self.viewing, self.diff_title, self.diff_rows = number, "", []
+        await self._freeze_editor(True)
+
+    @rx.event
+    async def open_run_version(self, label: str):
+        """The Runs panel's version label ("v3"): that version, read-only, with History open beside it."""
+        found = re.fullmatch(r"v(\d+)", str(label).strip())
+        if found is None:
+            return rx.toast.error(f"'{label}' is not a version")
+        if not self.panel_open:
+            self.panel_open = True
+            await self._refresh()
+        return await self._open(int(found.group(1)))
+
+    @rx.event
+    def toggle_pick(self, version: str):
+        picked = [v for v in self.picked if v != version]
+        if len(picked) == len(self.picked):
+            picked = (picked + [version])[-2:]
+        self.picked = picked
+
+    @rx.event
+    async def compare(self):
+        """The two ticked versions on the canvas: added, removed and changed nodes and edges marked."""
+        if len(self.picked) != 2:
+            return rx.toast.error("Tick two versions to compare")
+        graph_id = await self._graph_id()
+        older, newer = sorted(int(v) for v in self.picked)
+        old, new = (graph_store().get_version(graph_id, v) for v in (older, newer))
+        if old is None or new is None:
+            return rx.toast.error("One of these versions is gone; refresh the list")
+        diff = diff_graphs(old.graph, new.graph, parameter_defaults())
+        view = diff_view(old.graph, new.graph, diff)
+        self._show("diff", view["graph"], view["marks"])
+        self.viewing, self.diff_title, self.diff_rows = 0, f"v{older} → v{newer}", diff_rows(diff)
+        await self._freeze_editor(True)
+
+    @rx.event
+    async def back_to_current(self):
+        await self._back()
+
+    async def _back(self) -> None:
+        self._rev += 1
+        self.canvas_view = {"rev": self._rev, "mode": "", "graph": None, "marks": {}}
+        self.viewing, self.diff_title, self.diff_rows = 0, "", []
+        await self._freeze_editor(False)
+
+    # Restore and names -------------------------------------------------------------------------
+
+    @rx.event
+    async def restore(self, version: int | str):
+        """Version N saved again as the newest version ("restored from vN"); the editor reopens on it."""
+        number = int(version)
+        editor = await self.get_state(EditorState)
+        if editor._doc is None:
+            return
+        editor.save_pending()  # edits not autosaved yet become a version of their own first
+        try:
+            restored = graph_store().restore(editor._doc.id, number)
+        except GraphNotFound as error:
+            return rx.toast.error(str(error))
+        await self._back()
+        editor.reopen()
+        await self._refresh()
+        return rx.toast.success(f"Version {number} restored as version {restored}")
+
+    @rx.event
+    def start_naming(self, version: str, label: str):
+        self.naming, self.naming_text = version, label
+
+    @rx.event
+    def set_naming_open(self, open_: bool):
+        if not open_:
+            self.naming = ""
+
+    @rx.event
+    async def save_name(self, form: dict[str, Any]):
+        graph_id = await self._graph_id()
+        try:
+            graph_store().label_version(graph_id, int(self.naming), str(form.get("label", "")))
+        except (GraphNotFound, ValueError) as error:
+            return rx.toast.error(f"Not named: {error}")
+        self.naming = ""
+        await self._refresh()
+
+    # Internals ---------------------------------------------------------------------------------
+
+    async def _graph_id(self) -> str:
+        editor = await self.get_state(EditorState)
+        return editor._doc.id if editor._doc is not None else ""
+
+    async def _freeze_editor(self, frozen: bool) -> None:
+        editor = await self.get_state(EditorState)
+        editor.set_frozen(frozen)
+
+    def _show(self, mode: str, graph: dict[str, Any], marks: dict[str, Any]) -> None:
+        self._rev += 1
+        self.canvas_view = {"rev": self._rev, "mode": mode, "graph": for_canvas(graph), "marks": marks}
+
+
+def parameter_defaults() -> dict[str, dict[str, Any]]:
+    """Node type -> its parameters' defaults (a parameter left out of a stored graph has its default)."""
+    return {d.id: d.defaults() for d in default_registry().definitions()}
+
+
+def for_canvas(graph: dict[str, Any]) -> dict[str, Any]:
+    """The parts of a stored graph the canvas draws, secrets hidden (as EditorState sends the live graph)."""
+    return hide_graph({key: graph.get(key) for key in ("id", "name", "nodes", "edges")}, default_registry())
+
+
+def entry_row(entry: Entry, counts: dict[int, int], now: float) -> dict[str, str]:
+    """One History row as display strings."""
+    newest, burst = entry.newest, len(entry.versions) > 1
+    runs = entry.runs(counts)
+    return {
+        "version": str(newest.version),
+        "title": entry.title,
+        "label": newest.label,
+        "note": f"{len(entry.versions)} autosaves" if burst else newest.note,
+        "author": newest.author_name or NO_AUTHOR,
+        "when": ago(newest.created_at, now) if not burst else
+        f"{ago(entry.oldest.created_at, now)} – {ago(newest.created_at, now)}",
+        "at": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(newest.created_at)),
+        "runs": "" if runs == 0 else ("1 run" if runs == 1 else f"{runs} runs"),
+        "autosave": "1" if newest.note == AUTOSAVE else "",
+    }
+
+
+def change_line(change: FieldChange) -> str:
+    """`field: old -> new`; a secret parameter (sealed in the stored graph) never shows its value."""
+    if is_sealed(change.old) or is_sealed(change.new):
+        return f"{change.field}: secret changed"
+    return change.line()
+
+
+def diff_rows(diff: GraphDiff) -> list[dict[str, str]]:
+    """The panel's list of a diff: each node with its status, then its changed fields (old -> new)."""
+    rows: list[dict[str, str]] = []
+    for node in diff.nodes:
+        rows.append({"kind": "node", "name": node.name, "status": node.status, "text": node.status})
+        rows += [{"kind": "change", "name": node.name, "status": node.status, "text": change_line(change)}
+                 for change in node.changes]
+    edges = {status: sum(1 for s in diff.edges.values() if s == status) for status in ("added", "removed", "changed")}
+    if any(edges.values()):
+        text = ", ".join(f"{n} {status}" for status, n in edges.items() if n)
+        rows.append({"kind": "note", "name": "", "status": "", "text": f"Edges: {text}"})
+    if diff.moved:
+        rows.append({"kind": "note", "name": "", "status": "",
+                     "text": "Only moved (not counted as changes): " + ", ".join(diff.moved)})
+    if diff.empty:
+        rows.append({"kind": "note", "name": "", "status": "", "text": "No differences"})
+    return rows

@@ -28,7 +28,6 @@ PLACES = {
     "nodeflow_app.connections": "helpers",  # named connections as nodes see them (the store registers its lookup)
     "nodeflow_app.files": "helpers",  # files stored once by content, passed by reference
     "nodeflow_app.sql": "helpers",  # SQL against a connection's database (the Database Query node)
-    "nodeflow_app.secret_values": "helpers",  # sealed secret parameters (contract only)
     "nodes._helpers": "helpers",
     "nodes": "nodes",
     "nodes._registry": "nodes",

@@ -11,14 +11,19 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
+import re
+import stat
 import sys
 from pathlib import Path
 from typing import Any, Callable, NamedTuple
 
 from nodeflow_app.runtime.graph import GraphIssue
+from nodeflow_app.runtime.values import MAX_DEPTH, text_problem, value_problem
 from nodes._registry import Registry, RegistryError, default_registry
 
 EXIT_OK, EXIT_BROKEN, EXIT_INVALID = 0, 1, 2
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 class Command(NamedTuple):
@@ -101,10 +106,10 @@ def _output_arguments(parser: argparse.ArgumentParser) -> None:
 def _run(args: argparse.Namespace) -> int:
     from nodeflow_app.runtime.graph import GraphInvalid
 
-    raw, launcher = read_json(args.graph), _launcher(args)
+    raw, payload = read_json(args.graph), parse_payload(args.input, "--input")
+    launcher = _launcher(args)
     try:
-        run = launcher.start(raw, started_by="cli", trigger=args.trigger, payload=_payload(args.input),
-                             persist=not args.no_store)
+        run = launcher.start(raw, started_by="cli", trigger=args.trigger, payload=payload, persist=not args.no_store)
     except GraphInvalid as invalid:
         launcher.close()
         names = _node_names(raw)
@@ -120,6 +125,7 @@ def _resume(args: argparse.Namespace) -> int:
 
     if args.no_store:
         raise InputError("resume needs the run store; drop --no-store")
+    payload = parse_payload(args.payload, "--payload")  # before the run is taken: a bad one changes nothing
     launcher = _launcher(args)
     try:
         stored = launcher.store.get_run(args.run_id)
@@ -135,7 +141,6 @@ def _resume(args: argparse.Namespace) -> int:
     except InputError:
         launcher.close()
         raise
-    payload = _payload(args.payload)
     return asyncio.run(_print_events(run, run.resume(node["id"], payload), args.json, launcher))
 
 
@@ -218,15 +223,6 @@ def _summary(data: dict[str, Any]) -> str:
         return ""
     text = json.dumps(shown, default=str, ensure_ascii=False)
     return " " + (text if len(text) <= 200 else text[:197] + "...")
-
-
-def _payload(text: str | None) -> Any:
-    if text is None:
-        return None
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError:
-        return text
 
 
 def _launcher(args: argparse.Namespace) -> Any:
@@ -409,6 +405,61 @@ def _users(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+# connections -------------------------------------------------------------------------------------
+
+def _connections_arguments(parser: argparse.ArgumentParser) -> None:
+    from nodeflow_app.connections import DEFAULT_WORKSPACE, KINDS
+
+    actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
+    put = actions.add_parser("set", help="store (or replace) a named connection, encrypted",
+                             description="Fields: " + "; ".join(f"{kind}: {' '.join(need + tuple(f'[{o}]' for o in opt))}"
+                                                                for kind, (need, opt) in KINDS.items()))
+    put.add_argument("name", metavar="NAME")
+    put.add_argument("kind", metavar="KIND", choices=list(KINDS), help=", ".join(KINDS))
+    put.add_argument("fields", nargs="*", metavar="FIELD=VALUE",
+                     help="a field and its value; FIELD=- reads the value from stdin (hidden on a terminal)")
+    listing = actions.add_parser("list", help="the workspace's connections: name and kind, never a secret")
+    remove = actions.add_parser("delete", help="remove a connection")
+    remove.add_argument("name", metavar="NAME")
+    for action in (put, listing, remove):
+        action.add_argument("--workspace", default=DEFAULT_WORKSPACE, help="the workspace (default: %(default)s)")
+
+
+def _connections(args: argparse.Namespace) -> int:
+    from sqlalchemy.exc import SQLAlchemyError
+
+    from nodeflow_app.llm.credentials import CredentialError
+    from nodeflow_app.store.connections import default_store
+
+    try:
+        store = default_store(create=args.action == "set")
+        if args.action == "set":
+            store.set(args.name, args.kind, _connection_fields(args.fields), workspace_id=args.workspace)
+            print(f"stored the {args.kind} connection {args.name!r} (encrypted)")
+        elif args.action == "list":
+            rows = [(r["name"], r["kind"]) for r in (store.list(args.workspace) if store else [])]
+            print(_table(("NAME", "KIND"), rows) if rows else f"no connections in workspace {args.workspace!r}")
+        elif store is None or not store.delete(args.name, args.workspace):
+            raise InputError(f"no connection {args.name!r} in workspace {args.workspace!r}")
+        else:
+            print(f"deleted the connection {args.name!r}")
+    except CredentialError as error:
+        raise InputError(str(error)) from error
+    except SQLAlchemyError as error:
+        raise InputError(f"cannot use the connection store: {str(error).splitlines()[0]}") from error
+    return EXIT_OK
+
+
+def _connection_fields(pairs: list[str]) -> dict[str, str]:
+    fields: dict[str, str] = {}
+    for pair in pairs:
+        name, equals, value = pair.partition("=")
+        if not equals or not name:
+            raise InputError(f"expected FIELD=VALUE, got {pair!r}")
+        fields[name] = _read_secret(f"{name}: ") if value == "-" else value
+    return fields
+
+
 # ------------------------------------------------------------------------------------------------
 
 COMMANDS: dict[str, Command] = {
@@ -424,6 +475,8 @@ COMMANDS: dict[str, Command] = {
     "credentials": Command("store, list or delete provider credentials (encrypted at rest)",
                            _credentials_arguments, _credentials),
     "users": Command("create or list accounts, or reset a password", _users_arguments, _users),
+    "connections": Command("store, list or delete named HTTP and database connections (encrypted at rest)",
+                           _connections_arguments, _connections),
 }
 
 
@@ -438,6 +491,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    # Node outputs may hold lone surrogates (run values allow them): show them escaped, never crash on them.
+    for stream in (sys.stdout, sys.stderr):
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="backslashreplace")
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
@@ -454,20 +511,75 @@ def main(argv: list[str] | None = None) -> int:
     except RegistryError as error:
         print(f"nodeflow {args.command}: a built-in node failed to load: {error}", file=sys.stderr)
         return EXIT_BROKEN
+    except Exception as error:  # noqa: BLE001 - a bug of NodeFlow: one line, as promised, and exit 1
+        print(f"nodeflow {args.command}: internal error: {type(error).__name__}: {error}", file=sys.stderr)
+        return EXIT_BROKEN
+
+
+# Reading input --------------------------------------------------------------------------------------
+
+MAX_FILE_BYTES = 64 * 1024 * 1024  # a graph file; a 100,000-node graph is about 30 MB
 
 
 def read_json(path: Path) -> Any:
-    try:
-        text = path.read_text(encoding="utf-8")
+    """A graph file's JSON. Values JSON allows but NodeFlow refuses (NaN, deep nesting) are left to the
+    normalizer, which names the node they are in."""
+    return parse_json(read_text(path), str(path))
+
+
+def read_text(path: Path, limit: int = MAX_FILE_BYTES) -> str:
+    """A regular file's UTF-8 text; devices (/dev/zero), pipes, folders and files over `limit` are refused."""
+    try:  # O_NONBLOCK: opening a pipe with no writer must not hang before we can tell it is one
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     except OSError as error:
         raise InputError(f"cannot read {path}: {error.strerror or error}") from error
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise InputError(f"{path} is not a regular file")
+        with os.fdopen(fd, "rb", closefd=False) as file:
+            data = file.read(limit + 1)
+    finally:
+        os.close(fd)
+    if len(data) > limit:
+        raise InputError(f"{path} is larger than the limit of {limit // (1024 * 1024)} MB")
+    try:
+        return data.decode("utf-8")
     except UnicodeDecodeError as error:
-        raise InputError(f"{path} is not UTF-8 text") from error
+        raise InputError(f"{path} is not UTF-8 text (byte {error.start})") from error
+
+
+def parse_json(text: str, where: str) -> Any:
+    """JSON text as a value; InputError saying what and where for anything Python's json refuses."""
     try:
         return json.loads(text)
     except json.JSONDecodeError as error:
-        where = f"line {error.lineno}, column {error.colno}"
-        raise InputError(f"{path} is not valid JSON: {error.msg} ({where})") from error
+        raise InputError(f"{where} is not valid JSON: {error.msg} (line {error.lineno}, column {error.colno})") \
+            from error
+    except RecursionError as error:
+        raise InputError(f"{where}: the JSON is nested deeper than {MAX_DEPTH} levels (the limit)") from error
+    except ValueError as error:  # a whole number of more than 4,300 digits
+        raise InputError(f"{where}: a whole number of over 4,300 digits is too large") from error
+
+
+def parse_payload(text: str | None, option: str) -> Any:
+    """A payload argument: JSON when it reads as JSON, else the text itself; never NaN, deep or stray bytes."""
+    if text is None:
+        return None
+    stray = _SURROGATE.search(text)
+    if stray:  # Python keeps bytes that are not UTF-8 in argv as lone surrogates
+        byte = ord(stray.group()) - 0xDC00
+        shown = f"byte 0x{byte:02x}" if 0x80 <= byte <= 0xFF else f"\\u{ord(stray.group()):04x}"
+        raise InputError(f"{option} is not valid UTF-8 text ({shown} at character {stray.start()})")
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError:
+        return text
+    except (RecursionError, ValueError):
+        value = parse_json(text, option)  # raises, saying why
+    problem = value_problem(value, strict_text=True)
+    if problem:
+        raise InputError(f"{option}: {problem}")
+    return value
 
 
 def describe_issue(issue: GraphIssue, names: dict[str, str]) -> str:
@@ -486,7 +598,8 @@ def _node_names(raw: Any) -> dict[str, str]:
     nodes = raw.get("nodes") if isinstance(raw, dict) else None
     if not isinstance(nodes, list):
         return {}
-    return {str(n["id"]): str(n["name"]) for n in nodes if isinstance(n, dict) and "id" in n and "name" in n}
+    return {str(n["id"]): str(n["name"]) for n in nodes if isinstance(n, dict) and "id" in n
+            and isinstance(n.get("name"), str) and not text_problem(n["name"])}
 
 
 def _registry() -> Registry:

@@ -1,11 +1,14 @@
 """Where NodeFlow keeps its data, and the defaults every part of the app agrees on.
 
-Nothing here imports Reflex, so the CLI, the runtime and tests can use it freely.
+Nothing here imports Reflex, so the CLI, the runtime and tests can use it freely. The data folder
+holds the database and the key of stored credentials: what NodeFlow creates there is private to the
+user running it (folder 0700, files 0600; SQLite gives its -wal and -shm files the database's mode).
 """
 
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 
 # The repository / app root: the folder holding rxconfig.py.
@@ -30,6 +33,33 @@ def db_url() -> str:
 
 
 def ensure_data_dir() -> Path:
-    """Create the data folder if needed and return it."""
-    DATA_DIR.mkdir(parents=True, exist_ok=True)
-    return DATA_DIR
+    """Create the data folder if needed (private) and return it."""
+    return private_dir(DATA_DIR)
+
+
+def private_dir(path: Path) -> Path:
+    """Create the folder `path` with mode 0700 if it is missing (its parents as usual); return it.
+
+    An existing folder keeps its mode: it may be one the user chose and shares on purpose.
+    """
+    if not path.is_dir():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.mkdir(mode=0o700, exist_ok=True)
+    return path
+
+
+def private_file(path: Path) -> Path:
+    """Create the file `path` empty with mode 0600 if it is missing (in a private folder); an existing
+    file loses any group and other access. For files NodeFlow owns: the database, keys."""
+    private_dir(path.parent)
+    os.close(os.open(path, os.O_WRONLY | os.O_CREAT, 0o600))
+    mode = stat.S_IMODE(os.stat(path).st_mode)
+    if mode & 0o077:
+        os.chmod(path, mode & 0o700)
+    return path
+
+
+def private_sqlite_file(database: str | None) -> None:
+    """A SQLite database file (the path part of a sqlite URL) created private before SQLite creates it 0644."""
+    if database and database != ":memory:" and not database.startswith("file:"):
+        private_file(Path(database).expanduser())

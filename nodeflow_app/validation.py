@@ -9,12 +9,11 @@ same visibility rule as the kernel's expression scope), and a model whose provid
 
 from __future__ import annotations
 
-import difflib
 from dataclasses import dataclass
 from typing import Any, Iterator, Literal
 
 from nodeflow_app.llm.providers import PROVIDERS, missing_steps
-from nodeflow_app.runtime.expressions import check_syntax, has_expression, referenced_nodes
+from nodeflow_app.runtime.expressions import check_syntax, close_match, has_expression, referenced_nodes
 from nodeflow_app.runtime.graph import DefinitionSource, Graph, GraphIssue, Node, normalize, parameter_problem
 from nodeflow_app.contract import NodeError, Parameter
 
@@ -144,7 +143,7 @@ class _NodeChecker:
     def reference_problem(self, node: Node, name: str, visible: set[str]) -> str | None:
         target = self.by_name.get(name)
         if target is None:
-            guess = difflib.get_close_matches(name, list(self.by_name), n=1)
+            guess = close_match(name, list(self.by_name))
             hint = f"; did you mean '{guess[0]}'?" if guess else ""
             return f"$('{name}') names no node of this graph{hint}"
         if target == node.id:

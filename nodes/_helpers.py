@@ -1,15 +1,20 @@
-"""Small pure helpers shared by node executors: paths into JSON values, text, numbers, comparisons.
+"""Small pure helpers shared by node executors: paths into JSON values, text, numbers, comparisons,
+regular expressions with a time limit.
 
-Stdlib only, so any executor (or a plugin) can import it without pulling in an SDK.
+Stdlib and the `regex` package only, so any executor (or a plugin) can import it without an SDK.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import math
 import operator as operator_module
 import re
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable
+
+import regex
 
 from nodeflow_app.contract import NodeError
 
@@ -238,7 +243,8 @@ def compare(actual: Any, operator: str, expected: Any, *, case_sensitive: bool =
 
     Numbers compare numerically (numeric strings count); text compares case-insensitively
     unless `case_sensitive`. Raises NodeError for an unknown operator, a non-numeric side of
-    gt/gte/lt/lte, or an invalid regular expression.
+    gt/gte/lt/lte, or an invalid or too slow regular expression. In an executor, prefer
+    `compare_async`: it keeps a slow regular expression off the event loop.
     """
     return condition(operator, expected, case_sensitive=case_sensitive)(actual)
 
@@ -258,8 +264,8 @@ def condition(operator: str, expected: Any, *, case_sensitive: bool = False) -> 
     if operator in _ORDERING:
         return _ordering_test(operator, expected)
     if operator == "regex":
-        pattern = _once(lambda: _regex(expected, case_sensitive))
-        return lambda actual: actual is not MISSING and pattern().search(to_text(actual)) is not None
+        pattern = _once(lambda: _compile(to_text(expected), case_sensitive))
+        return lambda actual: actual is not MISSING and _search(pattern(), to_text(actual)) is not None
     if operator in ("equals", "not_equals"):
         equals = _equals_test(expected, case_sensitive)
         wanted = operator == "equals"
@@ -336,14 +342,59 @@ def _number_for(operator: str, value: Any) -> float:
     return number
 
 
-def _regex(pattern: Any, case_sensitive: bool) -> re.Pattern[str]:
+async def compare_async(actual: Any, operator: str, expected: Any, *, case_sensitive: bool = False) -> bool:
+    """`compare`, with a regular expression searched in a worker thread (see `regex_search_async`)."""
+    if operator == "regex" and actual is not MISSING:
+        return await regex_search_async(to_text(expected), to_text(actual), case_sensitive=case_sensitive) is not None
+    return compare(actual, operator, expected, case_sensitive=case_sensitive)
+
+
+# 4. Regular expressions with a time limit -------------------------------------------------------
+#
+# A pattern like (a|a)*$ backtracks exponentially: Python's `re` can block the process for minutes and
+# nothing can interrupt it. The `regex` package stops a search after a time limit, and releases the GIL
+# while it searches, so in a worker thread it leaves the event loop free and the node's timeout can end
+# the wait (the search itself then stops at its own limit).
+
+REGEX_TIME_LIMIT = 1.0  # seconds one search may take on one text
+_REGEX_THREADS = ThreadPoolExecutor(max_workers=4, thread_name_prefix="nodeflow-regex")  # never starves to_thread
+
+
+def regex_search(pattern: str, text: str, *, case_sensitive: bool = True,
+                 time_limit: float = REGEX_TIME_LIMIT) -> regex.Match[str] | None:
+    """The first match of `pattern` in `text`, or None; a NodeError if the pattern is invalid or too slow."""
+    return _search(_compile(pattern, case_sensitive), text, time_limit)
+
+
+def _search(compiled: regex.Pattern[str], text: str, time_limit: float = REGEX_TIME_LIMIT) -> regex.Match[str] | None:
     try:
-        return re.compile(to_text(pattern), 0 if case_sensitive else re.IGNORECASE)
-    except re.error as error:
-        raise NodeError(f"invalid regular expression {to_text(pattern)!r}: {error}") from None
+        return compiled.search(text, timeout=time_limit, concurrent=True)
+    except TimeoutError:
+        raise NodeError(f"regular expression {_shown(compiled.pattern)} took longer than {time_limit:g} s on a "
+                        f"text of {len(text):,} characters; simplify it (nested repeats such as (a+)+ can take "
+                        "forever)") from None
 
 
-# 4. Lists (the items list nodes work on) ---------------------------------------------------------
+async def regex_search_async(pattern: str, text: str, *, case_sensitive: bool = True,
+                             time_limit: float = REGEX_TIME_LIMIT) -> regex.Match[str] | None:
+    """`regex_search` in a worker thread: the event loop goes on, and cancelling (a node's timeout) returns at once."""
+    loop = asyncio.get_running_loop()
+    return await loop.run_in_executor(
+        _REGEX_THREADS, lambda: regex_search(pattern, text, case_sensitive=case_sensitive, time_limit=time_limit))
+
+
+def _compile(pattern: str, case_sensitive: bool) -> regex.Pattern[str]:
+    try:  # regex keeps its own cache of compiled patterns
+        return regex.compile(pattern, regex.VERSION0 | (0 if case_sensitive else regex.IGNORECASE))
+    except (regex.error, ValueError, OverflowError) as error:
+        raise NodeError(f"invalid regular expression {_shown(pattern)}: {error}") from None
+
+
+def _shown(pattern: str) -> str:
+    return repr(pattern if len(pattern) <= 80 else pattern[:79] + "…")
+
+
+# 5. Lists (the items list nodes work on) ---------------------------------------------------------
 
 def items_at(value: Any, field: str) -> list[Any]:
     """The list a node works on: the value at path `field` of the input, or the input itself when `field` is empty.
@@ -362,7 +413,7 @@ def items_at(value: Any, field: str) -> list[Any]:
     raise NodeError(f"{where} holds {type(found).__name__} {to_text(found)[:80]!r}, not a list")
 
 
-# 5. Containers (For Each, Loop) -----------------------------------------------------------------
+# 6. Containers (For Each, Loop) -----------------------------------------------------------------
 
 def container_sinks(runtime: Any, children: list[str]) -> dict[str, str]:
     """Children whose flow edges lead to no other child (the ends of the inner chain), by id -> name."""

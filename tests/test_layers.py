@@ -25,6 +25,9 @@ PLACES = {
     "nodeflow_app.net": "helpers",  # the SSRF guard (network safety)
     "nodeflow_app.secret_values": "helpers",  # sealing and revealing secret parameters
     "nodeflow_app.settings": "helpers",
+    "nodeflow_app.connections": "helpers",  # named connections as nodes see them (the store registers its lookup)
+    "nodeflow_app.files": "helpers",  # files stored once by content, passed by reference
+    "nodeflow_app.sql": "helpers",  # SQL against a connection's database (the Database Query node)
     "nodes._helpers": "helpers",
     "nodes": "nodes",
     "nodes._registry": "nodes",

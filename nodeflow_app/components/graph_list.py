@@ -33,7 +33,7 @@ def import_button() -> rx.Component:
         multiple=False,
         max_files=1,
         max_size=MAX_IMPORT_MB * 1024 * 1024,
-        on_drop=GraphListState.import_files(rx.upload_files(upload_id=UPLOAD_ID)),
+        on_drop=GraphListState.import_chunks(rx.upload_files_chunk(upload_id=UPLOAD_ID)),
         border="none",
         padding="0",
         custom_attrs=_testid("import-upload"),

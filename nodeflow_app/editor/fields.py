@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from nodeflow_app.runtime.expressions import has_expression
+from nodeflow_app.runtime.values import MAX_DEPTH, value_problem
 from nodeflow_app.runtime.graph import Graph, Node, NodeSettings, RetryPolicy, parameter_problem
 from nodeflow_app.secret_values import is_set
 from nodeflow_app.contract import ERROR_MODES, NodeDefinition, Parameter
@@ -348,11 +349,18 @@ def parse_json(text: str, label: str) -> Any:
         raise ValueError(constant)
 
     try:
-        return json.loads(text, parse_constant=refuse)
+        value = json.loads(text, parse_constant=refuse)
     except json.JSONDecodeError as error:
         raise FieldError(f"{label}: invalid JSON at line {error.lineno}, column {error.colno}: {error.msg}") from None
-    except ValueError as error:
-        raise FieldError(f"{label}: {error} is not valid JSON") from None
+    except RecursionError:
+        raise FieldError(f"{label}: the JSON is nested deeper than {MAX_DEPTH} levels (the limit)") from None
+    except ValueError as error:  # NaN, Infinity, or a whole number of thousands of digits
+        what = "a whole number of over 4,300 digits" if "digits" in str(error) else str(error)
+        raise FieldError(f"{label}: {what} is not valid JSON") from None
+    problem = value_problem(value)
+    if problem:
+        raise FieldError(f"{label}: {problem}")
+    return value
 
 
 # 3. Rows of key_value and list parameters --------------------------------------------------------

@@ -12,7 +12,7 @@ import os
 from pathlib import Path
 from typing import Any, Callable, NamedTuple
 
-from nodeflow_app.settings import data_dir
+from nodeflow_app.settings import data_dir, private_dir
 from nodeflow_app.contract import NodeError
 
 SECRET_KEY_ENV = "NODEFLOW_SECRET_KEY"
@@ -65,7 +65,7 @@ def load_key(*, create: bool) -> Any:
 def _create_key_file(path: Path) -> bytes:
     from cryptography.fernet import Fernet
 
-    path.parent.mkdir(parents=True, exist_ok=True)
+    private_dir(path.parent)
     key = Fernet.generate_key()
     try:  # O_EXCL: two processes starting together must not each write a different key
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)

@@ -30,10 +30,7 @@ def _agno_db(url: str) -> Any:
     if parsed.get_backend_name() == "sqlite":
         from agno.db.sqlite import SqliteDb
 
-        if parsed.database and parsed.database != ":memory:":
-            from pathlib import Path
-
-            Path(parsed.database).expanduser().parent.mkdir(parents=True, exist_ok=True)
+        settings.private_sqlite_file(parsed.database)
         return SqliteDb(db_url=url)
     if parsed.get_backend_name() == "postgresql":
         from agno.db.postgres import PostgresDb

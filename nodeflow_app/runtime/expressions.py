@@ -23,6 +23,7 @@ from typing import Any, Protocol, runtime_checkable
 
 __all__ = [
     "ExpressionError",
+    "close_match",
     "NodeUnavailable",
     "Scope",
     "check_syntax",
@@ -169,6 +170,8 @@ def _is_name_char(ch: str) -> bool:
 
 
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r"}
+_DIGITS = frozenset("0123456789")  # str.isdigit() also takes '²' and '①', which int() refuses
+_MAX_INDEX_DIGITS = 18
 
 
 class _Parser:
@@ -198,10 +201,12 @@ class _Parser:
             while j < n and _is_name_char(text[j]):
                 j += 1
             tok = _Token("name", text[i:j], i, j)
-        elif ch.isdigit() or (ch == "-" and i + 1 < n and text[i + 1].isdigit()):
+        elif ch in _DIGITS or (ch == "-" and i + 1 < n and text[i + 1] in _DIGITS):
             j = i + 1
-            while j < n and text[j].isdigit():
+            while j < n and text[j] in _DIGITS:
                 j += 1
+            if j - i > _MAX_INDEX_DIGITS:
+                raise _SyntaxIssue(f"the number is too long (an index has at most {_MAX_INDEX_DIGITS} digits)", i)
             tok = _Token("int", int(text[i:j]), i, j)
         elif ch in "'\"":
             tok = self._lex_string(i)
@@ -298,9 +303,29 @@ class _Parser:
         return _Step(key.value, opener.start, key.start, close.end)
 
 
-@lru_cache(maxsize=4096)
+# The parse cache is bounded in characters, not only in entries: 4,096 short texts (up to 4 KB each) and
+# 16 long ones (up to 1 MB); longer texts are parsed each time (parsing is linear, ~1 ms per 100 KB).
+_SHORT, _LONG = 4096, 1 << 20
+
+
 def _parse(text: str) -> _Template:
     """Split a template into literal text and parsed expressions, collecting every syntax issue."""
+    if len(text) <= _SHORT:
+        return _parse_short(text)
+    return _parse_long(text) if len(text) <= _LONG else _parse_text(text)
+
+
+@lru_cache(maxsize=4096)
+def _parse_short(text: str) -> _Template:
+    return _parse_text(text)
+
+
+@lru_cache(maxsize=16)
+def _parse_long(text: str) -> _Template:
+    return _parse_text(text)
+
+
+def _parse_text(text: str) -> _Template:
     segments: list[str | _Expr] = []
     issues: list[_Issue] = []
     pos = 0
@@ -358,11 +383,23 @@ def _missing_field(key: str, obj: Mapping[Any, Any]) -> str:
     names = [str(k) for k in obj]
     if not names:
         return f"field '{key}' not found (the object is empty)"
-    guess = difflib.get_close_matches(key, names, n=1)
+    guess = close_match(key, names)
     hint = f"did you mean '{guess[0]}'? " if guess else ""
-    shown = ", ".join(names[:20]) + (f", … ({len(names) - 20} more)" if len(names) > 20 else "")
+    shown = ", ".join(n if len(n) <= 40 else n[:39] + "…" for n in names[:20]) + (
+        f", … ({len(names) - 20} more)" if len(names) > 20 else "")
     return f"field '{key}' not found ({hint}available: {shown})"
 
+
+def close_match(key: str, names: list[str]) -> list[str]:
+    """[the closest of `names` to `key`] or [], for "did you mean" hints. Bounded: difflib's cost grows with
+    the product of the lengths, so long keys and names, and names past the first 1,000, are not compared."""
+    if len(key) > _HINT_LENGTH:
+        return []
+    candidates = [name for name in names[:_HINT_CANDIDATES] if len(name) <= _HINT_LENGTH]
+    return difflib.get_close_matches(key, candidates, n=1)
+
+
+_HINT_LENGTH, _HINT_CANDIDATES = 100, 1000
 
 # --- evaluation --------------------------------------------------------------------------------
 

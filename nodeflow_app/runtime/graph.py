@@ -11,11 +11,12 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from nodeflow_app.runtime.coercion import can_connect
+from nodeflow_app.runtime.values import text_problem, value_problem
 from nodeflow_app.contract import Channel, ErrorMode, NodeDefinition, Parameter, Socket
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
 
 class Position(_Model):
@@ -148,10 +149,32 @@ def _parse(raw: dict[str, Any] | Graph) -> tuple[Graph | None, list[GraphIssue]]
         return raw.model_copy(deep=True), []
     if not isinstance(raw, dict):
         return None, [GraphIssue(rule="schema", message=f"a graph is a JSON object, got {type(raw).__name__}")]
+    issues = _value_issues(raw)
+    if issues:
+        return None, issues
     try:
         return Graph.model_validate(raw), []
     except ValidationError as error:
         return None, [_schema_issue(raw, e) for e in error.errors()]
+
+
+def _value_issues(raw: dict[str, Any]) -> list[GraphIssue]:
+    """NaN/Infinity, huge numbers, nesting beyond MAX_DEPTH, NUL or lone surrogates: one issue per node."""
+    nodes = raw.get("nodes")
+    issues = []
+    for index, node in enumerate(nodes if isinstance(nodes, list) else []):
+        problem = value_problem(node, strict_text=True)
+        if problem:
+            item = node if isinstance(node, dict) else {}
+            name = item.get("name") if isinstance(item.get("name"), str) and not text_problem(item["name"]) else None
+            node_id = item.get("id") if isinstance(item.get("id"), str) and not text_problem(item["id"]) else None
+            issues.append(GraphIssue(rule="invalid_value", node_id=node_id or f"#{index}", message=(
+                f"node {f'{name!r}' if name else f'#{index}'} {problem[2:]}")))
+    rest = {k: v for k, v in raw.items() if k != "nodes"}
+    problem = value_problem(rest, strict_text=True)
+    if problem:
+        issues.append(GraphIssue(rule="invalid_value", message=problem[2:]))
+    return issues
 
 
 def _schema_issue(raw: dict[str, Any], error: dict[str, Any]) -> GraphIssue:

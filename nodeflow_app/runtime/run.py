@@ -31,6 +31,7 @@ from nodeflow_app.runtime.links import RuntimeApiImpl, Scope, flow_context, mate
 from nodeflow_app.runtime.plan import Plan, PlanNode
 from nodeflow_app.runtime.records import RERUN_ON_RESUME, SETTLED, NodeRecord, RunError, RunHooks
 from nodeflow_app.runtime.scheduling import FAIL, SKIP, Schedule
+from nodeflow_app.runtime.values import value_problem
 
 log = logging.getLogger(__name__)
 
@@ -309,6 +310,9 @@ class Run:
         pn = self.plan.nodes[done.node_id]
         if self._tasks.pop(done.node_id, None) is None:  # cancelled meanwhile: its outcome no longer counts
             return
+        if done.error is None and done.result.outputs and (problem := value_problem(done.result.outputs)):
+            # What JSON cannot hold would break the run's record, its resume and every reader downstream.
+            done.error = NodeError(f"node '{pn.node.name}' output {problem[2:]}")
         if done.error is not None:
             self._fail(pn, done.error, done.duration_ms)
         elif done.result.wait is not None:

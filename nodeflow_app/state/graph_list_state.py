@@ -11,7 +11,7 @@ import dataclasses
 import logging
 import time
 from datetime import datetime, timezone
-from typing import Any, Callable
+from typing import Any, AsyncIterator, Callable
 
 import reflex as rx
 
@@ -109,6 +109,28 @@ def card_view(template: Template) -> TemplateCard:
 def name_base(template: Template) -> str:
     """A blank graph is "Untitled graph", one from a template is named after it (then made unique)."""
     return UNTITLED if template.id == BLANK else template.name
+
+
+class UploadTooLarge(Exception):
+    def __init__(self, name: str):
+        super().__init__(name)
+        self.name = name
+
+
+async def read_first_file(chunks: AsyncIterator[Any], limit: int) -> tuple[str | None, bytes]:
+    """(name, bytes) of the first file of a streamed upload (other files are skipped); (None, b"") when
+    there is none. Raises UploadTooLarge as soon as the file passes `limit` bytes, without reading on."""
+    name: str | None = None
+    content = bytearray()
+    async for chunk in chunks:
+        if name is None:
+            name = chunk.filename or "the file"
+        elif (chunk.filename or "the file") != name:
+            continue
+        content += chunk.data
+        if len(content) > limit:
+            raise UploadTooLarge(name)
+    return name, bytes(content)
 
 
 def issue_view(issue: GraphIssue) -> ImportIssue:
@@ -304,29 +326,37 @@ class GraphListState(rx.State):
     def set_import_open(self, is_open: bool) -> None:
         self.import_open = is_open
 
-    @rx.event
+    @rx.event(background=True)
     @requires("edit")
-    async def import_files(self, files: list[rx.UploadFile]) -> Any:
-        """Import the first uploaded JSON file; open the editor on success, list its issues otherwise."""
-        if not files:
-            return None
-        upload = files[0]
-        self.import_file = upload.name or "the file"
-        content = await upload.read()
-        if len(content) > MAX_IMPORT_BYTES:
-            return rx.toast.error(f"{self.import_file} is larger than {MAX_IMPORT_BYTES // (1024 * 1024)} MB.")
-        text = content.decode("utf-8", errors="replace")
-        migration = legacy_migration(text, self.import_file)
-        if migration is not None:  # a graph of the older runtime: show its migration report first
-            (await self.get_state(LegacyImportState)).show(self.import_file, migration)
-            return None
+    async def import_chunks(self, chunks: rx.UploadChunkIterator) -> Any:
+        """Import the first uploaded JSON file; open the editor on success, list its issues otherwise.
+
+        The file is read as it streams in: past MAX_IMPORT_BYTES the handler returns, which makes Reflex
+        stop reading the request, so an oversized upload never reaches the server whole.
+        """
         try:
+            name, content = await read_first_file(chunks, MAX_IMPORT_BYTES)
+        except UploadTooLarge as too_large:
+            yield rx.toast.error(f"{too_large.name} is larger than {MAX_IMPORT_BYTES // (1024 * 1024)} MB.")
+            return
+        if name is None:
+            return
+        text = content.decode("utf-8", errors="replace")
+        migration = legacy_migration(text, name or "the file")
+        if migration is not None:  # a graph of the older runtime: show its migration report first
+            async with self:
+                (await self.get_state(LegacyImportState)).show(name or "the file", migration)
+            return
+        try:  # outside `async with self`: the state stays free while the database works
             summary, issues = _attempt("import the graph", lambda: graph_store().import_json(
                 text, default_registry(), workspace_id=current().workspace_id))
         except _Failed as failed:
-            return failed.event
-        if summary is None:
-            self.import_issues = [issue_view(i) for i in issues]
-            self.import_open = True
-            return None
-        return rx.redirect(routes.editor_url(summary.id))
+            yield failed.event
+            return
+        async with self:
+            self.import_file = name or "the file"
+            if summary is None:
+                self.import_issues = [issue_view(i) for i in issues]
+                self.import_open = True
+                return
+        yield rx.redirect(routes.editor_url(summary.id))

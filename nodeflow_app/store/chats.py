@@ -16,6 +16,7 @@ from typing import Any
 from sqlalchemy import Engine, Table, delete, insert, select, update
 
 from nodeflow_app.store.db import create_all, make_engine
+from nodeflow_app.store.encoding import json_text, storable_json
 from nodeflow_app.store.models import ChatMessageRow, ChatRow, NodeRunRow, RunRow
 
 CHATS: Table = ChatRow.__table__  # type: ignore[attr-defined]
@@ -147,7 +148,7 @@ class ChatStore:
     def update_message(self, message_id: str, *, blocks_json: str | None = None, status: str | None = None) -> None:
         values: dict[str, Any] = {}
         if blocks_json is not None:
-            values["blocks_json"] = blocks_json
+            values["blocks_json"] = storable_json(blocks_json)  # an answer may hold a lone surrogate
         if status is not None:
             values["status"] = status
         with self.engine.begin() as conn:
@@ -217,7 +218,7 @@ def _message(row: Any) -> ChatMessage:
 
 
 def _dumps(blocks: list[dict[str, Any]]) -> str:
-    return json.dumps(blocks, default=str, ensure_ascii=False)
+    return json_text(blocks)
 
 
 def _not_found(kind: str, key: str) -> ChatNotFound:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import threading
-from pathlib import Path
 from typing import Any, Callable, TypeVar
 
 from sqlalchemy import Engine, create_engine, event
@@ -25,9 +24,7 @@ def make_engine(url: str | None = None, **options: Any) -> Engine:
     parsed = make_url(url or database_url())
     if parsed.get_backend_name() != "sqlite":
         return create_engine(parsed, pool_pre_ping=True, **options)
-    database = parsed.database
-    if database and database != ":memory:" and not database.startswith("file:"):
-        Path(database).expanduser().parent.mkdir(parents=True, exist_ok=True)
+    settings.private_sqlite_file(parsed.database)
     # The pool hands a connection to one thread at a time; sqlite3's own thread check only gets in the way.
     engine = create_engine(parsed, connect_args={"check_same_thread": False}, **options)
     event.listen(engine, "connect", _sqlite_pragmas)

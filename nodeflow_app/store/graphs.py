@@ -21,6 +21,7 @@ from sqlalchemy import Engine, Table, delete, func, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
 from nodeflow_app.runtime.graph import DefinitionSource, Graph, GraphIssue, normalize
+from nodeflow_app.runtime.values import MAX_DEPTH
 from nodeflow_app.secret_values import seal_graph
 from nodeflow_app.store.db import create_all, make_engine, process_wide
 from nodeflow_app.store.models import GraphRow, GraphVersionRow, RunRow
@@ -217,6 +218,10 @@ class GraphStore:
         except json.JSONDecodeError as error:
             return None, [GraphIssue(rule="json", message=(
                 f"the file is not valid JSON: {error.msg} at line {error.lineno}, column {error.colno}"))]
+        except RecursionError:
+            return None, [GraphIssue(rule="json", message=f"the file's JSON is nested deeper than {MAX_DEPTH} levels")]
+        except ValueError:  # a whole number of over 4,300 digits
+            return None, [GraphIssue(rule="json", message="the file holds a whole number of over 4,300 digits")]
         graph, issues = normalize(raw, registry)
         if graph is None or issues:
             return None, issues

@@ -237,3 +237,13 @@ class ApiTokenRow(SQLModel, table=True):
     created_at: float
     last_used_at: float | None = None
     revoked_at: float | None = None
+class ConnectionRow(SQLModel, table=True):
+    """A named HTTP or database credential of a workspace, encrypted at rest like CredentialRow."""
+
+    __tablename__ = "connection"
+
+    workspace_id: str = Field(primary_key=True, max_length=64)
+    name: str = Field(primary_key=True, max_length=120)
+    kind: str = Field(max_length=32)  # one of nodeflow_app.connections.KINDS
+    secret: str = Field(sa_type=Text)  # Fernet token of {"workspace_id", "name", "kind", "fields"} as JSON
+    updated_at: float = 0.0

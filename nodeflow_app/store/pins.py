@@ -9,6 +9,7 @@ from typing import Any
 from sqlalchemy import Engine, Table, delete, insert, select
 
 from nodeflow_app.store.db import create_all, make_engine
+from nodeflow_app.store.encoding import json_text
 from nodeflow_app.store.models import PinnedOutputRow
 
 PINS: Table = PinnedOutputRow.__table__  # type: ignore[attr-defined]
@@ -32,7 +33,7 @@ class PinStore:
         with self.engine.begin() as conn:
             conn.execute(delete(PINS).where(PINS.c.graph_id == graph_id, PINS.c.node_id == node_id))
             conn.execute(insert(PINS).values(graph_id=graph_id, node_id=node_id, updated_at=time.time(),
-                                             outputs_json=json.dumps(outputs, ensure_ascii=False)))
+                                             outputs_json=json_text(outputs)))
 
     def unpin(self, graph_id: str, node_id: str) -> bool:
         """Forget a pin; False if there was none."""

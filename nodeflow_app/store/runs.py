@@ -9,6 +9,11 @@ serializes what changed and upserts it in one transaction. Flushes happen:
 3. synchronously on every run status change, so a run row exists from the start and a paused or
    finished run is on disk before the caller sees it end.
 Nodes in flight are written as `running` by the next flush, so a crash leaves them visible.
+
+One run's bad data never costs another run its records: values are escaped so any database can
+hold them (see "values the database cannot hold" below), and a batch the database still refuses is
+written again run by run; a run whose own rows fail is set aside, its error recorded on its row.
+A lost connection or a locked database is not a bad run: the whole batch waits for the next flush.
 """
 
 from __future__ import annotations
@@ -18,16 +23,19 @@ import json
 import logging
 import threading
 import time
+from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from sqlalchemy import Engine, Table, and_, bindparam, select, update
 from sqlalchemy.dialects import postgresql, sqlite
-from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError, SQLAlchemyError
+from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
 
 from nodeflow_app.contract import STARTED_BY
 from nodeflow_app.runtime.plan import PlanNode
 from nodeflow_app.runtime.records import NodeRecord, RunHooks
+from nodeflow_app.runtime.values import MAX_DEPTH, MAX_INT_BITS
 from nodeflow_app.store.db import make_engine
+from nodeflow_app.store.encoding import json_text, plain_text
 from nodeflow_app.store.models import NodeRunRow, RunRow
 from nodeflow_app.store.run_control import RunControl, process_owner
 
@@ -65,6 +73,7 @@ class RunStore:
         self._active: dict[str, Run] = {}    # running here: their in-flight nodes get written as `running`
         self._in_flight: dict[str, set[str]] = {}  # run_id -> nodes already written as `running`
         self._inserted: set[str] = set()     # runs whose full row (graph, payload) is already written
+        self._aside: set[str] = set()        # runs whose rows the database refused: no longer written
         self._last_flush = 0.0
         self._timer: asyncio.TimerHandle | None = None
         self._timer_loop: asyncio.AbstractEventLoop | None = None
@@ -114,65 +123,117 @@ class RunStore:
         self.flush()
 
     def flush(self) -> None:
-        """Write everything that changed since the last flush, in one transaction."""
+        """Write everything that changed since the last flush: one transaction, else one per run."""
         with self._lock:
             self._last_flush = time.monotonic()
             nodes, self._nodes = self._nodes, {}
             runs, self._runs = self._runs, {}
-            now = time.time()
-            node_rows = [_node_row(run, node_id, record, now) for run, node_id, record in nodes.values()]
-            started = self._newly_running(nodes, now)
-            node_rows += started
-            inserts = [_run_row(run, self.owner) for run in runs.values() if run.run_id not in self._inserted]
-            updates = [_run_state(run) for run in runs.values() if run.run_id in self._inserted]
-            if not (node_rows or inserts or updates):
+            batch = self._batch(nodes, runs)
+            if not batch:
                 return
             try:
-                with self.engine.begin() as conn:
-                    if inserts:
-                        self._upsert_runs(conn, inserts)
-                    if updates:
-                        conn.execute(self._update_runs, updates)
-                    if node_rows:
-                        self._upsert_nodes(conn, node_rows)
-            except SQLAlchemyError as error:
-                self._failed(error, nodes, runs)
+                self._write(batch)
+            except Exception as error:  # noqa: BLE001 - a write must never fail the run that triggered it
+                self._write_each_run(batch, error)
                 return
-            self._written(runs, nodes, started)
+            self._written(batch)
 
-    def _newly_running(self, queued: dict, now: float) -> list[dict[str, Any]]:
-        """Rows for nodes in flight in active runs that the database does not show as running yet."""
-        rows = []
-        for run_id, run in self._active.items():
-            written = self._in_flight.get(run_id, ())
-            for node_id, record in run.records.items():
-                if record.status == "running" and node_id not in written and (run_id, node_id) not in queued:
-                    rows.append(_node_row(run, node_id, record, now))
-        return rows
-
-    def _written(self, runs: dict[str, Run], nodes: dict, started: list[dict[str, Any]]) -> None:
-        self._inserted.update(runs)
-        for row in started:
-            self._in_flight.setdefault(row["run_id"], set()).add(row["node_id"])
-        for (run_id, node_id), (_, _, record) in nodes.items():
-            if record.status != "running" and run_id in self._in_flight:
-                self._in_flight[run_id].discard(node_id)
+    def _batch(self, nodes: dict, runs: dict[str, Run]) -> dict[str, _RunWrite]:
+        """What to write, per run; a run whose rows cannot even be built is set aside with the reason."""
+        now = time.time()
+        batch: dict[str, _RunWrite] = {}
+        for key, (run, node_id, record) in nodes.items():
+            batch.setdefault(run.run_id, _RunWrite(run)).nodes[key] = (run, node_id, record)
         for run_id, run in runs.items():
-            if run.status in FINISHED:
+            batch.setdefault(run_id, _RunWrite(run)).status = True
+        for run_id, run in self._active.items():
+            batch.setdefault(run_id, _RunWrite(run))
+        for run_id in list(batch):
+            if run_id in self._aside:
+                if batch.pop(run_id).run.status in FINISHED:
+                    self._aside.discard(run_id)  # it will not change again
+                continue
+            try:
+                batch[run_id].build(self.owner, self._inserted, self._in_flight.get(run_id, ()),
+                                  run_id in self._active, now)
+            except Exception as error:  # noqa: BLE001 - e.g. a value whose str() raises
+                self._set_aside(batch.pop(run_id), error)
+        return {run_id: write for run_id, write in batch.items() if not write.empty}
+
+    def _write(self, batch: dict[str, _RunWrite]) -> None:
+        inserts = [row for w in batch.values() for row in w.inserts]
+        updates = [row for w in batch.values() for row in w.updates]
+        node_rows = [row for w in batch.values() for row in w.node_rows]  # started rows included
+        with self.engine.begin() as conn:
+            if inserts:
+                self._upsert_runs(conn, inserts)
+            if updates:
+                conn.execute(self._update_runs, updates)
+            if node_rows:
+                self._upsert_nodes(conn, node_rows)
+
+    def _write_each_run(self, batch: dict[str, _RunWrite], error: Exception) -> None:
+        """The batch failed. A lost connection or a locked database: everything is retried by the next
+        flush. Anything else: each run is written in its own transaction, so only a run whose own rows the
+        database refuses is set aside (its error recorded) and no other run loses a record."""
+        if _transient(error):
+            log.warning("could not write run state, will retry: %s", _first_line(error))
+            self._requeue(batch.values())
+            return
+        for write in batch.values():
+            try:
+                self._write({write.run.run_id: write})
+            except Exception as run_error:  # noqa: BLE001 - see above
+                if _transient(run_error):
+                    self._requeue([write])
+                else:
+                    self._set_aside(write, run_error)
+                continue
+            self._written({write.run.run_id: write})
+
+    def _requeue(self, writes: Any) -> None:
+        for write in writes:
+            for key, value in write.nodes.items():
+                self._nodes.setdefault(key, value)
+            if write.status:
+                self._runs.setdefault(write.run.run_id, write.run)
+
+    def _set_aside(self, write: _RunWrite, error: BaseException) -> None:
+        """Stop writing this run and record why on its row (a minimal row if it has none yet)."""
+        run = write.run
+        message = plain_text(f"the run's records could not be stored: {_first_line(error)}")
+        log.error("run %s set aside: %s", run.run_id, message)
+        if run.status not in FINISHED:  # until it finishes, later changes of this run are not written
+            self._aside.add(run.run_id)
+        self._active.pop(run.run_id, None)
+        self._in_flight.pop(run.run_id, None)
+        self._inserted.discard(run.run_id)
+        now = time.time()
+        state = {"status": "failed", "error": message, "finished_at": now,
+                 "duration_ms": round((now - run.started_at) * 1000, 3)}
+        try:
+            with self.engine.begin() as conn:
+                if conn.execute(update(RUNS).where(RUNS.c.id == run.run_id).values(state)).rowcount == 0:
+                    graph = run.plan.graph
+                    conn.execute(RUNS.insert().values(
+                        id=run.run_id, graph_id=plain_text(graph.id), graph_version=graph.version, graph_json="null",
+                        trigger_id=plain_text(run.trigger_id), started_at=run.started_at, owner=self.owner,
+                        heartbeat_at=now, **state))
+        except Exception:  # noqa: BLE001 - the database itself is failing: logged, nothing more to do
+            log.exception("could not record that run %s was set aside", run.run_id)
+
+    def _written(self, batch: dict[str, _RunWrite]) -> None:
+        for run_id, write in batch.items():
+            if write.status:
+                self._inserted.add(run_id)
+            for row in write.started:
+                self._in_flight.setdefault(run_id, set()).add(row["node_id"])
+            for (_, node_id), (_, _, record) in write.nodes.items():
+                if record.status != "running" and run_id in self._in_flight:
+                    self._in_flight[run_id].discard(node_id)
+            if write.status and write.run.status in FINISHED:
                 self._inserted.discard(run_id)
                 self._in_flight.pop(run_id, None)
-
-    def _failed(self, error: SQLAlchemyError, nodes: dict, runs: dict) -> None:
-        # A lost connection or a locked database is retried by the next flush; anything else would fail
-        # again forever, so those rows are dropped (and logged) rather than blocking every later write.
-        transient = isinstance(error, (OperationalError, InterfaceError)) or (
-            isinstance(error, DBAPIError) and error.connection_invalidated)
-        log.error("could not write run state (%s): %s", "will retry" if transient else "dropped", error)
-        if transient:
-            for key, value in nodes.items():
-                self._nodes.setdefault(key, value)
-            for key, value in runs.items():
-                self._runs.setdefault(key, value)
 
     def close(self) -> None:
         """Flush, stop the timer and release the engine if this store created it."""
@@ -235,9 +296,40 @@ class RunStore:
 
 # -- rows -------------------------------------------------------------------------------------------
 
+@dataclass(slots=True)
+class _RunWrite:
+    """One run's share of a flush: the changes queued since the last one, then the rows built from them."""
+
+    run: Run
+    nodes: dict[tuple[str, str], tuple[Run, str, NodeRecord]] = field(default_factory=dict)
+    status: bool = False  # the run's status changed
+    inserts: list[dict[str, Any]] = field(default_factory=list)
+    updates: list[dict[str, Any]] = field(default_factory=list)
+    node_rows: list[dict[str, Any]] = field(default_factory=list)
+    started: list[dict[str, Any]] = field(default_factory=list)  # nodes in flight the database does not show yet
+
+    def build(self, owner: str | None, inserted: set[str], in_flight: Any, active: bool, now: float) -> None:
+        run = self.run
+        if self.status:
+            if run.run_id in inserted:
+                self.updates.append(_run_state(run))
+            else:
+                self.inserts.append(_run_row(run, owner))
+        self.node_rows = [_node_row(run, node_id, record, now) for _, node_id, record in self.nodes.values()]
+        if active:
+            self.started = [_node_row(run, node_id, record, now) for node_id, record in run.records.items()
+                            if record.status == "running" and node_id not in in_flight
+                            and (run.run_id, node_id) not in self.nodes]
+        self.node_rows += self.started
+
+    @property
+    def empty(self) -> bool:
+        return not (self.inserts or self.updates or self.node_rows)
+
+
 def _run_state(run: Run) -> dict[str, Any]:
     finished = run.finished_at if run.status in FINISHED else None
-    return {"run_id": run.run_id, "status": run.status, "error": _text(run.error), "finished_at": finished,
+    return {"run_id": run.run_id, "status": run.status, "error": plain_text(run.error), "finished_at": finished,
             "duration_ms": round((finished - run.started_at) * 1000, 3) if finished is not None else None}
 
 
@@ -257,9 +349,9 @@ def _node_row(run: Run, node_id: str, record: NodeRecord, now: float) -> dict[st
     pn = run.plan.nodes[node_id]
     inputs, refs = _split_inputs(run, pn, record.inputs) if record.inputs else (record.inputs, None)
     wait = record.wait
-    return {"run_id": run.run_id, "node_id": node_id, "node_type": pn.node.type, "node_name": pn.node.name,
+    return {"run_id": run.run_id, "node_id": node_id, "node_type": pn.node.type, "node_name": plain_text(pn.node.name),
             "status": record.status, "inputs_json": _dumps(inputs), "input_refs_json": _dumps(refs),
-            "outputs_json": _dumps(record.outputs), "error": _text(record.error), "duration_ms": record.duration_ms,
+            "outputs_json": _dumps(record.outputs), "error": plain_text(record.error), "duration_ms": record.duration_ms,
             "sequence": record.sequence, "cached": record.cached, "updated_at": now,
             "checkpoint_json": _dumps(record.checkpoint),
             "wait_json": None if wait is None else _dumps(
@@ -347,26 +439,31 @@ def _upserter(table: Table, dialect: str, keys: tuple[str, ...],
     return write
 
 
-# -- JSON -------------------------------------------------------------------------------------------
-
-# Built once: json.dumps with options builds a new encoder on every call.
-_encode = json.JSONEncoder(default=str, ensure_ascii=False).encode
+# -- values the database cannot hold ------------------------------------------------------------------
+#
+# Run values come from outside, so nothing may make a row unwritable: NUL and lone surrogates are
+# escaped (store/encoding.py); cycles, values nested deeper than MAX_DEPTH, whole numbers str() refuses
+# and non-JSON objects degrade to strings rather than failing the write.
 
 
 def _dumps(value: Any) -> str | None:
-    """JSON text; anything JSON cannot hold degrades to its string rather than failing the write."""
+    """JSON text the database can hold; anything JSON cannot hold degrades to its string."""
     if value is None:
         return None
     try:
-        return _encode(value)
-    except (TypeError, ValueError, RecursionError):  # non-string keys, cycles
-        return _encode(_plain(value, set()))
+        return json_text(value)
+    except (TypeError, ValueError, RecursionError):  # non-string keys, cycles, deep nesting, huge numbers
+        return json_text(_plain(value, set()))
 
 
 def _plain(value: Any, path: set[int]) -> Any:
+    if isinstance(value, int) and value.bit_length() > MAX_INT_BITS:  # str() refuses it
+        return f"<a whole number of {value.bit_length()} bits>"
     if isinstance(value, (dict, list, tuple, set, frozenset)):
         if id(value) in path:
             return "<circular>"
+        if len(path) >= MAX_DEPTH:
+            return f"<nested deeper than {MAX_DEPTH} levels>"
         path = path | {id(value)}
         if isinstance(value, dict):
             return {str(k): _plain(v, path) for k, v in value.items()}
@@ -378,6 +475,12 @@ def _loads(text: str | None) -> Any:
     return None if text is None else json.loads(text)
 
 
-def _text(value: str | None) -> str | None:
-    # PostgreSQL text cannot hold NUL; an error message with one must not make the row unwritable.
-    return value.replace("\x00", "\\x00") if value and "\x00" in value else value
+
+def _first_line(error: BaseException) -> str:
+    return (str(error).strip().splitlines() or [type(error).__name__])[0]
+
+
+def _transient(error: BaseException) -> bool:
+    """A lost connection or a locked database: the same write may well succeed a moment later."""
+    return isinstance(error, (OperationalError, InterfaceError)) or (
+        isinstance(error, DBAPIError) and error.connection_invalidated)

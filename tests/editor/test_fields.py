@@ -412,6 +412,29 @@ def test_rows_come_back_as_plain_lists_and_dicts_even_from_wrapped_values():
     assert plain(add_row(param("prompt-template", "variables"), wrapped({"k": {"v": [1]}})))
 
 
+@pytest.mark.parametrize("text, problem", [
+    ("{{ $json.items[²] }}", "expected a quoted key or a whole number inside [ ], found '²' at column 16"),
+    ("{{ $json.items[①] }}", "expected a quoted key or a whole number inside [ ], found '①' at column 16"),
+    ("{{ $json.a[" + "9" * 5000 + "] }}", "the number is too long (an index has at most 18 digits) at column 12"),
+])
+def test_the_inspector_shows_an_unreadable_expression_as_a_problem_never_a_crash(text, problem):
+    errors = view_of(node("a", "agent", instructions=text)).errors
+    assert errors["instructions"].startswith(problem)
+
+
+@pytest.mark.parametrize("text, problem", [
+    ("[" * 5000 + "]" * 5000, "Test payload: the JSON is nested deeper than 100 levels (the limit)"),
+    ('{"a": ' * 150 + "1" + "}" * 150, "Test payload: $.a.a.a.a.a.a.…(100 steps in all)….a.a.a.a: nested deeper than 100 "
+                                       "levels (the limit)"),
+    ("1" * 5000, "Test payload: a whole number of over 4,300 digits is not valid JSON"),
+    ("NaN", "Test payload: NaN is not valid JSON"),
+])
+def test_json_that_cannot_travel_is_refused_with_a_clear_error(text, problem):
+    with pytest.raises(FieldError) as caught:
+        parse_field(param("manual-trigger", "payload"), text)
+    assert str(caught.value) == problem
+
+
 @pytest.mark.parametrize(("raw", "kept"), [
     ("7.5", 7.5), ("-5", -5), ("2.0", 2.0), ("abc", "abc"), (" 1e999 ", "1e999"), ("", None), ([3], 3),
 ])

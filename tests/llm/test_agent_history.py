@@ -63,3 +63,34 @@ async def test_a_team_remembers_the_chat_too(fake_llm):
     assert (first.status, second.status) == ("completed", "completed"), (first.error, second.error)
     assert conversation(fake_llm.requests[1]) == [
         ("user", "I am Ada"), ("assistant", "Noted, Ada"), ("user", "Who am I?")]
+
+
+async def test_history_on_the_real_postgresql(fake_llm, monkeypatch):
+    """Team scale (REFLEX_DB_URL on PostgreSQL): Agno's PostgresDb keeps the chat's history there."""
+    import uuid
+
+    from sqlalchemy import inspect
+
+    from nodeflow_app.llm.history import session_db, session_id
+    from nodeflow_app.store.db import make_engine
+    from tests.store.postgres import POSTGRES_URL
+
+    monkeypatch.setenv("REFLEX_DB_URL", POSTGRES_URL)
+    chat_id = f"pg-history-{uuid.uuid4().hex[:8]}"  # the shared database: a chat nobody else uses
+    fake_llm.script(text(["Hi", " Ada"]), text(["Your", " name", " is", " Ada"]))
+    try:
+        first, _ = await run_graph(chat_graph(), payload="My name is Ada", context={CONVERSATION: chat_id})
+        second, _ = await run_graph(chat_graph(), payload="What is my name?", context={CONVERSATION: chat_id})
+        assert (first.status, second.status) == ("completed", "completed"), (first.error, second.error)
+        assert conversation(fake_llm.requests[1]) == [
+            ("user", "My name is Ada"), ("assistant", "Hi Ada"), ("user", "What is my name?")]
+        db = session_db()
+        assert type(db).__name__ == "PostgresDb"
+        engine = make_engine(POSTGRES_URL)
+        try:
+            tables = inspect(engine).get_table_names(schema=db.db_schema)
+        finally:
+            engine.dispose()
+        assert any(name.startswith("agno_") and "session" in name for name in tables), tables
+    finally:
+        session_db().delete_session(session_id(chat_id, "a"))

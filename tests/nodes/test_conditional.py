@@ -77,3 +77,29 @@ async def test_bad_regex():
 async def test_bad_field_path():
     with pytest.raises(NodeError, match=r"invalid path 'user\.\.name'"):
         await run(USER, field="user..name")
+
+
+async def test_a_catastrophic_regex_honours_the_node_timeout_and_never_blocks_other_runs():
+    import asyncio
+    import time
+
+    from nodeflow_app.runtime.engine import start_run
+    from nodes._registry import default_registry
+
+    def graph(text: str) -> dict:
+        #  Start --> Check (regex, timeout 0.3 s)
+        return {"id": "g", "name": "g", "nodes": [
+            {"id": "t", "type": "manual-trigger", "name": "Start", "data": {"payload": {"text": text}}},
+            {"id": "c", "type": "conditional", "name": "Check", "settings": {"timeout": 0.3},
+             "data": {"field": "text", "operator": "regex", "value": "^(a|a)*$"}}],
+            "edges": [{"id": "e", "source": "t", "sourceHandle": "output", "target": "c", "targetHandle": "input",
+                       "data": {"channel": "flow"}}]}
+
+    registry = default_registry()
+    started = time.monotonic()
+    slow, quick = await asyncio.gather(start_run(graph("a" * 40 + "!"), registry, trigger="t").run(),
+                                       start_run(graph("aaa"), registry, trigger="t").run())
+    assert time.monotonic() - started < 1.5
+    assert slow.status == "failed" and slow.error == "node 'Check' failed: node 'Check' timed out after 0.3 s"
+    assert quick.status == "completed" and quick.records["c"].outputs == {"true": {"text": "aaa"}}
+    assert quick.records["c"].duration_ms < 200  # not held up by the other run's search

@@ -1,10 +1,14 @@
-"""nodes/_helpers.py: paths, text, numbers and the comparison operators shared by Conditional and Switch."""
+"""nodes/_helpers.py: paths, text, numbers, the comparison operators shared by Conditional and Switch,
+and regular expressions with a time limit."""
+
+import asyncio
+import time
 
 import pytest
 
 from nodes._helpers import (
-    MISSING, OPERATORS, compare, get_path, is_empty, key_value_pairs, parse_path, primary_text,
-    require_path, set_path, to_number, to_text,
+    MISSING, OPERATORS, compare, compare_async, get_path, is_empty, key_value_pairs, parse_path, primary_text,
+    regex_search, require_path, set_path, to_number, to_text,
 )
 from nodeflow_app.contract import NodeError
 from nodes.flow.conditional.definition import OPERATOR_OPTIONS
@@ -233,13 +237,48 @@ def test_ordering_needs_numbers(actual, expected, shown):
 
 
 def test_bad_regex_is_a_node_error():
-    with pytest.raises(NodeError, match=r"invalid regular expression '\(unclosed': missing \), unterminated"):
+    with pytest.raises(NodeError, match=r"invalid regular expression '\(unclosed': missing \) at position 9"):
         compare("x", "regex", "(unclosed")
 
 
 def test_unknown_operator():
     with pytest.raises(NodeError, match="unknown operator 'equal'; use one of: equals, not_equals"):
         compare("x", "equal", "x")
+
+
+# A pattern that backtracks exponentially: (a|a)* tries 2^n ways before the '!' makes it fail.
+CATASTROPHIC, VICTIM = r"^(a|a)*$", "a" * 40 + "!"
+
+
+def test_a_catastrophic_regex_stops_at_its_time_limit_with_a_node_error():
+    started = time.monotonic()
+    with pytest.raises(NodeError, match=r"regular expression '\^\(a\|a\)\*\$' took longer than 0.2 s on a text "
+                                        r"of 41 characters; simplify it"):
+        regex_search(CATASTROPHIC, VICTIM, time_limit=0.2)
+    assert time.monotonic() - started < 3  # the limit is checked periodically: a little over it
+    assert regex_search(r"(\d+)-(\d+)", "call 555-1234").groups() == ("555", "1234")
+
+
+async def test_a_regex_runs_off_the_event_loop_and_a_timeout_ends_the_wait_at_once():
+    ticks = 0
+
+    async def ticker():
+        nonlocal ticks
+        while True:
+            await asyncio.sleep(0.01)
+            ticks += 1
+
+    ticking = asyncio.create_task(ticker())
+    started = time.monotonic()
+    with pytest.raises(TimeoutError):
+        async with asyncio.timeout(0.3):  # what the kernel does for a node's timeout
+            await compare_async(VICTIM, "regex", CATASTROPHIC)
+    waited = time.monotonic() - started
+    ticking.cancel()
+    assert waited < 0.6, waited  # the node's timeout, not the search's own 1 s limit
+    assert ticks >= 5, ticks  # the event loop kept running meanwhile (blocked, it would tick once at most)
+    assert await compare_async("Hello", "regex", "^h") is True  # case-insensitive unless asked
+    assert await compare_async("Hello", "regex", "^h", case_sensitive=True) is False
 
 
 # prepared conditions, path getters, lists, escapes (the data nodes) -------------------------------
@@ -285,3 +324,10 @@ def test_items_at():
 
 def test_unescape():
     assert unescape(r"a\nb\tc\rd\\n") == "a\nb\tc\rd\\n" and unescape("é, ") == "é, "
+
+
+def test_a_prepared_regex_condition_has_the_time_limit_too():
+    test = condition("regex", CATASTROPHIC)  # what Filter runs per item
+    with pytest.raises(NodeError, match=r"took longer than 1 s on a text of 41 characters"):
+        test(VICTIM)
+    assert test("aaa") is True

@@ -221,17 +221,17 @@ def test_resolve_fast_path_for_a_thousand_plain_parameters() -> None:
     """Plain values never reach the parser or the scope (speed itself is measured in benchmarks/)."""
     data = {f"p{i}": f"plain value {i}" if i % 2 else i for i in range(1000)}
     scope = FakeScope()
-    expressions._parse.cache_clear()
+    expressions._parse_short.cache_clear()
     assert resolve(data, scope) == data
     assert scope.calls == 0
-    assert expressions._parse.cache_info().currsize == 0
+    assert expressions._parse_short.cache_info().currsize == 0
 
 
 def test_parse_is_cached_per_template() -> None:
-    expressions._parse.cache_clear()
+    expressions._parse_short.cache_clear()
     for _ in range(5):
         render("Hi {{ $json.user.name }}", SCOPE)
-    info = expressions._parse.cache_info()
+    info = expressions._parse_short.cache_info()
     assert (info.misses, info.hits) == (1, 4)
 
 
@@ -492,3 +492,57 @@ def test_never_uses_python_eval() -> None:
     source = Path(expressions.__file__).read_text()
     assert "eval(" not in source.replace("_evaluate(", "")
     assert "exec(" not in source
+
+
+# --- bounds: digits, cache, hints ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("index, shown", [("²", "'²'"), ("①", "'①'"), ("٣", "'٣'")])
+def test_only_ascii_digits_make_an_index(index: str, shown: str) -> None:
+    text = f"{{{{ $json.items[{index}] }}}}"
+    [error] = check_syntax(text)
+    assert str(error) == (f"expected a quoted key or a whole number inside [ ], found {shown} at column 16 in {text}")
+    with pytest.raises(ExpressionError):
+        render(text, SCOPE)
+
+
+def test_a_number_too_long_for_an_index_is_a_syntax_error_not_a_crash() -> None:
+    text = "{{ $json.items[" + "9" * 5000 + "] }}"
+    [error] = check_syntax(text)
+    assert error.message == "the number is too long (an index has at most 18 digits)" and error.position == 16
+    assert render("{{ $json.user.tags[" + "0" * 18 + "] }}", SCOPE) == render("{{ $json.user.tags[0] }}", SCOPE)
+
+
+def test_the_parse_cache_is_bounded_in_characters() -> None:
+    import tracemalloc
+
+    expressions._parse_short.cache_clear()
+    expressions._parse_long.cache_clear()
+    tracemalloc.start()
+    before = tracemalloc.get_traced_memory()[0]
+    for i in range(300):  # 300 distinct 100 KB prompts: 30 MB of text
+        render("{{ $json.user.name }} " + "x" * 100_000 + str(i), SCOPE)
+    grown = tracemalloc.get_traced_memory()[0] - before
+    tracemalloc.stop()
+    assert grown < 8_000_000, grown
+    assert expressions._parse_long.cache_info().currsize == 16
+    huge = "{{ $json.user.name }}" + "y" * (2 << 20)
+    assert render(huge, SCOPE) == "Ada" + "y" * (2 << 20)
+    assert expressions._parse_long.cache_info().currsize == 16  # too long to keep
+
+
+def test_a_did_you_mean_hint_stays_cheap_on_long_keys_and_wide_objects() -> None:
+    import time
+
+    wide = {"email": 1} | {"a" * 500 + str(i): i for i in range(8000)}  # 4 MB of similar long names
+
+    class Wide(FakeScope):
+        def direct_input(self):
+            return wide
+
+    started = time.monotonic()
+    with pytest.raises(ExpressionError, match="field 'emial' not found \\(did you mean 'email'\\?"):
+        render("{{ $json.emial }}", Wide())
+    with pytest.raises(ExpressionError, match="not found \\(available: email, aaaa"):
+        render("{{ $json." + "a" * 500 + "x }}", Wide())  # difflib alone spends seconds on this one
+    assert time.monotonic() - started < 1

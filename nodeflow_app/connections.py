@@ -1,0 +1,89 @@
+"""Named connections (HTTP and database credentials) as nodes see them: kinds, fields, and the lookup.
+
+A connection is `(workspace_id, name) -> kind + fields`. Graphs hold only the name; executors resolve it
+with `connection_for(services, name, kinds)`, so no secret enters graph data, run records or the browser.
+The encrypted store is the services layer's (nodeflow_app/store/connections.py): this helper layer never
+imports it; the store registers its lookup here (`use_lookup`) when it loads, like provider credentials.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from nodeflow_app.contract import NodeError
+from nodeflow_app.llm.credentials import CredentialError
+
+DEFAULT_WORKSPACE = "default"
+SERVICE = "connections"  # ctx.services key: an object with `get(name, workspace_id)`; absent: the app's store
+WORKSPACE_SERVICE = "workspace_id"  # ctx.services key: the run's workspace; absent: DEFAULT_WORKSPACE
+
+# Each kind's fields: required first, then optional ones.
+KINDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "http_bearer": (("token",), ()),
+    "http_basic": (("username", "password"), ()),
+    "http_header": (("header", "value"), ()),
+    "http_query": (("param", "value"), ()),
+    "postgres": (("host", "database", "user"), ("port", "password")),
+    "mysql": (("host", "database", "user"), ("port", "password")),
+    "sqlite": (("path",), ()),
+}
+HTTP_KINDS = ("http_bearer", "http_basic", "http_header", "http_query")
+DATABASE_KINDS = ("postgres", "mysql", "sqlite")
+
+
+@dataclass(frozen=True, slots=True)
+class Connection:
+    name: str
+    kind: str
+    fields: dict[str, str]
+
+    def __repr__(self) -> str:  # never print a secret in a log or a traceback
+        return f"Connection(name={self.name!r}, kind={self.kind!r}, fields={sorted(self.fields)})"
+
+
+def check_fields(kind: str, fields: dict[str, Any]) -> dict[str, str]:
+    """`fields` as text, checked against `kind`; a CredentialError names what is missing or unknown."""
+    if kind not in KINDS:
+        raise CredentialError(f"unknown connection kind {kind!r}; use one of: {', '.join(KINDS)}")
+    required, optional = KINDS[kind]
+    unknown = sorted(set(fields) - set(required) - set(optional))
+    if unknown:
+        raise CredentialError(f"a {kind} connection has no field {', '.join(unknown)}; "
+                              f"its fields are: {', '.join(required + optional)}")
+    missing = [name for name in required if str(fields.get(name) or "").strip() == ""]
+    if missing:
+        raise CredentialError(f"a {kind} connection needs {', '.join(missing)}")
+    return {name: str(value) for name, value in fields.items() if value not in (None, "")}
+
+
+# The lookup ------------------------------------------------------------------------------------------
+
+Lookup = Callable[[str, str], "Connection | None"]  # (name, workspace_id) -> the connection or None
+_lookup: Lookup | None = None
+
+
+def use_lookup(lookup: Lookup) -> None:
+    """Where `connection_for` finds connections when a run gives none (the store registers itself when it loads)."""
+    global _lookup
+    _lookup = lookup
+
+
+def connection_for(services: dict[str, Any], name: Any, kinds: tuple[str, ...]) -> Connection:
+    """The connection `name` of the run's workspace, of one of `kinds`; a NodeError says what is wrong."""
+    if not isinstance(name, str) or not name.strip():
+        raise NodeError("parameter 'connection' is empty; give the name of a stored connection")
+    name = name.strip()
+    workspace_id = services.get(WORKSPACE_SERVICE) or DEFAULT_WORKSPACE
+    given = services.get(SERVICE)
+    lookup = given.get if given is not None else _lookup
+    if lookup is None:
+        raise NodeError("no connection store is loaded in this process (import nodeflow_app.store)")
+    connection = lookup(name, workspace_id)
+    if connection is None:
+        raise NodeError(f"no connection named {name!r} in workspace {workspace_id!r}; add one with "
+                        f"`nodeflow connections set {name} KIND FIELD=VALUE ...`")
+    if connection.kind not in kinds:
+        raise NodeError(f"connection {name!r} is a {connection.kind} connection; this node needs one of: "
+                        f"{', '.join(kinds)}")
+    return connection

@@ -1,0 +1,109 @@
+"""What a value may hold where it enters NodeFlow: JSON's values, finite numbers, nesting up to MAX_DEPTH.
+
+Checked by the normalizer (node parameters, strictly: a graph is a document people edit, so text
+must also be storable as is), by the kernel (every node's outputs) and by the CLI (a payload).
+In run values NUL and lone surrogates are allowed: the run store escapes them (see store/runs.py).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any
+
+MAX_DEPTH = 100  # objects and lists inside each other; JSON from people and models stays far below
+MAX_INT_BITS = 14_000  # about 4,200 digits: Python refuses to turn longer whole numbers into text
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_ELIDED = object()
+
+
+class _Bad(Exception):
+    def __init__(self, problem: str):
+        super().__init__(problem)
+        self.problem = problem
+        self.path: list[str | int] = []  # innermost key first, filled in while unwinding
+
+
+def value_problem(value: Any, *, strict_text: bool = False) -> str | None:
+    """Why `value` cannot travel as JSON, as `<path>: <what>` (path like `$.a[0]`), or None.
+
+    Refused: NaN and Infinity, whole numbers over MAX_INT_BITS bits, nesting deeper than MAX_DEPTH;
+    with `strict_text`, also NUL characters and lone surrogates in text (keys included).
+    """
+    try:
+        _walk(value, 0, strict_text)
+    except _Bad as bad:
+        return f"{format_path(reversed(bad.path))}: {bad.problem}"
+    return None
+
+
+def text_problem(text: str) -> str | None:
+    """Why `text` cannot be stored as is (a NUL character, a lone surrogate), or None."""
+    if "\x00" in text:
+        return f"holds a NUL character (at {text.index(chr(0))})"
+    found = _SURROGATE.search(text)
+    if found:
+        return f"holds a lone surrogate \\u{ord(found.group()):04x} (at {found.start()}), which is not Unicode text"
+    return None
+
+
+def format_path(parts: Any) -> str:
+    """`$.user.tags[0]["odd key"]` from its parts (a very deep path shows its start and its end)."""
+    parts = list(parts)
+    total = len(parts)
+    if total > 12:
+        parts = [*parts[:6], _ELIDED, *parts[-4:]]
+    path = "$"
+    for part in parts:
+        if part is _ELIDED:
+            path += f".…({total} steps in all)…"
+            continue
+        if isinstance(part, int):
+            path += f"[{part}]"
+        elif isinstance(part, str) and part.isidentifier():
+            path += f".{part}"
+        else:
+            path += f"[{_quoted(part)}]"
+    return path
+
+
+def _quoted(key: Any) -> str:
+    text = str(key) if not isinstance(key, str) else key
+    text = text if len(text) <= 40 else text[:39] + "…"
+    return '"' + text.encode("unicode_escape").decode("ascii").replace('"', '\\"') + '"'
+
+
+_PLAIN = frozenset({bool, type(None)})  # nothing to check (str, int and float are checked below)
+
+
+def _walk(value: Any, depth: int, strict_text: bool, ancestors: set[int] | None = None) -> None:
+    kind = type(value)
+    if kind in _PLAIN or (kind is str and not strict_text):  # the common case, decided without isinstance
+        return
+    if isinstance(value, str):
+        if strict_text and (problem := text_problem(value)):
+            raise _Bad(problem)
+    elif isinstance(value, float):
+        if not math.isfinite(value):
+            raise _Bad(f"{value} is not a number JSON can hold (NaN and Infinity are refused)")
+    elif isinstance(value, int):
+        if value.bit_length() > MAX_INT_BITS:
+            raise _Bad(f"a whole number of {value.bit_length():,} bits is too large (limit {MAX_INT_BITS:,} bits)")
+    elif isinstance(value, (dict, list, tuple)):
+        ancestors = ancestors if ancestors is not None else set()
+        if id(value) in ancestors:
+            raise _Bad("contains itself (a circular reference)")
+        if depth >= MAX_DEPTH:
+            raise _Bad(f"nested deeper than {MAX_DEPTH} levels (the limit)")
+        ancestors.add(id(value))
+        items = value.items() if isinstance(value, dict) else enumerate(value)
+        for key, item in items:
+            try:
+                if strict_text and isinstance(key, str) and (problem := text_problem(key)):
+                    raise _Bad(f"the key {problem}")
+                _walk(item, depth + 1, strict_text, ancestors)
+            except _Bad as bad:
+                bad.path.append(key)
+                raise
+        ancestors.discard(id(value))

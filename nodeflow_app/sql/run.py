@@ -1,0 +1,157 @@
+"""Open a connection's database and run one statement in a transaction that is read-only unless writes are allowed.
+
+Read-only is enforced by the database, not by reading the SQL: PostgreSQL `SET TRANSACTION READ ONLY`,
+MySQL / MariaDB `START TRANSACTION READ ONLY`, SQLite a file opened with `mode=ro`. A SQLite file must lie
+inside the data folder. Each call opens and closes its own connection (NullPool): a node runs now and then.
+Every driver takes exactly one statement, so a second one cannot end the read-only transaction.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+from sqlalchemy import URL, Engine, create_engine, text
+from sqlalchemy.exc import ArgumentError, DBAPIError, SQLAlchemyError
+from sqlalchemy.pool import NullPool
+
+from nodeflow_app.contract import NodeError
+from nodeflow_app.settings import data_dir
+from nodeflow_app.connections import Connection
+
+from nodeflow_app.sql.values import to_json
+
+DRIVERS = {"postgres": "postgresql+psycopg", "mysql": "mysql+pymysql"}
+READ_ONLY_START = {"postgres": "SET TRANSACTION READ ONLY", "mysql": "START TRANSACTION READ ONLY"}
+WRITE_REFUSED = "the statement tries to write, but the node is read-only; turn on 'Allow writes' to let it"
+
+
+@dataclass(slots=True)
+class Outcome:
+    rows: list[dict[str, Any]]
+    columns: list[str]
+    truncated: bool
+    affected: int | None
+
+
+def run_statement(connection: Connection, sql: str, params: dict[str, Any], *, writable: bool, limit: int,
+                  timeout: int) -> Outcome:
+    """Run `sql` with `params` bound; blocking (call it from a thread)."""
+    engine = _engine(connection, writable, timeout)
+    try:
+        try:
+            database = engine.connect()
+        except SQLAlchemyError as error:
+            raise NodeError(f"cannot connect to {_where(connection)}: {_first_line(error)}") from None
+        with database:
+            _begin(database, connection.kind, writable, timeout)
+            try:
+                outcome = _execute(database, sql, params, limit)
+            except DBAPIError as error:
+                raise NodeError(_refusal(error, connection, timeout)) from None
+            database.commit() if writable else database.rollback()
+            return outcome
+    finally:
+        engine.dispose()
+
+
+def bind_names(sql: str) -> set[str]:
+    """The `:name`s SQLAlchemy will bind in `sql`."""
+    try:
+        return set(text(sql)._bindparams)
+    except ArgumentError as error:
+        raise NodeError(f"parameter 'query' is not valid: {error}") from None
+
+
+def _begin(database: Any, kind: str, writable: bool, seconds: int) -> None:
+    """Start the transaction: read-only unless `writable`, its statement stopped after `seconds`.
+
+    The statement runs in a thread the event loop cannot stop, so the database must stop it itself.
+    """
+    if kind == "mysql":  # a session setting, made before the transaction starts
+        database.exec_driver_sql(f"SET SESSION max_statement_time = {seconds}" if database.dialect.is_mariadb
+                                 else f"SET SESSION max_execution_time = {seconds * 1000}")  # MySQL: SELECTs only
+    if not writable and kind in READ_ONLY_START:
+        database.exec_driver_sql(READ_ONLY_START[kind])
+    if kind == "postgres":
+        database.exec_driver_sql(f"SET LOCAL statement_timeout = {seconds * 1000}")
+    if kind == "sqlite":  # sqlite3 calls the handler every 10,000 steps; True interrupts the statement
+        deadline = time.monotonic() + seconds
+        database.connection.dbapi_connection.set_progress_handler(lambda: time.monotonic() > deadline, 10_000)
+
+
+def _execute(database: Any, sql: str, params: dict[str, Any], limit: int) -> Outcome:
+    result = database.execute(text(sql), params)
+    if not result.returns_rows:
+        return Outcome([], [], False, result.rowcount)
+    columns = list(result.keys())
+    fetched = result.fetchmany(limit + 1)  # one more than the limit says whether rows were left
+    result.close()
+    rows = [{column: to_json(value) for column, value in zip(columns, row)} for row in fetched[:limit]]
+    return Outcome(rows, columns, len(fetched) > limit, None)
+
+
+def _engine(connection: Connection, writable: bool, timeout: int) -> Engine:
+    fields = connection.fields
+    if connection.kind == "sqlite":
+        mode = "rw" if writable else "ro"  # rw never creates a file: a typo in the path is an error
+        url = f"sqlite:///file:{quote(str(sqlite_file(fields['path'])))}?mode={mode}&uri=true"
+        return create_engine(url, poolclass=NullPool, connect_args={"timeout": timeout})
+    port = fields.get("port")
+    if port is not None and not str(port).isdigit():
+        raise NodeError(f"connection {connection.name!r} has port {port!r}, which is not a number")
+    url = URL.create(DRIVERS[connection.kind], username=fields["user"], password=fields.get("password"),
+                     host=fields["host"], port=int(port) if port else None, database=fields["database"])
+    connect_args: dict[str, Any] = {"connect_timeout": timeout}
+    if connection.kind == "postgres":
+        # psycopg sends a statement without parameters as a simple query, which may hold several
+        # (`COMMIT; INSERT ...` would leave the read-only transaction); a prepared one holds exactly one.
+        connect_args["prepare_threshold"] = 0
+    return create_engine(url, poolclass=NullPool, connect_args=connect_args)
+
+
+def sqlite_file(path: str) -> Path:
+    """The SQLite file a connection names: relative to the data folder, and never outside it."""
+    root = data_dir().resolve()
+    file = (root / path).resolve()  # an absolute `path` stays itself
+    if not file.is_relative_to(root):
+        raise NodeError(f"the SQLite file {path!r} is outside the data folder {root}; only files inside it can be used")
+    if not file.is_file():
+        raise NodeError(f"no SQLite file at {file}")
+    return file
+
+
+def _refusal(error: DBAPIError, connection: Connection, seconds: int) -> str:
+    if _write_refused(error):
+        return WRITE_REFUSED
+    if _timed_out(error):
+        return f"the statement ran longer than the node's timeout ({seconds} s) and was stopped by the database"
+    return f"{_where(connection)} refused the statement: {_first_line(error)}"
+
+
+def _timed_out(error: DBAPIError) -> bool:
+    original = error.orig
+    return (getattr(original, "sqlstate", None) == "57014"  # PostgreSQL query_canceled
+            or (getattr(original, "args", None) or (None,))[0] in (1969, 3024)  # MariaDB / MySQL time limits
+            or str(original) == "interrupted")  # SQLite's progress handler
+
+
+def _write_refused(error: DBAPIError) -> bool:
+    original = error.orig
+    return (getattr(original, "sqlstate", None) == "25006"  # PostgreSQL read_only_sql_transaction
+            or (getattr(original, "args", None) or (None,))[0] == 1792  # MySQL ER_CANT_EXECUTE_IN_READ_ONLY_TRANSACTION
+            or "readonly database" in str(original))  # SQLite opened with mode=ro
+
+
+def _where(connection: Connection) -> str:
+    fields = connection.fields
+    place = fields["path"] if connection.kind == "sqlite" else f"{fields['host']}/{fields['database']}"
+    return f"the {connection.kind} database of connection {connection.name!r} ({place})"
+
+
+def _first_line(error: SQLAlchemyError) -> str:
+    original = getattr(error, "orig", None) or error
+    return (str(original).strip().splitlines() or [type(original).__name__])[0]

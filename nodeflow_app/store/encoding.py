@@ -1,0 +1,41 @@
+"""Text and JSON any database can hold, made from values that come from outside (payloads, model answers).
+
+PostgreSQL text has no NUL character and no encoding has a lone surrogate (a stray byte from argv, a
+"\\ud800" in a JSON payload). JSON escapes NUL by itself; `json_text` also escapes lone surrogates
+(as \\udXXX), so both read back as the very same value. `plain_text` shows them escaped as `\\x00` and
+`\\udXXX` in columns that are not JSON (errors, names).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+# Built once: json.dumps with options builds a new encoder on every call.
+_encode = json.JSONEncoder(default=str, ensure_ascii=False).encode
+
+
+def json_text(value: Any) -> str:
+    """`value` as JSON text (non-JSON objects as their str) that any database can store."""
+    return storable_json(_encode(value))
+
+
+def storable_json(text: str) -> str:
+    """JSON text with any raw lone surrogate escaped; a lone surrogate only ever sits inside a JSON string."""
+    if _SURROGATE.search(text) is None:
+        return text
+    return _SURROGATE.sub(lambda found: f"\\u{ord(found.group()):04x}", text)
+
+
+def plain_text(value: str | None) -> str | None:
+    """Text a non-JSON column can hold: NUL and lone surrogates shown escaped."""
+    if not value:
+        return value
+    if "\x00" in value:
+        value = value.replace("\x00", "\\x00")
+    if _SURROGATE.search(value):
+        value = value.encode("utf-8", "backslashreplace").decode("utf-8")
+    return value

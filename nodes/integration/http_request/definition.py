@@ -1,0 +1,68 @@
+from nodeflow_app.contract import NodeDefinition, Option, Parameter, Socket
+
+METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS")
+
+definition = NodeDefinition(
+    id="http-request",
+    name="HTTP Request",
+    description=(
+        "Call an HTTP API or fetch a page: method, URL, query, headers, a JSON, form, text or multipart body, "
+        "authentication from a named connection, redirects re-checked against private addresses, and "
+        "pagination. Outputs {status, headers, body}; a file response is stored once and passed by reference."
+    ),
+    category="integration",
+    icon="globe",
+    inputs=(Socket(id="input", label="Input", side="left"),),
+    parameters=(
+        Parameter(id="method", label="Method", type="select", default="GET",
+                  options=tuple(Option(value=m, label=m) for m in METHODS)),
+        Parameter(id="url", label="URL", default="", required=True, placeholder="https://api.example.com/items",
+                  description="http:// or https://; private addresses are refused unless allowlisted."),
+        Parameter(id="query", label="Query", type="key_value", default=[],
+                  description="Name and value per row, added to the URL's query."),
+        Parameter(id="headers", label="Headers", type="key_value", default=[]),
+        Parameter(id="connection", label="Authentication", default="", placeholder="connection name",
+                  description="A stored HTTP connection (bearer, basic, API key in a header or the query); "
+                              "empty sends none. Secrets stay on the server."),
+        Parameter(id="body_type", label="Body", type="select", default="none", options=(
+            Option(value="none", label="None"), Option(value="json", label="JSON"),
+            Option(value="form", label="Form (urlencoded)"), Option(value="multipart", label="Multipart form"),
+            Option(value="text", label="Raw text"))),
+        Parameter(id="json_body", label="JSON body", type="json", default=None,
+                  description="Sent when Body is JSON."),
+        Parameter(id="form", label="Form fields", type="key_value", default=[],
+                  description="Sent when Body is a form or multipart."),
+        Parameter(id="text_body", label="Text body", type="text", default="",
+                  description="Sent when Body is raw text."),
+        Parameter(id="content_type", label="Text content type", default="text/plain",
+                  description="The Content-Type of a raw text body."),
+        Parameter(id="file", label="File", type="json", mode="hybrid", default=None,
+                  description="A file reference {file_id, name, content_type, size} sent in a multipart body."),
+        Parameter(id="file_field", label="File field", default="file",
+                  description="The multipart field name of the file."),
+        Parameter(id="response_format", label="Response", type="select", default="auto", options=(
+            Option(value="auto", label="Auto (by content type)"), Option(value="json", label="JSON"),
+            Option(value="text", label="Text"), Option(value="file", label="File"))),
+        Parameter(id="http_errors", label="Non-2xx status", type="select", default="error", options=(
+            Option(value="error", label="Fail the node"), Option(value="output", label="Output the response"))),
+        Parameter(id="timeout", label="Timeout (s)", type="float", default=30.0, min=0.1, max=600, step=1),
+        Parameter(id="follow_redirects", label="Follow redirects", type="boolean", default=True),
+        Parameter(id="max_redirects", label="Max redirects", type="int", default=5, min=0, max=20),
+        Parameter(id="pagination", label="Pagination", type="select", default="off", options=(
+            Option(value="off", label="Off"), Option(value="next_url", label="Next URL from the response"),
+            Option(value="page_number", label="Page number parameter"))),
+        Parameter(id="next_url_path", label="Next URL path", default="body.next", expressions=False,
+                  description="Where the next page's URL is in the last response {status, headers, body}; "
+                              "pagination stops when it is empty."),
+        Parameter(id="page_parameter", label="Page parameter", default="page",
+                  description="The query parameter holding the page number."),
+        Parameter(id="first_page", label="First page", type="int", default=1, min=0),
+        Parameter(id="items_path", label="Items path", default="", expressions=False,
+                  description="Where a page's items are in the response (e.g. body.results); a page with "
+                              "none stops page-number pagination. Empty: the page's body."),
+        Parameter(id="max_pages", label="Max pages", type="int", default=10, min=1, max=1000),
+    ),
+    outputs=(Socket(id="output", label="Response", side="right",
+                    description="{status, headers, body}, with `pages` (every page's body) when paginating."),),
+    side_effects=True,
+)

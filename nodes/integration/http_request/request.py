@@ -1,0 +1,102 @@
+"""The request a node's parameters describe: URL with query, headers, body and the connection's authentication."""
+
+from __future__ import annotations
+
+import base64
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from nodes._helpers import key_value_pairs, to_text
+from nodeflow_app.contract import NodeError
+from nodeflow_app.files import file_path
+from nodeflow_app.connections import Connection
+
+from .definition import METHODS
+
+
+@dataclass(slots=True)
+class RequestSpec:
+    """What to send; `auth_headers` are dropped when a redirect leaves the first origin, `auth_query` is not re-sent."""
+
+    method: str
+    url: str
+    query: list[tuple[str, str]] = field(default_factory=list)
+    auth_query: list[tuple[str, str]] = field(default_factory=list)
+    headers: dict[str, str] = field(default_factory=dict)
+    auth_headers: dict[str, str] = field(default_factory=dict)
+    content: bytes | None = None
+    files: dict[str, Any] | None = None
+    form: list[tuple[str, str]] | None = None
+
+    def close(self) -> None:
+        """Close the multipart file, which is streamed from the store rather than read into memory."""
+        for _name, handle, _type in (self.files or {}).values():
+            handle.close()
+
+
+def build_request(data: dict[str, Any], connection: Connection | None) -> RequestSpec:
+    method = str(data.get("method") or "GET").upper()
+    if method not in METHODS:
+        raise NodeError(f"parameter 'method' must be one of {', '.join(METHODS)}, got {method!r}")
+    url = data.get("url")
+    if not isinstance(url, str) or not url.strip():
+        raise NodeError("parameter 'url' is empty; give an http:// or https:// URL")
+    spec = RequestSpec(method=method, url=url.strip(),
+                       query=[(name, to_text(value)) for name, value in key_value_pairs(data.get("query"), "query")],
+                       headers={name: to_text(value) for name, value in key_value_pairs(data.get("headers"), "headers")})
+    _add_body(spec, data)
+    if connection is not None:
+        _authenticate(spec, connection)
+    return spec
+
+
+def _add_body(spec: RequestSpec, data: dict[str, Any]) -> None:
+    kind = data.get("body_type") or "none"
+    if kind == "none":
+        return
+    if kind == "json":
+        try:
+            spec.content = json.dumps(data.get("json_body"), ensure_ascii=False, allow_nan=False).encode()
+        except ValueError as error:
+            raise NodeError(f"parameter 'json_body' cannot be sent as JSON: {error}") from None
+        _default_header(spec, "Content-Type", "application/json")
+    elif kind == "text":
+        spec.content = to_text(data.get("text_body")).encode()
+        _default_header(spec, "Content-Type", str(data.get("content_type") or "text/plain"))
+    elif kind == "form":
+        spec.form = [(name, to_text(value)) for name, value in key_value_pairs(data.get("form"), "form")]
+    elif kind == "multipart":
+        spec.form = [(name, to_text(value)) for name, value in key_value_pairs(data.get("form"), "form")]
+        spec.files = _multipart_file(data)
+    else:
+        raise NodeError(f"parameter 'body_type' must be none, json, form, multipart or text, got {kind!r}")
+
+
+def _multipart_file(data: dict[str, Any]) -> dict[str, Any] | None:
+    reference = data.get("file")
+    if reference in (None, "", {}):
+        return None
+    path = file_path(reference, "parameter 'file'")
+    name = reference.get("name") if isinstance(reference, dict) else None
+    content_type = reference.get("content_type") if isinstance(reference, dict) else None
+    field_name = str(data.get("file_field") or "file")
+    return {field_name: (name or path.name, path.open("rb"), content_type or "application/octet-stream")}
+
+
+def _default_header(spec: RequestSpec, name: str, value: str) -> None:
+    if not any(key.lower() == name.lower() for key in spec.headers):
+        spec.headers[name] = value
+
+
+def _authenticate(spec: RequestSpec, connection: Connection) -> None:
+    fields = connection.fields
+    if connection.kind == "http_bearer":
+        spec.auth_headers["Authorization"] = f"Bearer {fields['token']}"
+    elif connection.kind == "http_basic":
+        pair = f"{fields['username']}:{fields['password']}".encode()
+        spec.auth_headers["Authorization"] = "Basic " + base64.b64encode(pair).decode("ascii")
+    elif connection.kind == "http_header":
+        spec.auth_headers[fields["header"]] = fields["value"]
+    elif connection.kind == "http_query":
+        spec.auth_query.append((fields["param"], fields["value"]))

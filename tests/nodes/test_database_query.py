@@ -1,0 +1,239 @@
+"""nodes/integration/database_query against the real PostgreSQL and MariaDB on 127.0.0.1, and a SQLite file."""
+
+from __future__ import annotations
+
+import base64
+import sqlite3
+import uuid
+
+import pytest
+from cryptography.fernet import Fernet
+from sqlalchemy import text
+
+from nodeflow_app.contract import FlowContext, NodeError
+from nodeflow_app.store.connections import ConnectionStore
+from nodeflow_app.store.db import make_engine
+from nodes.integration.database_query.definition import definition
+from nodes.integration.database_query.executor import executor
+from tests.store.postgres import POSTGRES_URL, private_schema
+
+MARIADB_URL = "mysql+pymysql://root@127.0.0.1:3306/test"
+TYPES = {  # per kind: the table's columns, and one row's insert
+    "postgres": ("id int, name text, price numeric(10,2), ratio numeric(30,20), day date, at timestamp, "
+                 "raw bytea, doc jsonb, flag boolean",
+                 "(1, 'ada', 12.50, 0.12345678901234567891, '2026-11-24', '2026-11-24 10:00:00', '\\x0001ff', "
+                 "'{\"a\": [1]}', true)"),
+    "mysql": ("id int, name varchar(40), price decimal(10,2), ratio decimal(30,20), day date, at datetime, "
+              "raw varbinary(8), doc text, flag boolean",
+              "(1, 'ada', 12.50, 0.12345678901234567891, '2026-11-24', '2026-11-24 10:00:00', x'0001ff', "
+              "'{\"a\": [1]}', true)"),
+    "sqlite": ("id int, name text, price real, ratio text, day text, at text, raw blob, doc text, flag int",
+               "(1, 'ada', 12.5, '0.12345678901234567891', '2026-11-24', '2026-11-24 10:00:00', x'0001ff', "
+               "'{\"a\": [1]}', 1)"),
+}
+
+
+class Database:
+    """A table `self.table` with one row, reachable through the connection 'db' of `self.store`."""
+
+    def __init__(self, kind: str, table: str, store: ConnectionStore):
+        self.kind, self.table, self.store = kind, table, store
+
+    async def run(self, sql: str, **data):
+        ctx = FlowContext(node_id="db", node_type="database-query", run_id="run-1", runtime=None,
+                          services={"connections": self.store})
+        result = await executor.execute({**definition.defaults(), "connection": "db", "query": sql, **data},
+                                        {"input": None}, ctx)
+        return result.outputs["output"]
+
+
+def _store(tmp_path) -> ConnectionStore:
+    return ConnectionStore(make_engine(f"sqlite:///{tmp_path / 'app.db'}"), Fernet.generate_key())
+
+
+def _create(engine, table: str, kind: str) -> None:
+    columns, row = TYPES[kind]
+    with engine.begin() as conn:
+        conn.execute(text(f"CREATE TABLE {table} ({columns})"))
+        conn.execute(text(f"INSERT INTO {table} VALUES {row}".replace(":", "\\:")))
+
+
+@pytest.fixture(params=["postgres", "mysql", "sqlite"])
+def database(request, tmp_path, monkeypatch):
+    kind, store = request.param, _store(tmp_path)
+    monkeypatch.setenv("NODEFLOW_DATA_DIR", str(tmp_path))
+    if kind == "postgres":
+        with private_schema() as schema:
+            engine = make_engine(POSTGRES_URL)
+            _create(engine, f'"{schema}".items', kind)
+            engine.dispose()
+            store.set("db", "postgres", {"host": "127.0.0.1", "port": "5432", "database": "test", "user": "postgres"})
+            yield Database(kind, f'"{schema}".items', store)
+    elif kind == "mysql":
+        table = f"nodeflow_test_{uuid.uuid4().hex[:12]}"
+        engine = make_engine(MARIADB_URL)
+        _create(engine, table, kind)
+        store.set("db", "mysql", {"host": "127.0.0.1", "port": "3306", "database": "test", "user": "root"})
+        try:
+            yield Database(kind, table, store)
+        finally:
+            with engine.begin() as conn:
+                conn.execute(text(f"DROP TABLE {table}"))
+            engine.dispose()
+    else:
+        (tmp_path / "sql").mkdir()
+        engine = make_engine(f"sqlite:///{tmp_path / 'sql' / 'shop.db'}")
+        _create(engine, "items", kind)
+        engine.dispose()
+        store.set("db", "sqlite", {"path": "sql/shop.db"})
+        yield Database(kind, "items", store)
+
+
+async def test_rows_come_back_as_json_objects(database):
+    output = await database.run(f"SELECT * FROM {database.table}")
+    row = output["rows"][0]
+    assert output["columns"][:3] == ["id", "name", "price"]
+    assert (output["row_count"], output["truncated"], output["affected"]) == (1, False, None)
+    assert (row["id"], row["name"], row["price"], row["day"]) == (1, "ada", 12.5, "2026-11-24")
+    assert row["at"].replace(" ", "T") == "2026-11-24T10:00:00"
+    assert row["ratio"] == "0.12345678901234567891"  # a float would round it: exact decimals stay text
+    assert base64.b64decode(row["raw"]) == b"\x00\x01\xff"
+    assert row["doc"] in ({"a": [1]}, '{"a": [1]}')  # jsonb is decoded; text columns stay text
+    assert row["flag"] in (True, 1)
+
+
+async def test_parameters_are_bound_so_an_injection_stays_a_value(database):
+    sneaky = f"ada' OR '1'='1'; DROP TABLE {database.table}; --"
+    output = await database.run(f"SELECT id FROM {database.table} WHERE name = :name",
+                                parameters=[{"name": "name", "value": sneaky}])
+    assert output["rows"] == []
+    output = await database.run(f"SELECT id, :label AS label FROM {database.table} WHERE name = :name",
+                                parameters={"name": "ada", "label": sneaky})
+    assert output["rows"] == [{"id": 1, "label": sneaky}]
+
+
+async def test_read_only_by_default_refuses_an_insert(database):
+    with pytest.raises(NodeError, match="the statement tries to write, but the node is read-only; turn on 'Allow writes'"):
+        await database.run(f"INSERT INTO {database.table} (id, name) VALUES (:id, 'bob')", parameters={"id": 2})
+    assert (await database.run(f"SELECT count(*) AS n FROM {database.table}"))["rows"] == [{"n": 1}]
+
+
+async def test_writes_when_allowed(database):
+    output = await database.run(f"INSERT INTO {database.table} (id, name) VALUES (:id, :name)",
+                                parameters={"id": 2, "name": "bob"}, allow_writes=True)
+    assert (output["rows"], output["affected"]) == ([], 1)
+    assert (await database.run(f"SELECT name FROM {database.table} WHERE id = 2"))["rows"] == [{"name": "bob"}]
+
+
+async def test_the_row_limit(database):
+    await database.run(f"INSERT INTO {database.table} (id, name) VALUES (2, 'b'), (3, 'c'), (4, 'd')",
+                       allow_writes=True)
+    output = await database.run(f"SELECT id FROM {database.table} ORDER BY id", row_limit=2)
+    assert (output["rows"], output["truncated"]) == ([{"id": 1}, {"id": 2}], True)
+    output = await database.run(f"SELECT id FROM {database.table} ORDER BY id", row_limit=4)
+    assert (output["row_count"], output["truncated"]) == (4, False)
+
+
+async def test_a_bad_statement_names_the_database(database):
+    with pytest.raises(NodeError, match=f"the {database.kind} database of connection 'db' .* refused the statement"):
+        await database.run("SELECT nope FROM nowhere_at_all")
+
+
+# -- parameters and connections, checked before any database is touched --------------------------------
+
+async def test_missing_and_unused_parameters_are_named(tmp_path, monkeypatch):
+    db = await _sqlite(tmp_path, monkeypatch)
+    with pytest.raises(NodeError, match="the SQL uses :a, :b but no parameter gives a value"):
+        await db.run("SELECT :a, :b")
+    with pytest.raises(NodeError, match="parameter 'c' is not used in the SQL; write :c"):
+        await db.run("SELECT 1", parameters={"c": 1})
+
+
+async def test_objects_are_bound_as_json_text(tmp_path, monkeypatch):
+    db = await _sqlite(tmp_path, monkeypatch)
+    output = await db.run("SELECT :doc AS doc", parameters={"doc": {"a": [1, "é"]}})
+    assert output["rows"] == [{"doc": '{"a": [1, "é"]}'}]
+
+
+async def test_a_sqlite_file_outside_the_data_folder_is_refused(tmp_path, monkeypatch):
+    db = await _sqlite(tmp_path, monkeypatch)
+    sqlite3.connect(tmp_path / "outside.db").close()
+    db.store.set("db", "sqlite", {"path": str(tmp_path / "outside.db")})
+    with pytest.raises(NodeError, match="the SQLite file .*outside.db' is outside the data folder"):
+        await db.run("SELECT 1")
+    db.store.set("db", "sqlite", {"path": "../outside.db"})
+    with pytest.raises(NodeError, match="is outside the data folder"):
+        await db.run("SELECT 1")
+    db.store.set("db", "sqlite", {"path": "missing.db"})
+    with pytest.raises(NodeError, match="no SQLite file at"):
+        await db.run("SELECT 1")
+    assert not (tmp_path / "data" / "missing.db").exists()
+
+
+async def test_an_http_connection_is_not_a_database(tmp_path, monkeypatch):
+    db = await _sqlite(tmp_path, monkeypatch)
+    db.store.set("api", "http_bearer", {"token": "t"})
+    with pytest.raises(NodeError, match="connection 'api' is a http_bearer connection; this node needs one of: postgres"):
+        await db.run("SELECT 1", connection="api")
+
+
+async def test_an_unreachable_server_is_a_clear_error(tmp_path, monkeypatch):
+    db = await _sqlite(tmp_path, monkeypatch)
+    db.store.set("db", "postgres", {"host": "127.0.0.1", "port": "1", "database": "test", "user": "postgres"})
+    with pytest.raises(NodeError, match=r"cannot connect to the postgres database of connection 'db' \(127.0.0.1/test\)"):
+        await db.run("SELECT 1", timeout=2)
+
+
+async def _sqlite(tmp_path, monkeypatch) -> Database:
+    data = tmp_path / "data"
+    data.mkdir()
+    monkeypatch.setenv("NODEFLOW_DATA_DIR", str(data))
+    sqlite3.connect(data / "empty.db").close()
+    store = _store(tmp_path)
+    store.set("db", "sqlite", {"path": "empty.db"})
+    return Database("sqlite", "", store)
+
+
+# -- the example graph, through the CLI -----------------------------------------------------------------
+
+#   Start --> Big orders (Database Query on the connection "shop") --> Report
+def test_the_example_graph_runs_through_the_cli(capsys, tmp_path, monkeypatch):
+    import json
+
+    from nodeflow_app.cli import main
+    from tests.nodes.test_code import EXAMPLES
+
+    monkeypatch.delenv("REFLEX_DB_URL", raising=False)
+    monkeypatch.setenv("NODEFLOW_DATA_DIR", str(tmp_path))
+    with sqlite3.connect(tmp_path / "shop.db") as shop:
+        shop.execute("CREATE TABLE orders (id int, total real, country text, placed_on text)")
+        shop.executemany("INSERT INTO orders VALUES (?, ?, ?, ?)", [
+            (1, 30, "FR", "2026-11-01"), (2, 120, "DE", "2026-11-02"), (3, 75, "FR", "2026-11-03"),
+            (4, 99.5, "FR", "2026-11-04")])
+    assert main(["connections", "set", "shop", "sqlite", "path=shop.db"]) == 0
+    assert main(["run", str(EXAMPLES / "database_query.json"), "--json"]) == 0
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.startswith("{")]
+    assert lines[-1]["outputs"]["Report"]["output"] == {
+        "count": 2, "first": {"id": 3, "total": 75.0, "placed_on": "2026-11-03"}}
+
+
+async def test_a_second_statement_cannot_end_the_read_only_transaction(database):
+    for sql in (f"COMMIT; INSERT INTO {database.table} (id, name) VALUES (9, 'x')",
+                f"SELECT 1; INSERT INTO {database.table} (id, name) VALUES (9, 'x')"):
+        with pytest.raises(NodeError):
+            await database.run(sql)
+    assert (await database.run(f"SELECT count(*) AS n FROM {database.table}"))["rows"] == [{"n": 1}]
+
+
+SLOW = {"postgres": "SELECT pg_sleep(5) AS slept",
+        "mysql": "SELECT SLEEP(5) AS slept",
+        "sqlite": "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n) SELECT max(i) AS slept FROM n"}
+
+
+async def test_the_database_stops_a_statement_at_the_timeout(database):
+    import time
+
+    started = time.monotonic()
+    with pytest.raises(NodeError, match=r"the statement ran longer than the node's timeout \(1 s\)"):
+        await database.run(SLOW[database.kind], timeout=1)
+    assert time.monotonic() - started < 4

@@ -1,0 +1,296 @@
+"""nodes/integration/http_request against a local server that records what it receives (tests/nodes/recording_server.py)."""
+
+from __future__ import annotations
+
+import base64
+import json
+
+import pytest
+from cryptography.fernet import Fernet
+
+from nodeflow_app.contract import FlowContext, NodeError
+from nodeflow_app.files import file_path, store_bytes
+from nodeflow_app.store.connections import ConnectionStore
+from nodeflow_app.store.db import make_engine
+from nodes.integration.http_request.definition import definition
+from nodes.integration.http_request.executor import executor
+from tests.nodes.recording_server import FILE_BYTES, RecordingServer
+
+
+@pytest.fixture
+def server(monkeypatch, tmp_path):
+    monkeypatch.setenv("NODEFLOW_HTTP_ALLOWLIST", "127.0.0.1")
+    monkeypatch.setenv("NODEFLOW_DATA_DIR", str(tmp_path))
+    with RecordingServer() as running:
+        yield running
+
+
+@pytest.fixture
+def connections(tmp_path):
+    store = ConnectionStore(make_engine(f"sqlite:///{tmp_path / 'app.db'}"), Fernet.generate_key())
+    store.set("bearer", "http_bearer", {"token": "t0ken"})
+    store.set("basic", "http_basic", {"username": "ada", "password": "s3cret:x"})
+    store.set("header", "http_header", {"header": "X-Api-Key", "value": "k3y"})
+    store.set("query", "http_query", {"param": "api_key", "value": "q3y"})
+    store.set("db", "sqlite", {"path": "x.db"})
+    return store
+
+
+async def call(url, connections=None, **data):
+    ctx = FlowContext(node_id="http", node_type="http-request", run_id="run-1", runtime=None,
+                      services={"connections": connections} if connections else {})
+    result = await executor.execute({**definition.defaults(), "url": url, **data}, {"input": None}, ctx)
+    return result.outputs["output"]
+
+
+# -- responses -----------------------------------------------------------------------------------------
+
+async def test_a_json_response_with_query_and_headers(server):
+    output = await call(server.url + "/json?keep=1", query=[{"name": "q", "value": "a b"}, {"name": "n", "value": 2}],
+                        headers=[{"name": "X-Trace", "value": "abc"}])
+    assert output["status"] == 200
+    assert output["body"] == {"ok": True, "query": {"keep": "1", "q": "a b", "n": "2"}}
+    assert output["headers"]["content-type"] == "application/json"
+    sent = server.requests[-1]
+    assert (sent.method, sent.headers["x-trace"], sent.headers["user-agent"]) == ("GET", "abc", "NodeFlow-HTTP-Request/1")
+
+
+async def test_text_and_forced_formats(server):
+    assert (await call(server.url + "/text"))["body"] == "héllo\n"
+    assert (await call(server.url + "/json", response_format="text"))["body"].startswith('{"ok": true')
+    with pytest.raises(NodeError, match="the response is not JSON .* choose the Text response format"):
+        await call(server.url + "/not-json")
+
+
+async def test_a_binary_response_is_stored_once_and_passed_by_reference(server, tmp_path):
+    first = (await call(server.url + "/file"))["body"]
+    again = (await call(server.url + "/file", response_format="file"))["body"]
+    assert first == again == {"file_id": first["file_id"], "name": "report.pdf", "content_type": "application/pdf",
+                              "size": len(FILE_BYTES)}
+    assert file_path(first).read_bytes() == FILE_BYTES
+    assert [p.name for p in (tmp_path / "files").iterdir()] == [first["file_id"]]
+    assert (tmp_path / "files").stat().st_mode & 0o777 == 0o700 and file_path(first).stat().st_mode & 0o777 == 0o600
+
+
+async def test_head_has_no_body(server):
+    output = await call(server.url + "/json", method="HEAD")
+    assert (output["status"], output["body"], server.requests[-1].method) == (200, None, "HEAD")
+
+
+# -- non-2xx ---------------------------------------------------------------------------------------------
+
+async def test_a_non_2xx_status_fails_the_node_by_default(server):
+    with pytest.raises(NodeError, match=r"GET http://127\.0\.0\.1:\d+/status/404 answered 404 Not Found: .*nope"):
+        await call(server.url + "/status/404?token=hidden")
+
+
+async def test_a_non_2xx_status_can_be_an_output(server):
+    output = await call(server.url + "/status/503", http_errors="output")
+    assert (output["status"], output["body"]) == (503, {"error": "nope"})
+
+
+# -- authentication, from a named connection ---------------------------------------------------------
+
+@pytest.mark.parametrize(("name", "check"), [
+    ("bearer", lambda r: r.headers["authorization"] == "Bearer t0ken"),
+    ("basic", lambda r: r.headers["authorization"] == "Basic " + base64.b64encode(b"ada:s3cret:x").decode()),
+    ("header", lambda r: r.headers["x-api-key"] == "k3y" and "authorization" not in r.headers),
+    ("query", lambda r: ("api_key", "q3y") in r.query and "authorization" not in r.headers),
+])
+async def test_every_authentication_kind(server, connections, name, check):
+    await call(server.url + "/json", connections, connection=name)
+    assert check(server.requests[-1])
+
+
+async def test_a_missing_or_wrong_kind_of_connection_is_a_clear_error(server, connections):
+    with pytest.raises(NodeError, match="no connection named 'nope' in workspace 'default'"):
+        await call(server.url + "/json", connections, connection="nope")
+    with pytest.raises(NodeError, match="connection 'db' is a sqlite connection; this node needs one of: http_bearer"):
+        await call(server.url + "/json", connections, connection="db")
+    assert server.requests == []
+
+
+# -- bodies ---------------------------------------------------------------------------------------------
+
+async def test_a_json_body(server):
+    await call(server.url + "/json", method="POST", body_type="json", json_body={"a": [1, "é"], "b": None})
+    sent = server.requests[-1]
+    assert sent.headers["content-type"] == "application/json"
+    assert json.loads(sent.body) == {"a": [1, "é"], "b": None}
+
+
+async def test_a_form_body(server):
+    await call(server.url + "/json", method="POST", body_type="form",
+               form=[{"name": "a", "value": "1 & 2"}, {"name": "b", "value": True}])
+    sent = server.requests[-1]
+    assert sent.headers["content-type"] == "application/x-www-form-urlencoded"
+    assert sent.body == b"a=1+%26+2&b=true"
+
+
+async def test_a_raw_text_body_with_its_content_type(server):
+    await call(server.url + "/json", method="PUT", body_type="text", text_body="<a>1</a>", content_type="text/xml")
+    sent = server.requests[-1]
+    assert (sent.method, sent.headers["content-type"], sent.body) == ("PUT", "text/xml", b"<a>1</a>")
+
+
+async def test_a_multipart_body_with_a_stored_file(server):
+    reference = store_bytes(b"col\n1\n", "data.csv", "text/csv")
+    await call(server.url + "/json", method="POST", body_type="multipart", form=[{"name": "note", "value": "hi"}],
+               file=reference, file_field="upload")
+    sent = server.requests[-1]
+    assert sent.headers["content-type"].startswith("multipart/form-data; boundary=")
+    assert b'name="note"\r\n\r\nhi\r\n' in sent.body
+    assert b'name="upload"; filename="data.csv"\r\nContent-Type: text/csv\r\n\r\ncol\n1\n\r\n' in sent.body
+
+
+async def test_a_multipart_file_that_is_not_a_reference_is_refused(server):
+    with pytest.raises(NodeError, match="parameter 'file' must be a file reference"):
+        await call(server.url + "/json", method="POST", body_type="multipart", file={"name": "x"})
+
+
+# -- redirects, each hop checked -------------------------------------------------------------------------
+
+async def test_redirects_are_followed_and_a_303_becomes_a_get(server):
+    output = await call(server.url + f"/redirect?code=303&to={server.url}/json", method="POST", body_type="json",
+                        json_body={"a": 1})
+    assert output["body"]["ok"] is True
+    assert [(r.method, r.path) for r in server.requests] == [("POST", "/redirect"), ("GET", "/json")]
+    assert server.requests[-1].body == b""
+
+
+async def test_a_307_keeps_the_method_and_body(server):
+    await call(server.url + "/redirect?code=307&to=/json", method="POST", body_type="text", text_body="x")
+    assert [(r.method, r.body) for r in server.requests] == [("POST", b"x"), ("POST", b"x")]
+
+
+async def test_a_redirect_to_a_private_address_is_refused(server):
+    with pytest.raises(NodeError, match=r"refused http://127\.0\.0\.2:\d+/json: 127\.0\.0\.2 is a loopback address"):
+        await call(server.url + f"/redirect?to=http://127.0.0.2:{server.server_address[1]}/json")
+    assert [r.path for r in server.requests] == ["/redirect"]
+
+
+async def test_a_private_address_is_refused_when_not_allowlisted(server, monkeypatch):
+    monkeypatch.delenv("NODEFLOW_HTTP_ALLOWLIST")
+    with pytest.raises(NodeError, match="127.0.0.1 is a loopback address"):
+        await call(server.url + "/json")
+    assert server.requests == []
+
+
+async def test_redirect_limits_and_not_following(server):
+    loop = server.url + "/redirect?to=/redirect%3Fto%3D/json"
+    with pytest.raises(NodeError, match="more than 1 redirects"):
+        await call(loop, max_redirects=1)
+    output = await call(server.url + "/redirect?to=/json", follow_redirects=False)
+    assert (output["status"], output["headers"]["location"]) == (302, "/json")
+
+
+async def test_the_credential_is_not_sent_to_another_origin(server, connections):
+    with RecordingServer() as other:
+        await call(server.url + f"/redirect?to={other.url}/json", connections, connection="bearer")
+    assert server.requests[0].headers["authorization"] == "Bearer t0ken"
+    assert "authorization" not in other.requests[0].headers
+
+
+# -- timeout --------------------------------------------------------------------------------------------
+
+async def test_a_timeout_is_a_clear_error(server):
+    with pytest.raises(NodeError, match=r"GET http://127\.0\.0\.1:\d+/slow timed out after 0\.3 s"):
+        await call(server.url + "/slow?seconds=2", timeout=0.3)
+
+
+# -- pagination ------------------------------------------------------------------------------------------
+
+async def test_page_number_pagination_stops_at_an_empty_page(server):
+    output = await call(server.url + "/pages", pagination="page_number", page_parameter="page",
+                        items_path="body.results")
+    assert [dict(r.query)["page"] for r in server.requests] == ["1", "2", "3", "4"]
+    assert [page["page"] for page in output["pages"]] == [1, 2, 3]
+    assert output["items"] == ["item1-1", "item1-2", "item2-1", "item2-2", "item3-1", "item3-2"]
+    assert output["status"] == 200
+
+
+async def test_pagination_stops_at_the_page_limit(server):
+    output = await call(server.url + "/pages", pagination="page_number", items_path="body.results", max_pages=2)
+    assert len(server.requests) == 2 and len(output["pages"]) == 2 and len(output["items"]) == 4
+
+
+async def test_next_url_pagination_follows_relative_links_with_the_credential(server, connections):
+    output = await call(server.url + "/cursor", connections, connection="query", pagination="next_url",
+                        next_url_path="body.links.next", items_path="body.data")
+    assert output["items"] == [1, 2, 3]
+    assert output["body"]["links"]["next"] is None
+    assert [dict(r.query) for r in server.requests] == [
+        {"api_key": "q3y"}, {"at": "2", "api_key": "q3y"}, {"at": "3", "api_key": "q3y"}]
+
+
+# -- the definition -------------------------------------------------------------------------------------
+
+def test_the_definition_keeps_secrets_out_of_the_graph():
+    assert definition.side_effects
+    assert not {p.id for p in definition.parameters} & {"token", "password", "api_key"}
+
+
+# -- the example graph, through the CLI -----------------------------------------------------------------
+
+#   Start --> Fetch all items (HTTP Request, page by page) --> Report
+def test_the_example_graph_runs_through_the_cli(server, capsys, tmp_path, monkeypatch):
+    from nodeflow_app.cli import main
+    from tests.nodes.test_code import EXAMPLES
+
+    monkeypatch.delenv("REFLEX_DB_URL", raising=False)
+    payload = json.dumps({"api": server.url, "tag": "new"})
+    assert main(["run", str(EXAMPLES / "http_request.json"), "--input", payload, "--json"]) == 0
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.startswith("{")]
+    assert lines[-1]["outputs"]["Report"]["output"] == {
+        "pages": [{"results": [f"item{n}-1", f"item{n}-2"], "page": n} for n in (1, 2, 3)],
+        "first": "item1-1", "last": "item3-2"}
+    assert [dict(r.query) for r in server.requests][-1] == {"tag": "new", "page": "4"}
+
+
+# -- through the kernel: retries come from the node's settings ------------------------------------------
+
+#   Start --> HTTP Request (503, 503, then 200; settings.retry.max_attempts = 3)
+async def test_the_kernel_retries_a_failed_status_per_the_node_settings(server):
+    from nodeflow_app.runtime.engine import start_run
+    from nodes._registry import default_registry
+
+    def graph(attempts):
+        return {"id": "g", "name": "g", "nodes": [
+            {"id": "start", "type": "manual-trigger", "name": "Start", "data": {}},
+            {"id": "http", "type": "http-request", "name": "Flaky", "data": {"url": f"{server.url}/flaky?fail=2"},
+             "settings": {"retry": {"max_attempts": attempts, "initial_interval": 0.01}}}],
+            "edges": [{"id": "e", "source": "start", "sourceHandle": "output", "target": "http",
+                       "targetHandle": "input", "data": {"channel": "flow"}}]}
+
+    run = start_run(graph(3), default_registry())
+    events = [event async for event in run.events()]
+    assert run.status == "completed" and run.outputs_by_name()["Flaky"]["output"]["body"] == {"call": 3}
+    retries = [e.data["message"] for e in events if e.event_type == "progress"]
+    assert len(retries) == 2 and "answered 503 Service Unavailable" in retries[0]
+
+    server.requests.clear()
+    run = start_run(graph(1), default_registry())
+    _ = [event async for event in run.events()]
+    assert run.status == "failed" and "answered 503" in run.error and len(server.requests) == 1
+
+
+async def test_an_api_key_in_the_query_is_not_quoted_in_errors(server, connections, monkeypatch):
+    monkeypatch.delenv("NODEFLOW_HTTP_ALLOWLIST")
+    with pytest.raises(NodeError) as refused:
+        await call(server.url + "/json", connections, connection="query")
+    assert "q3y" not in str(refused.value)
+
+
+async def test_a_multipart_file_is_sent_again_after_a_307(server):
+    reference = store_bytes(b"abc", "a.txt", "text/plain")
+    await call(server.url + "/redirect?code=307&to=/json", method="POST", body_type="multipart", file=reference)
+    assert [r.body.count(b'filename="a.txt"\r\nContent-Type: text/plain\r\n\r\nabc\r\n') for r in server.requests] == [1, 1]
+
+
+async def test_a_next_url_on_another_origin_gets_no_credential(server, connections):
+    with RecordingServer() as other:
+        output = await call(server.url + f"/elsewhere?to={other.url}/json", connections, connection="bearer",
+                            pagination="next_url", next_url_path="body.next")
+        assert other.requests[0].headers.get("authorization") is None
+    assert server.requests[0].headers["authorization"] == "Bearer t0ken"
+    assert output["body"]["ok"] is True and len(output["pages"]) == 2

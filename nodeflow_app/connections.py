@@ -79,10 +79,12 @@ def connection_for(services: dict[str, Any], name: Any, kinds: tuple[str, ...]) 
     lookup = given.get if given is not None else _lookup
     if lookup is None:
         raise NodeError("no connection store is loaded in this process (import nodeflow_app.store)")
-    connection = lookup(name, workspace_id)
+    # The workspace's own connection first, then an install-wide one (stored without --workspace).
+    connection = lookup(name, workspace_id) or (lookup(name, DEFAULT_WORKSPACE)
+                                                if workspace_id != DEFAULT_WORKSPACE else None)
     if connection is None:
         raise NodeError(f"no connection named {name!r} in workspace {workspace_id!r}; add one with "
-                        f"`nodeflow connections set {name} KIND FIELD=VALUE ...`")
+                        f"`nodeflow connections set {name} KIND FIELD=VALUE ... --workspace {workspace_id}`")
     if connection.kind not in kinds:
         raise NodeError(f"connection {name!r} is a {connection.kind} connection; this node needs one of: "
                         f"{', '.join(kinds)}")

@@ -356,8 +356,11 @@ class Agno:
 class ChatPage:
     """The full-page chat of one graph in one browser context, with the probe installed."""
 
-    def __init__(self, browser: Any, url: str, viewport: dict[str, int] | None = None):
-        self.context = browser.new_context(viewport=viewport or {"width": 1280, "height": 900})
+    def __init__(self, browser: Any, server: Any, path: str, viewport: dict[str, int] | None = None):
+        from tests.e2e.server import signed_in_context
+
+        url = server.url + path
+        self.context = signed_in_context(browser, server, viewport=viewport or {"width": 1280, "height": 900})
         self.page = self.context.new_page()
         self.page.set_default_timeout(60_000)
         self.errors: list[str] = []
@@ -461,7 +464,7 @@ def wire(got: dict[str, Any], answer_bytes: int, source_first: float, timeline: 
 
 # 4. Many chats at once ------------------------------------------------------------------------------------
 
-def concurrent_chats(browser: Any, store: Any, server_url: str, fake: Any, count: int, tokens: int,
+def concurrent_chats(browser: Any, store: Any, server: Any, fake: Any, count: int, tokens: int,
                      delay_s: float, cpu: CpuMeter) -> dict[str, Any]:
     """`count` browser contexts, each on its own graph's chat page, send at once; every answer must be its own."""
     from tests.llm.fake_openai import last_user_text, text
@@ -472,7 +475,7 @@ def concurrent_chats(browser: Any, store: Any, server_url: str, fake: Any, count
     try:
         for i in range(count):
             graph_id = store.create(f"Chat bench {i}", raw).id
-            pages.append(ChatPage(browser, f"{server_url}/graph/{graph_id}/chat", {"width": 900, "height": 700}))
+            pages.append(ChatPage(browser, server, f"/graph/{graph_id}/chat", {"width": 900, "height": 700}))
         answers = []
         for i, page in enumerate(pages):
             marker = f"c{i:02d}x"
@@ -564,7 +567,7 @@ def measure(plan: Plan, log: Any) -> dict[str, Any]:
             browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
             cpu = CpuMeter()
             agno = Agno(fake, cpu)
-            page = ChatPage(browser, f"{server.url}/graph/{graph_id}/chat")
+            page = ChatPage(browser, server, f"/graph/{graph_id}/chat")
             sends = iter(range(1_000_000))
 
             def prompt() -> str:  # unique per request, so the fake's timing is found by prompt
@@ -588,7 +591,7 @@ def measure(plan: Plan, log: Any) -> dict[str, Any]:
             print(f"  {plan.first_token_sends} first-token sends done; {plan.chats} chats at once ...",
                   file=log, flush=True)
             fake.reset()
-            many = concurrent_chats(browser, store, server.url, fake, plan.chats, plan.chat_tokens, plan.chat_delay_s,
+            many = concurrent_chats(browser, store, server, fake, plan.chats, plan.chat_tokens, plan.chat_delay_s,
                                     cpu)
             browser.close()
             store.engine.dispose()

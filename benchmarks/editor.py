@@ -162,7 +162,7 @@ def main(argv: list[str] | None = None) -> int:
     from playwright.sync_api import sync_playwright
 
     from nodeflow_app.store.graphs import GraphStore
-    from tests.e2e.server import run_server
+    from tests.e2e.server import run_server, signed_in_context
 
     with run_server(root / "tests" / ".artifacts") as server, sync_playwright() as playwright:
         store = GraphStore(f"sqlite:///{server.data_dir / 'nodeflow.db'}")
@@ -171,7 +171,7 @@ def main(argv: list[str] | None = None) -> int:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
         results: dict[str, list[dict[str, Any]]] = {"open": [], "edit": [], "drag": [], "resync": []}
         for round_ in range(rounds):
-            context = browser.new_context(viewport={"width": 1440, "height": 900})
+            context = signed_in_context(browser, server)
             page = context.new_page()
             page.add_init_script(RECORD_FRAMES)
             probe = Probe(page)

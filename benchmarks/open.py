@@ -81,12 +81,14 @@ def seed(store: Any) -> list[Page]:
     ]
 
 
-def open_once(browser: Any, url: str, page: Page) -> Sample:
-    """Open `page` in a new context (a fresh profile) and read the page's clock when it is ready."""
-    context = browser.new_context(viewport={"width": 1440, "height": 900})
+def open_once(browser: Any, server: Any, page: Page) -> Sample:
+    """Open `page` in a new context (a fresh profile, signed in) and read the page's clock when it is ready."""
+    from tests.e2e.server import signed_in_context
+
+    context = signed_in_context(browser, server)
     try:
         tab = context.new_page()
-        tab.goto(url + page.path, wait_until="commit")
+        tab.goto(server.url + page.path, wait_until="commit")
         seconds = tab.wait_for_function(f"() => ({page.ready}) ? performance.now() / 1000 : false",
                                         timeout=60_000).json_value()
         fetched = tab.evaluate(RESOURCES)
@@ -133,11 +135,11 @@ def main(argv: list[str] | None = None) -> int:
         store = GraphStore(f"sqlite:///{server.data_dir / 'nodeflow.db'}")
         pages = seed(store)
         browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
-        open_once(browser, server.url, pages[0])  # the server's first answer warms its own caches
+        open_once(browser, server, pages[0])  # the server's first answer warms its own caches
         results: dict[str, list[Sample]] = {page.label: [] for page in pages}
         for _ in range(rounds):
             for page in pages:
-                results[page.label].append(open_once(browser, server.url, page))
+                results[page.label].append(open_once(browser, server, page))
         browser.close()
         store.engine.dispose()
     print("\n".join(report(results)))

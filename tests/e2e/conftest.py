@@ -11,7 +11,7 @@ import pytest
 from nodeflow_app.llm import providers
 from tests.llm.fake_openai import FakeOpenAI, FakeServer
 
-from .server import Server, run_server, tail
+from .server import OWNER_EMAIL, OWNER_PASSWORD, Server, run_server, signed_in_context, tail  # noqa: F401
 
 CHROMIUM = os.environ.get("NODEFLOW_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -39,30 +39,11 @@ def e2e_fake_server() -> Iterator[FakeServer]:
     server.stop()
 
 
-# The owner account the e2e server creates at start (the headless-install path), and that `page` signs in as.
-OWNER_EMAIL, OWNER_PASSWORD = "owner@example.org", "e2e owner password"
-
-
 @pytest.fixture(scope="session")
 def nodeflow_server(artifacts_dir: Path, e2e_fake_server: FakeServer) -> Iterator[Server]:
-    env = {providers.COMPATIBLE_BASE_URL_ENV: e2e_fake_server.fake.base_url, providers.MAX_RETRIES_ENV: "0",
-           "NODEFLOW_ADMIN_EMAIL": OWNER_EMAIL, "NODEFLOW_ADMIN_PASSWORD": OWNER_PASSWORD}
-    with run_server(artifacts_dir, env) as server:
+    env = {providers.COMPATIBLE_BASE_URL_ENV: e2e_fake_server.fake.base_url, providers.MAX_RETRIES_ENV: "0"}
+    with run_server(artifacts_dir, env) as server:  # its owner is OWNER_EMAIL (server.server_env)
         yield server
-
-
-def signed_in_context(browser, server: Server, email: str = OWNER_EMAIL, password: str = OWNER_PASSWORD, **options):
-    """A browser context carrying a session of `email` (signed in through the account store, as the page does)."""
-    from nodeflow_app.store.accounts import AccountStore
-
-    accounts = AccountStore(f"sqlite:///{server.data_dir / 'nodeflow.db'}")
-    try:
-        token, _user = accounts.sign_in(email, password)
-    finally:
-        accounts.engine.dispose()
-    context = browser.new_context(**{"viewport": {"width": 1440, "height": 900}, **options})
-    context.add_cookies([{"name": "nf_session", "value": token, "url": server.url, "sameSite": "Strict"}])
-    return context
 
 
 @pytest.fixture

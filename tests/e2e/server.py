@@ -22,6 +22,11 @@ NODE_BINS = [ROOT / ".tools" / "node_modules" / "node" / "bin", ROOT / ".tools" 
 START_TIMEOUT_S = float(os.environ.get("NODEFLOW_E2E_START_TIMEOUT", "240"))
 
 
+# The owner account every server started here creates at its first start (the headless-install path), and
+# the session `signed_in_context` carries: tests and benchmarks reach pages as a signed-in person.
+OWNER_EMAIL, OWNER_PASSWORD = "owner@example.org", "e2e owner password"
+
+
 @dataclass(frozen=True)
 class Server:
     url: str
@@ -49,6 +54,8 @@ def server_env(data_dir: Path | None = None) -> dict[str, str]:
         "PYTHONUNBUFFERED": "1",
     })
     env.setdefault("NPM_CONFIG_REGISTRY", "https://registry.npmjs.org/")
+    env.setdefault("NODEFLOW_ADMIN_EMAIL", OWNER_EMAIL)
+    env.setdefault("NODEFLOW_ADMIN_PASSWORD", OWNER_PASSWORD)
     if data_dir is not None:
         env["NODEFLOW_DATA_DIR"] = str(data_dir)
         env["REFLEX_DB_URL"] = f"sqlite:///{data_dir / 'nodeflow.db'}"
@@ -140,3 +147,18 @@ def run_server(artifacts: Path, extra_env: dict[str, str] | None = None) -> Iter
             yield Server(url=url, port=port, log=log_path, data_dir=data_dir)
         finally:
             _stop(process)
+
+
+def signed_in_context(browser, server: Server, email: str = OWNER_EMAIL, password: str = OWNER_PASSWORD,
+                      **options):
+    """A browser context carrying a session of `email`, made through the account store (as signing in does)."""
+    from nodeflow_app.store.accounts import AccountStore
+
+    accounts = AccountStore(f"sqlite:///{server.data_dir / 'nodeflow.db'}")
+    try:
+        token, _user = accounts.sign_in(email, password)
+    finally:
+        accounts.engine.dispose()
+    context = browser.new_context(**{"viewport": {"width": 1440, "height": 900}, **options})
+    context.add_cookies([{"name": "nf_session", "value": token, "url": server.url, "sameSite": "Strict"}])
+    return context

@@ -7,8 +7,7 @@ import re
 
 from playwright.sync_api import expect
 
-from .conftest import OWNER_EMAIL, OWNER_PASSWORD, signed_in_context
-from .server import ROOT
+from .server import OWNER_EMAIL, OWNER_PASSWORD, ROOT, signed_in_context
 
 
 def test_a_visitor_without_a_session_is_sent_to_sign_in_and_signs_in(browser, nodeflow_server):

@@ -120,6 +120,8 @@ def make_run(artifacts_dir: Path) -> Iterator[MakeRun]:
     shutil.rmtree(data, ignore_errors=True)
     data.mkdir(parents=True)
     env = {**server_env(data), "REFLEX_WEB_WORKDIR": str(web)}
+    for headless_owner in ("NODEFLOW_ADMIN_EMAIL", "NODEFLOW_ADMIN_PASSWORD"):
+        env.pop(headless_owner)  # a fresh install as a newcomer has it: the first visit makes the owner
     server = MakeRun(port=_port(), env=env, log=artifacts_dir / "make-run.log")
     server.log.write_text("")
     print(f"\nmake run up on {server.url} in {server.start():.1f} s (log {server.log})")

@@ -8,7 +8,7 @@ import re
 
 from playwright.sync_api import expect
 
-from .conftest import signed_in_context
+from .server import signed_in_context
 from .server import ROOT
 from .test_chat import expect_answer_status, send
 

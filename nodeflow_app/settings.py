@@ -52,7 +52,14 @@ def private_file(path: Path) -> Path:
     """Create the file `path` empty with mode 0600 if it is missing (in a private folder); an existing
     file loses any group and other access. For files NodeFlow owns: the database, keys."""
     private_dir(path.parent)
-    os.close(os.open(path, os.O_WRONLY | os.O_CREAT, 0o600))
+    if not path.exists():
+        # Never open an existing file: closing any descriptor of a SQLite database releases every POSIX lock
+        # this process holds on it, and SQLite then deletes a live -wal/-shm (other processes stop seeing
+        # this one's commits). O_EXCL: if another process creates it meanwhile, theirs stands.
+        try:
+            os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+        except FileExistsError:
+            pass
     mode = stat.S_IMODE(os.stat(path).st_mode)
     if mode & 0o077:
         os.chmod(path, mode & 0o700)

@@ -76,25 +76,3 @@ def test_agent_history_on_sqlite_uses_a_private_file(data_dir):
     _agno_db(f"sqlite:///{data_dir / 'history.db'}")
     assert mode(data_dir) == 0o700 and mode(data_dir / "history.db") == 0o600
 
-
-def test_opening_another_engine_keeps_a_live_database_visible_to_other_processes(data_dir):
-    """Making an engine must not open and close the database file: that drops this process's SQLite locks,
-    SQLite then deletes the live -wal/-shm, and a second process's commits stop being seen."""
-    import subprocess
-    import sys
-
-    from sqlalchemy import text
-
-    url = f"sqlite:///{data_dir / 'nodeflow.db'}"
-    engine = make_engine(url)
-    with engine.begin() as conn:
-        conn.execute(text("CREATE TABLE t (v INTEGER)"))
-    with engine.connect() as conn:  # a pooled connection stays open, as in a server
-        conn.execute(text("SELECT count(*) FROM t")).scalar()
-    make_engine(url).dispose()  # another store of the same process opens (and closes) an engine
-    writer = ("import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); c.execute('INSERT INTO t VALUES (1)'); "
-              "c.commit(); c.close()")
-    subprocess.run([sys.executable, "-c", writer, str(data_dir / "nodeflow.db")], check=True, timeout=30)
-    with engine.connect() as conn:
-        assert conn.execute(text("SELECT count(*) FROM t")).scalar() == 1
-    engine.dispose()

@@ -228,7 +228,8 @@ def test_build_wire_edit_undo_reload_and_paste(page, nodeflow_server: Server, st
     attempts.fill("50")
     attempts.press("Enter")
     # expect waits for the server's answer (reading the text at once could still see the previous message)
-    expect(page.get_by_test_id("error-setting-max_attempts")).to_contain_text("enter a whole number from 1 to 20")
+    error = page.get_by_test_id("error-setting-max_attempts")
+    expect(error).to_contain_text("enter a whole number from 1 to 20")
     assert seq(page) == edits  # refused: no edit
     attempts.fill("3")
     attempts.press("Enter")

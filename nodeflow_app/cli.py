@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextvars
 import json
 import os
 import re
@@ -233,7 +234,34 @@ def _launcher(args: argparse.Namespace) -> Any:
     launcher = RunLauncher("sqlite://" if args.no_store else None, registry=_registry())
     if not args.no_store:
         launcher.recover()
+    _act_in(_owner_workspace())
     return launcher
+
+
+def _owner_workspace() -> str | None:
+    """The install owner's personal workspace: where the CLI stores and runs by default (None: no accounts yet,
+    or no database: what is stored then joins the owner's workspace when the owner is created)."""
+    from nodeflow_app.settings import db_url
+
+    url = db_url()
+    if url.startswith("sqlite:///") and not Path(url.removeprefix("sqlite:///")).exists():
+        return None
+    from nodeflow_app.store.accounts import AccountStore
+
+    accounts = AccountStore(url)
+    try:
+        return accounts.owner_workspace_id()
+    finally:
+        accounts.engine.dispose()
+
+
+def _act_in(workspace_id: str | None) -> None:
+    """Runs and provider lookups of this process use the workspace's keys, connections and knowledge."""
+    from nodeflow_app.llm.credentials import use_workspace
+    from nodeflow_app.runs.caller import Caller, set_caller
+
+    set_caller(Caller(workspace_id=workspace_id))
+    use_workspace(workspace_id)
 
 
 # migrate ----------------------------------------------------------------------------------------
@@ -298,6 +326,7 @@ def _providers(args: argparse.Namespace) -> int:
     from nodeflow_app.llm.providers import PROVIDERS, provider_status
 
     try:
+        _act_in(_owner_workspace())
         status = provider_status()
     except CredentialError as error:
         raise InputError(str(error)) from error
@@ -322,6 +351,9 @@ def _credentials_arguments(parser: argparse.ArgumentParser) -> None:
     actions.add_parser("list", help="which providers have stored credentials (never the secrets)")
     remove = actions.add_parser("delete", help="remove a provider's stored credential")
     remove.add_argument("provider", metavar="PROVIDER")
+    for action in actions.choices.values():
+        action.add_argument("--workspace", default=None,
+                            help="the workspace's id (default: the install owner's personal workspace)")
 
 
 def _credentials(args: argparse.Namespace) -> int:
@@ -334,17 +366,18 @@ def _credentials(args: argparse.Namespace) -> int:
     if getattr(args, "provider", None) is not None and args.provider not in PROVIDERS:
         raise InputError(f"unknown provider {args.provider!r}; use one of: {', '.join(PROVIDERS)}")
     try:
+        workspace = args.workspace or _owner_workspace() or ""
         store = default_store(create=args.action == "set")
         if args.action == "set":
             key = args.key if args.key is not None else _read_secret(f"API key for {args.provider}: ")
-            store.set(args.provider, key, base_url=args.base_url)
+            store.set(args.provider, key, base_url=args.base_url, workspace_id=workspace)
             fields = [name for name, value in (("API key", key.strip()), ("base URL", args.base_url)) if value]
             print(f"stored the {' and '.join(fields)} for {args.provider} (encrypted)")
         elif args.action == "list":
             rows = [(r["provider"], "set" if r["api_key"] else "-", "set" if r["base_url"] else "-")
-                    for r in (store.list() if store else [])]
+                    for r in (store.list(workspace) if store else [])]
             print(_table(("PROVIDER", "API KEY", "BASE URL"), rows) if rows else "no stored credentials")
-        elif store is None or not store.delete(args.provider):
+        elif store is None or not store.delete(args.provider, workspace):
             raise InputError(f"no stored credential for {args.provider}")
         else:
             print(f"deleted the credential for {args.provider}")
@@ -422,16 +455,19 @@ def _connections_arguments(parser: argparse.ArgumentParser) -> None:
     remove = actions.add_parser("delete", help="remove a connection")
     remove.add_argument("name", metavar="NAME")
     for action in (put, listing, remove):
-        action.add_argument("--workspace", default=DEFAULT_WORKSPACE, help="the workspace (default: %(default)s)")
+        action.add_argument("--workspace", default=None, help="the workspace's id (default: the install owner's "
+                            f"personal workspace; {DEFAULT_WORKSPACE!r} before any account exists)")
 
 
 def _connections(args: argparse.Namespace) -> int:
     from sqlalchemy.exc import SQLAlchemyError
 
+    from nodeflow_app.connections import DEFAULT_WORKSPACE
     from nodeflow_app.llm.credentials import CredentialError
     from nodeflow_app.store.connections import default_store
 
     try:
+        args.workspace = args.workspace or _owner_workspace() or DEFAULT_WORKSPACE
         store = default_store(create=args.action == "set")
         if args.action == "set":
             store.set(args.name, args.kind, _connection_fields(args.fields), workspace_id=args.workspace)
@@ -503,8 +539,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.command is None:
         parser.print_help(sys.stderr)
         return EXIT_INVALID
-    try:
-        return args.run(args)
+    try:  # in a context of its own: the workspace a command acts in (`_act_in`) ends with it
+        return contextvars.copy_context().run(args.run, args)
     except InputError as error:
         print(f"nodeflow {args.command}: {error}", file=sys.stderr)
         return EXIT_INVALID

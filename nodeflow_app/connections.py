@@ -14,6 +14,8 @@ from typing import Any, Callable
 from nodeflow_app.contract import NodeError
 from nodeflow_app.llm.credentials import CredentialError
 
+# Where connections stored before any account exists go (the install owner adopts them at the first start);
+# runs outside any workspace (scripts, tests) look there. The CLI uses the owner's personal workspace.
 DEFAULT_WORKSPACE = "default"
 SERVICE = "connections"  # ctx.services key: an object with `get(name, workspace_id)`; absent: the app's store
 WORKSPACE_SERVICE = "workspace_id"  # ctx.services key: the run's workspace; absent: DEFAULT_WORKSPACE
@@ -79,9 +81,7 @@ def connection_for(services: dict[str, Any], name: Any, kinds: tuple[str, ...]) 
     lookup = given.get if given is not None else _lookup
     if lookup is None:
         raise NodeError("no connection store is loaded in this process (import nodeflow_app.store)")
-    # The workspace's own connection first, then an install-wide one (stored without --workspace).
-    connection = lookup(name, workspace_id) or (lookup(name, DEFAULT_WORKSPACE)
-                                                if workspace_id != DEFAULT_WORKSPACE else None)
+    connection = lookup(name, workspace_id)  # the run's workspace only: one team never uses another's
     if connection is None:
         raise NodeError(f"no connection named {name!r} in workspace {workspace_id!r}; add one with "
                         f"`nodeflow connections set {name} KIND FIELD=VALUE ... --workspace {workspace_id}`")

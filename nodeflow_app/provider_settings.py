@@ -12,7 +12,8 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from nodeflow_app.llm.credentials import Credential, CredentialError
+from nodeflow_app.contract import NodeError
+from nodeflow_app.llm.credentials import Credential, CredentialError, use_workspace
 from nodeflow_app.llm.credentials import stored as stored_credential
 from nodeflow_app.store.credentials import default_store
 from nodeflow_app.llm.providers import (
@@ -46,37 +47,63 @@ def key_hint(key: str | None) -> str:
     return "••••" + (key[-4:] if len(key) >= 12 else "")
 
 
-def provider_rows() -> list[dict[str, Any]]:
-    """One row per provider for the Settings page: configured or not, how to configure it, where its key and
-    URL come from; never a key."""
-    stored = _stored_rows()
+def provider_rows(workspace_id: str, *, admin: bool) -> list[dict[str, Any]]:
+    """One row per provider for the workspace's credentials page: configured or not, how to configure it, where
+    its key and URL come from; never a key. The install's environment keys (the fallback of every workspace)
+    show a hint only to the instance admin; others learn only that the install's key is used."""
+    use_workspace(workspace_id)
+    stored = _stored_rows(workspace_id)
     rows = []
     for status in provider_status():
         name = status["name"]
         spec = PROVIDERS[name]
-        env_key = os.environ.get(spec.key_env or "") if spec.key_env else None
         row = stored.get(name, {})
-        key = _quiet(lambda: api_key_for(name)) if spec.key_env else None
-        source = (f"from {spec.key_env}" if env_key else "stored" if row.get("api_key") else "")
+        own = (_quiet(lambda: stored_credential(name)) or Credential(None, None)) if row else Credential(None, None)
+        env_key = (os.environ.get(spec.key_env) or None) if spec.key_env else None
+        key = own.api_key or env_key
+        source = "stored" if own.api_key else (f"from {spec.key_env}" if admin else "the install's key") if key else ""
         env_url = os.environ.get(COMPATIBLE_BASE_URL_ENV) if name == "openai-compatible" else None
-        url = _quiet(lambda: base_url_for(name)) if spec.base_url_field else None
+        url = own.base_url or env_url
+        url_source = "stored" if own.base_url else (f"from {COMPATIBLE_BASE_URL_ENV}" if admin else "the install's")
         rows.append({
             "name": name, "label": spec.label, "configured": status["configured"], "how": status["how"],
             "needs_key": spec.key_env is not None, "takes_base_url": spec.base_url_field is not None,
-            "key_set": bool(key), "key_hint": key_hint(key), "key_source": source, "key_env": spec.key_env or "",
-            "base_url": url or "", "base_url_source": f"from {COMPATIBLE_BASE_URL_ENV}" if env_url else (
-                "stored" if row.get("base_url") else ""),
-            "stored_base_url": (_quiet(lambda: stored_credential(name)) or Credential(None, None)).base_url or "",
+            "key_set": bool(key), "key_hint": key_hint(key) if own.api_key or admin else "", "key_source": source,
+            "key_env": spec.key_env or "", "base_url": (url or "") if own.base_url or admin else "",
+            "base_url_source": url_source if url else "", "stored_base_url": own.base_url or "",
             "stored": bool(row),
         })
     return rows
 
 
-def _stored_rows() -> dict[str, dict[str, Any]]:
+def environment_rows() -> list[dict[str, str]]:
+    """The install's environment keys (instance admin only): variable, set or not, at most 4 characters."""
+    rows = []
+    for spec in PROVIDERS.values():
+        for variable in (spec.key_env, COMPATIBLE_BASE_URL_ENV if spec.name == "openai-compatible" else None):
+            if variable:
+                value = os.environ.get(variable) or ""
+                shown = value if variable == COMPATIBLE_BASE_URL_ENV else key_hint(value)
+                rows.append({"provider": spec.label, "variable": variable, "value": shown or "not set"})
+    return rows
+
+
+def mcp_server_names() -> str:
+    """The stdio MCP servers the install declares (instance admin only), or why none can be read."""
+    from nodeflow_app.llm.mcp_servers import McpConfigError, declared_servers, how_to_declare
+
+    try:
+        names = sorted(declared_servers())
+    except McpConfigError as error:
+        return str(error)
+    return ", ".join(names) if names else f"none. {how_to_declare()}"
+
+
+def _stored_rows(workspace_id: str) -> dict[str, dict[str, Any]]:
     store = default_store()
     if store is None:
         return {}
-    return {row["provider"]: row for row in store.list()}
+    return {row["provider"]: row for row in store.list(workspace_id)}
 
 
 def _quiet(read: Any) -> Any:
@@ -86,21 +113,22 @@ def _quiet(read: Any) -> Any:
         return None
 
 
-def save_credential(provider: str, api_key: str, base_url: str) -> None:
-    """Store `provider`'s key and base URL (encrypted); an empty key keeps the stored key, an empty URL clears it."""
+def save_credential(provider: str, api_key: str, base_url: str, workspace_id: str) -> None:
+    """Store `provider`'s key and base URL for the workspace (encrypted); an empty key keeps the stored key, an
+    empty URL clears it."""
     if provider not in PROVIDERS:
         raise CredentialError(f"unknown provider {provider!r}; use one of: {', '.join(PROVIDERS)}")
     store = default_store(create=True)
     api_key, base_url = api_key.strip(), base_url.strip()
     if not api_key:
-        current = store.get(provider)
+        current = store.get(provider, workspace_id)
         api_key = (current.api_key if current else None) or ""
-    store.set(provider, api_key or None, base_url or None)
+    store.set(provider, api_key or None, base_url or None, workspace_id)
 
 
-def delete_credential(provider: str) -> bool:
+def delete_credential(provider: str, workspace_id: str) -> bool:
     store = default_store()
-    return store.delete(provider) if store is not None else False
+    return store.delete(provider, workspace_id) if store is not None else False
 
 
 def configured_providers() -> list[str]:
@@ -133,10 +161,12 @@ class ConnectionResult:
     models: tuple[str, ...] = ()
 
 
-async def check_connection(provider: str) -> ConnectionResult:
-    """Ask the provider for its models with the configured key and URL; a sentence either way, never a key."""
+async def check_connection(provider: str, workspace_id: str) -> ConnectionResult:
+    """Ask the provider for its models with the workspace's key and URL (else the install's); a sentence either
+    way, never a key."""
     import httpx
 
+    use_workspace(workspace_id)
     spec = PROVIDERS[provider]
     try:
         key = api_key_for(provider) if spec.key_env else None
@@ -184,3 +214,71 @@ def _model_ids(provider: str, body: Any) -> list[str]:
         return sorted(str(m.get("name", "")).removeprefix("models/") for m in body.get("models") or []
                       if isinstance(m, dict))
     return sorted(str(m.get("id")) for m in body.get("data") or [] if isinstance(m, dict) and m.get("id"))
+
+
+# The workspace's named connections (HTTP and database credentials) ----------------------------------------
+
+def connection_rows(workspace_id: str) -> list[dict[str, str]]:
+    """`{name, kind, fields}` per connection of the workspace: the field names, never a value."""
+    from nodeflow_app.store.connections import default_store as connection_store
+
+    store = connection_store()
+    rows = []
+    for row in (store.list(workspace_id) if store is not None else []):
+        connection = _quiet(lambda: store.get(row["name"], workspace_id))
+        fields = ", ".join(sorted(connection.fields)) if connection else "cannot be decrypted"
+        rows.append({"name": row["name"], "kind": row["kind"], "fields": fields})
+    return rows
+
+
+def parse_fields(text: str) -> dict[str, str]:
+    """`field=value` lines (blank lines ignored) as a dict; a CredentialError names a line without `=`."""
+    fields = {}
+    for line in text.splitlines():
+        if not line.strip():
+            continue
+        name, equals, value = line.partition("=")
+        if not equals or not name.strip():
+            raise CredentialError(f"write each field as name=value, got {line.strip()[:40]!r}")
+        fields[name.strip()] = value.strip()
+    return fields
+
+
+def save_connection(workspace_id: str, name: str, kind: str, fields_text: str) -> None:
+    """Store (or replace) the connection `name` of the workspace (encrypted)."""
+    from nodeflow_app.store.connections import default_store as connection_store
+
+    connection_store(create=True).set(name, kind, parse_fields(fields_text), workspace_id)
+
+
+def delete_connection(workspace_id: str, name: str) -> bool:
+    from nodeflow_app.store.connections import default_store as connection_store
+
+    store = connection_store()
+    return store.delete(name, workspace_id) if store is not None else False
+
+
+async def check_named_connection(workspace_id: str, name: str) -> ConnectionResult:
+    """A database connection runs `SELECT 1`; an HTTP one has no URL of its own, so only its fields are checked."""
+    import asyncio
+
+    from nodeflow_app.connections import DATABASE_KINDS
+    from nodeflow_app.sql.run import run_statement
+    from nodeflow_app.store.connections import default_store as connection_store
+
+    store = connection_store()
+    try:
+        connection = store.get(name, workspace_id) if store is not None else None
+    except CredentialError as error:
+        return ConnectionResult(False, str(error))
+    if connection is None:
+        return ConnectionResult(False, f"no connection named {name!r}")
+    if connection.kind not in DATABASE_KINDS:
+        return ConnectionResult(True, f"{connection.kind} connection: its fields are complete; it is used by the "
+                                      "URL of an HTTP Request node")
+    try:
+        await asyncio.to_thread(run_statement, connection, "SELECT 1", {}, writable=False, limit=1,
+                                timeout=int(TEST_TIMEOUT_S))
+    except NodeError as error:
+        return ConnectionResult(False, str(error))
+    return ConnectionResult(True, f"connected to the {connection.kind} database")

@@ -9,7 +9,7 @@ ACCOUNT = "/account"
 WORKSPACE = "/workspace"
 INVITE = "/invite/[code]"
 KNOWLEDGE = "/knowledge"
-SETTINGS = "/settings"
+SETTINGS = "/workspace/credentials"  # the current workspace's (its owner's)
 
 
 def editor_url(graph_id: str) -> str:

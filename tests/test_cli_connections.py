@@ -48,3 +48,23 @@ def test_bad_input_is_named(capsys):
     assert "expected FIELD=VALUE, got 'path'" in capsys.readouterr().err
     assert main(["connections", "delete", "nope"]) == 2
     assert "no connection 'nope' in workspace 'default'" in capsys.readouterr().err
+
+
+def test_once_an_owner_exists_the_default_workspace_is_the_owners(capsys, data_dir):
+    """Not a "default" workspace nobody has: the owner's personal one, which the owner's runs use."""
+    from nodeflow_app.store.accounts import AccountStore
+    from nodeflow_app.store.credentials import default_store as credential_store
+
+    assert main(["connections", "set", "early", "http_bearer", "token=t1"]) == 0  # before any account
+    accounts = AccountStore(f"sqlite:///{data_dir / 'nodeflow.db'}")
+    owner = accounts.create_user("Olga", "olga@example.org", "owner password")
+    workspace = accounts.personal_workspace(owner.id).id
+    accounts.engine.dispose()
+    assert main(["connections", "set", "api", "http_bearer", "token=t2"]) == 0
+    assert main(["credentials", "set", "openai", "--key", "sk-owner-0000"]) == 0
+    assert default_store().get("api", workspace).fields == {"token": "t2"}
+    assert default_store().get("api") is None and default_store().get("early").fields == {"token": "t1"}
+    assert credential_store().get("openai", workspace).api_key == "sk-owner-0000"
+    assert default_store().adopt(workspace) == 1  # what the server does at start (adopt_unowned_graphs)
+    assert main(["connections", "list"]) == 0
+    assert capsys.readouterr().out.splitlines()[-3:] == ["NAME   KIND", "api    http_bearer", "early  http_bearer"]

@@ -32,8 +32,9 @@ def header() -> rx.Component:
         rx.box(flex="1"),
         rx.link(rx.hstack(rx.icon("library", size=16), rx.text("Knowledge", size="2"), align="center", spacing="1"),
                 href=routes.KNOWLEDGE, color_scheme="gray", custom_attrs={"data-testid": "nav-knowledge"}),
-        rx.link(rx.hstack(rx.icon("settings", size=16), rx.text("Settings", size="2"), spacing="1", align="center"),
-                href=routes.SETTINGS, color_scheme="gray", custom_attrs={"data-testid": "settings-link"}),
+        rx.cond(AuthState.role == "owner", rx.link(  # the workspace's credentials: its owner's page
+            rx.hstack(rx.icon("settings", size=16), rx.text("Settings", size="2"), spacing="1", align="center"),
+            href=routes.SETTINGS, color_scheme="gray", custom_attrs={"data-testid": "settings-link"})),
         rx.badge("preview", variant="soft", color_scheme="violet"),
         rx.cond(AuthState.user_name != "", user_menu()),
         **TOP_BAR,

@@ -1,4 +1,6 @@
-"""The Settings page: every provider, configured or not, with its key and base URL and a connection test.
+"""A workspace's credentials page (its owner's): every provider with the workspace's key and base URL and a
+connection test; the workspace's named HTTP and database connections; for the instance admin, the install's
+environment keys (every workspace's fallback) and declared MCP servers.
 
 Built per provider at compile time (the providers are known), filled from SettingsState's display rows.
 A key field is always empty: the stored key is shown as "set ••••abcd" and typing replaces it.
@@ -10,7 +12,9 @@ import reflex as rx
 
 from nodeflow_app.components.header import header
 from nodeflow_app.components.theme import BORDER
+from nodeflow_app.connections import KINDS
 from nodeflow_app.llm.providers import PROVIDERS
+from nodeflow_app.state.auth_state import AuthState
 from nodeflow_app.state.settings_state import SettingsState
 
 
@@ -106,20 +110,94 @@ def provider_card(index: int, name: str) -> rx.Component:
     )
 
 
+def _connection_row(row: rx.Var) -> rx.Component:
+    name = row["name"].to(str)
+    result = SettingsState.tests["connection:" + name]
+    return rx.table.row(
+        rx.table.cell(rx.text(name, weight="medium")),
+        rx.table.cell(rx.code(row["kind"].to(str))),
+        rx.table.cell(rx.text(row["fields"].to(str), size="1", color_scheme="gray")),
+        rx.table.cell(rx.cond(SettingsState.tests.contains("connection:" + name), rx.text(
+            result["message"].to(str), size="1", color_scheme=rx.cond(result["ok"].to(bool), "green", "red"),
+            custom_attrs=_testid("connection-test-" + name)))),
+        rx.table.cell(rx.hstack(
+            rx.button("Test", size="1", variant="soft", on_click=SettingsState.check_connection(name),
+                      loading=SettingsState.testing == "connection:" + name,
+                      custom_attrs=_testid("connection-check-" + name)),
+            rx.button("Delete", size="1", variant="ghost", color_scheme="red",
+                      on_click=SettingsState.delete_connection(name), custom_attrs=_testid("connection-delete-" + name)),
+            spacing="2")),
+        custom_attrs=_testid("connection-" + name),
+    )
+
+
+def _field_hint(kind: str) -> str:
+    required, optional = KINDS[kind]
+    return "\n".join([f"{f}=..." for f in required] + [f"{f}=... (optional)" for f in optional])
+
+
+def connections_section() -> rx.Component:
+    """The workspace's named connections: listed without values; adding one with an existing name replaces it."""
+    hint = rx.match(SettingsState.connection_kind, *((kind, _field_hint(kind)) for kind in KINDS), "")
+    return rx.vstack(
+        rx.heading("Connections", size="4"),
+        rx.text("Named HTTP and database credentials that HTTP Request and Database Query nodes of this workspace "
+                "pick by name. Values are encrypted and never shown again: saving a name again replaces it.",
+                size="2", color_scheme="gray"),
+        rx.table.root(rx.table.body(rx.foreach(SettingsState.connections, _connection_row)), width="100%",
+                      custom_attrs=_testid("connections")),
+        rx.form(
+            rx.hstack(
+                rx.input(name="name", placeholder="Name", width="160px", custom_attrs=_testid("connection-name")),
+                rx.select(list(KINDS), value=SettingsState.connection_kind, on_change=SettingsState.set_connection_kind,
+                          custom_attrs=_testid("connection-kind")),
+                rx.text_area(name="fields", placeholder=hint, rows="3", flex="1", auto_complete="off",
+                             key=SettingsState.form_rev.to_string() + "connection",
+                             custom_attrs=_testid("connection-fields")),
+                rx.button("Save connection", type="submit", custom_attrs=_testid("connection-save")),
+                width="100%", align="start", spacing="2",
+            ),
+            on_submit=SettingsState.save_connection, reset_on_submit=True, width="100%",
+        ),
+        spacing="2", width="100%",
+    )
+
+
+def install_section() -> rx.Component:
+    """The install-wide part, for the instance admin only (the server fills it only for them)."""
+    return rx.cond(
+        SettingsState.is_admin,
+        rx.vstack(
+            rx.heading("Install-wide (instance admin)", size="4"),
+            rx.text("Environment keys are the fallback of every workspace without a key of its own; only you see "
+                    "them here.", size="2", color_scheme="gray"),
+            rx.table.root(rx.table.body(rx.foreach(SettingsState.environment, lambda row: rx.table.row(
+                rx.table.cell(row["provider"]), rx.table.cell(rx.code(row["variable"])), rx.table.cell(row["value"]),
+            ))), width="100%"),
+            rx.text("Declared stdio MCP servers: ", SettingsState.mcp_servers, size="2"),
+            spacing="2", width="100%", custom_attrs=_testid("install-settings"),
+        ),
+    )
+
+
 def settings_page() -> rx.Component:
     return rx.vstack(
         header(),
         rx.vstack(
-            rx.heading("Settings", size="6"),
-            rx.text("Model providers. Keys are encrypted at rest and never shown again; environment variables "
-                    "win over stored keys. A base URL written in a graph never receives these keys unless the "
-                    "graph's Model Selector chooses one (see docs/security.md).", size="2", color_scheme="gray"),
+            rx.heading("Credentials of ", AuthState.workspace_name, size="6", custom_attrs=_testid("settings-title")),
+            rx.text("Model providers of this workspace: its runs use these keys first, then the install's. Keys are "
+                    "encrypted at rest and never shown again. A base URL written in a graph never receives these "
+                    "keys unless the graph's Model Selector chooses one (see docs/security.md).",
+                    size="2", color_scheme="gray"),
             rx.cond(
                 SettingsState.providers.length() > 0,
-                rx.vstack(*(provider_card(i, name) for i, name in enumerate(PROVIDERS)), spacing="3", width="100%"),
-                rx.text(SettingsState.tests[""]["message"].to(str), color_scheme="red"),
+                rx.vstack(*(provider_card(i, name) for i, name in enumerate(PROVIDERS)), connections_section(),
+                          install_section(), spacing="3", width="100%"),
+                rx.text(rx.cond(SettingsState.tests.contains(""), SettingsState.tests[""]["message"].to(str),
+                                "Only the workspace's owner manages its credentials."), color_scheme="red",
+                        custom_attrs=_testid("settings-refused")),
             ),
-            spacing="4", width="100%", max_width="760px", padding="24px", custom_attrs=_testid("settings"),
+            spacing="4", width="100%", max_width="860px", padding="24px", custom_attrs=_testid("settings"),
         ),
         align="center", width="100%", min_height="100vh", border_top=BORDER,
     )

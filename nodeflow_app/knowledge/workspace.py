@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from nodeflow_app.knowledge.collections import KnowledgeStore
+from nodeflow_app.llm.credentials import use_workspace
 from nodeflow_app.settings import data_dir
 
 DEFAULT_WORKSPACE = "default"
@@ -17,6 +18,8 @@ DEFAULT_WORKSPACE = "default"
 
 def store_for(ctx: Any) -> KnowledgeStore:
     services = getattr(ctx, "services", None) or {}
+    if services.get("workspace_id"):
+        use_workspace(services["workspace_id"])  # its embedding model uses the workspace's keys
     return workspace_store(str(services.get("workspace_id") or DEFAULT_WORKSPACE))
 
 

@@ -1,5 +1,9 @@
 """Provider credentials encrypted at rest: the Fernet key, and the lookup providers.py makes.
 
+Stored credentials belong to a workspace (SPEC 10): the lookup reads the keys of the workspace the current
+context acts in (`use_workspace`: the access check sets it per event, a model node from its run's workspace);
+the environment variables stay an install-wide fallback (providers.py).
+
 The key is NODEFLOW_SECRET_KEY (a Fernet key) or `<data dir>/secret.key`, generated with mode 0600 the first
 time a credential is stored. The database holds only ciphertext plus which fields are set. The database side
 (`CredentialStore`) is the services layer's, nodeflow_app/store/credentials.py: this helper layer, used by
@@ -8,6 +12,7 @@ node folders, never imports the store; the store registers its lookup here (`use
 
 from __future__ import annotations
 
+import contextvars
 import os
 from pathlib import Path
 from typing import Any, Callable, NamedTuple
@@ -82,15 +87,26 @@ def _key_source() -> str:
 
 # 2. The lookup -------------------------------------------------------------------------------------
 
-_lookup: Callable[[str], Credential | None] | None = None
+# (provider, workspace_id) -> the credential; "" is the workspace of credentials stored before accounts.
+_lookup: Callable[[str, str], Credential | None] | None = None
+_workspace: contextvars.ContextVar[str] = contextvars.ContextVar("nodeflow_credential_workspace", default="")
 
 
-def use_lookup(lookup: Callable[[str], Credential | None]) -> None:
+def use_lookup(lookup: Callable[[str, str], Credential | None]) -> None:
     """Where `stored` finds credentials (the credential store registers itself when it loads)."""
     global _lookup
     _lookup = lookup
 
 
+def use_workspace(workspace_id: str | None) -> None:
+    """Stored credentials of `workspace_id` count in this context (and the tasks it starts from now on)."""
+    _workspace.set(workspace_id or "")
+
+
+def current_workspace() -> str:
+    return _workspace.get()
+
+
 def stored(provider: str) -> Credential | None:
-    """`provider`'s stored credential, or None (also when no credential store is loaded in this process)."""
-    return _lookup(provider) if _lookup is not None else None
+    """`provider`'s credential stored for the current workspace, or None (also when no store is loaded)."""
+    return _lookup(provider, _workspace.get()) if _lookup is not None else None

@@ -110,19 +110,21 @@ def _checked(ref: ModelRef) -> ModelRef:
 # 2. Configuration ---------------------------------------------------------------------------------
 
 def api_key_for(provider: str) -> str | None:
-    """The API key for `provider`, or None: its environment variable first, then the encrypted credential store."""
+    """The API key for `provider`, or None: the current workspace's stored key first, then the install's
+    environment variable (the fallback every workspace shares)."""
     env = PROVIDERS[provider].key_env
-    return ((os.environ.get(env) or None) if env else None) or _stored(provider).api_key
+    return _stored(provider).api_key or ((os.environ.get(env) or None) if env else None)
 
 
 def base_url_for(provider: str, explicit: str | None = None) -> str | None:
-    """An explicit URL, else the install's own: NODEFLOW_OPENAI_COMPATIBLE_BASE_URL (that provider only), else the
-    credential store."""
+    """An explicit URL, else the install's own: the workspace's stored URL, else
+    NODEFLOW_OPENAI_COMPATIBLE_BASE_URL (that provider only)."""
     if explicit:
         return explicit
-    if provider == "openai-compatible" and os.environ.get(COMPATIBLE_BASE_URL_ENV):
-        return os.environ[COMPATIBLE_BASE_URL_ENV]
-    return _stored(provider).base_url
+    url = _stored(provider).base_url
+    if url is None and provider == "openai-compatible":
+        return os.environ.get(COMPATIBLE_BASE_URL_ENV) or None
+    return url
 
 
 def graph_base_url(ref: ModelRef) -> str | None:

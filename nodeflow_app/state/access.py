@@ -24,6 +24,7 @@ from reflex_base.event import Event
 from reflex.state import StateUpdate
 
 from nodeflow_app.accounts.roles import Action, allows
+from nodeflow_app.llm.credentials import use_workspace
 from nodeflow_app.runs.caller import Caller, set_caller
 from nodeflow_app.store.accounts import User, account_store
 
@@ -120,13 +121,28 @@ def target_workspace(state: Any, current_workspace: str | None) -> str | None:
 
 def adopt_unowned_graphs(graph_id: str | None = None) -> str | None:
     """Graphs made outside any workspace (before accounts, by the CLI or a script) join the install owner's
-    personal workspace; the workspace of `graph_id` afterwards (None: no such graph)."""
+    personal workspace, with the provider keys and connections stored then; the workspace of `graph_id`
+    afterwards (None: no such graph)."""
     from nodeflow_app.store.graphs import graph_store
 
     owner_workspace = account_store().owner_workspace_id()
     if owner_workspace:
         graph_store().adopt_unowned(owner_workspace)
+        if not graph_id:  # at start and on the owner's page loads, not on every event
+            adopt_unowned_credentials(owner_workspace)
     return graph_store().workspace_of(graph_id) if graph_id else owner_workspace
+
+
+def adopt_unowned_credentials(owner_workspace: str) -> None:
+    from nodeflow_app.llm.credentials import CredentialError
+    from nodeflow_app.store import connections, credentials
+
+    try:
+        for store in (credentials.default_store(), connections.default_store()):
+            if store is not None:
+                store.adopt(owner_workspace)
+    except CredentialError as error:  # the key file is missing: they stay where they are, said in the log
+        log.warning("stored credentials not moved to the owner's workspace: %s", error)
 
 
 class AccessMiddleware(Middleware):
@@ -135,6 +151,7 @@ class AccessMiddleware(Middleware):
     async def preprocess(self, app: Any, state: Any, event: Any) -> StateUpdate | None:
         _current.set(Access(None, None, None))
         set_caller(Caller())
+        use_workspace(None)
         path, _, name = event.name.rpartition(".")
         if name in REFLEX_INTERNAL:
             return None
@@ -157,6 +174,7 @@ class AccessMiddleware(Middleware):
             return self._refuse(event, user, decision.reason)
         _current.set(Access(user, workspace, role))
         set_caller(Caller(user.id if user else None, user.name if user else "", workspace))
+        use_workspace(workspace)  # provider keys of the workspace the event acts in
         return None
 
     @staticmethod

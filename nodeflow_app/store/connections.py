@@ -17,6 +17,7 @@ from nodeflow_app.connections import DEFAULT_WORKSPACE, Connection, check_fields
 from nodeflow_app.contract import NodeError
 from nodeflow_app.llm.credentials import SECRET_KEY_ENV, CredentialError, key_file, load_key
 from nodeflow_app.settings import db_url
+from nodeflow_app.store.db import create_all
 
 
 class ConnectionStore:
@@ -35,7 +36,7 @@ class ConnectionStore:
             raise CredentialError("a connection needs a name")
         plain = {"workspace_id": workspace_id, "name": name, "kind": kind, "fields": check_fields(kind, fields)}
         token = self._fernet(create=True).encrypt(json.dumps(plain).encode()).decode("ascii")
-        ConnectionRow.__table__.create(self.engine, checkfirst=True)
+        create_all(self.engine)  # every table at the newest schema (migrates an older database)
         with self._session() as session:
             session.merge(ConnectionRow(workspace_id=workspace_id, name=name, kind=kind, secret=token,
                                         updated_at=time.time()))
@@ -94,6 +95,18 @@ class ConnectionStore:
             session.commit()
             return True
 
+    def adopt(self, workspace_id: str) -> int:
+        """Connections stored before accounts (workspace "default") join `workspace_id` (the install owner's)
+        unless it has one by that name; re-encrypted, since a token names its workspace. How many moved."""
+        moved = 0
+        for row in self.list(DEFAULT_WORKSPACE):
+            connection = self.get(row["name"], DEFAULT_WORKSPACE)
+            if connection is not None and self.get(row["name"], workspace_id) is None:
+                self.set(row["name"], connection.kind, connection.fields, workspace_id)
+                moved += 1
+            self.delete(row["name"], DEFAULT_WORKSPACE)
+        return moved
+
     def _fernet(self, *, create: bool) -> Any:
         if self._key is None:
             return load_key(create=create)  # read each time: the key may be restored or changed meanwhile
@@ -106,7 +119,8 @@ class ConnectionStore:
     def _has_table(self) -> bool:
         from sqlalchemy import inspect
 
-        return inspect(self.engine).has_table("connection")
+        schema = (self.engine.get_execution_options().get("schema_translate_map") or {}).get(None)
+        return inspect(self.engine).has_table("connection", schema=schema)
 
     def _session(self) -> Any:
         from nodeflow_app.store.db import session

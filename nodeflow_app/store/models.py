@@ -74,10 +74,12 @@ class NodeRunRow(SQLModel, table=True):
 
 
 class CredentialRow(SQLModel, table=True):
-    """A provider's credential, encrypted at rest: one Fernet token; only which fields are set is readable."""
+    """A provider's credential of a workspace, encrypted at rest: one Fernet token; only which fields are set is
+    readable."""
 
     __tablename__ = "credential"
 
+    workspace_id: str = Field(default="", primary_key=True, max_length=64)  # "": stored before accounts
     provider: str = Field(primary_key=True)
     secret: str = Field(sa_type=Text)  # Fernet token of {"provider", "api_key", "base_url"} as JSON
     has_api_key: bool = False

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextvars
 import stat
 import subprocess
 import sys
@@ -119,11 +120,45 @@ def test_a_token_moved_to_another_provider_is_refused(data_dir):
         store.get("groq")
 
 
-def test_environment_variable_wins_over_the_store(monkeypatch):
-    default_store(create=True).set("openai", "from-store")
-    assert providers.api_key_for("openai") == "from-store"
+def test_the_workspace_key_comes_first_then_the_environment(monkeypatch):
+    store = default_store(create=True)
+    store.set("openai", "key-of-team-a", workspace_id="team-a")
+    store.set("openai-compatible", None, "http://a.example/v1", workspace_id="team-a")
     monkeypatch.setenv("OPENAI_API_KEY", "from-env")
+    monkeypatch.setenv(providers.COMPATIBLE_BASE_URL_ENV, "http://install.example/v1")
+    contextvars.copy_context().run(_keys_seen_by_each_workspace)
+    assert credentials.current_workspace() == ""  # the workspace was set in the copied context only
+
+
+def _keys_seen_by_each_workspace() -> None:
+    credentials.use_workspace("team-a")
+    assert providers.api_key_for("openai") == "key-of-team-a"
+    assert providers.base_url_for("openai-compatible") == "http://a.example/v1"
+    credentials.use_workspace("team-b")  # nothing stored: the install's environment keys
     assert providers.api_key_for("openai") == "from-env"
+    assert providers.base_url_for("openai-compatible") == "http://install.example/v1"
+    assert default_store().list("team-b") == [] and [r["provider"] for r in default_store().list("team-a")] == [
+        "openai", "openai-compatible"]
+
+
+def test_a_token_copied_to_another_workspace_is_refused():
+    store = default_store(create=True)
+    store.set("openai", SECRET, workspace_id="team-a")
+    with store.engine.begin() as conn:
+        conn.execute(text("update credential set workspace_id = 'team-b'"))
+    with pytest.raises(CredentialError, match="belongs to"):
+        store.get("openai", "team-b")
+
+
+def test_credentials_stored_before_accounts_join_the_owner_workspace():
+    store = default_store(create=True)
+    store.set("openai", "old-install-key")
+    store.set("groq", "old-groq")
+    store.set("groq", "owner-groq", workspace_id="w-owner")
+    assert store.adopt("w-owner") == 1  # groq: the owner's own key stays
+    assert store.list("") == []
+    assert store.get("openai", "w-owner").api_key == "old-install-key"
+    assert store.get("groq", "w-owner").api_key == "owner-groq"
 
 
 def test_provider_status_and_models_use_a_stored_key():

@@ -115,3 +115,28 @@ def test_graphs_belong_to_a_workspace_and_old_ones_are_adopted(engine):
     assert store.workspace_of(copy.id) == "w1"
     store.move(copy.id, "w2")
     assert sorted(g.name for g in store.list(workspace_id="w2")) == ["Mine (copy)", "Theirs"]
+
+
+def test_install_wide_provider_keys_move_to_the_owner_workspace(engine):
+    """Migration 0007: credentials are per workspace; the old install-wide rows become the owner's."""
+    from nodeflow_app.store.credentials import CredentialStore
+    from cryptography.fernet import Fernet
+
+    key = Fernet.generate_key()
+    with engine.begin() as conn:
+        command.upgrade(migrations._config(conn), "0006_connections")
+        _insert(conn, "user_account", id="u1", email="o@example.org", name="O", password_hash="x", is_admin=True,
+                created_at=1.0)
+        _insert(conn, "workspace", id="w-owner", name="O", personal_of="u1", created_at=1.0)
+        token = Fernet(key).encrypt(json.dumps({"provider": "openai", "api_key": "sk-old", "base_url": None})
+                                    .encode()).decode()
+        _insert(conn, "credential", provider="openai", secret=token, has_api_key=True, has_base_url=False,
+                updated_at=1.0)
+    migrations._done.clear()
+    GraphStore(engine)  # opening a store upgrades the database
+    assert revision(engine) == migrations.head()
+    store = CredentialStore(engine, key)
+    assert store.get("openai", "w-owner").api_key == "sk-old"
+    assert store.get("openai", "") is None and store.list("other") == []
+    store.set("openai", "sk-team", workspace_id="w-team")  # the key is (workspace, provider) now
+    assert store.get("openai", "w-owner").api_key == "sk-old"

@@ -8,6 +8,7 @@ The connection test lists the provider's models where its API offers that, at th
 
 from __future__ import annotations
 
+import contextvars
 import os
 from dataclasses import dataclass
 from typing import Any
@@ -51,7 +52,11 @@ def provider_rows(workspace_id: str, *, admin: bool) -> list[dict[str, Any]]:
     """One row per provider for the workspace's credentials page: configured or not, how to configure it, where
     its key and URL come from; never a key. The install's environment keys (the fallback of every workspace)
     show a hint only to the instance admin; others learn only that the install's key is used."""
-    use_workspace(workspace_id)
+    return contextvars.copy_context().run(_provider_rows, workspace_id, admin)
+
+
+def _provider_rows(workspace_id: str, admin: bool) -> list[dict[str, Any]]:
+    use_workspace(workspace_id)  # in a copied context: the caller's workspace stays as it was
     stored = _stored_rows(workspace_id)
     rows = []
     for status in provider_status():

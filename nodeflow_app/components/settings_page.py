@@ -151,7 +151,7 @@ def connections_section() -> rx.Component:
                 rx.input(name="name", placeholder="Name", width="160px", custom_attrs=_testid("connection-name")),
                 rx.select(list(KINDS), value=SettingsState.connection_kind, on_change=SettingsState.set_connection_kind,
                           custom_attrs=_testid("connection-kind")),
-                rx.text_area(name="fields", placeholder=hint, rows="3", flex="1", auto_complete="off",
+                rx.text_area(name="fields", placeholder=hint, rows="3", flex="1", auto_complete=False,
                              key=SettingsState.form_rev.to_string() + "connection",
                              custom_attrs=_testid("connection-fields")),
                 rx.button("Save connection", type="submit", custom_attrs=_testid("connection-save")),

@@ -21,13 +21,15 @@ CHROMIUM_ARGS = [
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Mark browser tests `e2e` and run them last (stable order otherwise)."""
+    """Mark browser tests `e2e` and run them last (stable order otherwise); tests marked `own_server` (a second
+    server, e.g. on PostgreSQL) run at the very end: building it rewrites `.web` with its own port, which the
+    session's server's pages would then use."""
     here = Path(__file__).parent
     is_e2e = {id(item): here in Path(str(item.fspath)).parents for item in items}
     for item in items:
         if is_e2e[id(item)]:
             item.add_marker(pytest.mark.e2e)
-    items.sort(key=lambda item: is_e2e[id(item)])
+    items.sort(key=lambda item: (is_e2e[id(item)], item.get_closest_marker("own_server") is not None))
 
 
 @pytest.fixture(scope="session")

@@ -33,6 +33,11 @@ class Server:
     port: int
     log: Path
     data_dir: Path | None = None  # NODEFLOW_DATA_DIR of the server (its SQLite database is in there)
+    database_url: str | None = None  # REFLEX_DB_URL when it is not that SQLite file (a PostgreSQL server)
+
+    @property
+    def db_url(self) -> str:
+        return self.database_url or f"sqlite:///{self.data_dir / 'nodeflow.db'}"
 
 
 def free_port() -> int:
@@ -144,7 +149,8 @@ def run_server(artifacts: Path, extra_env: dict[str, str] | None = None) -> Iter
                         f"log {log_path}:\n{tail(log_path)}")
                 time.sleep(0.25)
             print(f"\nNodeFlow e2e server up on {url} in {time.monotonic() - started:.1f} s (log {log_path})")
-            yield Server(url=url, port=port, log=log_path, data_dir=data_dir)
+            database = (extra_env or {}).get("REFLEX_DB_URL")
+            yield Server(url=url, port=port, log=log_path, data_dir=data_dir, database_url=database)
         finally:
             _stop(process)
 
@@ -154,7 +160,7 @@ def signed_in_context(browser, server: Server, email: str = OWNER_EMAIL, passwor
     """A browser context carrying a session of `email`, made through the account store (as signing in does)."""
     from nodeflow_app.store.accounts import AccountStore
 
-    accounts = AccountStore(f"sqlite:///{server.data_dir / 'nodeflow.db'}")
+    accounts = AccountStore(server.db_url)
     try:
         token, _user = accounts.sign_in(email, password)
     finally:

@@ -76,3 +76,48 @@ def test_a_secret_header_never_reaches_the_browser_nor_the_export(page, nodeflow
     assert frames, "no websocket frame was recorded"
     for secret in (TOKEN, NEW_TOKEN, ciphertext, now["$secret"]):
         assert secret not in seen and secret not in exported
+
+
+PROVIDER_KEY = "sk-e2e-workspace-key-6161"
+CONNECTION_PASSWORD = "db-pass-e2e-8080"
+
+
+def test_stored_credentials_never_reach_the_browser(page, nodeflow_server: Server) -> None:
+    """A provider key and a connection's password typed on the credentials page: no websocket frame and no page
+    carries them (nor their ciphertext) afterwards, on that page, after a reload, or on the other pages."""
+    import sqlite3
+
+    frames: list[str] = []
+    page.on("websocket", lambda ws: ws.on("framereceived", lambda payload: frames.append(str(payload))))
+    page.goto(f"{nodeflow_server.url}/workspace/credentials")
+    page.get_by_test_id("api-key-groq").fill(PROVIDER_KEY)
+    page.get_by_test_id("save-groq").click()
+    expect(page.get_by_test_id("key-groq")).to_have_text("Key: set ••••6161 (stored)")
+    page.get_by_test_id("connection-name").fill("warehouse")
+    page.get_by_test_id("connection-kind").click()
+    page.get_by_role("option", name="postgres").click()
+    page.get_by_test_id("connection-fields").fill(
+        f"host=db.invalid\ndatabase=shop\nuser=reader\npassword={CONNECTION_PASSWORD}")
+    page.get_by_test_id("connection-save").click()
+    expect(page.get_by_test_id("connection-warehouse")).to_contain_text("database, host, password, user")
+    expect(page.get_by_test_id("connection-fields")).to_have_value("")
+    pages = []
+    for path in ("/workspace/credentials", "/", "/workspace"):
+        page.goto(f"{nodeflow_server.url}{path}")
+        page.get_by_test_id("app-header").wait_for()
+        page.wait_for_timeout(500)  # the page's state arrives after the header
+        pages.append(page.content())
+    database = sqlite3.connect(nodeflow_server.data_dir / "nodeflow.db")
+    ciphertexts = [row[0] for row in database.execute("select secret from credential where provider = 'groq'")]
+    ciphertexts += [row[0] for row in database.execute("select secret from connection where name = 'warehouse'")]
+    database.close()
+    assert len(ciphertexts) == 2
+    seen = "\n".join(frames + pages)
+    assert frames, "no websocket frame was recorded"
+    for secret in (PROVIDER_KEY, CONNECTION_PASSWORD, *ciphertexts):
+        assert secret not in seen
+    page.goto(f"{nodeflow_server.url}/workspace/credentials")
+    page.get_by_test_id("connection-delete-warehouse").click()
+    expect(page.get_by_test_id("connection-warehouse")).to_have_count(0)
+    page.get_by_test_id("delete-groq").click()
+    expect(page.get_by_test_id("key-groq")).to_have_text("Key: not set")

@@ -1,5 +1,6 @@
-"""The Settings page in Chromium: set a provider key (the page shows "set ••••abcd", never the key), test the
-connection (it lists the fake server's models); docs/screenshot-settings.png is taken here for the README."""
+"""The workspace's credentials page in Chromium (the owner's personal workspace here): set a provider key (the page
+shows "set ••••abcd", never the key), test the connection (it lists the fake server's models), and, as the
+instance admin, see the install's environment settings; docs/screenshot-settings.png is taken here."""
 
 from __future__ import annotations
 
@@ -15,7 +16,10 @@ KEY = "sk-e2e-settings-0123456789abcd"
 def test_set_a_key_see_it_as_set_and_list_models(page, nodeflow_server: Server, fake_llm) -> None:
     page.goto(nodeflow_server.url + "/")
     page.get_by_test_id("settings-link").click()
-    page.wait_for_url("**/settings")
+    page.wait_for_url("**/workspace/credentials")
+    assert page.get_by_test_id("settings-title").inner_text() == "Credentials of Admin's workspace"
+    install = page.get_by_test_id("install-settings")  # the owner of this install is its admin
+    install.get_by_text("NODEFLOW_OPENAI_COMPATIBLE_BASE_URL").wait_for()
     card = page.get_by_test_id("provider-openai-compatible")
     card.wait_for()
     assert page.get_by_test_id("status-openai-compatible").inner_text() == "configured"  # its base URL is set
@@ -39,7 +43,7 @@ def test_set_a_key_see_it_as_set_and_list_models(page, nodeflow_server: Server, 
     page.get_by_test_id("key-openai-compatible").wait_for()
     assert KEY not in page.content()  # the browser never gets the stored key back
     stored = sqlite3.connect(nodeflow_server.data_dir / "nodeflow.db").execute(
-        "select secret from credential where provider = 'openai-compatible'").fetchone()[0]
+        "select secret from credential where provider = 'openai-compatible'").fetchone()[0]  # one workspace has it
     assert KEY not in stored  # encrypted at rest
 
     page.get_by_test_id("check-openai-compatible").click()

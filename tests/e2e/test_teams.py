@@ -1,16 +1,70 @@
 """Teams in Chromium with separate browser contexts: the owner makes a team workspace and invites a viewer by
 link; the viewer signs up through the link, sees the team with the role viewer, and the server refuses an
-edit they try; an invitation link works once; an outsider is not a member and never sees the team."""
+edit they try; an invitation link works once; an outsider is not a member and never sees the team.
+
+The four-context test (owner, editor, viewer, outsider) runs on SQLite (the session's server) and on the real
+PostgreSQL (a server of its own on a fresh database, started for this module only); it also covers the team's
+credentials: the owner stores the team's provider key and a connection, the viewer's chat run uses that key,
+and no key reaches any browser."""
 
 from __future__ import annotations
 
+import contextlib
+import os
 import re
+import uuid
+from collections.abc import Iterator
 
+import pytest
 from playwright.sync_api import expect
 
-from .server import signed_in_context
-from .server import ROOT
-from .test_chat import expect_answer_status, send
+from nodeflow_app.llm import providers
+from nodeflow_app.store.accounts import AccountStore
+from nodeflow_app.store.graphs import GraphStore
+from tests.llm.fake_openai import text
+from tests.llm.graphs import refund_desk
+
+from .server import OWNER_EMAIL, ROOT, Server, run_server, signed_in_context
+from .test_chat import LAYOUT, expect_answer_status, laid_out, last_answer, send
+
+POSTGRES_URL = os.environ.get("NODEFLOW_TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
+TEAM_KEY = "sk-team-acme-key-7319"
+CONNECTION_TOKEN = "crm-token-e2e-5521"
+
+
+@contextlib.contextmanager
+def postgres_database() -> Iterator[str]:
+    """A fresh database on the machines' PostgreSQL (dropped afterwards); fails, never skips."""
+    from sqlalchemy import create_engine, make_url, text as sql
+
+    name = f"nodeflow_e2e_{uuid.uuid4().hex[:10]}"
+    admin = create_engine(POSTGRES_URL, isolation_level="AUTOCOMMIT")
+    try:
+        with admin.connect() as conn:
+            conn.execute(sql(f'CREATE DATABASE "{name}"'))
+    except Exception as error:  # noqa: BLE001 - the team configuration is tested for real, never skipped
+        admin.dispose()
+        pytest.fail(f"PostgreSQL not reachable at {POSTGRES_URL}: {error}")
+    try:
+        yield make_url(POSTGRES_URL).set(database=name).render_as_string(hide_password=False)
+    finally:
+        with admin.connect() as conn:
+            conn.execute(sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        admin.dispose()
+
+
+@pytest.fixture(scope="module", params=["sqlite", pytest.param("postgresql", marks=pytest.mark.own_server)])
+def team_server(request, artifacts_dir, e2e_fake_server) -> Iterator[Server]:
+    """The session's SQLite server, or a server of this module's own on a fresh PostgreSQL database (its tests
+    run after every other e2e test: see conftest.py)."""
+    if request.param == "sqlite":
+        yield request.getfixturevalue("nodeflow_server")
+        return
+    with postgres_database() as url:
+        env = {providers.COMPATIBLE_BASE_URL_ENV: e2e_fake_server.fake.base_url, providers.MAX_RETRIES_ENV: "0",
+               "REFLEX_DB_URL": url}
+        with run_server(artifacts_dir / "postgres", env) as server:
+            yield server
 
 
 def test_invite_a_viewer_who_can_look_but_not_edit(browser, nodeflow_server):
@@ -80,12 +134,49 @@ def _join(browser, server, code: str, name: str, email: str):
     return context, page
 
 
-def test_owner_editor_viewer_and_outsider_on_one_team_graph(browser, nodeflow_server, fake_llm):
-    from nodeflow_app.store.accounts import AccountStore
+def _record_frames(page, frames: list[str]) -> None:
+    page.on("websocket", lambda ws: ws.on("framereceived", lambda payload: frames.append(str(payload))))
 
-    owner_context = signed_in_context(browser, nodeflow_server)
+
+def _team_workspace(server: Server, name: str) -> str:
+    accounts = AccountStore(server.db_url)
+    try:
+        owner = accounts.user_by_email(OWNER_EMAIL)
+        return next(w.id for w in accounts.workspaces(owner.id) if w.name == name)
+    finally:
+        accounts.engine.dispose()
+
+
+def _store_team_credentials(owner, server: Server, screenshot: bool) -> None:
+    """The owner stores the team's provider key and a connection on the team's credentials page."""
+    owner.goto(f"{server.url}/")
+    owner.get_by_test_id("settings-link").click()
+    owner.wait_for_url("**/workspace/credentials")
+    expect(owner.get_by_test_id("settings-title")).to_have_text("Credentials of Acme")
+    owner.get_by_test_id("api-key-openai-compatible").fill(TEAM_KEY)
+    owner.get_by_test_id("save-openai-compatible").click()
+    expect(owner.get_by_test_id("key-openai-compatible")).to_have_text("Key: set ••••7319 (stored)")
+    owner.get_by_test_id("connection-name").fill("crm")
+    owner.get_by_test_id("connection-fields").fill(f"token={CONNECTION_TOKEN}")
+    owner.get_by_test_id("connection-save").click()
+    row = owner.get_by_test_id("connection-crm")
+    expect(row).to_contain_text("http_bearer")
+    expect(row).to_contain_text("token")
+    owner.get_by_test_id("connection-check-crm").click()
+    expect(owner.get_by_test_id("connection-test-crm")).to_contain_text("its fields are complete")
+    expect(owner.get_by_test_id("install-settings")).to_contain_text(providers.COMPATIBLE_BASE_URL_ENV)  # admin
+    if screenshot:
+        owner.get_by_test_id("connections").scroll_into_view_if_needed()
+        owner.screenshot(path=str(ROOT / "docs" / "screenshot-credentials.png"))  # the README's picture
+
+
+def test_owner_editor_viewer_and_outsider_on_one_team_graph(browser, team_server, fake_llm):
+    server = team_server
+    owner_context = signed_in_context(browser, server)
     owner = owner_context.new_page()
-    owner.goto(f"{nodeflow_server.url}/workspace")
+    owner_frames: list[str] = []
+    _record_frames(owner, owner_frames)
+    owner.goto(f"{server.url}/workspace")
     owner.get_by_test_id("team-name").fill("Acme")
     owner.get_by_test_id("team-create").click()
     expect(owner.get_by_test_id("user-menu")).to_contain_text("Acme", timeout=15_000)
@@ -95,44 +186,79 @@ def test_owner_editor_viewer_and_outsider_on_one_team_graph(browser, nodeflow_se
     graph_url = owner.url
     owner.get_by_test_id("graph-name").fill("Acme desk")
     owner.get_by_test_id("graph-name").press("Enter")
-    editor_code, viewer_code = _invite(owner, nodeflow_server, "editor"), _invite(owner, nodeflow_server, "viewer")
-    owner.screenshot(path=str(ROOT / "docs" / "screenshot-workspace.png"))  # the README's picture of a team
+    graphs = GraphStore(server.db_url)  # the team's chat graph, as an import would store it
+    desk = graphs.create("Refund desk", laid_out(refund_desk(), LAYOUT), workspace_id=_team_workspace(server, "Acme"))
+    graphs.engine.dispose()
+    _store_team_credentials(owner, server, screenshot=server.database_url is None)
+    editor_code, viewer_code = _invite(owner, server, "editor"), _invite(owner, server, "viewer")
+    if server.database_url is None:
+        owner.screenshot(path=str(ROOT / "docs" / "screenshot-workspace.png"))  # the README's picture of a team
 
-    # The editor sees the team's graph and changes it.
-    editor_context, editor = _join(browser, nodeflow_server, editor_code, "Eddie", "eddie@example.org")
+    # The editor sees the team's graph and changes it; the team's credentials are not theirs to see.
+    editor_context, editor = _join(browser, server, editor_code, "Eddie", "eddie@example.org")
     expect(editor.get_by_test_id("graph-row-Acme desk")).to_be_visible()
+    expect(editor.get_by_test_id("settings-link")).to_have_count(0)
+    editor.goto(f"{server.url}/workspace/credentials")
+    expect(editor.get_by_text("Not allowed: a editor cannot do this (manage needs more).")).to_be_visible()
+    expect(editor.get_by_test_id("settings-refused")).to_be_visible()
+    expect(editor.get_by_test_id("provider-openai")).to_have_count(0)
     editor.goto(graph_url)
     editor.wait_for_function("window.__nodeflowCanvas && window.__nodeflowCanvas.nodeCount() === 1")
     editor.get_by_test_id("palette-node-prompt-template").click()
     editor.wait_for_function("window.__nodeflowCanvas.nodeCount() === 2")
     expect(editor.get_by_test_id("save-status")).to_contain_text("Saved", timeout=10_000)
 
-    # The viewer sees it read-only, chats with it, and a tampered edit is refused by the server.
-    viewer_context, viewer = _join(browser, nodeflow_server, viewer_code, "Vera", "vera@example.org")
+    # The viewer sees it read-only, and a tampered edit is refused by the server.
+    viewer_context, viewer = _join(browser, server, viewer_code, "Vera", "vera@example.org")
+    viewer_frames: list[str] = []
+    _record_frames(viewer, viewer_frames)
     viewer.goto(graph_url)
     viewer.wait_for_function("window.__nodeflowCanvas && window.__nodeflowCanvas.nodeCount() === 2")
     expect(viewer.get_by_test_id("view-only")).to_be_visible()
-    viewer.get_by_test_id("toggle-chat").click()
-    send(viewer, "hello from a viewer")
-    expect_answer_status(viewer, "complete")
     expect(viewer.get_by_test_id("palette-node-prompt-template")).to_have_count(0)
     name = viewer.get_by_test_id("graph-name")
     name.evaluate("el => el.removeAttribute('readonly')")  # what devtools would do
     name.fill("Vera was here")
-    name.press("Enter")
+    name.press("Enter")  # the rename event goes over the websocket: the server refuses it
     expect(viewer.get_by_text("Not allowed: a viewer cannot do this")).to_be_visible()
-    owner.goto(f"{nodeflow_server.url}/")
-    expect(owner.get_by_test_id("graph-row-Acme desk")).to_be_visible()  # the name did not change
+
+    # The viewer chats with the team's refund desk (on the team's key) and decides its approval.
+    fake_llm.script(text("Refund 42 euros"), text(["Refund", " sent"]))
+    viewer.goto(f"{server.url}/graph/{desk.id}")
+    viewer.wait_for_function("window.__nodeflowCanvas && window.__nodeflowCanvas.rev() > 0")
+    viewer.get_by_test_id("toggle-chat").click()
+    send(viewer, "refund order 7")
+    expect_answer_status(viewer, "paused")
+    card = last_answer(viewer).get_by_test_id("approval-card")
+    card.get_by_test_id("approval-approve").click()
+    expect_answer_status(viewer, "complete")
+    expect(card).to_have_attribute("data-decision", "approve")
+    expect(card).to_contain_text("Vera")  # who decided
+    assert fake_llm.headers and {h.get("authorization") for h in fake_llm.headers} == {f"Bearer {TEAM_KEY}"}
+
+    # Everyone in the team sees the run with who started it; the owner's graph name did not change.
+    owner.goto(f"{server.url}/graph/{desk.id}")
+    owner.wait_for_function("window.__nodeflowCanvas && window.__nodeflowCanvas.rev() > 0")
+    owner.get_by_test_id("toggle-runs").click()
+    expect(owner.get_by_test_id("run-started-by").first).to_have_text("chat · Vera")
+    owner.goto(f"{server.url}/")
+    expect(owner.get_by_test_id("graph-row-Acme desk")).to_be_visible()
 
     # An outsider (an account of their own, not invited) finds nothing.
-    accounts = AccountStore(f"sqlite:///{nodeflow_server.data_dir / 'nodeflow.db'}")
+    accounts = AccountStore(server.db_url)
     accounts.create_user("Otto", "otto@example.org", "outsider password")
     accounts.engine.dispose()
-    outsider_context = signed_in_context(browser, nodeflow_server, "otto@example.org", "outsider password")
+    outsider_context = signed_in_context(browser, server, "otto@example.org", "outsider password")
     outsider = outsider_context.new_page()
-    outsider.goto(f"{nodeflow_server.url}/")
+    outsider.goto(f"{server.url}/")
     expect(outsider.get_by_test_id("graph-count")).to_have_text("0 graphs")
-    outsider.goto(graph_url)
-    expect(outsider.get_by_text("Not found: it belongs to a workspace you are not in.").first).to_be_visible()
+    for url in (graph_url, f"{server.url}/graph/{desk.id}"):
+        outsider.goto(url)
+        expect(outsider.get_by_text("Not found: it belongs to a workspace you are not in.").first).to_be_visible()
+
+    # No stored secret reached any browser: not the owner who typed them, not the members.
+    seen = "\n".join(owner_frames + viewer_frames) + owner.content() + viewer.content()
+    assert owner_frames and viewer_frames, "no websocket frame was recorded"
+    assert TEAM_KEY not in seen and CONNECTION_TOKEN not in seen
     for context in (owner_context, editor_context, viewer_context, outsider_context):
         context.close()

@@ -1,39 +1,59 @@
-"""nodeflow_app/provider_settings.py: what the Settings page shows (never a key) and its connection test."""
+"""nodeflow_app/provider_settings.py: what a workspace's credentials page shows (never a key), its connection
+tests, and its named connections."""
 
 from __future__ import annotations
 
 import json
 
 from nodeflow_app import provider_settings
+from nodeflow_app.llm.credentials import use_workspace
 from nodeflow_app.llm.providers import COMPATIBLE_API_KEY_ENV, api_key_for
 
 KEY = "sk-stored-0123456789abcd"
+ENV_KEY = "sk-environment-key-9876"
+WS = "w-team"
 
 
-def row(name: str) -> dict:
-    return next(r for r in provider_settings.provider_rows() if r["name"] == name)
+def row(name: str, workspace: str = WS, *, admin: bool = False) -> dict:
+    return next(r for r in provider_settings.provider_rows(workspace, admin=admin) if r["name"] == name)
 
 
 async def test_every_provider_is_listed_configured_or_with_how_to_configure(fake_llm, monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    rows = provider_settings.provider_rows()
+    rows = provider_settings.provider_rows(WS, admin=True)
     assert [r["name"] for r in rows] == ["openai", "anthropic", "google", "groq", "ollama", "openrouter",
                                          "openai-compatible"]
-    assert row("openai-compatible")["configured"] and row("openai-compatible")["base_url"] == fake_llm.base_url
+    assert row("openai-compatible", admin=True)["configured"]
+    assert row("openai-compatible", admin=True)["base_url"] == fake_llm.base_url
+    assert row("openai-compatible")["base_url"] == ""  # the install's URL: the admin's to see
     openai = row("openai")
     assert not openai["configured"] and "set OPENAI_API_KEY" in openai["how"] and not openai["key_set"]
 
 
 async def test_a_stored_key_shows_as_set_with_its_last_four_characters_only(fake_llm, monkeypatch):
     monkeypatch.delenv(COMPATIBLE_API_KEY_ENV, raising=False)
-    provider_settings.save_credential("openai-compatible", KEY, "")
+    provider_settings.save_credential("openai-compatible", KEY, "", WS)
     shown = row("openai-compatible")
     assert (shown["key_set"], shown["key_hint"], shown["key_source"]) == (True, "••••abcd", "stored")
-    assert KEY not in json.dumps(provider_settings.provider_rows())
-    provider_settings.save_credential("openai-compatible", "", "http://elsewhere:1/v1")  # empty key: kept
+    assert KEY not in json.dumps(provider_settings.provider_rows(WS, admin=True))
+    assert row("openai-compatible", "w-other")["key_set"] is False  # another workspace's key is not theirs
+    provider_settings.save_credential("openai-compatible", "", "http://elsewhere:1/v1", WS)  # empty key: kept
+    use_workspace(WS)
     assert api_key_for("openai-compatible") == KEY
-    assert provider_settings.delete_credential("openai-compatible") is True
+    assert provider_settings.delete_credential("openai-compatible", WS) is True
     assert row("openai-compatible")["key_set"] is False
+
+
+async def test_the_environment_key_is_the_admins_to_see(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", ENV_KEY)
+    owner, admin = row("openai"), row("openai", admin=True)
+    assert (owner["key_set"], owner["key_hint"], owner["key_source"]) == (True, "", "the install's key")
+    assert (admin["key_hint"], admin["key_source"]) == ("••••9876", "from OPENAI_API_KEY")
+    assert {"provider": "OpenAI", "variable": "OPENAI_API_KEY", "value": "••••9876"} in (
+        provider_settings.environment_rows())
+    assert ENV_KEY not in json.dumps(provider_settings.provider_rows(WS, admin=True))
+    provider_settings.save_credential("openai", KEY, "", WS)  # the workspace's own key wins
+    assert row("openai")["key_source"] == "stored" and row("openai", "w-other")["key_source"] == "the install's key"
 
 
 def test_short_keys_show_no_characters():
@@ -43,8 +63,8 @@ def test_short_keys_show_no_characters():
 
 async def test_the_connection_test_lists_the_models_with_the_stored_key(fake_llm, monkeypatch):
     monkeypatch.delenv(COMPATIBLE_API_KEY_ENV, raising=False)
-    provider_settings.save_credential("openai-compatible", KEY, "")
-    result = await provider_settings.check_connection("openai-compatible")
+    provider_settings.save_credential("openai-compatible", KEY, "", WS)
+    result = await provider_settings.check_connection("openai-compatible", WS)
     assert (result.ok, result.message, result.models) == (True, "connected: 1 model(s)", ("fake-model",))
 
 
@@ -52,7 +72,32 @@ async def test_a_failed_connection_test_says_why(monkeypatch, tmp_path):
     monkeypatch.setenv("NODEFLOW_DATA_DIR", str(tmp_path))
     monkeypatch.setenv("REFLEX_DB_URL", f"sqlite:///{tmp_path / 'n.db'}")
     monkeypatch.setenv("NODEFLOW_OPENAI_COMPATIBLE_BASE_URL", "http://127.0.0.1:9/v1")
-    result = await provider_settings.check_connection("openai-compatible")
+    result = await provider_settings.check_connection("openai-compatible", WS)
     assert not result.ok and result.message.startswith("cannot reach http://127.0.0.1:9/v1/models")
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    assert (await provider_settings.check_connection("openai")).message == "OpenAI needs an API key first"
+    assert (await provider_settings.check_connection("openai", WS)).message == "OpenAI needs an API key first"
+
+
+async def test_a_workspace_connection_is_listed_without_values_and_tested(monkeypatch, tmp_path):
+    import sqlite3
+
+    import pytest
+
+    from nodeflow_app.llm.credentials import CredentialError
+
+    monkeypatch.setenv("NODEFLOW_DATA_DIR", str(tmp_path))
+    monkeypatch.setenv("REFLEX_DB_URL", f"sqlite:///{tmp_path / 'n.db'}")
+    sqlite3.connect(tmp_path / "shop.db").execute("create table t (x)").connection.close()
+    provider_settings.save_connection(WS, "shop", "sqlite", f"path={tmp_path / 'shop.db'}\n")
+    provider_settings.save_connection(WS, "api", "http_bearer", "token=s3cret-token")
+    assert provider_settings.connection_rows(WS) == [{"name": "api", "kind": "http_bearer", "fields": "token"},
+                                                     {"name": "shop", "kind": "sqlite", "fields": "path"}]
+    assert provider_settings.connection_rows("w-other") == []
+    assert "s3cret-token" not in json.dumps(provider_settings.connection_rows(WS))
+    assert (await provider_settings.check_named_connection(WS, "shop")).message == "connected to the sqlite database"
+    assert (await provider_settings.check_named_connection(WS, "api")).ok
+    assert not (await provider_settings.check_named_connection("w-other", "shop")).ok
+    with pytest.raises(CredentialError, match="name=value"):
+        provider_settings.save_connection(WS, "bad", "http_bearer", "token")
+    assert provider_settings.delete_connection(WS, "api") is True
+    assert [r["name"] for r in provider_settings.connection_rows(WS)] == ["shop"]

@@ -2,8 +2,9 @@
 link; the viewer signs up through the link, sees the team with the role viewer, and the server refuses an
 edit they try; an invitation link works once; an outsider is not a member and never sees the team.
 
-The four-context test (owner, editor, viewer, outsider) runs on SQLite (the session's server) and on the real
-PostgreSQL (a server of its own on a fresh database, started for this module only); it also covers the team's
+The four-context test (owner, editor, viewer, outsider) runs on SQLite (the session's server), on the real
+PostgreSQL (a server of its own on a fresh database, started for this module only) and on PostgreSQL with
+Redis and two backend workers (the team setup of SPEC 11); it also covers the team's
 credentials: the owner stores the team's provider key and a connection, the viewer's chat run uses that key,
 and no key reaches any browser."""
 
@@ -28,6 +29,7 @@ from .server import OWNER_EMAIL, ROOT, Server, run_server, signed_in_context
 from .test_chat import LAYOUT, expect_answer_status, laid_out, last_answer, send
 
 POSTGRES_URL = os.environ.get("NODEFLOW_TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
+REDIS_URL = os.environ.get("NODEFLOW_TEST_REDIS_URL", "redis://127.0.0.1:6379/3")
 TEAM_KEY = "sk-team-acme-key-7319"
 CONNECTION_TOKEN = "crm-token-e2e-5521"
 
@@ -53,17 +55,21 @@ def postgres_database() -> Iterator[str]:
         admin.dispose()
 
 
-@pytest.fixture(scope="module", params=["sqlite", pytest.param("postgresql", marks=pytest.mark.own_server)])
+@pytest.fixture(scope="module", params=["sqlite", pytest.param("postgresql", marks=pytest.mark.own_server),
+                                        pytest.param("postgresql-redis", marks=pytest.mark.own_server)])
 def team_server(request, artifacts_dir, e2e_fake_server) -> Iterator[Server]:
     """The session's SQLite server, or a server of this module's own on a fresh PostgreSQL database (its tests
-    run after every other e2e test: see conftest.py)."""
+    run after every other e2e test: see conftest.py); `postgresql-redis` is the team setup: Reflex's state in
+    Redis and two backend workers."""
     if request.param == "sqlite":
         yield request.getfixturevalue("nodeflow_server")
         return
     with postgres_database() as url:
         env = {providers.COMPATIBLE_BASE_URL_ENV: e2e_fake_server.fake.base_url, providers.MAX_RETRIES_ENV: "0",
                "REFLEX_DB_URL": url}
-        with run_server(artifacts_dir / "postgres", env) as server:
+        if request.param == "postgresql-redis":
+            env.update({"REFLEX_REDIS_URL": REDIS_URL, "GRANIAN_WORKERS": "2"})
+        with run_server(artifacts_dir / request.param, env) as server:
             yield server
 
 

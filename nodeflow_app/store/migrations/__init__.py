@@ -10,13 +10,16 @@ Agno's tables (`agno_*`) are never touched: migrations name only NodeFlow's own 
 
 from __future__ import annotations
 
+import contextlib
 import threading
+from collections.abc import Iterator
 from functools import lru_cache
 from pathlib import Path
 
 from sqlalchemy import Engine, inspect
 
 BASELINE = "0001_baseline"
+MIGRATION_LOCK = 0x4E6F6465466C6F77  # "NodeFlow": the PostgreSQL advisory lock held while a database is prepared
 _done: set[str] = set()
 _lock = threading.Lock()
 
@@ -77,24 +80,42 @@ def prepare(engine: Engine) -> None:
     with _lock:
         if key in _done:
             return
-        with engine.begin() as conn:
-            tables = set(inspect(conn).get_table_names(schema=_schema(engine)))
-        from alembic import command
+        with _one_process_at_a_time(engine):
+            with engine.begin() as conn:
+                tables = set(inspect(conn).get_table_names(schema=_schema(engine)))
+            from alembic import command
 
-        if "alembic_version" in tables:
-            with engine.begin() as conn:
-                current = context(conn, engine).get_current_revision()
-            if current != head():
+            if "alembic_version" in tables:
+                with engine.begin() as conn:
+                    current = context(conn, engine).get_current_revision()
+                if current != head():
+                    _upgrade(engine)
+            elif "graph" in tables or "run" in tables:  # made before migrations: the baseline schema
+                with engine.begin() as conn:
+                    command.stamp(_config(conn), BASELINE)
                 _upgrade(engine)
-        elif "graph" in tables or "run" in tables:  # made before migrations: the baseline schema
-            with engine.begin() as conn:
-                command.stamp(_config(conn), BASELINE)
-            _upgrade(engine)
-        SQLModel.metadata.create_all(engine)  # tables added by models without a migration yet, if any
-        if "alembic_version" not in tables and not ("graph" in tables or "run" in tables):
-            with engine.begin() as conn:
-                context(conn, engine).stamp(_script(), "head")
+            SQLModel.metadata.create_all(engine)  # tables added by models without a migration yet, if any
+            if "alembic_version" not in tables and not ("graph" in tables or "run" in tables):
+                with engine.begin() as conn:
+                    context(conn, engine).stamp(_script(), "head")
         _done.add(key)
+
+
+@contextlib.contextmanager
+def _one_process_at_a_time(engine: Engine) -> Iterator[None]:
+    """On PostgreSQL, an advisory lock: the backend workers of a team install start together, and two of them
+    creating the tables of a fresh database at once would collide (one worker would die at start)."""
+    if engine.dialect.name != "postgresql":
+        yield
+        return
+    with engine.connect() as conn:
+        conn.exec_driver_sql(f"SELECT pg_advisory_lock({MIGRATION_LOCK})")
+        conn.commit()
+        try:
+            yield
+        finally:
+            conn.exec_driver_sql(f"SELECT pg_advisory_unlock({MIGRATION_LOCK})")
+            conn.commit()
 
 
 def _upgrade(engine: Engine) -> None:

@@ -153,6 +153,15 @@ def test_headless_admin_is_created_once(store):
     assert [u.email for u in store.users()] == ["root@example.org"]
 
 
+def test_a_worker_losing_the_race_to_create_the_headless_admin_goes_on(store, monkeypatch):
+    """Backend workers start together: each saw no account, one created it; the other must not die."""
+    store.ensure_admin("root@example.org", PASSWORD)
+    monkeypatch.setattr(store, "has_users", lambda: False)  # what the slower worker saw a moment ago
+    assert store.ensure_admin("root@example.org", PASSWORD) is None
+    with pytest.raises(AccountError, match="exists already"):  # but a clash with anything else is no race
+        store.create_user("Root", "root@example.org", PASSWORD)
+
+
 @pytest.mark.parametrize("role, action, allowed", [
     ("viewer", "view", True), ("viewer", "chat", True), ("viewer", "edit", False), ("editor", "edit", True),
     ("editor", "manage", False), ("owner", "manage", True), (None, "view", False), ("bogus", "view", False)])

@@ -140,3 +140,28 @@ def test_install_wide_provider_keys_move_to_the_owner_workspace(engine):
     assert store.get("openai", "") is None and store.list("other") == []
     store.set("openai", "sk-team", workspace_id="w-team")  # the key is (workspace, provider) now
     assert store.get("openai", "w-owner").api_key == "sk-old"
+
+
+PREPARE = """
+import sys
+from nodeflow_app.store.db import make_engine
+from nodeflow_app.store.migrations import prepare
+prepare(make_engine(sys.argv[1]).execution_options(schema_translate_map={None: sys.argv[2]}))
+"""
+
+
+def test_workers_starting_together_on_a_fresh_postgresql_database_all_start():
+    """Team installs start several backend workers at once: each prepares the database; none may fail."""
+    import os
+    import subprocess
+    import sys
+
+    with private_schema() as schema:
+        env = {**os.environ, "PYTHONPATH": os.getcwd()}
+        workers = [subprocess.Popen([sys.executable, "-c", PREPARE, POSTGRES_URL, schema], env=env,
+                                    stderr=subprocess.PIPE, text=True) for _ in range(4)]
+        results = [(worker.wait(timeout=120), worker.stderr.read()) for worker in workers]
+        engine = make_engine(POSTGRES_URL).execution_options(schema_translate_map={None: schema})
+        assert revision(engine) == migrations.head()
+        engine.dispose()
+    assert [code for code, _ in results] == [0, 0, 0, 0], [err[-600:] for _, err in results]

@@ -1,4 +1,5 @@
-"""What the Settings page shows and does for providers (issue 11): status, stored keys, connection tests (no reflex).
+"""What a workspace's credentials page shows and does (issues 11, 14): providers' status, the workspace's stored
+keys, connection tests, its named connections; the install's environment keys for the admin (no reflex).
 
 A stored key never leaves here whole: rows carry whether a key is set, where it comes from and at most its
 last 4 characters. Saving an empty key keeps the stored one (the page never has it to send back).
@@ -279,8 +280,8 @@ async def check_named_connection(workspace_id: str, name: str) -> ConnectionResu
     if connection is None:
         return ConnectionResult(False, f"no connection named {name!r}")
     if connection.kind not in DATABASE_KINDS:
-        return ConnectionResult(True, f"{connection.kind} connection: its fields are complete; it is used by the "
-                                      "URL of an HTTP Request node")
+        return ConnectionResult(True, f"the {connection.kind} connection is complete (an HTTP connection has no URL "
+                                      "of its own: a run of an HTTP Request node tests it)")
     try:
         await asyncio.to_thread(run_statement, connection, "SELECT 1", {}, writable=False, limit=1,
                                 timeout=int(TEST_TIMEOUT_S))

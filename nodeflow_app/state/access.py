@@ -1,8 +1,8 @@
 """One access check before every event: session -> user -> role in the target workspace -> allowed?
 
 Handlers declare what they need with `@requires(action)` (an attribute on the function; nothing wraps
-it): "public" (anyone, e.g. signing in), "signed_in" (any account), "admin" (the instance admin: the
-install's provider keys and MCP servers), or an action of
+it): "public" (anyone, e.g. signing in), "signed_in" (any account), "admin" (the instance admin: accounts and
+install-wide settings), or an action of
 `nodeflow_app.accounts.roles` ("view", "chat", "edit", "manage") checked against the caller's role in
 the workspace the event acts in (the page's graph's, else the user's current one; see `target_workspace`).
 Handlers read the resolved caller with `current()`.

@@ -169,7 +169,7 @@ def _store_team_credentials(owner, server: Server, screenshot: bool) -> None:
     expect(row).to_contain_text("http_bearer")
     expect(row).to_contain_text("token")
     owner.get_by_test_id("connection-check-crm").click()
-    expect(owner.get_by_test_id("connection-test-crm")).to_contain_text("its fields are complete")
+    expect(owner.get_by_test_id("connection-test-crm")).to_contain_text("the http_bearer connection is complete")
     expect(owner.get_by_test_id("install-settings")).to_contain_text(providers.COMPATIBLE_BASE_URL_ENV)  # admin
     if screenshot:
         owner.get_by_test_id("connections").scroll_into_view_if_needed()

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from nodeflow_app import provider_settings
 from nodeflow_app.llm.credentials import use_workspace
 from nodeflow_app.llm.providers import COMPATIBLE_API_KEY_ENV, api_key_for
@@ -12,6 +14,15 @@ from nodeflow_app.llm.providers import COMPATIBLE_API_KEY_ENV, api_key_for
 KEY = "sk-stored-0123456789abcd"
 ENV_KEY = "sk-environment-key-9876"
 WS = "w-team"
+
+
+@pytest.fixture(autouse=True)
+def data_dir(monkeypatch, tmp_path):
+    """A database and key file of the test's own (fake_llm sets the same ones when a test uses it)."""
+    monkeypatch.setenv("NODEFLOW_DATA_DIR", str(tmp_path))
+    monkeypatch.setenv("REFLEX_DB_URL", f"sqlite:///{tmp_path / 'nodeflow.db'}")
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    return tmp_path
 
 
 def row(name: str, workspace: str = WS, *, admin: bool = False) -> dict:
@@ -78,15 +89,12 @@ async def test_a_failed_connection_test_says_why(monkeypatch, tmp_path):
     assert (await provider_settings.check_connection("openai", WS)).message == "OpenAI needs an API key first"
 
 
-async def test_a_workspace_connection_is_listed_without_values_and_tested(monkeypatch, tmp_path):
+async def test_a_workspace_connection_is_listed_without_values_and_tested(data_dir):
     import sqlite3
-
-    import pytest
 
     from nodeflow_app.llm.credentials import CredentialError
 
-    monkeypatch.setenv("NODEFLOW_DATA_DIR", str(tmp_path))
-    monkeypatch.setenv("REFLEX_DB_URL", f"sqlite:///{tmp_path / 'n.db'}")
+    tmp_path = data_dir
     sqlite3.connect(tmp_path / "shop.db").execute("create table t (x)").connection.close()
     provider_settings.save_connection(WS, "shop", "sqlite", f"path={tmp_path / 'shop.db'}\n")
     provider_settings.save_connection(WS, "api", "http_bearer", "token=s3cret-token")

@@ -43,6 +43,7 @@ PLACES = {
     "nodeflow_app.legacy": "services",  # importing graphs of the older runtime (JSON to JSON)
     "nodeflow_app.serve": "ui",  # builds and serves the Reflex app (`make run`)
     "nodeflow_app.editor": "ui",
+    "nodeflow_app.api": "ui",  # the HTTP API (FastAPI beside Reflex's backend)
     "nodeflow_app.state": "ui",
     "nodeflow_app.components": "ui",
     "nodeflow_app.nodeflow_app": "ui",

@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import json
+import time
+
 import httpx
+import pytest
 
 from nodeflow_app.store.accounts import AccountStore
 from nodeflow_app.store.graphs import GraphStore
+
+from tests.api.test_runs_api import waiting_graph
 
 from .server import OWNER_EMAIL, Server
 
@@ -19,6 +25,47 @@ def owner_token(server: Server) -> tuple[str, str]:
         return accounts.create_api_token(owner.id, workspace, "e2e")[0], workspace
     finally:
         accounts.engine.dispose()
+
+
+def stored_graph(server: Server, workspace: str, raw: dict) -> str:
+    graphs = GraphStore(f"sqlite:///{server.data_dir / 'nodeflow.db'}")
+    try:
+        return graphs.create("API e2e graph", raw, workspace_id=workspace).id
+    finally:
+        graphs.engine.dispose()
+
+
+def poll(client: httpx.Client, run_id: str, timeout: float = 30) -> dict:
+    """GET the run until it is no longer running (how a client follows a long run without a connection)."""
+    deadline = time.monotonic() + timeout
+    while (run := client.get(f"/api/v1/runs/{run_id}").json())["status"] == "running":
+        assert time.monotonic() < deadline, run
+        time.sleep(0.2)
+    return run
+
+
+def test_runs_go_on_when_the_caller_disconnects_and_polling_follows_them(nodeflow_server: Server):
+    token, workspace = owner_token(nodeflow_server)
+    graph_id = stored_graph(nodeflow_server, workspace, waiting_graph(2))
+    auth = {"authorization": f"Bearer {token}"}
+    with httpx.Client(base_url=nodeflow_server.url, headers=auth, timeout=10) as client:
+        # A streaming caller reads the run's id and hangs up.
+        with client.stream("POST", f"/api/v1/graphs/{graph_id}/runs", json={"mode": "stream"}) as stream:
+            lines = stream.iter_lines()
+            assert next(lines) == "event: run"
+            streamed = json.loads(next(lines).removeprefix("data: "))["run_id"]
+        # A waiting caller gives up before the end.
+        with pytest.raises(httpx.ReadTimeout):
+            client.post(f"/api/v1/graphs/{graph_id}/runs", json={"mode": "wait"}, timeout=0.5)
+        waited = client.get("/api/v1/graphs").json()  # the server still answers meanwhile
+        assert graph_id in [g["id"] for g in waited]
+        # The timed-out caller never got its run's id: the graph's run list has it.
+        runs = client.get(f"/api/v1/graphs/{graph_id}/runs").json()
+        assert len(runs) == 2 and streamed in [r["run_id"] for r in runs]
+        for run_id in (r["run_id"] for r in runs):
+            run = poll(client, run_id)
+            assert run["status"] == "completed" and run["output"] == {"waited": True}
+            assert (run["started_by"], run["started_by_user"]) == ("api", "Admin")
 
 
 def test_the_api_answers_beside_the_pages_with_a_token(nodeflow_server: Server):

@@ -6,12 +6,15 @@ import json
 import time
 
 import httpx
+import openai
 import pytest
 
 from nodeflow_app.store.accounts import AccountStore
 from nodeflow_app.store.graphs import GraphStore
 
 from tests.api.test_runs_api import waiting_graph
+from tests.llm.fake_openai import text
+from tests.llm.graphs import MODEL, graph
 
 from .server import OWNER_EMAIL, Server
 
@@ -82,3 +85,22 @@ def test_the_api_answers_beside_the_pages_with_a_token(nodeflow_server: Server):
         assert listed.status_code == 200 and graph_id in [g["id"] for g in listed.json()]
         assert client.get("/api/v1/openapi.json").json()["info"]["title"] == "NodeFlow API"
         assert client.get("/ping").status_code == 200 and client.get("/").status_code == 200
+
+
+def test_the_openai_sdk_chats_with_an_agent_graph_streaming_and_not(nodeflow_server: Server, fake_llm):
+    token, workspace = owner_token(nodeflow_server)
+    agent = graph([("chat", "chat-start", {}), ("agent", "agent", {"model": MODEL})], ["chat.output -> agent.input"])
+    graph_id = stored_graph(nodeflow_server, workspace, agent)
+    client = openai.OpenAI(base_url=f"{nodeflow_server.url}/api/v1", api_key=token, max_retries=0, timeout=30)
+    assert graph_id in [m.id for m in client.models.list().data]
+
+    fake_llm.script(text(["Hello", " from", " the", " graph"]))
+    completion = client.chat.completions.create(model=graph_id, messages=[{"role": "user", "content": "Hi"}])
+    assert completion.choices[0].message.content == "Hello from the graph"
+    assert fake_llm.requests[-1]["messages"][-1]["content"] == "Hi"  # the Chat Start's message reached the model
+
+    fake_llm.script(text(["Stre", "amed", "!"], delay=0.05))
+    stream = client.chat.completions.create(model=graph_id, stream=True,
+                                            messages=[{"role": "user", "content": "Stream it"}])
+    deltas = [chunk.choices[0].delta.content for chunk in stream if chunk.choices[0].delta.content]
+    assert deltas == ["Stre", "amed", "!"]  # one chunk per token, as the model streamed them

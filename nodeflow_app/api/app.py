@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from fastapi import Depends, FastAPI
 
-from nodeflow_app.api import openai_compat, v1
+from nodeflow_app.api import mcp_endpoint, openai_compat, v1
 from nodeflow_app.api.access import authorize
 from nodeflow_app.api.services import Services
 
@@ -22,4 +22,5 @@ def create_api(services: Services | None = None) -> FastAPI:
     app.state.services = services or Services()
     app.include_router(v1.router)
     app.include_router(openai_compat.router)
+    app.include_router(mcp_endpoint.router)
     return app

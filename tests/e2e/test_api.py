@@ -6,12 +6,16 @@ import json
 import time
 
 import httpx
+import httpx2
 import openai
 import pytest
+from mcp.client.session import ClientSession
+from mcp.client.streamable_http import streamable_http_client
 
 from nodeflow_app.store.accounts import AccountStore
 from nodeflow_app.store.graphs import GraphStore
 
+from tests.api.test_mcp_endpoint import EXAMPLE as MCP_EXAMPLE
 from tests.api.test_runs_api import waiting_graph
 from tests.llm.fake_openai import text
 from tests.llm.graphs import MODEL, graph
@@ -104,3 +108,15 @@ def test_the_openai_sdk_chats_with_an_agent_graph_streaming_and_not(nodeflow_ser
                                             messages=[{"role": "user", "content": "Stream it"}])
     deltas = [chunk.choices[0].delta.content for chunk in stream if chunk.choices[0].delta.content]
     assert deltas == ["Stre", "amed", "!"]  # one chunk per token, as the model streamed them
+
+
+async def test_the_mcp_client_lists_and_calls_a_graph_tool(nodeflow_server: Server):
+    token, workspace = owner_token(nodeflow_server)
+    stored_graph(nodeflow_server, workspace, json.loads(MCP_EXAMPLE.read_text()))
+    http = httpx2.AsyncClient(headers={"authorization": f"Bearer {token}"}, timeout=30)
+    async with http, streamable_http_client(f"{nodeflow_server.url}/api/mcp/{workspace}", http_client=http) as streams:
+        async with ClientSession(*streams) as session:
+            await session.initialize()
+            assert "order_status" in [tool.name for tool in (await session.list_tools()).tools]
+            result = await session.call_tool("order_status", {"order_id": 120})
+    assert not result.is_error and result.structured_content == {"order": 120, "status": "packing"}

@@ -27,8 +27,7 @@ from nodeflow_app.api.driver import drive, last_outputs
 from nodeflow_app.contract import NodeError
 from nodes.trigger.mcp_tool.executor import input_schema, tool_name
 
-STARTED_BY = "mcp"
-TOOL_TYPE = "mcp-tool"
+STARTED_BY = "mcp"  # the entry point: the MCP Tool trigger's definition lists it in `started_by`
 router = APIRouter(tags=["mcp"])
 
 
@@ -83,11 +82,12 @@ def _server(services: Any, workspace_id: str) -> Server:
 def graph_tools(services: Any, workspace_id: str) -> list[GraphTool]:
     """Every MCP Tool node of the workspace's saved graphs with a valid name and schema (a name used twice
     keeps its first graph, the most recently edited)."""
-    graphs, found = services.graphs(), {}
+    graphs, registry, found = services.graphs(), services.launcher().registry, {}
     for summary in graphs.list(workspace_id=workspace_id):
         stored = graphs.get(summary.id)
         for node in (stored.graph.get("nodes", []) if stored else []):
-            if node.get("type") != TOOL_TYPE:
+            definition = registry.definition(str(node.get("type")))
+            if definition is None or STARTED_BY not in definition.started_by:
                 continue
             data = node.get("data") or {}
             try:

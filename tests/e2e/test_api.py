@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import time
 
 import httpx
@@ -11,6 +12,7 @@ import openai
 import pytest
 from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
+from playwright.sync_api import expect
 
 from nodeflow_app.store.accounts import AccountStore
 from nodeflow_app.store.graphs import GraphStore
@@ -20,7 +22,7 @@ from tests.api.test_runs_api import waiting_graph
 from tests.llm.fake_openai import text
 from tests.llm.graphs import MODEL, graph
 
-from .server import OWNER_EMAIL, Server
+from .server import OWNER_EMAIL, Server, signed_in_context
 
 
 def owner_token(server: Server) -> tuple[str, str]:
@@ -120,3 +122,21 @@ async def test_the_mcp_client_lists_and_calls_a_graph_tool(nodeflow_server: Serv
             assert "order_status" in [tool.name for tool in (await session.list_tools()).tools]
             result = await session.call_tool("order_status", {"order_id": 120})
     assert not result.is_error and result.structured_content == {"order": 120, "status": "packing"}
+
+
+def test_the_workspace_page_shows_the_mcp_endpoint_beside_the_tokens(browser, nodeflow_server: Server):
+    context = signed_in_context(browser, nodeflow_server)
+    try:
+        page = context.new_page()
+        page.goto(nodeflow_server.url + "/workspace")
+        url = page.get_by_test_id("mcp-url")
+        expect(url).to_have_text(re.compile(r"^/api/mcp/\w+$"), timeout=15_000)
+        shown = url.inner_text().removeprefix("/api/mcp/")
+    finally:
+        context.close()
+    accounts = AccountStore(f"sqlite:///{nodeflow_server.data_dir / 'nodeflow.db'}")
+    try:
+        owner = accounts.user_by_email(OWNER_EMAIL)
+        assert shown in [w.id for w in accounts.workspaces(owner.id)]  # the page's current workspace
+    finally:
+        accounts.engine.dispose()

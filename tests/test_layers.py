@@ -36,6 +36,7 @@ PLACES = {
     "nodeflow_app.chat": "services",
     "nodeflow_app.runs": "services",
     "nodeflow_app.cli": "services",
+    "nodeflow_app.remote": "services",  # `nodeflow remote`: the CLI over a server's HTTP API
     "nodeflow_app.routes": "services",
     "nodeflow_app.validation": "services",
     "nodeflow_app.provider_settings": "services",  # what the Settings page shows and does

@@ -14,6 +14,7 @@ from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 from playwright.sync_api import expect
 
+from nodeflow_app.cli import main as cli
 from nodeflow_app.store.accounts import AccountStore
 from nodeflow_app.store.graphs import GraphStore
 
@@ -140,3 +141,20 @@ def test_the_workspace_page_shows_the_mcp_endpoint_beside_the_tokens(browser, no
         assert shown in [w.id for w in accounts.workspaces(owner.id)]  # the page's current workspace
     finally:
         accounts.engine.dispose()
+
+
+def test_the_cli_lists_and_runs_graphs_on_the_server_with_a_token(nodeflow_server: Server, capsys, monkeypatch):
+    token, workspace = owner_token(nodeflow_server)
+    graph_id = stored_graph(nodeflow_server, workspace, waiting_graph(0.2))
+    monkeypatch.setenv("NODEFLOW_TOKEN", token)
+    assert cli(["remote", "graphs", "--url", nodeflow_server.url]) == 0
+    assert graph_id in capsys.readouterr().out
+    assert cli(["remote", "run", graph_id, "--url", nodeflow_server.url, "--input", '{"a": 1}']) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("run ") and "wait: completed" in lines and "after: completed" in lines
+    final = json.loads(lines[-1])
+    assert (final["event_type"], final["output"]) == ("run_completed", {"a": 1, "waited": True})
+    assert cli(["remote", "get", final["run_id"], "--url", nodeflow_server.url]) == 0
+    assert json.loads(capsys.readouterr().out)["started_by"] == "api"
+    assert cli(["remote", "graphs", "--url", nodeflow_server.url, "--token", "nf_forged"]) == 2
+    assert "the server answered 401" in capsys.readouterr().err

@@ -14,6 +14,7 @@ from nodeflow_app.contract import NodeEvent
 from nodeflow_app.runtime.run import Run
 
 log = logging.getLogger("nodeflow.api.runs")
+KEEPALIVE_S = 15.0  # a comment line on quiet streams, well under the idle cut of common proxies (60-100 s)
 
 _driving: set[asyncio.Task] = set()  # strong references: a task nobody holds may be collected mid-run
 
@@ -28,15 +29,24 @@ class RunDriver:
         self._events = events
         self._listeners: list[asyncio.Queue[NodeEvent | None]] = []
 
-    def listen(self) -> AsyncIterator[NodeEvent]:
-        """Every event from now until the run ends or pauses; call before the first await after `drive`."""
+    def listen(self, keepalive: float | None = None) -> AsyncIterator[NodeEvent | None]:
+        """Every event from now until the run ends or pauses; call before the first await after `drive`.
+        With `keepalive`, None after that many quiet seconds (a stream's cue to tell proxies it is alive)."""
         queue: asyncio.Queue[NodeEvent | None] = asyncio.Queue()
         self._listeners.append(queue)
-        return self._relay(queue)
+        return self._relay(queue, keepalive)
 
-    async def _relay(self, queue: asyncio.Queue[NodeEvent | None]) -> AsyncIterator[NodeEvent]:
+    async def _relay(self, queue: asyncio.Queue[NodeEvent | None],
+                     keepalive: float | None) -> AsyncIterator[NodeEvent | None]:
         try:
-            while (event := await queue.get()) is not None:
+            while True:
+                try:
+                    event = await asyncio.wait_for(queue.get(), keepalive)
+                except asyncio.TimeoutError:
+                    yield None
+                    continue
+                if event is None:
+                    return
                 yield event
         finally:
             self._listeners.remove(queue)

@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict
 from starlette.concurrency import run_in_threadpool
 
 from nodeflow_app.api.access import ApiAccess, authorize, requires
+from nodeflow_app.api import driver as driver_module
 from nodeflow_app.api.driver import RunDriver, drive, last_outputs
 from nodeflow_app.chat.service import starts_chats
 from nodeflow_app.contract import NodeEvent
@@ -86,7 +87,7 @@ async def chat_completions(body: ChatCompletionRequest, request: Request, access
     driver = drive(run, run.events())
     completion_id, created = f"chatcmpl-{run.run_id}", int(time.time())
     if body.stream:
-        chunks = _chunks(driver, driver.listen(), completion_id, created, body.model)
+        chunks = _chunks(driver, driver.listen(driver_module.KEEPALIVE_S), completion_id, created, body.model)
         return StreamingResponse(chunks, media_type="text/event-stream", headers={"cache-control": "no-cache"})
     tokens: list[str] = []
     async with aclosing(driver.listen()) as events:
@@ -161,7 +162,7 @@ def _answer(run: Any, streamed: str) -> str:
     return text
 
 
-async def _chunks(driver: RunDriver, events: AsyncIterator[NodeEvent], completion_id: str, created: int,
+async def _chunks(driver: RunDriver, events: AsyncIterator[NodeEvent | None], completion_id: str, created: int,
                   model: str) -> AsyncIterator[str]:
     """OpenAI's chunk stream: the role, a chunk per token, the rest of the answer, `stop`, `[DONE]`."""
     def chunk(delta: dict[str, Any], finish: str | None = None) -> str:
@@ -173,7 +174,9 @@ async def _chunks(driver: RunDriver, events: AsyncIterator[NodeEvent], completio
     streamed: list[str] = []
     async with aclosing(events):
         async for event in events:
-            if token := _token(event):
+            if event is None:  # quiet for a while: a comment keeps proxies from cutting the stream
+                yield ": keep-alive\n\n"
+            elif token := _token(event):
                 streamed.append(token)
                 yield chunk({"content": token})
     run = driver.run

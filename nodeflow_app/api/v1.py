@@ -18,6 +18,7 @@ from pydantic import BaseModel, Field
 from starlette.concurrency import run_in_threadpool
 
 from nodeflow_app.api.access import ApiAccess, authorize, requires
+from nodeflow_app.api import driver as driver_module
 from nodeflow_app.api.driver import RunDriver, drive
 from nodeflow_app.contract import NodeEvent
 from nodeflow_app.runs.service import RunRefused, approval_payload
@@ -198,7 +199,7 @@ async def _respond(request: Request, driver: RunDriver | None, mode: str, run_id
     """What the caller asked for; `driver` None: the run goes on elsewhere (only its id to give)."""
     run_id = run_id or driver.run.run_id
     if driver is not None and mode == "stream":
-        events = driver.listen()  # now, before the run's task takes its first step
+        events = driver.listen(driver_module.KEEPALIVE_S)  # now, before the run's task takes its first step
         return StreamingResponse(_sse(request, run_id, events), media_type="text/event-stream",
                                  headers={"cache-control": "no-cache", "x-accel-buffering": "no"})
     if driver is not None and mode == "wait":
@@ -210,12 +211,13 @@ async def _respond(request: Request, driver: RunDriver | None, mode: str, run_id
     return JSONResponse(RunStarted(run_id=run_id, status=status).model_dump(), status_code=202)
 
 
-async def _sse(request: Request, run_id: str, events: AsyncIterator[NodeEvent]) -> AsyncIterator[str]:
-    """`run` (its id) first, a `node` per event, and `end` (the run as GET /runs/{id} shows it) last."""
+async def _sse(request: Request, run_id: str, events: AsyncIterator[NodeEvent | None]) -> AsyncIterator[str]:
+    """`run` (its id) first, a `node` per event, and `end` (the run as GET /runs/{id} shows it) last;
+    a `: keep-alive` comment when the run is quiet for a while (long runs keep their connection)."""
     async with aclosing(events):
         yield _message("run", {"run_id": run_id})
         async for event in events:
-            yield _message("node", event.to_dict())
+            yield _message("node", event.to_dict()) if event else ": keep-alive\n\n"
     run = await run_in_threadpool(_run_out, request.app.state.services, run_id)
     yield _message("end", run.model_dump())
 

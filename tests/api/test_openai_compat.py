@@ -54,6 +54,17 @@ async def test_a_streamed_completion_uses_openais_chunk_format(team, echo):
     assert len({c.id for c in chunks}) == 1 and chunks[0].id.startswith("chatcmpl-")
 
 
+async def test_the_sdk_reads_through_keep_alive_comments_of_a_quiet_graph(team, monkeypatch):
+    monkeypatch.setattr("nodeflow_app.api.driver.KEEPALIVE_S", 0.05)
+    slow = graph([("chat", "chat-start", {}), ("wait", "wait", {"amount": 0.3}),
+                  ("say", "prompt-template", {"template": "Later: {message}"})],
+                 ["chat.output -> wait.input", "wait.output -> say.input"])
+    graph_id = team.graphs.create("Slow desk", slow, workspace_id=team.workspace_id).id
+    stream = await sdk(team).chat.completions.create(model=graph_id, stream=True,
+                                                     messages=[{"role": "user", "content": "hi"}])
+    assert "".join([c.choices[0].delta.content or "" async for c in stream]) == "Later: hi"
+
+
 async def test_errors_come_in_openais_shape(team, echo):
     client = sdk(team)
     with pytest.raises(openai.NotFoundError, match="no graph 'nope' in this workspace"):

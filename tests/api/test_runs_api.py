@@ -25,6 +25,8 @@ def waiting_graph(seconds: float) -> dict:
 def sse(text: str) -> list[tuple[str, dict]]:
     messages = []
     for block in text.strip().split("\n\n"):
+        if block.startswith(":"):  # a comment (keep-alive)
+            continue
         lines = dict(line.split(": ", 1) for line in block.splitlines())
         messages.append((lines["event"], json.loads(lines["data"])))
     return messages
@@ -70,6 +72,15 @@ async def test_stream_sends_the_run_id_every_event_and_the_run_at_the_end(team):
     assert events == [("manual", "started"), ("manual", "completed"), ("done", "started"), ("done", "completed")]
     assert all(data["run_id"] == run_id for name, data in messages if name == "node")
     assert messages[-1][1]["status"] == "completed" and messages[-1][1]["output"] == {"x": 1, "done": True}
+
+
+async def test_a_quiet_stream_sends_keep_alive_comments(team, monkeypatch):
+    monkeypatch.setattr("nodeflow_app.api.driver.KEEPALIVE_S", 0.05)
+    graph_id = team.graphs.create("Slow", waiting_graph(0.4), workspace_id=team.workspace_id).id
+    async with team.client("owner") as owner:
+        answer = await owner.post(f"/api/v1/graphs/{graph_id}/runs", json={"mode": "stream"})
+    assert answer.text.count(": keep-alive\n\n") >= 3
+    assert sse(answer.text)[-1][1]["output"] == {"waited": True}
 
 
 async def test_an_approval_pauses_the_run_and_resume_goes_on(team):

@@ -137,3 +137,5 @@ async def test_openapi_documents_every_route(team):
     assert {"/api/v1/graphs", "/api/v1/graphs/{graph_id}/runs", "/api/v1/runs/{run_id}",
             "/api/v1/runs/{run_id}/resume", "/api/v1/runs/{run_id}/stop"} <= set(schema["paths"])
     assert "RunRequest" in schema["components"]["schemas"] and docs.status_code == 200
+    assert schema["components"]["securitySchemes"]["HTTPBearer"]["scheme"] == "bearer"
+    assert schema["paths"]["/api/v1/graphs"]["get"]["security"] == [{"HTTPBearer": []}]

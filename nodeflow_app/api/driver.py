@@ -74,8 +74,3 @@ def drive(run: Run, events: AsyncIterator[NodeEvent]) -> RunDriver:
     task.add_done_callback(_driving.discard)
     return driver
 
-
-def last_outputs(run: Run) -> dict[str, object]:
-    """The ports of the node that finished last ({} when nothing finished)."""
-    finished = [(r.sequence, r.outputs or {}) for r in run.records.values() if r.status == "completed"]
-    return max(finished, key=lambda item: item[0])[1] if finished else {}

@@ -4,8 +4,8 @@ streamable-HTTP MCP server (the `mcp` library's low-level Server and session man
 Token authentication only (no session cookie: a browser must not be able to call tools). Each HTTP request
 is handled statelessly by a fresh server bound to the workspace, so every request sees the graphs as they
 are saved now and no session outlives its token. A tool call runs the graph from its MCP Tool node
-(started by "mcp", through the launcher) in a task of its own and answers with the output of the node that
-finished last; a failed run is a tool error naming why.
+(started by "mcp", through the launcher) in a task of its own and answers with the graph's final output
+(graph_runner.final_output); a failed run is a tool error naming why.
 """
 
 from __future__ import annotations
@@ -23,8 +23,9 @@ from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
 from nodeflow_app.api.access import ApiAccess, authorize, requires
-from nodeflow_app.api.driver import drive, last_outputs
+from nodeflow_app.api.driver import drive
 from nodeflow_app.contract import NodeError
+from nodeflow_app.runs.graph_runner import final_output
 from nodes.trigger.mcp_tool.executor import input_schema, tool_name
 
 STARTED_BY = "mcp"  # the entry point: the MCP Tool trigger's definition lists it in `started_by`
@@ -116,8 +117,7 @@ async def _call(services: Any, tool: GraphTool, arguments: dict[str, Any]) -> ty
         return _error(f"the run {run.run_id} waits for a person's answer; it goes on when answered in NodeFlow")
     if run.status != "completed":
         return _error(run.error or f"the run ended as {run.status}")
-    ports = last_outputs(run)
-    value = ports["output"] if "output" in ports else next(iter(ports.values()), None)
+    value = final_output(run)
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
     return types.CallToolResult(content=[types.TextContent(type="text", text=text)],
                                 structured_content=value if isinstance(value, dict) else None)

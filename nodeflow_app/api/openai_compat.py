@@ -3,7 +3,7 @@
 `model` is a graph of the caller's workspace (its id, or its name). The last user message is the Chat
 Start's message; each request is one turn (the graph keeps no memory between requests here: OpenAI
 clients resend the conversation, and the graph decides its own prompts). The answer's text is what the
-run's nodes streamed as tokens, else the primary text of the output of the node that finished last.
+run's nodes streamed as tokens, else the primary text of the graph's final output (graph_runner.final_output).
 `stream: true` answers in OpenAI's server-sent chunk format, ending with `data: [DONE]`. The run is started
 by "api" through the launcher and goes on if the client leaves.
 """
@@ -23,9 +23,10 @@ from starlette.concurrency import run_in_threadpool
 
 from nodeflow_app.api.access import ApiAccess, authorize, requires
 from nodeflow_app.api import driver as driver_module
-from nodeflow_app.api.driver import RunDriver, drive, last_outputs
+from nodeflow_app.api.driver import RunDriver, drive
 from nodeflow_app.chat.service import starts_chats
 from nodeflow_app.contract import NodeEvent
+from nodeflow_app.runs.graph_runner import final_output
 from nodeflow_app.runtime.graph import GraphInvalid
 from nodes._helpers import primary_text
 
@@ -151,11 +152,9 @@ def _token(event: NodeEvent) -> str:
 
 
 def _answer(run: Any, streamed: str) -> str:
-    """The streamed text, else the primary text of the last output (its `output` port, else its first);
-    a paused run says what it waits for."""
-    ports = last_outputs(run)
-    value = ports["output"] if "output" in ports else next(iter(ports.values()), None)
-    text = streamed or ("" if run.status == "paused" else primary_text(value))
+    """The streamed text, else the primary text of the graph's final output; a paused run says what it
+    waits for."""
+    text = streamed or (primary_text(final_output(run)) if run.status == "completed" else "")
     if run.status == "paused":
         prompts = [r.wait.prompt for r in run.records.values() if r.status == "paused" and r.wait]
         text += f"\n\n[waiting for an answer: {'; '.join(prompts)} (run {run.run_id})]"

@@ -99,7 +99,8 @@ class RunOut(BaseModel):
     finished_at: float | None = None
     duration_ms: float | None = None
     payload: Any = None
-    output: Any = Field(None, description="The last finished node's output (its only port's value, else its ports).")
+    output: Any = Field(None, description="When completed: the main value of the step that ends the graph "
+                                          "(an object by step name when several end it).")
     nodes: list[NodeOut]
 
 
@@ -232,16 +233,30 @@ def _run_out(services: Any, run_id: str) -> RunOut:
         raise HTTPException(404, "not found")
     nodes = [NodeOut(**{k: v for k, v in n.items() if k in NodeOut.model_fields}) for n in stored["nodes"]]
     return RunOut(run_id=run_id, **{k: v for k, v in stored.items() if k in RunOut.model_fields and k != "nodes"},
-                  output=_output(stored["nodes"]), nodes=nodes)
+                  output=_final_output(services, stored), nodes=nodes)
 
 
-def _output(nodes: list[dict[str, Any]]) -> Any:
-    """The output of the node that finished last (nodes are in the order they last changed)."""
-    finished = [n for n in nodes if n["status"] == "completed"]
-    if not finished:
+def _final_output(services: Any, stored: dict[str, Any]) -> Any:
+    """What graph_runner.final_output gives for a live run, from the stored records: the main value of the
+    step that ends the graph, or an object by step name when several end it (None until it completed)."""
+    if stored["status"] != "completed":
         return None
-    outputs = finished[-1]["outputs"] or {}
-    return next(iter(outputs.values())) if len(outputs) == 1 else outputs
+    try:
+        plan = services.launcher().plan(stored["graph"])
+    except GraphInvalid:  # the node types changed since: the records are still there
+        return None
+    done = {n["node_id"]: n["outputs"] or {} for n in stored["nodes"] if n["status"] == "completed"}
+    ends = [node_id for node_id, pn in plan.nodes.items()
+            if pn.node.parentId is None and not pn.flow_out and node_id in done]
+
+    def main_value(node_id: str) -> Any:
+        outputs = done[node_id]
+        return next((outputs[h] for h in plan.nodes[node_id].outputs if h in outputs),
+                    next(iter(outputs.values()), None))
+
+    if len(ends) == 1:
+        return main_value(ends[0])
+    return {plan.nodes[node_id].node.name: main_value(node_id) for node_id in ends}
 
 
 def _paused_node(services: Any, run_id: str) -> str:

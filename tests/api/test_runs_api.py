@@ -60,6 +60,15 @@ async def test_wait_returns_the_final_output_and_the_trigger_default_when_no_inp
     assert (answer.json()["status"], answer.json()["output"]) == ("completed", {"n": 1, "done": True})
 
 
+async def test_the_output_names_each_step_when_several_end_the_graph(team):
+    forked = graph([("manual", "manual-trigger", {}), ("a", "edit-fields", fields(a=1)),
+                    ("b", "edit-fields", fields(b=2))], ["manual.output -> a.input", "manual.output -> b.input"])
+    graph_id = team.graphs.create("Fork", forked, workspace_id=team.workspace_id).id
+    async with team.client("owner") as owner:
+        run = (await owner.post(f"/api/v1/graphs/{graph_id}/runs", json={"mode": "wait", "input": {}})).json()
+    assert run["output"] == {"A": {"a": 1}, "B": {"b": 2}}
+
+
 async def test_stream_sends_the_run_id_every_event_and_the_run_at_the_end(team):
     async with team.client("owner") as owner:
         answer = await owner.post(f"/api/v1/graphs/{team.graph_id}/runs", json={"mode": "stream", "input": {"x": 1}})

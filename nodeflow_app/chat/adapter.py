@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any, Callable, Mapping
 
+from nodeflow_app import routes
 from nodeflow_app.chat.blocks import (ApprovalBlock, ErrorBlock, FlowStepBlock, MemberRunBlock, ReasoningBlock,
                                       TextBlock, ToolCallBlock)
 from nodeflow_app.chat.patch import BlockList, Path
@@ -107,7 +108,10 @@ class MessageBuilder:
                                        message=str(inner_data.get("error") or "failed")).model_dump())
 
     def _on_progress(self, node: str, node_type: str, data: dict[str, Any]) -> None:
-        self._step(node, node_type, summary=_clip(str(data.get("message") or ""), SUMMARY_CHARS))
+        fields: dict[str, Any] = {"summary": _clip(str(data.get("message") or ""), SUMMARY_CHARS)}
+        if data.get("child_run_id") and data.get("graph_id"):  # Execute Graph: link the run it started
+            fields["child_run_url"] = routes.run_url(str(data["graph_id"]), str(data["child_run_id"]))
+        self._step(node, node_type, **fields)
 
     def _on_completed(self, node: str, node_type: str, data: dict[str, Any]) -> None:
         self._close(node)

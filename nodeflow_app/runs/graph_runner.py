@@ -55,7 +55,8 @@ class StoredGraphRunner:
             plan = await asyncio.to_thread(self.launcher.plan, stored.graph)
             called = self.launcher.triggers(plan, STARTED_BY)
             run = self.launcher.start(plan, started_by=STARTED_BY, trigger=called[0] if len(called) == 1 else None,
-                                      payload=payload, graph_id=graph_id, services=child.services())
+                                      payload=payload, graph_id=graph_id, services=child.services(),
+                                      parent=(parent_run_id, parent_node_id))
         except GraphInvalid as error:
             problems = "; ".join(issue.message for issue in error.issues)
             raise NodeError(f"graph '{stored.name}' cannot run: {problems}") from None

@@ -75,6 +75,25 @@ async def test_child_runs_are_recorded_in_the_history_started_by_the_calling_gra
         "completed", "graph", greeter)
 
 
+async def test_a_child_run_names_its_parent_run_and_node_and_the_service_links_both_ways(graphs, launcher):
+    from nodeflow_app.runs.service import RunService
+
+    greeter = graphs.create("Greeter", flow(start(), greet())).id
+    parent = graphs.create("Parent", flow(start(), call(greeter))).id
+    run, events = await run_stored(launcher, parent, {"name": "Cy"})
+    child_id = next(e.data["child_run_id"] for e in events if e.event_type == "progress")
+    child = launcher.store.get_run(child_id)
+    assert (child["parent_run_id"], child["parent_node_id"]) == (run.run_id, "call")
+    assert launcher.store.get_run(run.run_id)["parent_run_id"] is None
+    assert launcher.store.child_runs(run.run_id) == [
+        {"id": child_id, "graph_id": greeter, "parent_node_id": "call", "status": "completed"}]
+    service = RunService(launcher=launcher)
+    assert service.child_links(run.run_id) == {"call": {"url": f"/graph/{greeter}?run={child_id}", "count": "1"}}
+    assert service.parent_link(child) == {"label": f"started by Parent run {run.run_id[:6]}",
+                                          "url": f"/graph/{parent}?run={run.run_id}"}
+    assert service.parent_link(launcher.store.get_run(run.run_id)) == {}
+
+
 #   A: Start --> Call B        B: Start --> Call A     (A -> B -> A)
 async def test_a_graph_calling_itself_through_another_is_refused_with_the_path(graphs, launcher):
     a = graphs.create("Alpha", flow(start())).id

@@ -43,7 +43,7 @@ class StoredGraphRunner:
     async def run_graph(self, graph_id: str, payload: Any, *, parent_run_id: str,
                         parent_node_id: str) -> dict[str, Any]:
         stored = await asyncio.to_thread(self.graphs.get, graph_id)
-        if stored is None:
+        if stored is None or not await asyncio.to_thread(self._same_workspace, graph_id):
             raise NodeError(f"there is no graph '{graph_id}' in this workspace")
         if any(graph_id == known for known, _ in self.path):
             names = " -> ".join(name for _, name in (*self.path, (graph_id, stored.name)))
@@ -66,6 +66,13 @@ class StoredGraphRunner:
                     else f"{run.status}: {run.error}")
             raise NodeError(f"graph '{stored.name}' (run {run.run_id}) {what}")
         return {"run_id": run.run_id, "output": final_output(run)}
+
+
+    def _same_workspace(self, graph_id: str) -> bool:
+        """A graph calls only graphs of its own workspace (an id of another one is "not found")."""
+        if not self.path:
+            return True
+        return self.graphs.workspace_of(graph_id) == self.graphs.workspace_of(self.path[-1][0])
 
 
 async def _finish(run: Run) -> None:

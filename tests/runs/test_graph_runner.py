@@ -94,6 +94,13 @@ async def test_a_child_run_names_its_parent_run_and_node_and_the_service_links_b
     assert service.parent_link(launcher.store.get_run(run.run_id)) == {}
 
 
+async def test_a_graph_of_another_workspace_is_not_found(graphs, launcher):
+    elsewhere = graphs.create("Elsewhere", flow(start(), greet()), workspace_id="w2").id
+    parent = graphs.create("Parent", flow(start(), call(elsewhere)), workspace_id="w1").id
+    run, _ = await run_stored(launcher, parent, {"name": "Di"})
+    assert run.status == "failed" and f"there is no graph '{elsewhere}' in this workspace" in run.records["call"].error
+
+
 #   A: Start --> Call B        B: Start --> Call A     (A -> B -> A)
 async def test_a_graph_calling_itself_through_another_is_refused_with_the_path(graphs, launcher):
     a = graphs.create("Alpha", flow(start())).id

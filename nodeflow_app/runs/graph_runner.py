@@ -85,11 +85,16 @@ async def _finish(run: Run) -> None:
         raise
 
 
-def final_output(run: Run) -> Any:
-    """The value of the step that ends the graph; an object by step name when several steps end it."""
-    ends = [node_id for node_id, pn in run.plan.nodes.items()
+def final_nodes(run: Run) -> list[str]:
+    """The completed top-level steps nothing follows: where the run ended."""
+    return [node_id for node_id, pn in run.plan.nodes.items()
             if pn.node.parentId is None and not pn.flow_out and run.records.get(node_id)
             and run.records[node_id].status == "completed"]
+
+
+def final_output(run: Run) -> Any:
+    """The value of the step that ends the graph; an object by step name when several steps end it."""
+    ends = final_nodes(run)
     if len(ends) == 1:
         return run.output_of(ends[0])
     return {run.plan.nodes[node_id].node.name: run.output_of(node_id) for node_id in ends}

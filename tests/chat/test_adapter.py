@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from nodeflow_app.chat.adapter import MessageBuilder, summarize
+from nodeflow_app.chat.adapter import MessageBuilder, answer_text, summarize
 from nodeflow_app.chat.patch import apply_patch
 from nodeflow_app.chat.blocks import validate_blocks
 from nodeflow_app.contract import NodeEvent
@@ -222,3 +222,13 @@ def test_an_execute_graph_step_links_the_run_it_started():
     builder = build(ev("call", "started", name="Call"),
                     ev("call", "progress", message="ran graph g1 (run r1)", child_run_id="r1", graph_id="g1"))
     assert step(builder.snapshot(), "call")["child_run_url"] == "/graph/g1?run=r1"
+
+
+def test_a_final_value_becomes_the_answer_only_when_no_text_was_streamed():
+    builder = build(ev("a", "started", name="Researcher"))
+    builder.answer_with({"response": "Paris", "model": "m"}, "a")
+    assert [b["text"] for b in builder.snapshot() if b["type"] == "text"] == ["Paris"]
+    streamed = build(ev("a", "token", text="Rome"))
+    streamed.answer_with({"response": "Paris"}, "a")
+    assert [b["text"] for b in streamed.snapshot() if b["type"] == "text"] == ["Rome"]
+    assert answer_text({"total": 3}) == '```json\n{\n  "total": 3\n}\n```'

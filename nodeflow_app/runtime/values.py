@@ -99,6 +99,12 @@ def _walk(value: Any, depth: int, strict_text: bool, ancestors: set[int] | None 
         ancestors.add(id(value))
         items = value.items() if isinstance(value, dict) else enumerate(value)
         for key, item in items:
+            kind = type(item)
+            # Fine scalars are decided here, without a call per value (lists of 100,000 records stay cheap).
+            if not strict_text and (kind is str or kind is bool or item is None
+                                    or (kind is int and item.bit_length() <= MAX_INT_BITS)
+                                    or (kind is float and math.isfinite(item))):
+                continue
             try:
                 if strict_text and isinstance(key, str) and (problem := text_problem(key)):
                     raise _Bad(f"the key {problem}")

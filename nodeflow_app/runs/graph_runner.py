@@ -69,10 +69,10 @@ class StoredGraphRunner:
 
 
     def _same_workspace(self, graph_id: str) -> bool:
-        """A graph calls only graphs of its own workspace (an id of another one is "not found")."""
-        if not self.path:
-            return True
-        return self.graphs.workspace_of(graph_id) == self.graphs.workspace_of(self.path[-1][0])
+        """A graph of a workspace calls only graphs of that workspace (another one's id is "not found").
+        A graph in none (a file the CLI runs, a graph stored by a script) may call any: its runner has the database."""
+        caller = self.graphs.workspace_of(self.path[-1][0]) if self.path else None
+        return caller is None or self.graphs.workspace_of(graph_id) == caller
 
 
 async def _finish(run: Run) -> None:

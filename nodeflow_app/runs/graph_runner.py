@@ -12,7 +12,7 @@ Trigger's definition lists it), else at its only trigger.
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import Any, Callable
 
 from nodeflow_app.contract import NodeError
 from nodeflow_app.runtime.graph import GraphInvalid
@@ -40,8 +40,8 @@ class StoredGraphRunner:
     def services(self) -> dict[str, Any]:
         return {SERVICE: self}
 
-    async def run_graph(self, graph_id: str, payload: Any, *, parent_run_id: str,
-                        parent_node_id: str) -> dict[str, Any]:
+    async def run_graph(self, graph_id: str, payload: Any, *, parent_run_id: str, parent_node_id: str,
+                        on_start: Callable[[str], None] | None = None) -> dict[str, Any]:
         stored = await asyncio.to_thread(self.graphs.get, graph_id)
         if stored is None or not await asyncio.to_thread(self._same_workspace, graph_id):
             raise NodeError(f"there is no graph '{graph_id}' in this workspace")
@@ -60,6 +60,8 @@ class StoredGraphRunner:
         except GraphInvalid as error:
             problems = "; ".join(issue.message for issue in error.issues)
             raise NodeError(f"graph '{stored.name}' cannot run: {problems}") from None
+        if on_start is not None:
+            on_start(run.run_id)
         await _finish(run)
         if run.status != "completed":
             what = ("asked for input; pausing inside a called graph is not supported" if run.status == "paused"

@@ -87,3 +87,22 @@ def test_the_chat_step_card_opens_the_child_run(page, nodeflow_server: Server, s
     greet = page.get_by_test_id("run-node-GREET")
     greet.locator("summary").click()
     expect(greet.get_by_test_id("run-node-output")).to_contain_text('"greeting": "hi hello"')
+
+
+def test_a_failed_child_run_is_linked_from_the_chat_step_card_too(page, nodeflow_server: Server, store: GraphStore):
+    child_graph = greeter(store, "name")  # a chat message has no `name`: the called graph fails
+    chatter = store.create(f"Chatter {uuid.uuid4().hex[:6]}", graph(
+        [("chat", "chat-start", {}), ("call", "execute-graph", {"graph": child_graph})],
+        ["chat.output -> call.input"])).id
+    page.goto(f"{nodeflow_server.url}/graph/{chatter}/chat")
+    page.get_by_test_id("chat-input").fill("hello")
+    page.get_by_test_id("chat-input").press("Enter")
+    answer = page.locator('[data-testid="chat-message"][data-role="assistant"]').last
+    expect(answer).to_have_attribute("data-status", "failed", timeout=20_000)
+    step = answer.get_by_test_id("step-CALL")
+    expect(step).to_have_attribute("data-status", "failed")
+    step.get_by_test_id("open-child-run").click()
+    expect(page).to_have_url(re.compile(rf"/graph/{child_graph}\?run=\w+"))
+    wait_loaded(page)
+    expect(page.get_by_test_id("run-detail")).to_contain_text("failed")
+    expect(page.get_by_test_id("run-node-GREET").get_by_text("failed").first).to_be_visible()

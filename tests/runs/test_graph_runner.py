@@ -61,7 +61,8 @@ async def test_the_called_graph_gets_the_input_and_its_last_value_comes_back(gra
     assert run.records["call"].outputs == {"output": {"greeting": "hi Ada"}}
     assert run.records["shout"].outputs == {"output": {"greeting": "hi Ada", "loud": "yes"}}
     progress = [e.data for e in events if e.node_id == "call" and e.event_type == "progress"]
-    assert len(progress) == 1 and progress[0]["graph_id"] == greeter and len(progress[0]["child_run_id"]) == 32
+    assert [p["message"].split()[0] for p in progress] == ["running", "ran"]  # when it starts, when it is done
+    assert {p["graph_id"] for p in progress} == {greeter} and len({p["child_run_id"] for p in progress}) == 1
 
 
 async def test_child_runs_are_recorded_in_the_history_started_by_the_calling_graph(graphs, launcher):
@@ -127,8 +128,10 @@ async def test_a_missing_graph_or_a_failing_one_is_named(graphs, launcher):
     broken = graphs.create("Broken", flow(start(), {"id": "c", "type": "code", "name": "Crash",
                                                     "data": {"code": "return 1 / 0"}})).id
     graphs.save(parent, flow(start(), call(broken)))
-    run, _ = await run_stored(launcher, parent, {})
+    run, events = await run_stored(launcher, parent, {})
     assert run.error.startswith("node 'Call' failed: graph 'Broken' (run ")
+    [started] = [e.data for e in events if e.event_type == "progress"]  # the failed child run is linked
+    assert started["graph_id"] == broken and started["child_run_id"] in run.error
     assert run.error.endswith("failed: node 'Crash' failed: line 1: ZeroDivisionError: division by zero\n    return 1 / 0")
 
 

@@ -69,6 +69,9 @@ class RunHistoryState(rx.State):
             self._refresh()
         if asked:
             self._choose(asked)
+            if self.run_id:  # and on the canvas, like "Open on canvas"
+                view = await self.get_state(RunViewState)
+                view.show_nodes(self.run_id, self._steps, f"Run {self.run_id[:6]} · {self.run.get('status', '')}")
 
     @rx.event
     @requires("view")

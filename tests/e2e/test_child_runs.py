@@ -58,6 +58,8 @@ def test_the_parent_step_opens_the_child_run_which_links_back(page, nodeflow_ser
     expect(parent).to_contain_text(f"started by {caller_name} run ")
     expect(page.get_by_test_id("run-row")).to_have_count(1)
     expect(page.get_by_test_id("run-row").first).to_contain_text("graph")  # started by: a calling graph
+    expect(page.get_by_test_id("run-view-chip")).to_contain_text("completed")  # shown on the canvas too
+    expect(page.get_by_test_id("status-GREET")).to_have_text("completed")
     greet = page.get_by_test_id("run-node-GREET")
     greet.locator("summary").click()
     expect(greet.get_by_test_id("run-node-output")).to_contain_text('"greeting": "hi Ada"')

@@ -118,13 +118,13 @@ def test_graphs_belong_to_a_workspace_and_old_ones_are_adopted(engine):
 
 
 def test_install_wide_provider_keys_move_to_the_owner_workspace(engine):
-    """Migration 0007: credentials are per workspace; the old install-wide rows become the owner's."""
+    """Migration 0008: credentials are per workspace; the old install-wide rows become the owner's."""
     from nodeflow_app.store.credentials import CredentialStore
     from cryptography.fernet import Fernet
 
     key = Fernet.generate_key()
     with engine.begin() as conn:
-        command.upgrade(migrations._config(conn), "0006_connections")
+        command.upgrade(migrations._config(conn), "0007_child_runs")
         _insert(conn, "user_account", id="u1", email="o@example.org", name="O", password_hash="x", is_admin=True,
                 created_at=1.0)
         _insert(conn, "workspace", id="w-owner", name="O", personal_of="u1", created_at=1.0)

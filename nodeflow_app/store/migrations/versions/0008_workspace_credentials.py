@@ -2,8 +2,8 @@
 install-wide before join the install owner's personal workspace ("" while no owner exists: the owner adopts
 them at the first start).
 
-Revision ID: 0007_workspace_credentials
-Revises: 0006_connections
+Revision ID: 0008_workspace_credentials
+Revises: 0007_child_runs
 """
 
 import sqlalchemy as sa
@@ -12,8 +12,8 @@ from alembic import op
 
 from nodeflow_app.store.migrations import schema
 
-revision = "0007_workspace_credentials"
-down_revision = "0006_connections"
+revision = "0008_workspace_credentials"
+down_revision = "0007_child_runs"
 branch_labels = None
 depends_on = None
 

@@ -21,6 +21,7 @@ from fastapi import Depends, HTTPException, Request
 from fastapi.security import HTTPBearer
 from starlette.concurrency import run_in_threadpool
 
+from nodeflow_app.llm.credentials import use_workspace
 from nodeflow_app.runs.caller import Caller, set_caller
 from nodeflow_app.state.access import Need, declared, decide, requires
 from nodeflow_app.store.accounts import User
@@ -70,6 +71,7 @@ async def authorize(request: Request, _token: Any = Depends(BEARER)) -> ApiAcces
     request.state.access = access
     user = access.user
     set_caller(Caller(user.id if user else None, user.name if user else "", access.workspace_id))
+    use_workspace(access.workspace_id)  # provider keys of the token's workspace (a resumed run has no services)
     return access
 
 

@@ -119,13 +119,18 @@ def test_invite_a_viewer_who_can_look_but_not_edit(browser, nodeflow_server):
         context.close()
 
 
-def _invite(owner, server, role: str) -> str:
+def _invite(owner, server, role: str, previous: str = "") -> str:
+    """A new invitation link's code; `previous`: the last one made, which a page restored from Redis may still
+    show for a moment."""
     owner.goto(f"{server.url}/workspace")
     owner.get_by_test_id("invite-role").click()
     owner.get_by_role("option", name=role).click()
     owner.get_by_test_id("invite-create").click()
-    expect(owner.get_by_test_id("invite-link")).to_be_visible()
-    return owner.get_by_test_id("invite-link").inner_text().rsplit("/", 1)[1]
+    link = owner.get_by_test_id("invite-link")
+    expect(link).to_have_text(re.compile(r"/invite/[\w-]{20,}$"))
+    if previous:
+        expect(link).not_to_have_text(re.compile(re.escape(previous) + "$"))
+    return link.inner_text().rsplit("/", 1)[1]
 
 
 def _join(browser, server, code: str, name: str, email: str):
@@ -190,13 +195,23 @@ def test_owner_editor_viewer_and_outsider_on_one_team_graph(browser, team_server
     owner.get_by_test_id("template-blank").click()
     owner.wait_for_url("**/graph/*")
     graph_url = owner.url
+    owner.wait_for_function("window.__nodeflowCanvas && window.__nodeflowCanvas.nodeCount() === 1")
+    expect(owner.get_by_test_id("graph-name")).to_have_value("Untitled graph")  # loaded: typing now sticks
     owner.get_by_test_id("graph-name").fill("Acme desk")
     owner.get_by_test_id("graph-name").press("Enter")
-    graphs = GraphStore(server.db_url)  # the team's chat graph, as an import would store it
-    desk = graphs.create("Refund desk", laid_out(refund_desk(), LAYOUT), workspace_id=_team_workspace(server, "Acme"))
+    graphs = GraphStore(server.db_url)
+    graph_id = graph_url.rsplit("/", 1)[1]
+    for _ in range(50):  # the rename is saved before the owner leaves the page
+        if graphs.get(graph_id).name == "Acme desk":
+            break
+        owner.wait_for_timeout(200)
+    assert graphs.get(graph_id).name == "Acme desk"
+    desk = graphs.create(  # the team's chat graph, as an import would store it
+        "Refund desk", laid_out(refund_desk(), LAYOUT), workspace_id=_team_workspace(server, "Acme"))
     graphs.engine.dispose()
     _store_team_credentials(owner, server, screenshot=server.database_url is None)
-    editor_code, viewer_code = _invite(owner, server, "editor"), _invite(owner, server, "viewer")
+    editor_code = _invite(owner, server, "editor")
+    viewer_code = _invite(owner, server, "viewer", previous=editor_code)
     if server.database_url is None:
         owner.screenshot(path=str(ROOT / "docs" / "screenshot-workspace.png"))  # the README's picture of a team
 

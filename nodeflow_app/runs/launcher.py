@@ -154,7 +154,10 @@ class RunLauncher:
             # Claimed, it reads `running`; it goes on from where it was: waiting for an answer, or interrupted.
             waiting = any(n["status"] == "paused" for n in record["nodes"])
             record["status"] = "paused" if waiting else "interrupted"
-            run = restore_run(self.plan(record["graph"]), record, hooks=self._hooks(None, True))
+            # Its nodes act in the graph's workspace again (its knowledge, connections and provider keys).
+            workspace = self.graphs.workspace_of(record["graph_id"]) if record.get("graph_id") else None
+            run = restore_run(self.plan(record["graph"]), record, hooks=self._hooks(None, True),
+                              services={"workspace_id": workspace} if workspace else None)
         except Exception:
             self.control.release(run_id, previous)
             raise

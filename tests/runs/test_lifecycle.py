@@ -236,3 +236,14 @@ def test_an_owner_is_gone_when_its_process_is_or_its_heartbeat_stopped():
     assert not owner_gone("other-host:1:x", time.time(), me)  # another host: its heartbeat says alive
     assert owner_gone("other-host:1:x", time.time() - 60, me)  # ... until it stops
     assert owner_gone(None, None, me)  # written before owners existed
+
+
+async def test_a_restored_run_acts_in_its_graphs_workspace(launcher):
+    """After a restart (or in another process) a paused run's nodes still use its workspace's credentials."""
+    stored = launcher.graphs.create("Team graph", approval_and_wait(0), workspace_id="w-team")
+    run = await launcher.start(launcher.graphs.get(stored.id).graph, started_by="test").run()
+    restored = launcher.restore(run.run_id)
+    assert restored.services.get("workspace_id") == "w-team"
+    async for _ in restored.resume("ok", approval_payload("approve", "", "t")):
+        pass
+    assert restored.status == "completed"

@@ -258,7 +258,7 @@ class ConnectionRow(SQLModel, table=True):
 class WebhookRow(SQLModel, table=True):
     """A webhook address of an active graph (written on activation, removed on deactivation)."""
 
-    __tablename__ = "webhook"
+    __tablename__ = "webhook_address"
 
     hook_id: str = Field(primary_key=True, max_length=64)  # the <id> of /api/hooks/<id>
     graph_id: str = Field(index=True, max_length=64)

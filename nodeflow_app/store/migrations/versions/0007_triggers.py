@@ -25,14 +25,14 @@ def upgrade() -> None:
         batch_op.add_column(sa.Column("activated_at", sa.Float(), nullable=True))
         batch_op.create_index(batch_op.f("ix_graph_active_version"), ["active_version"], unique=False)
     op.create_table(
-        "webhook",
+        "webhook_address",
         sa.Column("hook_id", _text(length=64), nullable=False),
         sa.Column("graph_id", _text(length=64), nullable=False),
         sa.Column("node_id", _text(length=64), nullable=False),
         sa.PrimaryKeyConstraint("hook_id"),
         schema=schema(),
     )
-    op.create_index(op.f("ix_webhook_graph_id"), "webhook", ["graph_id"], unique=False, schema=schema())
+    op.create_index(op.f("ix_webhook_address_graph_id"), "webhook_address", ["graph_id"], unique=False, schema=schema())
     op.create_table(
         "webhook_test",
         sa.Column("hook_id", _text(length=64), nullable=False),
@@ -65,8 +65,8 @@ def downgrade() -> None:
     op.drop_index(op.f("ix_schedule_fire_graph_id"), table_name="schedule_fire", schema=schema())
     op.drop_table("schedule_fire", schema=schema())
     op.drop_table("webhook_test", schema=schema())
-    op.drop_index(op.f("ix_webhook_graph_id"), table_name="webhook", schema=schema())
-    op.drop_table("webhook", schema=schema())
+    op.drop_index(op.f("ix_webhook_address_graph_id"), table_name="webhook_address", schema=schema())
+    op.drop_table("webhook_address", schema=schema())
     with op.batch_alter_table("graph", schema=schema()) as batch_op:
         batch_op.drop_index(batch_op.f("ix_graph_active_version"))
         batch_op.drop_column("activated_at")

@@ -9,7 +9,7 @@ from nodeflow_app.contract import ExecutionResult, FlowContext
 
 
 class ScheduleExecutor:
-    node_type = "schedule"
+    node_type = "schedule-trigger"
 
     async def execute(self, data: dict[str, Any], inputs: dict[str, Any], ctx: FlowContext) -> ExecutionResult:
         payload = ctx.payload if isinstance(ctx.payload, dict) else {}

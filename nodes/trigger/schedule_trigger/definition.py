@@ -1,7 +1,7 @@
 from nodeflow_app.contract import NodeDefinition, Option, Parameter, Socket
 
 definition = NodeDefinition(
-    id="schedule",
+    id="schedule-trigger",
     name="Schedule",
     description="Start a run at each due time of a cron expression (in a time zone) or every interval, "
                 "while the graph is active.",

@@ -1,4 +1,4 @@
-"""nodes/trigger/webhook: the HTTP call becomes `{body, headers, query}`; the example graph runs."""
+"""nodes/trigger/webhook_trigger: the HTTP call becomes `{body, headers, query}`; the example graph runs."""
 
 import json
 from pathlib import Path
@@ -7,14 +7,14 @@ import pytest
 
 from nodeflow_app.contract import FlowContext, NodeError
 from nodeflow_app.runs.launcher import RunLauncher
-from nodes.trigger.webhook.definition import definition
-from nodes.trigger.webhook.executor import executor
+from nodes.trigger.webhook_trigger.definition import definition
+from nodes.trigger.webhook_trigger.executor import executor
 
 EXAMPLE = Path(__file__).parent.parent / "fixtures" / "graphs" / "examples" / "webhook.json"
 
 
 def ctx(payload) -> FlowContext:
-    return FlowContext(node_id="hook", node_type="webhook", run_id="run-1", runtime=None, context={}, payload=payload)
+    return FlowContext(node_id="hook", node_type="webhook-trigger", run_id="run-1", runtime=None, context={}, payload=payload)
 
 
 async def output(payload):

@@ -1,7 +1,7 @@
 from nodeflow_app.contract import NodeDefinition, Option, Parameter, Socket
 
 definition = NodeDefinition(
-    id="webhook",
+    id="webhook-trigger",
     name="Webhook",
     description="Start a run with each HTTP call to the node's address /api/hooks/<id> while the graph is active.",
     category="trigger",

@@ -19,7 +19,7 @@ def _object(value: Any, what: str) -> dict[str, Any]:
 
 
 class WebhookExecutor:
-    node_type = "webhook"
+    node_type = "webhook-trigger"
 
     async def execute(self, data: dict[str, Any], inputs: dict[str, Any], ctx: FlowContext) -> ExecutionResult:
         payload = ctx.payload if ctx.payload is not None else {}

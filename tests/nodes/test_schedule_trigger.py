@@ -1,18 +1,18 @@
-"""nodes/trigger/schedule: the due time becomes `{scheduled_at, timezone}`; the example graph runs."""
+"""nodes/trigger/schedule_trigger: the due time becomes `{scheduled_at, timezone}`; the example graph runs."""
 
 import json
 from pathlib import Path
 
 from nodeflow_app.contract import FlowContext
 from nodeflow_app.runs.launcher import RunLauncher
-from nodes.trigger.schedule.definition import definition
-from nodes.trigger.schedule.executor import executor
+from nodes.trigger.schedule_trigger.definition import definition
+from nodes.trigger.schedule_trigger.executor import executor
 
 EXAMPLE = Path(__file__).parent.parent / "fixtures" / "graphs" / "examples" / "schedule.json"
 
 
 async def output(payload, data=None):
-    ctx = FlowContext(node_id="clock", node_type="schedule", run_id="r", runtime=None, context={}, payload=payload)
+    ctx = FlowContext(node_id="clock", node_type="schedule-trigger", run_id="r", runtime=None, context={}, payload=payload)
     return (await executor.execute({**definition.defaults(), **(data or {})}, {}, ctx)).outputs["output"]
 
 

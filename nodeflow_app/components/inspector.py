@@ -22,6 +22,7 @@ from reflex_base.vars.function import FunctionVar
 from nodeflow_app.components.palette import icon_name
 from nodeflow_app.components.run_panel import run_to_here_button
 from nodeflow_app.components.theme import BORDER, PANEL_BG
+from nodeflow_app.components.trigger_panel import trigger_panel
 from nodeflow_app.editor.fields import (
     CHECKED_FIELD, KEY_FIELD, SECRET_SET_FIELD, VALUE_FIELD, accepts_expression, option_flag,
 )
@@ -606,6 +607,7 @@ def inspector(definitions: Sequence[NodeDefinition], fold: rx.Component | None =
                 run_to_here_button(),
                 inspector_input_panel(),
                 rx.match(EditorState.selected_type, *forms, unknown_type()),
+                trigger_panel(),
                 rx.separator(size="4"),
                 settings_section(),
                 spacing="4", width="100%",

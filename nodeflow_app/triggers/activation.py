@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from nodeflow_app.runs.launcher import RunLauncher
 from nodeflow_app.runtime.graph import GraphInvalid
+from nodeflow_app.store.db import process_wide
 from nodeflow_app.store.graphs import GraphStore
 from nodeflow_app.store.triggers import AddressTaken, TriggerStore
 from nodeflow_app.triggers import schedules, webhooks
@@ -51,3 +52,13 @@ class Activation:
 
     def deactivate(self, graph_id: str) -> None:
         self.triggers.deactivate(graph_id)
+
+
+def _process_activation() -> Activation:
+    from nodeflow_app.runs.launcher import run_launcher
+
+    return Activation(run_launcher())
+
+
+# The process's Activation (on the process's launcher), made on first use.
+activation = process_wide(_process_activation)

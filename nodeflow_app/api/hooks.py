@@ -48,9 +48,11 @@ def webhooks(request: Request) -> Webhooks:
 
 
 async def _serve(request: Request, hook: str, *, test: bool) -> Response:
-    hooks = await run_in_threadpool(webhooks, request)
+    hooks = getattr(request.app.state, "webhooks", None) or await run_in_threadpool(webhooks, request)
     try:
-        target = await run_in_threadpool(hooks.test_target if test else hooks.live, hook)
+        target = None if test else hooks.cached_live(hook)
+        if target is None:
+            target = await run_in_threadpool(hooks.test_target if test else hooks.live, hook)
         call = Call(request.method, {k.lower(): v for k, v in request.headers.items()},
                     dict(request.query_params), await _body(request, target.max_body()))
         if target.data.get("auth_connection"):

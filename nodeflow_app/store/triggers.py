@@ -27,6 +27,14 @@ TESTS: Table = WebhookTestRow.__table__  # type: ignore[attr-defined]
 FIRES: Table = ScheduleFireRow.__table__  # type: ignore[attr-defined]
 
 
+_changes = [0]  # activations in this process: cached webhook lookups older than the last one are stale
+
+
+def changes() -> int:
+    """How many activations and deactivations this process made (a cache of live webhooks keys on it)."""
+    return _changes[0]
+
+
 class AddressTaken(ValueError):
     """A webhook address of the graph is already live in another graph."""
 
@@ -82,12 +90,15 @@ class TriggerStore:
                     raise KeyError(graph_id)
         except IntegrityError:
             raise AddressTaken("a webhook address of this graph is live in another graph") from None
+        finally:
+            _changes[0] += 1
 
     def deactivate(self, graph_id: str) -> None:
         with self.engine.begin() as conn:
             conn.execute(delete(HOOKS).where(HOOKS.c.graph_id == graph_id))
             conn.execute(update(GRAPHS).where(GRAPHS.c.id == graph_id).values(active_version=None,
                                                                              activated_at=None))
+        _changes[0] += 1
 
     def active_version(self, graph_id: str) -> int | None:
         with self.engine.connect() as conn:

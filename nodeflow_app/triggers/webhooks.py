@@ -14,6 +14,7 @@ import hashlib
 import hmac
 import json
 import threading
+import time
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qsl
@@ -27,11 +28,14 @@ from nodeflow_app.runtime.plan import Plan
 from nodeflow_app.runtime.run import Run
 from nodeflow_app.secret_values import reveal
 from nodeflow_app.store.graphs import GraphStore
-from nodeflow_app.store.triggers import TriggerStore
+from nodeflow_app.store.triggers import LiveHook, TriggerStore, changes
 
 STARTED_BY = "webhook"  # the entry point: a Webhook's definition lists it in `started_by`
 RESPOND = ("at_once", "last_node", "stream")
 PLANS_KEPT = 256  # compiled plans of active versions kept per process
+# A live address is looked up in the database at most once per this many seconds per process: switching a
+# graph off in this process takes effect at once, in another process within this time.
+LIVE_TTL = 1.0
 
 
 class Refused(Exception):
@@ -84,19 +88,39 @@ class Webhooks:
         self.triggers = triggers or TriggerStore(launcher.engine)
         self.graphs = graphs or GraphStore(launcher.engine)
         self._plans: dict[tuple[str, int], Plan] = {}
+        self._live: dict[str, tuple[float, int, LiveHook | None]] = {}  # hook -> (when, changes(), found)
         self._lock = threading.Lock()
 
     # -- finding the graph (blocking: database) ----------------------------------------------------------
 
     def live(self, hook: str) -> Target:
         """The active version's Webhook node behind `/api/hooks/<hook>`; 404 when none is live."""
-        found = self.triggers.live_hook(hook)
+        found = self._live_hook(hook)
         if found is None:
             raise Refused(404, "no active webhook at this address (is the graph active?)")
         plan = self._plan(found.graph_id, found.version)
         if found.node_id not in plan.nodes:
             raise Refused(404, "no active webhook at this address")
         return Target(found.graph_id, found.node_id, plan, found.workspace_id)
+
+    def _live_hook(self, hook: str) -> LiveHook | None:
+        now, generation = time.monotonic(), changes()
+        cached = self._live.get(hook)
+        if cached is not None and now - cached[0] < LIVE_TTL and cached[1] == generation:
+            return cached[2]
+        found = self.triggers.live_hook(hook)
+        with self._lock:
+            if len(self._live) >= PLANS_KEPT * 16:
+                self._live.clear()
+            self._live[hook] = (now, generation, found)
+        return found
+
+    def cached_live(self, hook: str) -> Target | None:
+        """`live(hook)` when it needs no database (a recent lookup): the route then skips a thread hop."""
+        cached = self._live.get(hook)
+        if cached is None or time.monotonic() - cached[0] >= LIVE_TTL or cached[1] != changes():
+            return None
+        return self.live(hook)
 
     def test_target(self, hook: str) -> Target:
         """The stored graph's Webhook node an editor listens for at `/api/hooks-test/<hook>`; 404 when nobody does."""

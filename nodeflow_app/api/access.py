@@ -17,7 +17,8 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
-from fastapi import HTTPException, Request
+from fastapi import Depends, HTTPException, Request
+from fastapi.security import HTTPBearer
 from starlette.concurrency import run_in_threadpool
 
 from nodeflow_app.runs.caller import Caller, set_caller
@@ -47,9 +48,16 @@ def route_need(request: Request) -> Need | None:
     return declared(getattr(route, "endpoint", None))
 
 
-async def authorize(request: Request) -> ApiAccess:
+# Declares the bearer scheme in the OpenAPI schema (the docs page's Authorize button); `resolve` reads the header.
+BEARER = HTTPBearer(auto_error=False, description="An API token (nf_...) from the Workspace page.")
+
+
+async def authorize(request: Request, _token: Any = Depends(BEARER)) -> ApiAccess:
     """The app-wide dependency: resolve the caller, decide, and record who starts runs from here on."""
     need = route_need(request)
+    if need == "public":  # no caller to look up (webhooks authenticate themselves): no database work
+        set_caller(Caller())
+        return ApiAccess(None, None, None, "none")
     access = await run_in_threadpool(resolve, request)
     decision = decide(need, access.user, access.role)
     if not decision.allowed:

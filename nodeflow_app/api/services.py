@@ -24,6 +24,12 @@ def _launcher() -> Any:
     return run_launcher()
 
 
+def _runs() -> Any:
+    from nodeflow_app.runs.service import run_service
+
+    return run_service()
+
+
 @dataclass(frozen=True)
 class Services:
     """Getters, so nothing opens a database before the first request."""
@@ -31,3 +37,4 @@ class Services:
     accounts: Callable[[], Any] = field(default=_accounts)
     graphs: Callable[[], Any] = field(default=_graphs)
     launcher: Callable[[], Any] = field(default=_launcher)
+    runs: Callable[[], Any] = field(default=_runs)  # RunService: answers to paused nodes

@@ -72,7 +72,7 @@ def team(tmp_path, monkeypatch) -> Team:
     raw, _invitation = accounts.invite(workspace.id, "viewer", owner.id)
     accounts.accept(raw, viewer.id)
     graph_id = graphs.create("Two steps", two_steps(), workspace_id=workspace.id).id
-    run_id = asyncio.run(_finish(launcher, two_steps(), graph_id))
+    run_id = asyncio.run(_finish(launcher, graphs.get(graph_id).graph, graph_id))
     tokens = {"owner": accounts.create_api_token(owner.id, workspace.id, "ci")[0],
               "viewer": accounts.create_api_token(viewer.id, workspace.id, "ci")[0],
               "outsider": accounts.create_api_token(outsider.id, accounts.personal_workspace(outsider.id).id, "ci")[0]}

@@ -8,10 +8,11 @@ import re
 import time
 
 import pytest
+from fastapi import Request
 from fastapi.routing import APIRoute, iter_route_contexts
 
 from nodeflow_app.accounts.roles import LEAST_ROLE
-from nodeflow_app.api.access import NO_CALLER
+from nodeflow_app.api.access import NO_CALLER, requires
 from nodeflow_app.api.app import create_api
 from nodeflow_app.state.access import declared
 
@@ -120,3 +121,15 @@ async def test_a_session_cookie_acts_in_the_workspace_it_names(team):
         assert (await viewer.get("/api/v1/graphs")).json() == []  # the personal workspace by default
         team_graphs = await viewer.get("/api/v1/graphs", params={"workspace": team.workspace_id})
     assert [g["id"] for g in team_graphs.json()] == [team.graph_id]
+
+
+async def test_a_public_route_answers_without_a_caller_and_without_looking_one_up(team, monkeypatch):
+    @team.api.get("/api/v1/public-probe")
+    @requires("public")
+    def probe(request: Request) -> dict:
+        return {"user": request.state.access.user if hasattr(request.state, "access") else None}
+
+    monkeypatch.setattr(team.accounts, "api_caller", lambda raw: pytest.fail("a public route looked up a token"))
+    async with team.client("owner") as client:
+        answer = await client.get("/api/v1/public-probe")
+    assert (answer.status_code, answer.json()) == (200, {"user": None})

@@ -229,7 +229,8 @@ def report(rows: list[dict[str, Any]]) -> int:
     print(f"{'backend':<11} {'case':<8} {'per s':>8} {'p50 ms':>8} {'p99 ms':>8} {'vs floor':>9}")
     for r in rows:
         ratio = f"{r['ratio_to_floor']:.2f}x" if "ratio_to_floor" in r else ""
-        print(f"{r['backend']:<11} {r['case']:<8} {r['per_s']:>8.0f} {r['p50_ms']:>8.1f} {r['p99_ms']:>8.1f} {ratio:>9}")
+        print(f"{r['backend']:<11} {r['case']:<8} {r['per_s']:>8.0f} {r['p50_ms']:>8.1f} {r['p99_ms']:>8.1f} "
+              f"{ratio:>9}")
     failed = 0
     for r in rows:
         print(json.dumps(r))

@@ -26,17 +26,22 @@ router = APIRouter(tags=["webhooks"])
 METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"]
 
 
-@router.api_route("/api/hooks/{hook_id}", methods=METHODS, summary="Call a webhook of an active graph")
 @requires("public")
 async def call_hook(hook_id: str, request: Request) -> Response:
     return await _serve(request, hook_id, test=False)
 
 
-@router.api_route("/api/hooks-test/{hook_id}", methods=METHODS,
-                  summary="Call a webhook's test address (while the editor listens)")
 @requires("public")
 async def call_test_hook(hook_id: str, request: Request) -> Response:
     return await _serve(request, hook_id, test=True)
+
+
+for _method in METHODS:  # one route per method: each gets its own OpenAPI operation
+    router.add_api_route("/api/hooks/{hook_id}", call_hook, methods=[_method],
+                         summary="Call a webhook of an active graph", operation_id=f"call_hook_{_method.lower()}")
+    router.add_api_route("/api/hooks-test/{hook_id}", call_test_hook, methods=[_method],
+                         summary="Call a webhook's test address (while the editor listens)",
+                         operation_id=f"call_test_hook_{_method.lower()}")
 
 
 def webhooks(request: Request) -> Webhooks:

@@ -186,9 +186,21 @@ def control(parameter: Parameter) -> rx.Component:
         return _option_checkboxes(parameter)
     if kind == "list":
         return _scalar_rows(parameter)
+    if parameter.secret:
+        return _secret_input(pid, commit, testid=testid, disabled=disabled)
     attrs = {"list": MODEL_LIST_ID, "autoComplete": "off"} if kind == "model" else {}
     return _one_line_input(_text(pid), commit, key, parameter.placeholder, testid=testid, disabled=disabled,
                            attrs=attrs)
+
+
+def _secret_input(pid: str, commit, *, testid: str, disabled: rx.Var | bool) -> rx.Component:
+    """A one-line secret: never shown; says whether it is set; typing replaces it, leaving it empty keeps it."""
+    is_set = EditorState.field_flags[pid]
+    return _one_line_input(
+        "", commit, _key(pid, ":secret:") + EditorState.patch["seq"].to_string(),
+        rx.cond(is_set, "•••• set (type to replace)", "secret value"), testid=testid, disabled=disabled,
+        type="password", attrs={"autoComplete": "new-password", "data-secret-set": is_set.to_string()},
+    )
 
 
 def _remove_button(pid: str, index: rx.Var) -> rx.Component:

@@ -16,17 +16,23 @@ def _testid(name: str) -> dict[str, str]:
 
 
 def active_switch() -> rx.Component:
-    """On: webhooks and schedules run the stored version shown; off: they stop."""
-    return rx.tooltip(
-        rx.hstack(
-            rx.switch(checked=TriggerState.active, on_change=TriggerState.set_active, size="1",
-                      disabled=EditorState.read_only, custom_attrs=_testid("graph-active")),
-            rx.text(rx.cond(TriggerState.active, f"Active · v{TriggerState.live_version}", "Inactive"), size="1",
-                    color_scheme=rx.cond(TriggerState.active, "green", "gray"),
-                    custom_attrs=_testid("graph-active-label")),
-            align="center", spacing="2",
+    """On: webhooks and schedules run the stored version shown; off: they stop. Compact (the toolbar is full):
+    the switch alone while inactive, plus the live version while active; a viewer sees only the version."""
+    live = rx.cond(TriggerState.active,
+                   rx.badge(f"Live · v{TriggerState.live_version}", color_scheme="green", variant="soft",
+                            custom_attrs=_testid("graph-active-label")))
+    return rx.cond(
+        EditorState.read_only,
+        live,
+        rx.tooltip(
+            rx.hstack(
+                rx.switch(checked=TriggerState.active, on_change=TriggerState.set_active, size="1",
+                          aria_label="Active", custom_attrs=_testid("graph-active")),
+                live,
+                align="center", spacing="1", flex_shrink="0",
+            ),
+            content="Active: webhooks and schedules run the graph's saved version (switch on to make it live)",
         ),
-        content="Webhooks and schedules run the graph's saved version only while it is active",
     )
 
 

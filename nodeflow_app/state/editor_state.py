@@ -342,8 +342,8 @@ class EditorState(rx.State):
             keep_invalid = True  # kept as typed and shown in red; Validate and a run report it too
         else:
             self._typed_errors.pop(parameter_id, None)
-        if node.data.get(parameter_id) == value:
-            self._refresh_inspector()
+        if node.data.get(parameter_id) == value or (parameter.secret and value in (None, "")):
+            self._refresh_inspector()  # an empty secret field keeps the secret (its text is never shown)
             return
         value = seal_parameter(parameter, value)
         return self._edit(lambda doc: doc.set_parameter(default_registry(), node.id, parameter_id, value,

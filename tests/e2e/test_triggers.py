@@ -15,7 +15,7 @@ from nodeflow_app.store.accounts import AccountStore
 from nodeflow_app.store.graphs import GraphStore
 
 from .server import OWNER_EMAIL, Server
-from .test_editor import node, open_editor
+from .test_editor import choose, node, open_editor
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "fixtures" / "graphs" / "examples"
 
@@ -44,7 +44,7 @@ def test_activate_a_webhook_graph_and_see_a_call_arrive_in_the_runs(page, nodefl
     with httpx.Client(base_url=nodeflow_server.url, timeout=15) as client:
         assert client.post(path, json={"sku": "pen", "qty": 2}).status_code == 404  # not active yet
         page.get_by_test_id("graph-active").click()
-        expect(page.get_by_test_id("graph-active-label")).to_have_text("Active · v1")
+        expect(page.get_by_test_id("graph-active-label")).to_have_text("Live · v1")
         answer = client.post(path + "?source=curl", json={"sku": "pen", "qty": 2})
     assert answer.status_code == 200
     assert answer.json() == {"sku": "pen", "qty": 2, "source": "curl", "status": "accepted"}
@@ -84,3 +84,24 @@ def test_a_schedule_trigger_shows_its_next_three_times(page, nodeflow_server: Se
     times = page.get_by_test_id("schedule-next").locator("p, span")
     expect(times).to_have_count(3)
     assert all("09:00:00 CE" in t for t in times.all_inner_texts())  # 9:00 in Paris (CET or CEST)
+
+
+def test_a_header_token_typed_in_the_inspector_guards_the_webhook(page, nodeflow_server: Server, create):
+    graph_id = create("webhook.json", "Guarded webhook")
+    open_editor(page, nodeflow_server, graph_id)
+    node(page, "Order received").click()
+    choose(page, "field-auth", "Header token")
+    secret = page.get_by_test_id("field-auth_secret")
+    secret.fill("s3cret-token")
+    secret.press("Enter")
+    expect(secret).to_have_attribute("data-secret-set", "true")
+    expect(secret).to_have_value("")  # the token is never shown again
+    page.get_by_test_id("graph-active").click()  # saves the edit, then makes that version live
+    expect(page.get_by_test_id("graph-active-label")).to_have_text("Live · v2")
+    path = page.get_by_test_id("webhook-url").inner_text()
+    with httpx.Client(base_url=nodeflow_server.url, timeout=15) as client:
+        assert client.post(path + "?source=x", json={"sku": "a", "qty": 1}).status_code == 401
+        answer = client.post(path + "?source=x", json={"sku": "a", "qty": 1},
+                             headers={"X-Webhook-Token": "s3cret-token"})
+    assert answer.status_code == 200 and answer.json()["status"] == "accepted"
+    assert "s3cret-token" not in page.content()

@@ -14,6 +14,7 @@ from argon2 import PasswordHasher
 from nodeflow_app.api.app import create_api
 from nodeflow_app.api.services import Services
 from nodeflow_app.runs.launcher import RunLauncher
+from nodeflow_app.runs.service import RunService
 from nodeflow_app.store import accounts as accounts_module
 from nodeflow_app.store.accounts import AccountStore
 from nodeflow_app.store.graphs import GraphStore
@@ -79,8 +80,18 @@ def team(tmp_path, monkeypatch) -> Team:
     sessions = {"owner": accounts.sign_in("ada@example.org", PASSWORD)[0],
                 "viewer": accounts.sign_in("vic@example.org", PASSWORD)[0],
                 "outsider": accounts.sign_in("eve@example.org", PASSWORD)[0]}
-    api = create_api(Services(accounts=lambda: accounts, graphs=lambda: graphs, launcher=lambda: launcher))
+    runs = RunService(launcher=launcher)
+    api = create_api(Services(accounts=lambda: accounts, graphs=lambda: graphs, launcher=lambda: launcher,
+                              runs=lambda: runs))
     yield Team(api, accounts, graphs, launcher, workspace.id, graph_id, run_id, tokens, sessions)
     launcher.close()
     for store in (accounts, graphs):
         store.engine.dispose()
+
+
+@pytest.fixture(autouse=True)
+def no_process_wide_services(monkeypatch):
+    """Every service comes from the test's Services: the process's own (on the app database) must stay unused."""
+    for getter in ("nodeflow_app.store.accounts.account_store", "nodeflow_app.store.graphs.graph_store",
+                   "nodeflow_app.runs.launcher.run_launcher", "nodeflow_app.runs.service.run_service"):
+        monkeypatch.setattr(getter, lambda getter=getter: pytest.fail(f"a route used {getter}()"))

@@ -123,6 +123,18 @@ async def test_stop_cancels_a_running_run(team):
     assert run["status"] == "cancelled"
 
 
+async def test_stop_cancels_a_paused_run_and_says_when_there_is_nothing_to_stop(team):
+    graph_id = team.graphs.create("Approve", approval_graph(), workspace_id=team.workspace_id).id
+    async with team.client("owner") as owner:
+        paused = (await owner.post(f"/api/v1/graphs/{graph_id}/runs",
+                                   json={"mode": "wait", "input": {"order": 1}})).json()
+        assert paused["status"] == "paused"
+        assert (await owner.post(f"/api/v1/runs/{paused['run_id']}/stop")).json()["stopped"] is True
+        assert (await owner.get(f"/api/v1/runs/{paused['run_id']}")).json()["status"] == "cancelled"
+        again = await owner.post(f"/api/v1/runs/{team.run_id}/stop")  # finished long ago
+    assert again.json() == {"run_id": team.run_id, "stopped": False}
+
+
 async def test_a_bad_request_says_why(team):
     two = graph([("a", "manual-trigger", {}), ("b", "manual-trigger", {})], [])
     graph_id = team.graphs.create("Two triggers", two, workspace_id=team.workspace_id).id

@@ -1,8 +1,8 @@
 """Activation (the graph's live version) and the tables of its triggers: webhook addresses, webhook test
 listeners, and the schedule's leases (one row per fired due time).
 
-Revision ID: 0007_triggers
-Revises: 0006_connections
+Revision ID: 0008_triggers
+Revises: 0007_child_runs
 """
 
 import sqlalchemy as sa
@@ -11,8 +11,8 @@ from alembic import op
 
 from nodeflow_app.store.migrations import schema
 
-revision = "0007_triggers"
-down_revision = "0006_connections"
+revision = "0008_triggers"
+down_revision = "0007_child_runs"
 branch_labels = None
 depends_on = None
 

@@ -25,6 +25,7 @@ from nodeflow_app.state.knowledge_state import KnowledgeState
 from nodeflow_app.state.run_history_state import RunHistoryState
 from nodeflow_app.state.workspace_state import WorkspaceState
 from nodeflow_app.state.settings_state import SettingsState
+from nodeflow_app.state.trigger_state import TriggerState
 
 
 def recover_interrupted_runs() -> None:
@@ -48,12 +49,20 @@ def create_admin_from_environment() -> None:
             adopt_unowned_graphs()
 
 
+async def run_schedules() -> None:
+    """This worker's scheduler: Schedule triggers of active graphs fire once per due time across workers."""
+    from nodeflow_app.triggers.scheduler import run_scheduler
+
+    await run_scheduler()
+
+
 app = rx.App(api_transformer=create_api())  # the HTTP API (/api/...) beside Reflex's backend
 app.add_middleware(AccessMiddleware())
 app.register_lifespan_task(create_admin_from_environment)
 # Our connection banner instead of Reflex's overlay (a pulsing icon, then an error toast).
 app.app_wraps[(5, "Overlay")] = lambda stateful: connection_status() if stateful else None
 app.register_lifespan_task(recover_interrupted_runs)
+app.register_lifespan_task(run_schedules)
 app.add_page(setup_page, route=routes.SETUP, title="NodeFlow — set up", on_load=AuthState.load_public)
 app.add_page(sign_in_page, route=routes.SIGN_IN, title="NodeFlow — sign in", on_load=AuthState.load_public)
 app.add_page(account_page, route=routes.ACCOUNT, title="NodeFlow — account", on_load=AuthState.guard)
@@ -61,7 +70,7 @@ app.add_page(graph_list_page, route=routes.GRAPHS, title="NodeFlow — graphs", 
              on_load=[AuthState.guard, GraphListState.load])
 app.add_page(editor_page, route=routes.EDITOR, title="NodeFlow — editor",
              on_load=[AuthState.guard, EditorState.load_graph, RunHistoryState.load, ChatState.load,
-                      HistoryState.load])
+                      HistoryState.load, TriggerState.load])
 app.add_page(chat_page, route=routes.CHAT, title="NodeFlow — chat", on_load=[AuthState.guard, ChatState.load])
 app.add_page(knowledge_page, route=routes.KNOWLEDGE, title="NodeFlow — knowledge",
              on_load=[AuthState.guard, KnowledgeState.load])

@@ -36,6 +36,7 @@ PLACES = {
     "nodeflow_app.accounts": "services",  # roles and the actions they allow
     "nodeflow_app.chat": "services",
     "nodeflow_app.runs": "services",
+    "nodeflow_app.triggers": "services",  # webhooks, schedules, activation
     "nodeflow_app.cli": "services",
     "nodeflow_app.remote": "services",  # `nodeflow remote`: the CLI over a server's HTTP API
     "nodeflow_app.routes": "services",

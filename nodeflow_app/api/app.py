@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from fastapi import Depends, FastAPI
 
-from nodeflow_app.api import mcp_endpoint, openai_compat, v1
+from nodeflow_app.api import hooks, mcp_endpoint, openai_compat, v1
 from nodeflow_app.api.access import authorize
 from nodeflow_app.api.services import Services
 
@@ -23,4 +23,5 @@ def create_api(services: Services | None = None) -> FastAPI:
     app.include_router(v1.router)
     app.include_router(openai_compat.router)
     app.include_router(mcp_endpoint.router)
+    app.include_router(hooks.router)
     return app

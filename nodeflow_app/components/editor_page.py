@@ -24,6 +24,7 @@ from nodeflow_app.state.layout_state import LayoutState
 from nodeflow_app.state.run_message_state import RunMessageState
 from nodeflow_app.state.run_history_state import RunHistoryState
 from nodeflow_app.state.run_view_state import RunViewState
+from nodeflow_app.components.trigger_panel import active_switch
 from nodes._registry import default_registry
 
 FIT_VIEW = "window.__nodeflowCanvas && window.__nodeflowCanvas.fitView()"
@@ -109,6 +110,7 @@ def toolbar() -> rx.Component:
         rx.cond(EditorState.read_only, rx.badge(rx.icon("eye", size=12), "View only", color_scheme="gray",
                                                 variant="soft", custom_attrs={"data-testid": "view-only"})),
         rx.box(flex="1"),
+        active_switch(),
         tool_button("undo-2", "Undo (Ctrl+Z)", "undo", on_click=EditorState.undo, disabled=~EditorState.can_undo),
         tool_button("redo-2", "Redo (Ctrl+Shift+Z)", "redo", on_click=EditorState.redo,
                     disabled=~EditorState.can_redo),

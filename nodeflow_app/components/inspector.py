@@ -22,6 +22,7 @@ from reflex_base.vars.function import FunctionVar
 from nodeflow_app.components.palette import icon_name
 from nodeflow_app.components.run_panel import run_to_here_button
 from nodeflow_app.components.theme import BORDER, PANEL_BG
+from nodeflow_app.components.trigger_panel import trigger_panel
 from nodeflow_app.editor.fields import (
     CHECKED_FIELD, KEY_FIELD, SECRET_SET_FIELD, VALUE_FIELD, accepts_expression, option_flag,
 )
@@ -185,9 +186,21 @@ def control(parameter: Parameter) -> rx.Component:
         return _option_checkboxes(parameter)
     if kind == "list":
         return _scalar_rows(parameter)
+    if parameter.secret:
+        return _secret_input(pid, commit, testid=testid, disabled=disabled)
     attrs = {"list": MODEL_LIST_ID, "autoComplete": "off"} if kind == "model" else {}
     return _one_line_input(_text(pid), commit, key, parameter.placeholder, testid=testid, disabled=disabled,
                            attrs=attrs)
+
+
+def _secret_input(pid: str, commit, *, testid: str, disabled: rx.Var | bool) -> rx.Component:
+    """A one-line secret: never shown; says whether it is set; typing replaces it, leaving it empty keeps it."""
+    is_set = EditorState.field_flags[pid]
+    return _one_line_input(
+        "", commit, _key(pid, ":secret:") + EditorState.patch["seq"].to_string(),
+        rx.cond(is_set, "•••• set (type to replace)", "secret value"), testid=testid, disabled=disabled,
+        type="password", attrs={"autoComplete": "new-password", "data-secret-set": is_set.to_string()},
+    )
 
 
 def _remove_button(pid: str, index: rx.Var) -> rx.Component:
@@ -606,6 +619,7 @@ def inspector(definitions: Sequence[NodeDefinition], fold: rx.Component | None =
                 run_to_here_button(),
                 inspector_input_panel(),
                 rx.match(EditorState.selected_type, *forms, unknown_type()),
+                trigger_panel(),
                 rx.separator(size="4"),
                 settings_section(),
                 spacing="4", width="100%",

@@ -110,7 +110,7 @@ class RunLauncher:
             context.setdefault(USER, caller.user_name)
         hooks = self._hooks(self.cache(cache, graph_id), persist)
         if services is None:
-            services = StoredGraphRunner(self, self.graphs).for_graph(graph_id).services()
+            services = StoredGraphRunner(self, self.graphs).for_graph(graph_id, plan.graph.name).services()
         if caller.workspace_id:
             services = {**services, "workspace_id": caller.workspace_id}  # knowledge is per workspace
         return start_plan(plan, self.registry, trigger=trigger, payload=payload, hooks=hooks, to_node=to_node,

@@ -6,6 +6,8 @@ kernel call these directly.
 
 from __future__ import annotations
 
+import dataclasses
+
 from typing import Any
 
 from nodeflow_app.runtime.graph import Graph, GraphInvalid, GraphIssue, normalize_or_raise, trigger_issues
@@ -63,7 +65,7 @@ def run_to(raw: dict[str, Any] | Graph, registry: Any, node: str, cache: Any, *,
 
     `hooks` (e.g. persistence) are kept; their cache is `cache`.
     """
-    hooks = RunHooks(hooks.on_node, hooks.on_run, cache) if hooks is not None else RunHooks(cache=cache)
+    hooks = dataclasses.replace(hooks, cache=cache) if hooks is not None else RunHooks(cache=cache)
     plan = compile_plan(normalize_or_raise(raw, registry), registry)
     return start_plan(plan, registry, trigger=trigger, payload=payload, hooks=hooks, to_node=node, **options)
 

@@ -236,6 +236,8 @@ def parameter_problem(parameter: Parameter, value: Any) -> str | None:
         return "a value is required" if parameter.required else None
     if isinstance(value, str) and "{{" in value and parameter.expressions:
         return None
+    if parameter.secret and isinstance(value, dict) and len(value) == 1:
+        return None  # a secret's sealed envelope (encrypted at rest; its node reveals it when it runs)
     expected = _PYTHON_TYPES.get(parameter.type)
     if expected and (not isinstance(value, expected) or (bool not in expected and isinstance(value, bool))):
         return f"expected {parameter.type}, got {type(value).__name__} {value!r:.60}"

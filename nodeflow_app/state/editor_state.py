@@ -23,6 +23,7 @@ from nodeflow_app.accounts.roles import allows
 from nodeflow_app.state.access import current
 from nodeflow_app.secret_values import hide_graph, hide_node, seal_graph, seal_parameter, secrets_to_enter
 from nodeflow_app.store.graphs import graph_store
+from nodeflow_app.triggers.view import trigger_view
 from nodeflow_app.validation import Issue, validate_graph
 from nodes._registry import default_registry
 from nodeflow_app.state.access import requires
@@ -83,6 +84,7 @@ class EditorState(rx.State):
     _typed_errors: dict[str, str] = {}
     _configured: list[str] = []  # providers configured when the graph was opened
     read_only: bool = False  # the caller may look, not edit (a viewer of the graph's workspace)
+    trigger_info: dict[str, Any] = {}  # a webhook's address or a schedule's next times (triggers/view.py)
     _frozen: bool = False  # History shows a stored version on the canvas: edits wait for "Back to current"
 
     # Loading and saving ------------------------------------------------------------------------
@@ -340,8 +342,8 @@ class EditorState(rx.State):
             keep_invalid = True  # kept as typed and shown in red; Validate and a run report it too
         else:
             self._typed_errors.pop(parameter_id, None)
-        if node.data.get(parameter_id) == value:
-            self._refresh_inspector()
+        if node.data.get(parameter_id) == value or (parameter.secret and value in (None, "")):
+            self._refresh_inspector()  # an empty secret field keeps the secret (its text is never shown)
             return
         value = seal_parameter(parameter, value)
         return self._edit(lambda doc: doc.set_parameter(default_registry(), node.id, parameter_id, value,
@@ -576,6 +578,7 @@ class EditorState(rx.State):
             self.field_errors, self.field_wired, self.field_expression = {}, {}, {}
             self.field_warnings = {}
             self.settings_texts, self.upstream_names = {}, []
+            self.trigger_info = {}
             return
         modes = set(self._expression_modes.get(node.id, []))
         view = fields.field_view(definition, node, self._doc.to_graph(), modes)
@@ -585,6 +588,7 @@ class EditorState(rx.State):
         self.field_warnings = view.warnings
         self.field_wired, self.field_expression = view.wired, view.expression
         self.settings_texts, self.upstream_names = view.settings, view.upstream
+        self.trigger_info = trigger_view(definition, self._doc.id, node.id, node.data)
 
     def _set_issues(self, issues: list[Issue]) -> None:
         """The Validate list (errors, then warnings) and each node's first error (outlined on the canvas)."""

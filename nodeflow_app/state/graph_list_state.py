@@ -20,6 +20,8 @@ from nodeflow_app.runtime.graph import GraphIssue
 from nodeflow_app.state.access import current
 from nodeflow_app.state.legacy_import_state import LegacyImportState, legacy_migration
 from nodeflow_app.store.graphs import GraphNotFound, GraphSummary, clean_name, graph_store
+from nodeflow_app.store.triggers import trigger_store
+from nodeflow_app.triggers.activation import activation
 from nodeflow_app.templates import BLANK, Template, TemplateError, get_template, load_templates
 from nodes._registry import default_registry
 from nodeflow_app.state.access import requires
@@ -39,6 +41,7 @@ class GraphListRow:
     edited: str  # "3 min ago"
     edited_title: str  # the exact time, for the tooltip
     version: int
+    active: bool = False  # webhooks and schedules run it (its live version)
 
 
 @dataclasses.dataclass
@@ -84,10 +87,11 @@ def edited_text(updated_at: float, now: float) -> str:
     return f"{day.day} {day:%b %Y}"
 
 
-def row_view(summary: GraphSummary, now: float) -> GraphListRow:
+def row_view(summary: GraphSummary, now: float, active: bool = False) -> GraphListRow:
     exact = datetime.fromtimestamp(summary.updated_at, tz=timezone.utc).isoformat(timespec="seconds")
     return GraphListRow(id=summary.id, name=summary.name, node_count=summary.node_count,
-                        edited=edited_text(summary.updated_at, now), edited_title=exact, version=summary.version)
+                        edited=edited_text(summary.updated_at, now), edited_title=exact, version=summary.version,
+                        active=active)
 
 
 def next_untitled(names: list[str], base: str = UNTITLED) -> str:
@@ -189,7 +193,9 @@ class GraphListState(rx.State):
 
     def _refresh(self) -> None:
         store, now, workspace = graph_store(), time.time(), current().workspace_id
-        self.rows = [row_view(s, now) for s in store.list(self.search, workspace_id=workspace)]
+        summaries = store.list(self.search, workspace_id=workspace)
+        live = trigger_store().active_versions([s.id for s in summaries])
+        self.rows = [row_view(s, now, s.id in live) for s in summaries]
         self.total = len(store.list(workspace_id=workspace)) if self.search.strip() else len(self.rows)
         self.loaded = True
 
@@ -287,6 +293,21 @@ class GraphListState(rx.State):
             return self._refreshed(failed.event)
         self.rename_open = False
         return self._refreshed()
+
+    # -- activation --------------------------------------------------------------------------------
+
+    @rx.event
+    @requires("edit")
+    def set_active(self, graph_id: str, on: bool) -> Any:
+        """The row's switch: the graph's latest saved version goes live (or its triggers stop)."""
+        service = activation()
+        change = (lambda: service.activate(_in_workspace(graph_id))) if on else (
+            lambda: service.deactivate(_in_workspace(graph_id)))
+        try:
+            version = _attempt("activate the graph" if on else "deactivate the graph", change)
+        except _Failed as failed:
+            return self._refreshed(failed.event)
+        return self._refreshed(rx.toast.success(f"Active: version {version} is live" if on else "Inactive"))
 
     # -- duplicate, delete -------------------------------------------------------------------------
 

@@ -103,6 +103,9 @@ class GraphRow(SQLModel, table=True):
     created_at: float
     updated_at: float = Field(index=True)  # the list shows the last edited first
     workspace_id: str | None = Field(default=None, index=True, max_length=32)  # None: made before workspaces
+    # Activation (migration 0008): the version webhooks and schedules run; None while the graph is inactive.
+    active_version: int | None = Field(default=None, index=True)
+    activated_at: float | None = None
 
 
 class GraphVersionRow(SQLModel, table=True):
@@ -252,3 +255,44 @@ class ConnectionRow(SQLModel, table=True):
     kind: str = Field(max_length=32)  # one of nodeflow_app.connections.KINDS
     secret: str = Field(sa_type=Text)  # Fernet token of {"workspace_id", "name", "kind", "fields"} as JSON
     updated_at: float = 0.0
+
+
+# Triggers of active graphs (SPEC 6): webhook addresses and the schedule's once-per-due-time leases.
+
+
+class WebhookRow(SQLModel, table=True):
+    """A webhook address of an active graph (written on activation, removed on deactivation)."""
+
+    __tablename__ = "webhook_address"
+
+    hook_id: str = Field(primary_key=True, max_length=64)  # the <id> of /api/hooks/<id>
+    graph_id: str = Field(index=True, max_length=64)
+    node_id: str = Field(max_length=64)
+
+
+class WebhookTestRow(SQLModel, table=True):
+    """An editor listening for the next call of a webhook's test address, and the call once it came."""
+
+    __tablename__ = "webhook_test"
+
+    hook_id: str = Field(primary_key=True, max_length=64)
+    graph_id: str = Field(max_length=64)
+    node_id: str = Field(max_length=64)
+    expires_at: float
+    payload_json: str | None = Field(default=None, sa_type=Text)  # set by the call
+    run_id: str | None = Field(default=None, max_length=64)  # the test run the call started
+
+
+class ScheduleFireRow(SQLModel, table=True):
+    """One due time of a schedule, claimed by the process that fires it: the row IS the lease (unique)."""
+
+    __tablename__ = "schedule_fire"
+    __table_args__ = (UniqueConstraint("graph_id", "node_id", "due_at"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    graph_id: str = Field(index=True, max_length=64)
+    node_id: str = Field(max_length=64)
+    due_at: float  # epoch seconds of the due time (whole seconds)
+    fired_at: float
+    owner: str = Field(max_length=160)  # the process that fired it
+    run_id: str | None = Field(default=None, max_length=64)

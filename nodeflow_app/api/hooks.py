@@ -1,0 +1,123 @@
+"""`/api/hooks/<id>` and `/api/hooks-test/<id>`: webhook calls start runs (SPEC 6).
+
+Public routes: a webhook authenticates its callers itself (its node's header token or Basic user), never
+with NodeFlow sessions or API tokens. The live address runs the graph's active version; the test address
+serves the editor's "Listen for test event" once, with the stored graph, as a test run.
+The answer follows the node's "Respond" choice: 202 with the run id at once, the last node's output as JSON
+(its status code and headers), or the run's events as server-sent events. The run is never the request's:
+a caller that disconnects leaves it going (nodeflow_app/runs/detached.py).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, AsyncIterator
+
+from fastapi import APIRouter, Request, Response
+from fastapi.responses import JSONResponse, StreamingResponse
+from starlette.concurrency import run_in_threadpool
+
+from nodeflow_app.api.access import requires
+from nodeflow_app.runs.detached import Detached, outcome
+from nodeflow_app.runs.graph_runner import final_output
+from nodeflow_app.triggers.webhooks import Call, Refused, Target, Webhooks, payload, too_large
+
+router = APIRouter(tags=["webhooks"])
+METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"]
+
+
+@requires("public")
+async def call_hook(hook_id: str, request: Request) -> Response:
+    return await _serve(request, hook_id, test=False)
+
+
+@requires("public")
+async def call_test_hook(hook_id: str, request: Request) -> Response:
+    return await _serve(request, hook_id, test=True)
+
+
+for _method in METHODS:  # one route per method: each gets its own OpenAPI operation
+    router.add_api_route("/api/hooks/{hook_id}", call_hook, methods=[_method],
+                         summary="Call a webhook of an active graph", operation_id=f"call_hook_{_method.lower()}")
+    router.add_api_route("/api/hooks-test/{hook_id}", call_test_hook, methods=[_method],
+                         summary="Call a webhook's test address (while the editor listens)",
+                         operation_id=f"call_test_hook_{_method.lower()}")
+
+
+def webhooks(request: Request) -> Webhooks:
+    """The app's Webhooks service (made on the first call, on the app's launcher)."""
+    state = request.app.state
+    if getattr(state, "webhooks", None) is None:
+        state.webhooks = Webhooks(state.services.launcher())
+    return state.webhooks
+
+
+async def _serve(request: Request, hook: str, *, test: bool) -> Response:
+    hooks = getattr(request.app.state, "webhooks", None) or await run_in_threadpool(webhooks, request)
+    try:
+        target = None if test else hooks.cached_live(hook)
+        if target is None:
+            target = await run_in_threadpool(hooks.test_target if test else hooks.live, hook)
+        call = Call(request.method, {k.lower(): v for k, v in request.headers.items()},
+                    dict(request.query_params), await _body(request, target.max_body()))
+        if target.data.get("auth_connection"):
+            await run_in_threadpool(hooks.check, target, call)  # reads the connection from the database
+        else:
+            hooks.check(target, call)
+        if test and await run_in_threadpool(hooks.triggers.take_test_call, hook, payload(call)) is None:
+            raise Refused(404, "nobody is listening for a test call: press 'Listen for test event' in the editor")
+        run = hooks.start(target, call, test=test)
+    except Refused as refused:
+        return JSONResponse({"detail": refused.message}, refused.status, headers=refused.headers)
+    if test:
+        await run_in_threadpool(hooks.triggers.test_run, hook, run.run_id)
+    return await _answer(target, run)
+
+
+async def _body(request: Request, limit: int) -> bytes:
+    """The body, refused with 413 as soon as it passes the webhook's limit (announced or streamed)."""
+    announced = request.headers.get("content-length", "")
+    if announced.isdigit() and int(announced) > limit:
+        raise Refused(413, too_large(limit))
+    chunks, size = [], 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise Refused(413, too_large(limit))
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+async def _answer(target: Target, run: Any) -> Response:
+    headers = {"X-Run-Id": run.run_id}
+    if target.respond == "stream":
+        detached = Detached(run, listen=True)
+        return StreamingResponse(_events(detached), media_type="text/event-stream",
+                                 headers={**headers, "Cache-Control": "no-cache"})
+    detached = Detached(run)
+    if target.respond == "at_once":
+        return JSONResponse({"run_id": run.run_id, "status": "started"}, 202, headers=headers)
+    await detached.wait()
+    if run.status != "completed":
+        return _json(outcome(run), 202 if run.status == "paused" else 500, headers)
+    for name, value in _pairs(target.data.get("response_headers")):
+        headers[name] = value
+    return _json(final_output(run), int(target.data.get("status_code") or 200), headers)
+
+
+async def _events(detached: Detached) -> AsyncIterator[str]:
+    async for event in detached.stream():
+        yield f"event: {event.event_type}\ndata: {json.dumps(event.to_dict(), default=str)}\n\n"
+    yield f"event: end\ndata: {json.dumps(outcome(detached.run), default=str)}\n\n"
+
+
+def _json(value: Any, status: int, headers: dict[str, str]) -> Response:
+    return Response(json.dumps(value, default=str), status, headers=headers, media_type="application/json")
+
+
+def _pairs(rows: Any) -> list[tuple[str, str]]:
+    """Response headers from the node's key_value rows (rows without a name are left out)."""
+    if not isinstance(rows, list):
+        return []
+    return [(str(r.get("name")).strip(), str(r.get("value") or "")) for r in rows
+            if isinstance(r, dict) and str(r.get("name") or "").strip()]

@@ -1,0 +1,101 @@
+"""The editor's activation switch and a webhook's "Listen for test event" (SPEC 6).
+
+Switching on saves the editor's unsaved edits first, then makes the stored version live; the toolbar shows
+which version is live. Listening is a background handler: it records a listener in the database (any
+worker may receive the call), then looks for the call a few times a second, taking the state lock only
+to show what came.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+
+import reflex as rx
+
+from nodeflow_app.state.access import requires
+from nodeflow_app.state.editor_state import EditorState
+from nodeflow_app.state.run_history_state import RunHistoryState
+from nodeflow_app.store.triggers import trigger_store
+from nodeflow_app.triggers.activation import ActivationRefused, activation
+from nodeflow_app.triggers.webhooks import hook_id
+
+LISTEN_S = 120.0  # how long "Listen for test event" waits
+POLL_S = 0.3
+
+
+class TriggerState(rx.State):
+    active: bool = False
+    live_version: int = 0
+    listening_to: str = ""  # the webhook node listened for ("" when not listening)
+    heard: str = ""  # the test call's payload as pretty JSON
+    heard_run: str = ""
+
+    @rx.event
+    @requires("view")
+    def load(self):
+        """on_load of the editor: whether the graph of the URL is active, and which version is live."""
+        graph_id = self.router.page.params.get("graph_id", "")
+        version = trigger_store().active_version(graph_id) if graph_id else None
+        self.active, self.live_version = version is not None, version or 0
+        self.listening_to = self.heard = self.heard_run = ""
+
+    @rx.event
+    @requires("edit")
+    async def set_active(self, on: bool):
+        graph_id = self.router.page.params.get("graph_id", "")
+        editor = await self.get_state(EditorState)
+        if on and not editor.save_pending_edits(graph_id):
+            return rx.toast.error("Not activated: the graph could not be saved (see its issues).")
+        try:
+            if on:
+                self.live_version = await asyncio.to_thread(activation().activate, graph_id)
+            else:
+                await asyncio.to_thread(activation().deactivate, graph_id)
+                self.live_version = 0
+        except ActivationRefused as refused:
+            self.active = False
+            return rx.toast.error(f"Not activated: {refused}")
+        self.active = on
+        return rx.toast.success(f"Active: version {self.live_version} is live" if on else "Inactive")
+
+    @rx.event(background=True)
+    @requires("edit")
+    async def listen(self, node_id: str):
+        """Wait for the next call of the selected webhook's test address; show its payload and test run."""
+        async with self:
+            graph_id = self.router.page.params.get("graph_id", "")
+            editor = await self.get_state(EditorState)
+            if not graph_id or not editor.save_pending_edits(graph_id):
+                return
+            self.listening_to, self.heard, self.heard_run = node_id, "", ""
+        hook = hook_id(graph_id, node_id)
+        store = trigger_store()
+        await asyncio.to_thread(store.listen, hook, graph_id, node_id, LISTEN_S)
+        deadline = time.monotonic() + LISTEN_S
+        call = None
+        while time.monotonic() < deadline:
+            async with self:
+                if self.listening_to != node_id:
+                    return  # stopped, or another node is listened for
+            call = await asyncio.to_thread(store.test_listener, hook)
+            if call is None or call.called:
+                break
+            await asyncio.sleep(POLL_S)
+        async with self:
+            self.listening_to = ""
+            if call is None or not call.called:
+                return rx.toast.info("No test call came in; listen again when you are ready.")
+            self.heard = json.dumps(call.payload, indent=2, default=str)
+            self.heard_run = call.run_id or ""
+            history = await self.get_state(RunHistoryState)
+            history.refresh()
+
+    @rx.event
+    @requires("edit")
+    async def stop_listening(self):
+        graph_id = self.router.page.params.get("graph_id", "")
+        if self.listening_to and graph_id:
+            await asyncio.to_thread(trigger_store().stop_listening, hook_id(graph_id, self.listening_to))
+        self.listening_to = ""

@@ -1,0 +1,99 @@
+"""When a Schedule trigger is due: a cron expression in a time zone, or every interval (aligned to the epoch,
+so every process computes the same due times without talking to each other)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from croniter import CroniterBadCronError, croniter
+
+STARTED_BY = "schedule"  # the entry point: a Schedule's definition lists it in `started_by`
+UNITS = {"seconds": 1, "minutes": 60, "hours": 3600, "days": 86400}
+MAX_CATCH_UP = 1000  # due times looked at between two ticks (a clock jump fires only the last)
+
+
+@dataclass(frozen=True)
+class Spec:
+    """A schedule as parsed from a Schedule node's parameters."""
+
+    mode: str  # cron | interval
+    cron: str
+    zone: ZoneInfo
+    every_s: int
+    missed: str  # skip | run_once
+
+    def next_after(self, moment: float) -> float:
+        """The first due time strictly after `moment` (epoch seconds)."""
+        if self.mode == "interval":
+            return (int(moment) // self.every_s + 1) * self.every_s
+        start = datetime.fromtimestamp(moment, self.zone)
+        return croniter(self.cron, start).get_next(datetime).timestamp()
+
+    def due_between(self, start: float, end: float) -> list[float]:
+        """Due times in (start, end], oldest first (at most MAX_CATCH_UP of the latest)."""
+        times: list[float] = []
+        moment = self.next_after(start)
+        while moment <= end:
+            times.append(moment)
+            if len(times) > MAX_CATCH_UP:
+                times.pop(0)
+            moment = self.next_after(moment)
+        return times
+
+    def next_times(self, after: float, count: int = 3) -> list[float]:
+        times, moment = [], after
+        for _ in range(count):
+            moment = self.next_after(moment)
+            times.append(moment)
+        return times
+
+    def payload(self, due_at: float) -> dict[str, Any]:
+        """The run's payload for a due time (the Schedule node's folder owns its shape)."""
+        return {"scheduled_at": datetime.fromtimestamp(due_at, self.zone).isoformat(), "timezone": self.zone.key}
+
+
+def parse(data: dict[str, Any]) -> Spec:
+    """A Schedule node's parameters as a Spec; a ValueError says which one is wrong."""
+    zone_name = str(data.get("timezone") or "UTC").strip()
+    try:
+        zone = ZoneInfo(zone_name)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise ValueError(f"unknown time zone {zone_name!r} (use a name like Europe/Paris or UTC)") from None
+    mode = data.get("mode") or "cron"
+    cron = str(data.get("cron") or "").strip()
+    every_s = 0
+    if mode == "cron":
+        if len(cron.split()) != 5 or not croniter.is_valid(cron):
+            raise ValueError(f"{cron!r} is not a cron expression of five fields (minute hour day month weekday)")
+        try:
+            croniter(cron)
+        except CroniterBadCronError as error:
+            raise ValueError(f"cron {cron!r}: {error}") from None
+    elif mode == "interval":
+        unit = data.get("unit") or "hours"
+        if unit not in UNITS:
+            raise ValueError(f"unknown unit {unit!r}; use one of {', '.join(UNITS)}")
+        try:
+            every = int(data.get("every") or 0)
+        except (TypeError, ValueError):
+            raise ValueError("'Every' must be a whole number") from None
+        if every < 1:
+            raise ValueError("'Every' must be at least 1")
+        every_s = every * UNITS[unit]
+    else:
+        raise ValueError(f"unknown repeat mode {mode!r}; use cron or interval")
+    missed = data.get("missed") or "skip"
+    return Spec(mode, cron, zone, every_s, "run_once" if missed == "run_once" else "skip")
+
+
+def describe_next(data: dict[str, Any], now: float, count: int = 3) -> list[str] | str:
+    """The next `count` due times as text in the schedule's zone (the inspector), or why there are none."""
+    try:
+        spec = parse(data)
+    except ValueError as error:
+        return str(error)
+    return [datetime.fromtimestamp(t, spec.zone).strftime("%a %Y-%m-%d %H:%M:%S %Z")
+            for t in spec.next_times(now, count)]

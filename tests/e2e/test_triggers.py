@@ -1,0 +1,107 @@
+"""Webhooks and schedules in Chromium: a person activates a graph with a webhook, an HTTP call (as curl would
+make it) runs the live version and the run arrives in the Runs panel; "Listen for test event" shows a test
+call's payload; a Schedule trigger shows its next three times."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import httpx
+import pytest
+from playwright.sync_api import expect
+
+from nodeflow_app.store.accounts import AccountStore
+from nodeflow_app.store.graphs import GraphStore
+
+from .server import OWNER_EMAIL, Server
+from .test_editor import choose, node, open_editor
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "fixtures" / "graphs" / "examples"
+
+
+@pytest.fixture
+def create(nodeflow_server: Server):
+    """Stores an example graph in the owner's workspace; returns its id."""
+    url = f"sqlite:///{nodeflow_server.data_dir / 'nodeflow.db'}"
+    accounts, graphs = AccountStore(url), GraphStore(url)
+    workspace = accounts.personal_workspace(accounts.user_by_email(OWNER_EMAIL).id).id
+
+    def make(example: str, name: str) -> str:
+        return graphs.create(name, json.loads((EXAMPLES / example).read_text()), workspace_id=workspace).id
+
+    yield make
+    accounts.engine.dispose()
+    graphs.engine.dispose()
+
+
+def test_activate_a_webhook_graph_and_see_a_call_arrive_in_the_runs(page, nodeflow_server: Server, create):
+    graph_id = create("webhook.json", "Orders by webhook")
+    open_editor(page, nodeflow_server, graph_id)
+    node(page, "Order received").click()
+    path = page.get_by_test_id("webhook-url").inner_text()
+    assert path.startswith("/api/hooks/")
+    with httpx.Client(base_url=nodeflow_server.url, timeout=15) as client:
+        assert client.post(path, json={"sku": "pen", "qty": 2}).status_code == 404  # not active yet
+        page.get_by_test_id("graph-active").click()
+        expect(page.get_by_test_id("graph-active-label")).to_have_text("Live · v1")
+        answer = client.post(path + "?source=curl", json={"sku": "pen", "qty": 2})
+    assert answer.status_code == 200
+    assert answer.json() == {"sku": "pen", "qty": 2, "source": "curl", "status": "accepted"}
+    page.get_by_test_id("toggle-runs").click()
+    page.get_by_test_id("refresh-runs").click()
+    expect(page.get_by_test_id("run-started-by").first).to_contain_text("webhook")
+
+    # Test mode: the editor listens, a call to the test address shows its payload.
+    page.get_by_test_id("webhook-listen").click()
+    expect(page.get_by_test_id("webhook-stop-listening")).to_be_visible()
+    test_path = page.get_by_test_id("webhook-test-url").inner_text()
+    with httpx.Client(base_url=nodeflow_server.url, timeout=15) as client:
+        for _ in range(50):  # the listener is recorded by the background event a moment after the click
+            heard = client.post(test_path + "?source=test", json={"sku": "ink", "qty": 1})
+            if heard.status_code != 404:
+                break
+            page.wait_for_timeout(100)
+    assert heard.status_code == 200 and heard.json()["sku"] == "ink", heard.text
+    expect(page.get_by_test_id("webhook-heard")).to_contain_text('"sku": "ink"')
+
+    # Switched off in the graph list: the address answers 404 again.
+    page.goto(f"{nodeflow_server.url}/")
+    row = page.get_by_test_id("graph-row-Orders by webhook")
+    expect(row).to_be_visible()
+    switch = page.get_by_test_id("graph-active-Orders by webhook")
+    expect(switch).to_have_attribute("data-state", "checked")
+    switch.click()
+    expect(switch).to_have_attribute("data-state", "unchecked")
+    with httpx.Client(base_url=nodeflow_server.url, timeout=15) as client:
+        assert client.post(path, json={"sku": "pen", "qty": 2}).status_code == 404
+
+
+def test_a_schedule_trigger_shows_its_next_three_times(page, nodeflow_server: Server, create):
+    graph_id = create("schedule.json", "Morning schedule")
+    open_editor(page, nodeflow_server, graph_id)
+    node(page, "Weekdays 9:00").click()
+    times = page.get_by_test_id("schedule-next").locator("p, span")
+    expect(times).to_have_count(3)
+    assert all("09:00:00 CE" in t for t in times.all_inner_texts())  # 9:00 in Paris (CET or CEST)
+
+
+def test_a_header_token_typed_in_the_inspector_guards_the_webhook(page, nodeflow_server: Server, create):
+    graph_id = create("webhook.json", "Guarded webhook")
+    open_editor(page, nodeflow_server, graph_id)
+    node(page, "Order received").click()
+    choose(page, "field-auth", "Header token")
+    secret = page.get_by_test_id("field-auth_secret")
+    secret.fill("s3cret-token")
+    secret.press("Enter")
+    expect(secret).to_have_attribute("data-secret-set", "true")
+    expect(secret).to_have_value("")  # the token is never shown again
+    page.get_by_test_id("graph-active").click()  # saves the edit, then makes that version live
+    expect(page.get_by_test_id("graph-active-label")).to_have_text("Live · v2")
+    path = page.get_by_test_id("webhook-url").inner_text()
+    with httpx.Client(base_url=nodeflow_server.url, timeout=15) as client:
+        assert client.post(path + "?source=x", json={"sku": "a", "qty": 1}).status_code == 401
+        answer = client.post(path + "?source=x", json={"sku": "a", "qty": 1},
+                             headers={"X-Webhook-Token": "s3cret-token"})
+    assert answer.status_code == 200 and answer.json()["status"] == "accepted"
+    assert "s3cret-token" not in page.content()

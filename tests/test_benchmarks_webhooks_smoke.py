@@ -1,0 +1,24 @@
+"""The webhook benchmark runs in --quick mode on SQLite: a server, a separate load generator, a table row and a
+JSON line per case, every answer right and every run stored."""
+
+from __future__ import annotations
+
+import json
+
+from benchmarks import webhooks
+from benchmarks.__main__ import discover
+
+
+def test_quick_run_on_sqlite_prints_both_cases(capsys):
+    assert webhooks.main(["--quick", "--backends", "sqlite", "--requests", "60", "--concurrency", "4"]) == 0
+    out = capsys.readouterr().out
+    rows = [json.loads(line) for line in out.splitlines() if line.startswith('{"bench": "webhooks"')]
+    assert [r["case"] for r in rows] == ["floor", "webhook"]
+    floor, hook = rows
+    assert floor["per_s"] > 0 and hook["per_s"] > 0 and hook["p99_ms"] >= hook["p50_ms"] > 0
+    assert hook["runs_stored"] == hook["requests"] + hook["warmup"] and hook["wrong"] == 0
+    assert "sqlite: target >= 250 runs/s" in out
+
+
+def test_benchmarks_discovers_webhooks():
+    assert "webhooks" in discover()

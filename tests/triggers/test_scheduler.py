@@ -1,0 +1,149 @@
+"""The scheduler: due times from cron (in a time zone) and intervals, missed runs skipped or run once, only
+active graphs, and each due time fired exactly once by two processes racing on SQLite and on PostgreSQL."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from datetime import datetime
+from zoneinfo import ZoneInfo
+
+import pytest
+from sqlalchemy import text
+
+from nodeflow_app.runs.launcher import RunLauncher
+from nodeflow_app.store.graphs import GraphStore
+from nodeflow_app.store.triggers import TriggerStore
+from nodeflow_app.triggers.activation import Activation, ActivationRefused
+from nodeflow_app.triggers.scheduler import Scheduler
+from nodeflow_app.triggers.schedules import describe_next, parse
+from tests.llm.graphs import graph
+from tests.store.postgres import POSTGRES_URL, private_schema
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def timed(**schedule) -> dict:
+    """Schedule -> Edit Fields."""
+    return graph([("clock", "schedule-trigger", schedule), ("note", "edit-fields", {"fields": []})],
+                 ["clock.output -> note.input"])
+
+
+class Clock:
+    def __init__(self, now: float):
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+def world(tmp_path):
+    launcher = RunLauncher(f"sqlite:///{tmp_path / 'db.sqlite'}")
+    graphs, triggers = GraphStore(launcher.engine), TriggerStore(launcher.engine)
+    yield launcher, graphs, triggers, Activation(launcher, triggers, graphs)
+    launcher.close()
+
+
+def test_cron_due_times_follow_the_time_zone():
+    spec = parse({"mode": "cron", "cron": "0 9 * * *", "timezone": "Europe/Paris"})
+    winter = datetime(2026, 1, 5, 12, tzinfo=ZoneInfo("UTC")).timestamp()
+    [first] = spec.next_times(winter, 1)
+    assert datetime.fromtimestamp(first, ZoneInfo("UTC")).hour == 8  # 9:00 in Paris is 8:00 UTC in winter
+    assert spec.payload(first) == {"scheduled_at": "2026-01-06T09:00:00+01:00", "timezone": "Europe/Paris"}
+
+
+def test_the_next_three_times_or_why_not():
+    now = datetime(2026, 1, 5, 8, 7, tzinfo=ZoneInfo("UTC")).timestamp()
+    assert describe_next({"mode": "interval", "every": 15, "unit": "minutes"}, now) == [
+        "Mon 2026-01-05 08:15:00 UTC", "Mon 2026-01-05 08:30:00 UTC", "Mon 2026-01-05 08:45:00 UTC"]
+    assert "five fields" in describe_next({"mode": "cron", "cron": "0 9 * *"}, now)
+    assert "unknown time zone" in describe_next({"cron": "0 9 * * *", "timezone": "Mars/Base"}, now)
+
+
+def test_activation_refuses_a_bad_schedule_and_a_graph_without_live_triggers(world):
+    _, graphs, _, activation = world
+    with pytest.raises(ActivationRefused, match="five fields"):
+        activation.activate(graphs.create("Bad", timed(cron="nope")).id)
+    manual = graph([("m", "manual-trigger", {})], [])
+    with pytest.raises(ActivationRefused, match="add a Webhook or Schedule trigger"):
+        activation.activate(graphs.create("Manual", manual).id)
+
+
+async def test_fires_each_due_time_of_an_active_graph_and_stops_when_inactive(world):
+    launcher, graphs, triggers, activation = world
+    graph_id = graphs.create("Every 10 s", timed(mode="interval", every=10, unit="seconds")).id
+    activation.activate(graph_id)
+    clock = Clock(1_000_000_005.0)
+    scheduler = Scheduler(launcher, triggers, graphs, clock=clock)
+    assert await scheduler.tick_once() == []
+    clock.now = 1_000_000_031.0  # three due times passed: :10, :20, :30
+    assert len(await scheduler.tick_once()) == 3
+    assert [f["due_at"] for f in triggers.fires(graph_id)] == [1_000_000_010, 1_000_000_020, 1_000_000_030]
+    activation.deactivate(graph_id)
+    clock.now = 1_000_000_061.0
+    assert await scheduler.tick_once() == []
+
+
+@pytest.mark.parametrize("missed, fired", [("skip", 0), ("run_once", 1)])
+async def test_runs_missed_while_down_are_skipped_or_run_once(world, missed, fired):
+    launcher, graphs, triggers, activation = world
+    graph_id = graphs.create("Minutely", timed(mode="interval", every=1, unit="minutes", missed=missed)).id
+    activation.activate(graph_id)
+    down_since = time.time()
+    # A fresh process comes up an hour later: 60 due times were missed.
+    scheduler = Scheduler(launcher, triggers, graphs, clock=Clock(down_since + 3600 + 30))
+    assert len(await scheduler.tick_once()) == fired
+    if fired:
+        assert triggers.fires(graph_id)[0]["due_at"] == (int(down_since + 3630) // 60) * 60
+
+
+def _race(url: str, seconds: float = 3.5) -> list[str]:
+    """Two scheduler processes on `url` at once; the run ids each started."""
+    env = {**os.environ, "PYTHONPATH": ROOT}
+    children = [subprocess.Popen([sys.executable, "-m", "tests.triggers.scheduler_child", url, str(seconds)],
+                                 cwd=ROOT, env=env, stdout=subprocess.PIPE, text=True) for _ in range(2)]
+    outputs = [child.communicate(timeout=60)[0] for child in children]
+    assert all(child.returncode == 0 for child in children)
+    return [line.split() for line in outputs]
+
+
+def _check_exactly_once(launcher, graphs, triggers, activation, url):
+    graph_id = graphs.create("Every second", timed(mode="interval", every=1, unit="seconds")).id
+    activation.activate(graph_id)
+    started = _race(url)
+    fires = triggers.fires(graph_id)
+    dues = [f["due_at"] for f in fires]
+    assert len(dues) == len(set(dues)) >= 3  # each due time once
+    assert dues == [dues[0] + i for i in range(len(dues))]  # and none skipped
+    print("runs started per process:", [len(s) for s in started])
+    all_started = started[0] + started[1]
+    assert sorted(all_started) == sorted(f["run_id"] for f in fires)  # one run per due time
+    launcher.store.flush()
+    runs = launcher.store.list_runs(graph_id, limit=100)
+    assert len(runs) == len(dues) and {r["started_by"] for r in runs} == {"schedule"}
+
+
+def test_two_processes_fire_each_due_time_once_on_sqlite(tmp_path):
+    url = f"sqlite:///{tmp_path / 'race.sqlite'}"
+    launcher = RunLauncher(url)
+    try:
+        graphs, triggers = GraphStore(launcher.engine), TriggerStore(launcher.engine)
+        _check_exactly_once(launcher, graphs, triggers, Activation(launcher, triggers, graphs), url)
+    finally:
+        launcher.close()
+
+
+def test_two_processes_fire_each_due_time_once_on_postgresql():
+    with private_schema() as schema:
+        url = f"{POSTGRES_URL}?options=-csearch_path%3D{schema}"
+        launcher = RunLauncher(url)
+        try:
+            with launcher.engine.connect() as conn:
+                assert conn.execute(text("select current_schema()")).scalar() == schema
+            graphs, triggers = GraphStore(launcher.engine), TriggerStore(launcher.engine)
+            _check_exactly_once(launcher, graphs, triggers, Activation(launcher, triggers, graphs), url)
+        finally:
+            launcher.close()

@@ -1,0 +1,141 @@
+"""Webhook calls through the API in process: the active version runs, the call's checks (method, token,
+Basic, size), the three ways to answer, the test address, and runs recorded as started by "webhook"."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+
+import pytest
+
+from nodeflow_app.secret_values import seal
+from nodeflow_app.store.connections import ConnectionStore
+from tests.triggers.conftest import hooked
+
+
+async def settled(hooks, run_id: str) -> dict:
+    for _ in range(200):
+        hooks.launcher.store.flush()
+        run = hooks.launcher.store.get_run(run_id)
+        if run and run["status"] not in ("running", "pending"):
+            return run
+        await asyncio.sleep(0.02)
+    raise AssertionError(f"run {run_id} did not finish")
+
+
+async def test_answers_with_the_last_node_output_status_and_headers(hooks):
+    _, hook = hooks.create(hooked({"respond": "last_node", "status_code": 201,
+                                   "response_headers": [{"name": "X-Shop", "value": "yes"}]}))
+    async with hooks.client() as client:
+        answer = await client.post(f"/api/hooks/{hook}?source=shop", json={"n": 7})
+    assert answer.status_code == 201 and answer.headers["x-shop"] == "yes"
+    assert answer.json() == {"n": 7, "done": True}
+    run = await settled(hooks, answer.headers["x-run-id"])
+    assert run["started_by"] == "webhook" and run["status"] == "completed"
+    payload = run["payload"]
+    assert payload["body"] == {"n": 7} and payload["query"] == {"source": "shop"}
+    assert payload["headers"]["content-type"] == "application/json"
+
+
+async def test_at_once_answers_202_with_the_run_id_and_the_run_goes_on(hooks):
+    _, hook = hooks.create(hooked())
+    async with hooks.client() as client:
+        answer = await client.post(f"/api/hooks/{hook}", json={"n": 1})
+    assert answer.status_code == 202 and answer.json()["status"] == "started"
+    run = await settled(hooks, answer.json()["run_id"])
+    assert run["status"] == "completed" and run["started_by"] == "webhook"
+
+
+async def test_streams_the_run_events_as_server_sent_events(hooks):
+    _, hook = hooks.create(hooked({"respond": "stream"}))
+    async with hooks.client() as client:
+        answer = await client.post(f"/api/hooks/{hook}", json={"n": 3})
+    assert answer.headers["content-type"].startswith("text/event-stream")
+    events = [line.removeprefix("event: ") for line in answer.text.splitlines() if line.startswith("event: ")]
+    assert events.count("completed") == 3 and events[-1] == "end"
+    end = json.loads(answer.text.strip().splitlines()[-1].removeprefix("data: "))
+    assert end["status"] == "completed" and end["output"] == {"n": 3, "done": True}
+
+
+async def test_an_inactive_graph_or_an_unknown_address_is_404(hooks):
+    graph_id, hook = hooks.create(hooked())
+    hooks.activation.deactivate(graph_id)
+    async with hooks.client() as client:
+        assert (await client.post(f"/api/hooks/{hook}", json={})).status_code == 404
+        assert (await client.post("/api/hooks/nothing-here", json={})).status_code == 404
+
+
+async def test_the_active_version_runs_not_later_saves(hooks):
+    graph_id, hook = hooks.create(hooked({"respond": "last_node"}, fields={"v": "one"}))
+    hooks.graphs.save(graph_id, hooked({"respond": "last_node"}, fields={"v": "two"}))
+    async with hooks.client() as client:
+        assert (await client.post(f"/api/hooks/{hook}", json={"n": 1})).json()["v"] == "one"
+        hooks.activation.activate(graph_id)  # switching on again makes the latest version live
+        assert (await client.post(f"/api/hooks/{hook}", json={"n": 1})).json()["v"] == "two"
+
+
+async def test_methods_other_than_the_chosen_ones_are_405(hooks):
+    _, hook = hooks.create(hooked({"methods": "GET, PUT"}))
+    async with hooks.client() as client:
+        refused = await client.post(f"/api/hooks/{hook}", json={})
+        assert refused.status_code == 405 and refused.headers["allow"] == "GET, PUT"
+        assert (await client.get(f"/api/hooks/{hook}?n=1")).status_code == 202
+
+
+async def test_a_payload_over_the_limit_is_413_with_a_clear_message(hooks):
+    _, hook = hooks.create(hooked({"max_body_kb": 1}))
+    async with hooks.client() as client:
+        refused = await client.post(f"/api/hooks/{hook}", content=b"x" * 2048)
+        assert refused.status_code == 413
+        assert refused.json()["detail"] == "the payload is larger than this webhook's limit of 1 KB"
+        assert (await client.post(f"/api/hooks/{hook}", content=b"x" * 1000)).status_code == 202
+
+
+async def test_a_header_token_from_a_secret_parameter(hooks):
+    _, hook = hooks.create(hooked({"auth": "header", "auth_name": "X-Token", "auth_secret": seal("s3cret")}))
+    async with hooks.client() as client:
+        refused = await client.post(f"/api/hooks/{hook}", json={})
+        assert refused.status_code == 401 and "X-Token header" in refused.json()["detail"]
+        assert (await client.post(f"/api/hooks/{hook}", json={}, headers={"x-token": "wrong"})).status_code == 401
+        assert (await client.post(f"/api/hooks/{hook}", json={}, headers={"x-token": "s3cret"})).status_code == 202
+
+
+async def test_basic_authentication_from_a_workspace_connection(hooks):
+    ConnectionStore(hooks.launcher.engine).set("hook-login", "http_basic", {"username": "shop", "password": "pw"})
+    _, hook = hooks.create(hooked({"auth": "basic", "auth_connection": "hook-login"}))
+
+    def basic(user: str, password: str) -> dict:
+        return {"authorization": "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode()}
+
+    async with hooks.client() as client:
+        refused = await client.post(f"/api/hooks/{hook}", json={}, headers=basic("shop", "nope"))
+        assert refused.status_code == 401 and refused.headers["www-authenticate"].startswith("Basic")
+        assert (await client.post(f"/api/hooks/{hook}", json={}, headers=basic("shop", "pw"))).status_code == 202
+
+
+async def test_the_test_address_serves_one_listening_editor_with_the_stored_graph(hooks):
+    graph_id, hook = hooks.create(hooked({"respond": "last_node"}), active=False)
+    async with hooks.client() as client:
+        assert (await client.post(f"/api/hooks-test/{hook}", json={"n": 1})).status_code == 404
+        hooks.triggers.listen(hook, graph_id, "hook", seconds=60)
+        answer = await client.post(f"/api/hooks-test/{hook}", json={"n": 5})
+        assert answer.json() == {"n": 5, "done": True}
+        assert (await client.post(f"/api/hooks-test/{hook}", json={"n": 6})).status_code == 404  # served once
+    heard = hooks.triggers.test_listener(hook)
+    assert heard.called and heard.payload["body"] == {"n": 5} and heard.run_id == answer.headers["x-run-id"]
+    assert (await settled(hooks, heard.run_id))["started_by"] == "test"
+
+
+async def test_invalid_json_is_400(hooks):
+    _, hook = hooks.create(hooked())
+    async with hooks.client() as client:
+        answer = await client.post(f"/api/hooks/{hook}", content=b"{nope", headers={"content-type": "application/json"})
+    assert answer.status_code == 400 and "not valid JSON" in answer.json()["detail"]
+
+
+async def test_a_form_body_becomes_an_object(hooks):
+    _, hook = hooks.create(hooked({"respond": "last_node"}))
+    async with hooks.client() as client:
+        answer = await client.post(f"/api/hooks/{hook}", data={"n": "9"})
+    assert answer.json() == {"n": "9", "done": True}

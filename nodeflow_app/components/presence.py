@@ -1,0 +1,26 @@
+"""Who else has this graph open: their initials in their colour (the room's `people`, state/graph_room.py)."""
+
+from __future__ import annotations
+
+import reflex as rx
+
+from nodeflow_app.state.graph_room import GraphRoom
+
+
+def _person(person: rx.Var) -> rx.Component:
+    return rx.tooltip(
+        rx.box(
+            person["initials"],
+            style={"background": person["color"], "color": "#111", "border_radius": "50%", "width": "24px",
+                   "height": "24px", "display": "flex", "align_items": "center", "justify_content": "center",
+                   "font_size": "11px", "font_weight": "700", "margin_left": "-4px",
+                   "border": "2px solid var(--gray-1)"},
+            custom_attrs={"data-testid": "presence-" + person["initials"].to(str), "data-color": person["color"]},
+        ),
+        content=person["name"],
+    )
+
+
+def presence_bar() -> rx.Component:
+    return rx.hstack(rx.foreach(GraphRoom.people, _person), spacing="0", padding_left="4px",
+                     custom_attrs={"data-testid": "presence"})

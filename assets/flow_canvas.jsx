@@ -69,6 +69,7 @@ function toFlowNode(node, conv, wired, previous) {
     data: {
       node, def, layout: nodeLayout(def, node, conv.errorHandle), wired: wired ?? EMPTY,
       issue: conv.issues[node.id] ?? null, status: conv.statuses[node.id] ?? null, pinned: conv.pinned[node.id] ?? null,
+      peer: conv.peers?.[node.id] ?? null,
     },
   };
   if (node.parentId) flowNode.parentId = node.parentId;
@@ -846,6 +847,8 @@ function Canvas(props) {
   }), [definitions, send, readOnly]);
 
   const selectionKey = useRef("");
+  const peers = usePeers(props.people, props.me);
+  conv.current.peers = peers;
   const sync = useGraphSync(props, setFlow, flowRef, conv, send, rf, selectionKey);
   const focusN = useRef(null);
   useEffect(() => { // Python selects nodes in this tab only (the issues list): not a room patch
@@ -857,7 +860,6 @@ function Canvas(props) {
     selectionKey.current = [...(focus.ids ?? [])].sort().join("\n"); // Python knows it: no on_select echo
     setFlow((prev) => applyOps(prev, [{ op: "select", ids: focus.ids ?? [] }], conv.current));
   }, [props.focus]);
-  const peers = usePeers(props.people, props.me);
   useEffect(() => setFlow((f) => withNodeValues(f, "peer", peers)), [peers]);
   useEffect(() => setFlow((f) => withNodeValues(f, "issue", issues)), [issues]);
   useEffect(() => setFlow((f) => withNodeValues(f, "status", statuses)), [statuses]);
@@ -880,6 +882,7 @@ function Canvas(props) {
       nodeCount: () => flowRef.current.nodes.length, edgeCount: () => flowRef.current.edges.length,
       lastSeq: () => sync.current.seq, rev: () => sync.current.rev, epoch: () => sync.current.epoch, fitView: () => rf.fitView(FIT),
       resync: () => send("onResync", {}),
+      send, // what a person's gestures send, for tests and benchmarks (Python checks every event)
     };
     window.__nodeflowCanvas = api;
     return () => { if (window.__nodeflowCanvas === api) delete window.__nodeflowCanvas; };

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import reflex as rx
 
+from nodeflow_app.state.editor_state import EditorState
 from nodeflow_app.state.graph_room import GraphRoom
 
 
@@ -22,5 +23,8 @@ def _person(person: rx.Var) -> rx.Component:
 
 
 def presence_bar() -> rx.Component:
-    return rx.hstack(rx.foreach(GraphRoom.people, _person), spacing="0", padding_left="4px",
-                     custom_attrs={"data-testid": "presence"})
+    return rx.hstack(
+        rx.foreach(GraphRoom.people, _person),
+        # Which backend worker serves this tab (tests of several workers read it).
+        rx.box(display="none", custom_attrs={"data-testid": "worker", "data-pid": EditorState.worker}),
+        spacing="0", padding_left="4px", custom_attrs={"data-testid": "presence"})

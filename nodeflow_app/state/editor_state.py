@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import os
 import re
 from typing import Any
 
@@ -47,6 +48,7 @@ class EditorState(rx.State):
     canvas_graph: dict[str, Any] = {"rev": 0, "epoch": 0, "seq": 0, "graph": {"nodes": [], "edges": []}}
     catchup: dict[str, Any] = {"epoch": 0, "patches": []}  # room patches this tab missed, [[seq, ops]]
     focus: dict[str, Any] = {"n": 0, "ids": []}  # nodes to select on this tab's canvas (the issues list)
+    worker: str = ""  # the process id of the backend worker that handled this tab's last event (multi-worker tests)
     me: str = ""  # this tab's presence id in the room (its own patches and cursor are not shown as others')
     can_undo: bool = False
     can_redo: bool = False
@@ -111,6 +113,7 @@ class EditorState(rx.State):
             self._undo, self._redo = [], []
         self._graph_id = graph_id
         room, failure = await self._room(fresh=True)
+        self.worker = str(os.getpid())
         if self._doc is None:
             self.not_found, self.graph_name = graph_id, ""
             return failure
@@ -558,6 +561,8 @@ class EditorState(rx.State):
             change = operation(self._doc)
         except EditError as error:
             return rx.toast.error(str(error))
+        if self.worker != (pid := str(os.getpid())):
+            self.worker = pid
         return self._after_change(change, inspect)
 
     async def _replay(self, source: list[Change], target: list[Change]):

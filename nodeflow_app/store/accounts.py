@@ -192,7 +192,12 @@ class AccountStore:
         """Create the owner from the environment on a fresh install; None when accounts exist already."""
         if self.has_users():
             return None
-        return self.create_user(name, email, password, admin=True)
+        try:
+            return self.create_user(name, email, password, admin=True)
+        except AccountError:
+            if self.user_by_email(email) is not None:
+                return None  # another backend worker starting at the same time made it
+            raise
 
     # 2. Sessions -------------------------------------------------------------------------------------------
 

@@ -7,14 +7,16 @@ so a tab's `lastSeq()` tells that it has applied an edit, whoever made it.
 
 from __future__ import annotations
 
-import random
+from collections.abc import Iterator
+from pathlib import Path
 
+import pytest
 from playwright.sync_api import expect
 
 from nodeflow_app.editor.presence import initials
 from nodeflow_app.store.graphs import GraphStore
 
-from .server import Server
+from .server import Server, run_server
 from .team import make_team
 from .test_editor import (
     CANVAS, center, drag, expect_counts, expect_position, handle, node, node_id, position, select, toast, wire,
@@ -218,5 +220,55 @@ def test_fifty_random_edits_each_from_two_people_at_once_all_end_up_stored(brows
         for (target, parameter), value in expected_params.items():
             if parameter == "value":
                 expect(page.get_by_test_id(f"inline-{by_id[target]['name']}-value")).to_have_value(value)
+    for context in contexts:
+        context.close()
+
+
+REDIS_URL = "redis://127.0.0.1:6379/6"
+
+
+@pytest.fixture(scope="module")
+def redis_server(artifacts_dir: Path) -> Iterator[Server]:
+    """A second server with its state in Redis: `reflex run --env prod` then starts several backend workers."""
+    with run_server(artifacts_dir / "coedit-redis", extra_env={"REFLEX_REDIS_URL": REDIS_URL}) as server:
+        yield server
+
+
+def worker_of(page) -> str:
+    page.get_by_test_id("worker").wait_for(state="attached")
+    page.wait_for_function("() => document.querySelector('[data-testid=\"worker\"]')?.dataset.pid")
+    return page.get_by_test_id("worker").get_attribute("data-pid")
+
+
+def test_two_people_on_different_workers_edit_together_through_redis(browser, redis_server: Server) -> None:
+    team = make_team(redis_server, ["editor"])
+    graph_id = team.graph("Across workers", GRAPH)
+    first_context = team.context(browser, team.owner)
+    first = open_graph(first_context, redis_server, graph_id)
+    first_pid = worker_of(first)
+    # Each websocket lands on one worker; open the second person's tab until it lands on another one.
+    contexts = [first_context]
+    for _ in range(12):
+        contexts.append(team.context(browser, team.members[0]))
+        second = open_graph(contexts[-1], redis_server, graph_id)
+        if worker_of(second) != first_pid:
+            break
+    second_pid = worker_of(second)
+    assert second_pid != first_pid, f"every tab landed on worker {first_pid}"
+
+    second.get_by_test_id("palette-node-conditional").click()
+    node(first, "Conditional").wait_for()
+    commit(first, "inline-Check-value", "from the first worker")
+    expect(second.get_by_test_id("inline-Check-value")).to_have_value("from the first worker")
+    commit(second, "inline-Conditional-value", "from the second worker")
+    expect(first.get_by_test_id("inline-Conditional-value")).to_have_value("from the second worker")
+    expect(first.get_by_test_id(f"presence-{initials(team.members[0].name)}")).to_be_visible()
+    # The edits were handled where each tab's websocket is (each edit records its worker's pid).
+    assert (worker_of(first), worker_of(second)) == (first_pid, second_pid)
+    first.wait_for_function(
+        "() => document.querySelector('[data-testid=\"save-status\"]')?.textContent.startsWith('Saved')")
+    graph, _ = stored(redis_server, graph_id)
+    values = {n["name"]: n.get("data", {}).get("value") for n in graph.graph["nodes"]}
+    assert values["Check"] == "from the first worker" and values["Conditional"] == "from the second worker"
     for context in contexts:
         context.close()

@@ -10,7 +10,10 @@ Agno's tables (`agno_*`) are never touched: migrations name only NodeFlow's own 
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import threading
+from collections.abc import Iterator
 from functools import lru_cache
 from pathlib import Path
 
@@ -74,7 +77,7 @@ def prepare(engine: Engine) -> None:
     # An in-memory SQLite database is new for every engine: remember the engine, not the URL.
     memory = engine.dialect.name == "sqlite" and engine.url.database in (None, "", ":memory:")
     key = f"{id(engine) if memory else engine.url}|{_schema(engine)}"
-    with _lock:
+    with _lock, _across_processes(engine):
         if key in _done:
             return
         with engine.begin() as conn:
@@ -95,6 +98,22 @@ def prepare(engine: Engine) -> None:
             with engine.begin() as conn:
                 context(conn, engine).stamp(_script(), "head")
         _done.add(key)
+
+
+@contextlib.contextmanager
+def _across_processes(engine: Engine) -> Iterator[None]:
+    """Several backend workers open a fresh SQLite file at once (`reflex run --env prod` with Redis): one
+    creates the tables while the others wait, then find them made."""
+    path = engine.url.database if engine.dialect.name == "sqlite" else None
+    if not path or path == ":memory:" or path.startswith("file:"):
+        yield
+        return
+    with open(f"{path}.migrate-lock", "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def _upgrade(engine: Engine) -> None:

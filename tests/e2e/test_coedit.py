@@ -18,6 +18,7 @@ from nodeflow_app.store.graphs import GraphStore
 
 from .server import Server, run_server
 from .team import make_team
+from .test_make_run import _seed_web_dir
 from .test_editor import (
     CANVAS, center, drag, expect_counts, expect_position, handle, node, node_id, position, select, toast, wire,
 )
@@ -61,10 +62,12 @@ def test_an_editor_and_the_owner_edit_together_and_a_viewer_watches(browser, nod
     owner, editor, viewer = (open_graph(c, nodeflow_server, graph_id) for c in contexts)
     everyone = (owner, editor, viewer)
 
-    # Presence: each tab shows the three people's initials in their colours.
-    for page in everyone:
-        for member in (team.owner, editor_member, viewer_member):
-            expect(page.get_by_test_id(f"presence-{initials(member.name)}")).to_be_visible()
+    # Presence: each tab shows the two others' initials in their colours.
+    people = (team.owner, editor_member, viewer_member)
+    for page, me in zip(everyone, people):
+        for member in people:
+            presence = page.get_by_test_id(f"presence-{initials(member.name)}")
+            expect(presence).to_have_count(0 if member is me else 1)
     expect(viewer.get_by_test_id("view-only")).to_be_visible()
 
     # Add: the editor clicks a palette entry; the owner and the viewer get the node.
@@ -229,8 +232,12 @@ REDIS_URL = "redis://127.0.0.1:6379/6"
 
 @pytest.fixture(scope="module")
 def redis_server(artifacts_dir: Path) -> Iterator[Server]:
-    """A second server with its state in Redis: `reflex run --env prod` then starts several backend workers."""
-    with run_server(artifacts_dir / "coedit-redis", extra_env={"REFLEX_REDIS_URL": REDIS_URL}) as server:
+    """A second server with its state in Redis: `reflex run --env prod` then starts several backend workers.
+    It builds into a web folder of its own: the session's server keeps serving its build (and port)."""
+    web = artifacts_dir / "coedit-redis-web"
+    _seed_web_dir(web)
+    env = {"REFLEX_REDIS_URL": REDIS_URL, "REFLEX_WEB_WORKDIR": str(web)}
+    with run_server(artifacts_dir / "coedit-redis", extra_env=env) as server:
         yield server
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 import reflex as rx
+from reflex_base.constants import ROUTER_DATA, ROUTER_VARS
 
 from nodeflow_app.editor.document import GraphDocument
 from nodeflow_app.store.graphs import graph_store
@@ -46,6 +47,16 @@ class GraphRoom(rx.SharedState):
     _saved_edits: int = 0
     _authors: dict[str, str] = {}  # user id -> name, of the edits not saved yet
     _tokens: dict[str, str] = {}  # presence id -> client token (to drop tabs that went away)
+
+    async def _internal_patch_linked_state(self, token: str, full_delta: bool = False):
+        """Reflex's linking (every event of a linked tab, and every fan-out to one) marks the root's router
+        vars dirty to refresh computed vars, and leaves them dirty: each delta then carried the router,
+        ~1.8 KB of request headers, beside a ~0.5 KB patch. Nothing in it changed, so it is not resent."""
+        root = self._get_root_state()
+        already = set(root.dirty_vars)
+        linked = await super()._internal_patch_linked_state(token, full_delta)
+        root.dirty_vars -= ({*ROUTER_VARS, ROUTER_DATA} - already)
+        return linked
 
     def _open(self, graph_id: str) -> tuple[str | None, list[Issue]]:
         """(Re)read the stored graph: a new epoch, so every tab in the room reloads it. (error, issues)"""

@@ -949,7 +949,11 @@ function Canvas(props) {
     send("onAdd", { type, position: rf.screenToFlowPosition({ x: e.clientX, y: e.clientY }) });
   }, [send, rf]);
   const sendCursor = useCursorSender(send, rf);
-  const onMouseMove = useCallback((e) => { pointer.current = { x: e.clientX, y: e.clientY }; sendCursor(pointer.current); }, [sendCursor]);
+  const onMouseMove = useCallback((e) => {
+    pointer.current = { x: e.clientX, y: e.clientY };
+    // Not while a button is down: a drag, pan or wire stays in the browser until it ends (one event).
+    if (!e.buttons) sendCursor(pointer.current);
+  }, [sendCursor]);
   const onMouseLeave = useCallback(() => { pointer.current = null; sendCursor(null); }, [sendCursor]);
   useEffect(() => {
     const leave = () => send("onLeave", {});

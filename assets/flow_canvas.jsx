@@ -949,12 +949,14 @@ function Canvas(props) {
     send("onAdd", { type, position: rf.screenToFlowPosition({ x: e.clientX, y: e.clientY }) });
   }, [send, rf]);
   const sendCursor = useCursorSender(send, rf);
+  const watched = useRef(false); // someone else is in the room: only then is my cursor worth sending
+  watched.current = (props.people ?? []).some((p) => p.id !== props.me);
   const onMouseMove = useCallback((e) => {
     pointer.current = { x: e.clientX, y: e.clientY };
     // Not while a button is down: a drag, pan or wire stays in the browser until it ends (one event).
-    if (!e.buttons) sendCursor(pointer.current);
+    if (!e.buttons && watched.current) sendCursor(pointer.current);
   }, [sendCursor]);
-  const onMouseLeave = useCallback(() => { pointer.current = null; sendCursor(null); }, [sendCursor]);
+  const onMouseLeave = useCallback(() => { pointer.current = null; if (watched.current) sendCursor(null); }, [sendCursor]);
   useEffect(() => {
     const leave = () => send("onLeave", {});
     window.addEventListener("pagehide", leave);

@@ -460,6 +460,23 @@ def _connection_fields(pairs: list[str]) -> dict[str, str]:
     return fields
 
 
+# remote -----------------------------------------------------------------------------------------
+
+def _remote_arguments(parser: argparse.ArgumentParser) -> None:
+    from nodeflow_app import remote
+
+    remote.arguments(parser)
+
+
+def _remote(args: argparse.Namespace) -> int:
+    from nodeflow_app import remote
+
+    try:
+        return remote.main(args, parse_payload(getattr(args, "input", None), "--input"))
+    except remote.RemoteError as error:
+        raise InputError(str(error)) from error
+
+
 # ------------------------------------------------------------------------------------------------
 
 COMMANDS: dict[str, Command] = {
@@ -477,6 +494,8 @@ COMMANDS: dict[str, Command] = {
     "users": Command("create or list accounts, or reset a password", _users_arguments, _users),
     "connections": Command("store, list or delete named HTTP and database connections (encrypted at rest)",
                            _connections_arguments, _connections),
+    "remote": Command("list graphs, run a graph or read a run on a running server, with an API token",
+                      _remote_arguments, _remote),
 }
 
 

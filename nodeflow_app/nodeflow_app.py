@@ -5,6 +5,7 @@ import os
 import reflex as rx
 
 from nodeflow_app import routes
+from nodeflow_app.api.app import create_api
 from nodeflow_app.components.auth_pages import account_page, setup_page, sign_in_page
 from nodeflow_app.components.chat_panel import chat_page
 from nodeflow_app.components.connection import connection_status
@@ -47,7 +48,7 @@ def create_admin_from_environment() -> None:
             adopt_unowned_graphs()
 
 
-app = rx.App()
+app = rx.App(api_transformer=create_api())  # the HTTP API (/api/...) beside Reflex's backend
 app.add_middleware(AccessMiddleware())
 app.register_lifespan_task(create_admin_from_environment)
 # Our connection banner instead of Reflex's overlay (a pulsing icon, then an error toast).

@@ -17,26 +17,9 @@ from typing import Any, Callable
 import regex
 
 from nodeflow_app.contract import NodeError
+from nodeflow_app.value_helpers import MISSING, to_number  # noqa: F401 - node folders import them from here
 
 
-class _Missing:
-    """The type of `MISSING`: a path that leads nowhere (distinct from a present `None`)."""
-
-    _instance: "_Missing | None" = None
-
-    def __new__(cls) -> "_Missing":
-        if cls._instance is None:
-            cls._instance = super().__new__(cls)
-        return cls._instance
-
-    def __bool__(self) -> bool:
-        return False
-
-    def __repr__(self) -> str:
-        return "MISSING"
-
-
-MISSING: Any = _Missing()
 
 # 1. Paths ---------------------------------------------------------------------------------------
 
@@ -201,27 +184,6 @@ def primary_text(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, default=str)
 
 
-def to_number(value: Any) -> float | None:
-    """A finite-or-infinite number from an int, float or numeric string; None otherwise (booleans too)."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, (int, float)):
-        return None if isinstance(value, float) and math.isnan(value) else float(value)
-    if isinstance(value, str):
-        text = value.strip()
-        # Text that cannot start a float() is refused without raising: a failed float() costs an
-        # exception, and list nodes test every item ("open" == "closed" tries both as numbers).
-        if not text or (text[0] not in _NUMBER_START and not text[0].isdigit()):
-            return None
-        try:
-            number = float(text)
-        except ValueError:
-            return None
-        return None if math.isnan(number) else number
-    return None
-
-
-_NUMBER_START = frozenset("+-.iInN")  # besides digits (any script): sign, point, inf / infinity, nan
 
 
 # 3. Comparisons (Conditional, Switch, Filter) ---------------------------------------------------

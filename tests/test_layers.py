@@ -27,7 +27,8 @@ PLACES = {
     "nodeflow_app.settings": "helpers",
     "nodeflow_app.connections": "helpers",  # named connections as nodes see them (the store registers its lookup)
     "nodeflow_app.files": "helpers",  # files stored once by content, passed by reference
-    "nodeflow_app.sql": "helpers",  # SQL against a connection's database (the Database Query node)
+    "nodeflow_app.sql": "helpers",
+    "nodeflow_app.value_helpers": "helpers",  # MISSING and to_number, shared by node folders and LLM helpers  # SQL against a connection's database (the Database Query node)
     "nodes._helpers": "helpers",
     "nodes": "nodes",
     "nodes._registry": "nodes",
@@ -36,6 +37,7 @@ PLACES = {
     "nodeflow_app.chat": "services",
     "nodeflow_app.runs": "services",
     "nodeflow_app.cli": "services",
+    "nodeflow_app.remote": "services",  # `nodeflow remote`: the CLI over a server's HTTP API
     "nodeflow_app.routes": "services",
     "nodeflow_app.validation": "services",
     "nodeflow_app.provider_settings": "services",  # what the Settings page shows and does
@@ -43,6 +45,7 @@ PLACES = {
     "nodeflow_app.legacy": "services",  # importing graphs of the older runtime (JSON to JSON)
     "nodeflow_app.serve": "ui",  # builds and serves the Reflex app (`make run`)
     "nodeflow_app.editor": "ui",
+    "nodeflow_app.api": "ui",  # the HTTP API (FastAPI beside Reflex's backend)
     "nodeflow_app.state": "ui",
     "nodeflow_app.components": "ui",
     "nodeflow_app.nodeflow_app": "ui",

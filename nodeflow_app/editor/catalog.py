@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from nodeflow_app.runtime.coercion import COERCIONS
+from nodeflow_app.contract.conversions import CONVERSIONS
 from nodeflow_app.contract import ERROR_HANDLE, NodeDefinition, Parameter, Socket
 
 # Header colors per category (Radix step-9 tones that read well on the dark canvas).
@@ -79,6 +79,6 @@ def catalog(definitions: list[NodeDefinition]) -> dict[str, Any]:
     return {
         "types": {d.id: node_type_entry(d) for d in definitions},
         "sockets": {name: {"color": s.color, "shape": s.shape, "dashed": s.dashed} for name, s in SOCKET_STYLES.items()},
-        "coercions": sorted([source, target] for source, target in COERCIONS),
+        "coercions": sorted([source, target] for source, target in CONVERSIONS),
         "error_handle": ERROR_HANDLE,
     }

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from nodeflow_app.llm.providers import ModelConfigError, ModelRef, build_model, check_graph_url, parse_ref
-from nodes._helpers import to_number
+from nodeflow_app.value_helpers import to_number
 from nodeflow_app.contract import FlowContext
 
 REASONING_EFFORTS = ("none", "low", "medium", "high")

@@ -17,7 +17,7 @@ from typing import Any
 from nodeflow_app.llm.events import usage_of
 from nodeflow_app.llm.models import model_ref, node_model
 from nodeflow_app.llm.providers import ModelRef, describe_failure, track_http_errors
-from nodes._helpers import MISSING
+from nodeflow_app.value_helpers import MISSING
 from nodeflow_app.contract import FlowContext, NodeError
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from typing import Any, Callable
+from typing import Any, Awaitable, Callable
 
 from nodeflow_app.contract import ERROR_HANDLE, ExecutionResult, FlowContext, NodeError, NodeEvent
 from nodeflow_app.runtime.coercion import CoercionError
@@ -17,16 +17,21 @@ from nodeflow_app.runtime.plan import PlanNode
 Push = Callable[[NodeEvent], None]
 
 
-async def call_node(pn: PlanNode, data: dict, inputs: dict, ctx: FlowContext, push: Push) -> ExecutionResult:
-    """Call the node's executor once (the lean path), or with its timeout and retry policy."""
+def call_node(pn: PlanNode, data: dict, inputs: dict, ctx: FlowContext, push: Push) -> Awaitable[Any]:
+    """The awaitable that calls the node: its executor as is (the lean path: `settled` then takes its result),
+    or the timeout and retry policy around it."""
     if pn.plain:
-        result = await pn.executor.execute(data, inputs, ctx)
-        if result.__class__ is not ExecutionResult:
-            result = checked(pn, result)
-        for event in result.events:
-            push(event)
-        return result
-    return await _attempts(pn, data, inputs, ctx, push)
+        return pn.executor.execute(data, inputs, ctx)
+    return _attempts(pn, data, inputs, ctx, push)
+
+
+def settled(pn: PlanNode, result: Any, push: Push) -> ExecutionResult:
+    """A lean call's result, checked, with its events handed on (the policy path does both itself)."""
+    if result.__class__ is not ExecutionResult:
+        result = checked(pn, result)
+    for event in result.events:
+        push(event)
+    return result
 
 
 async def _attempts(pn: PlanNode, data: dict, inputs: dict, ctx: FlowContext, push: Push) -> ExecutionResult:

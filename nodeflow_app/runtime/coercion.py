@@ -1,52 +1,19 @@
 """The coercion table: which socket types connect, and how values convert along a wire.
 
-The socket types are the contract's (SOCKET_TYPES); how they look is the editor catalog's.
+The socket types and their conversions are the contract's (SOCKET_TYPES, contract/conversions.py); how they
+look is the editor catalog's. This module applies them.
 """
 
 from __future__ import annotations
 
-import json
-from typing import Any, Callable
+from typing import Any
 
 from nodeflow_app.contract import SOCKET_TYPES
+from nodeflow_app.contract.conversions import CONVERSIONS, SHAPES, to_string
 
 
 class CoercionError(ValueError):
     """A runtime value that cannot become the target socket's type."""
-
-
-def _to_string(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return str(value)
-
-
-def _last_content(messages: Any) -> str:
-    if not messages:
-        return ""
-    last = messages[-1]
-    return str(last.get("content", "")) if isinstance(last, dict) else str(last)
-
-
-def _identity(value: Any) -> Any:
-    return value
-
-
-# (source, target) -> converter. Same type always connects; `any` is handled in can_connect.
-COERCIONS: dict[tuple[str, str], Callable[[Any], Any]] = {
-    ("int", "float"): float,
-    ("int", "string"): _to_string,
-    ("float", "string"): _to_string,
-    ("boolean", "string"): _to_string,
-    ("string", "text"): _identity,
-    ("text", "string"): _identity,
-    ("json", "string"): lambda v: json.dumps(v, separators=(",", ":"), ensure_ascii=False, default=str),
-    ("json", "text"): lambda v: json.dumps(v, indent=2, ensure_ascii=False, default=str),
-    ("document", "text"): lambda v: v["text"] if isinstance(v, dict) else v.text,
-    ("document", "json"): lambda v: v if isinstance(v, dict) else dict(v),
-    ("string", "messages"): lambda v: [{"role": "user", "content": v}],
-    ("messages", "string"): _last_content,
-}
 
 
 def can_connect(source_type: str, target_type: str) -> tuple[bool, str]:
@@ -56,9 +23,9 @@ def can_connect(source_type: str, target_type: str) -> tuple[bool, str]:
             return False, f"unknown socket type '{socket_type}'"
     if source_type == target_type or "any" in (source_type, target_type):
         return True, ""
-    if (source_type, target_type) in COERCIONS:
+    if (source_type, target_type) in CONVERSIONS:
         return True, ""
-    accepted = sorted(s for (s, t) in COERCIONS if t == target_type)
+    accepted = sorted(s for (s, t) in CONVERSIONS if t == target_type)
     hint = f"; a {target_type} socket accepts {', '.join([target_type, *accepted, 'any'])}"
     return False, f"a {source_type} output cannot connect to a {target_type} input{hint}"
 
@@ -69,7 +36,7 @@ def coerce(value: Any, source_type: str, target_type: str) -> Any:
         return value
     if source_type == "any":
         return _coerce_any(value, target_type)
-    converter = COERCIONS.get((source_type, target_type))
+    converter = CONVERSIONS.get((source_type, target_type))
     if converter is None:
         raise CoercionError(f"cannot convert {source_type} to {target_type}")
     try:
@@ -78,29 +45,17 @@ def coerce(value: Any, source_type: str, target_type: str) -> Any:
         raise CoercionError(f"cannot convert {source_type} value {_preview(value)} to {target_type}: {error}") from error
 
 
-_CHECKS: dict[str, Callable[[Any], bool]] = {
-    "string": lambda v: isinstance(v, str),
-    "text": lambda v: isinstance(v, str),
-    "int": lambda v: isinstance(v, int) and not isinstance(v, bool),
-    "float": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
-    "boolean": lambda v: isinstance(v, bool),
-    "json": lambda v: isinstance(v, (dict, list)),
-    "array": lambda v: isinstance(v, list),
-    "messages": lambda v: isinstance(v, list) and all(isinstance(m, dict) and "content" in m for m in v),
-    "document": lambda v: isinstance(v, dict) and "text" in v,
-    "vector": lambda v: isinstance(v, list) and all(isinstance(x, (int, float)) for x in v),
-}
-
-
 def _coerce_any(value: Any, target_type: str) -> Any:
-    """An `any` value entering a typed socket: accept it if it already fits, else try the natural conversion."""
-    check = _CHECKS.get(target_type)
-    if check is None or check(value):
+    """An `any` value entering a typed socket: accept it if it already fits, else try the natural conversion
+    (the contract's, from the type the value has; whole and decimal numbers also from text)."""
+    shape = SHAPES.get(target_type)
+    if shape is None or shape(value):
         return float(value) if target_type == "float" else value
+    converter = CONVERSIONS.get((_natural_type(value), target_type))
+    if converter is not None:
+        return converter(value)
     if target_type in ("string", "text"):
-        if isinstance(value, (dict, list)):
-            return COERCIONS[("json", target_type)](value)
-        return _to_string(value)
+        return to_string(value)
     if target_type == "float" and isinstance(value, str):
         try:
             return float(value)
@@ -113,9 +68,15 @@ def _coerce_any(value: Any, target_type: str) -> Any:
                 return int(number)
         except ValueError:
             pass
-    if target_type == "messages" and isinstance(value, str):
-        return COERCIONS[("string", "messages")](value)
     raise CoercionError(f"value {_preview(value)} is not a valid {target_type}")
+
+
+def _natural_type(value: Any) -> str | None:
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, (dict, list)):
+        return "json"
+    return None
 
 
 def _preview(value: Any, limit: int = 60) -> str:

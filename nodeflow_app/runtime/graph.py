@@ -160,6 +160,8 @@ def _parse(raw: dict[str, Any] | Graph) -> tuple[Graph | None, list[GraphIssue]]
 
 def _value_issues(raw: dict[str, Any]) -> list[GraphIssue]:
     """NaN/Infinity, huge numbers, nesting beyond MAX_DEPTH, NUL or lone surrogates: one issue per node."""
+    if value_problem(raw, strict_text=True) is None:  # one pass over the whole graph, the usual case
+        return []
     nodes = raw.get("nodes")
     issues = []
     for index, node in enumerate(nodes if isinstance(nodes, list) else []):
@@ -310,8 +312,7 @@ def _check_edges(graph: Graph, registry: DefinitionSource, nodes: dict[str, Node
         if sockets is None:
             continue
         source_socket, target_socket = sockets
-        label = _edge_label(edge, nodes)
-        if _check_edge_types(edge, source_socket, target_socket, label, issues) and edge.data.channel == "link":
+        if _check_edge_types(edge, source_socket, target_socket, nodes, issues) and edge.data.channel == "link":
             key = (edge.target, edge.targetHandle)
             link_parents[key] = link_parents.get(key, 0) + 1
             if link_parents[key] == 2 and not target_socket.multiple:
@@ -350,6 +351,8 @@ def _edge_sockets(edge: Edge, registry: DefinitionSource, nodes: dict[str, Node]
 def _repeatable(definition: NodeDefinition, data: dict[str, Any]) -> dict[str, Any]:
     """Data safe for expanding repeat ports: a non-list value (reported as invalid_parameter) repeats nothing."""
     repeats = {s.repeat for s in definition.outputs if s.repeat}
+    if not repeats:
+        return data
     return {k: v if k not in repeats or isinstance(v, list) else [] for k, v in data.items()}
 
 
@@ -359,19 +362,23 @@ def _edge_label(edge: Edge, nodes: dict[str, Node]) -> str:
     return " -> ".join(f"'{nodes[n].name}'.{h}" if n in nodes else f"{n}.{h}" for n, h in ends)
 
 
-def _check_edge_types(edge: Edge, source: Socket, target: Socket, label: str, issues: list[GraphIssue]) -> bool:
+def _check_edge_types(edge: Edge, source: Socket, target: Socket, nodes: dict[str, Node],
+                      issues: list[GraphIssue]) -> bool:
     before = len(issues)
+    def label() -> str:  # made only when an issue names the edge: normalizing is on every run's path
+        return _edge_label(edge, nodes)
+
     if edge.data.channel != source.channel or edge.data.channel != target.channel:
         issues.append(GraphIssue(rule="edge_channel_mismatch", edge_id=edge.id, message=(
-            f"edge {label} is marked '{edge.data.channel}' but connects a '{source.channel}' output "
+            f"edge {label()} is marked '{edge.data.channel}' but connects a '{source.channel}' output "
             f"to a '{target.channel}' input")))
     for end, declared, socket in (("sourceType", edge.data.sourceType, source), ("targetType", edge.data.targetType, target)):
         if declared is not None and declared != socket.type:
             issues.append(GraphIssue(rule="edge_type_mismatch", edge_id=edge.id, message=(
-                f"edge {label} says {end} '{declared}' but the socket '{socket.id}' is '{socket.type}'")))
+                f"edge {label()} says {end} '{declared}' but the socket '{socket.id}' is '{socket.type}'")))
     ok, reason = can_connect(source.type, target.type)
     if not ok:
-        issues.append(GraphIssue(rule="incompatible_types", edge_id=edge.id, message=f"edge {label}: {reason}"))
+        issues.append(GraphIssue(rule="incompatible_types", edge_id=edge.id, message=f"edge {label()}: {reason}"))
     edge.data.sourceType, edge.data.targetType = source.type, target.type
     return len(issues) == before
 

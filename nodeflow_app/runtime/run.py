@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any, AsyncIterator, Callable
 
 from nodeflow_app.contract import ExecutionResult, NodeError, NodeEvent, WaitForInput
-from nodeflow_app.runtime.calls import call_node, failure_message, handled_outputs
+from nodeflow_app.runtime.calls import call_node, failure_message, handled_outputs, settled
 from nodeflow_app.runtime.expressions import resolve
 from nodeflow_app.runtime.links import RuntimeApiImpl, Scope, flow_context, materialize
 from nodeflow_app.runtime.plan import Plan, PlanNode
@@ -275,6 +275,8 @@ class Run:
         try:
             data, inputs = self._prepare(pn, inputs)
             result = await call_node(pn, data, inputs, flow_context(self, pn, resume_payload), self._push)
+            if pn.plain:
+                result = settled(pn, result, self._push)
             error = None
         except asyncio.CancelledError:
             raise

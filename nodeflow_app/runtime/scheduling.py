@@ -61,9 +61,10 @@ class Schedule:
         delivered = self.delivered[pn.node.id]
         if not is_start and not delivered:
             return SKIP, None
-        missing = [s.label or s.id for s in pn.required_flow if s.id not in delivered]
-        if missing:
-            return SKIP, f"required input {', '.join(missing)} has no value"
+        for required in pn.required_flow:  # a loop, not a comprehension: this runs once per node per run
+            if required.id not in delivered:
+                missing = [s.label or s.id for s in pn.required_flow if s.id not in delivered]
+                return SKIP, f"required input {', '.join(missing)} has no value"
         inputs: dict[str, Any] = {}
         for handle, values in delivered.items():
             socket = pn.inputs.get(handle)

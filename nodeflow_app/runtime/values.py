@@ -7,6 +7,7 @@ In run values NUL and lone surrogates are allowed: the run store escapes them (s
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from typing import Any
@@ -15,7 +16,11 @@ MAX_DEPTH = 100  # objects and lists inside each other; JSON from people and mod
 MAX_INT_BITS = 14_000  # about 4,200 digits: Python refuses to turn longer whole numbers into text
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
+_LONG_NUMBER = re.compile(r"\d{4000,}")  # may hold a whole number over MAX_INT_BITS: walk to be sure
+_JSON_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"')
+_INNERMOST = re.compile(r"[\[{][^\[\]{}]*[\]}]")
 _ELIDED = object()
+_SMALL_INT = 1 << 62
 
 
 class _Bad(Exception):
@@ -31,11 +36,54 @@ def value_problem(value: Any, *, strict_text: bool = False) -> str | None:
     Refused: NaN and Infinity, whole numbers over MAX_INT_BITS bits, nesting deeper than MAX_DEPTH;
     with `strict_text`, also NUL characters and lone surrogates in text (keys included).
     """
+    if (not strict_text and _flat_and_fine(value)) or _surely_fine(value, strict_text):
+        return None
     try:
         _walk(value, 0, strict_text)
     except _Bad as bad:
         return f"{format_path(reversed(bad.path))}: {bad.problem}"
     return None
+
+
+def _flat_and_fine(value: Any) -> bool:
+    """A few plain values, or a dict or list of a few (most node outputs), checked without the encoder."""
+    kind = type(value)
+    items = value.values() if kind is dict else value if kind is list else (value,)
+    if len(items) > 8:
+        return False
+    for item in items:
+        kind = type(item)
+        if kind is str or kind in _PLAIN:
+            continue
+        if not ((kind is int and -_SMALL_INT < item < _SMALL_INT) or (kind is float and math.isfinite(item))):
+            return False
+    return True
+
+
+def _surely_fine(value: Any, strict_text: bool) -> bool:
+    """The fast path (every node output and parameter passes here): one pass of the C JSON encoder refuses
+    NaN, Infinity and circular references, and the text it writes bounds the nesting. Anything it cannot
+    vouch for (an odd type, a long number, a NUL or a surrogate when text is strict) takes the walk, which
+    finds the exact problem and its path."""
+    try:
+        text = json.dumps(value, allow_nan=False, ensure_ascii=False)
+    except (ValueError, TypeError, RecursionError):
+        return False
+    if _LONG_NUMBER.search(text) or not _shallow(text):
+        return False
+    return not strict_text or ("\\u0000" not in text and (text.isascii() or not _SURROGATE.search(text)))
+
+
+def _shallow(text: str) -> bool:
+    """Whether JSON `text` nests at most MAX_DEPTH containers: each pass drops the innermost ones."""
+    if text.count("[") + text.count("{") <= MAX_DEPTH:
+        return True
+    bare = _JSON_STRING.sub("", text)
+    for _ in range(MAX_DEPTH):
+        bare, dropped = _INNERMOST.subn("", bare)
+        if not dropped:
+            return True
+    return "[" not in bare and "{" not in bare
 
 
 def text_problem(text: str) -> str | None:

@@ -279,6 +279,12 @@ class RunStore:
             row = conn.execute(query).first()
         return (False, None) if row is None else (True, _loads(row[0]))
 
+    def graph_of(self, run_id: str) -> str | None:
+        """The graph a run belongs to (None: no such run); access checks find the run's workspace with it."""
+        self.flush()  # a run started a moment ago may still be in the write buffer
+        with self.engine.connect() as conn:
+            return conn.execute(select(RUNS.c.graph_id).where(RUNS.c.id == run_id)).scalar()
+
     def get_run(self, run_id: str) -> dict[str, Any] | None:
         """One run with its graph, payload and nodes (in the order they last changed), or None."""
         self.flush()

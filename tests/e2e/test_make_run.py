@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import httpx
 import psutil
 import pytest
 from playwright.sync_api import expect
@@ -212,3 +213,10 @@ def test_the_page_says_when_the_server_is_gone_and_sends_edits_made_meanwhile(pa
         time.sleep(0.2)
     assert len(store.get(graph_id).graph["nodes"]) == 2, "the edit made while the server was down was not saved"
     assert restart < 15, f"a restart with an unchanged front end took {restart:.1f} s (the build cache missed)"
+
+
+def test_the_http_api_answers_on_the_same_port(make_run):
+    """`make run` serves the API (nodeflow_app/api) beside the pages: it asks for a token and shows its schema."""
+    refused = httpx.get(make_run.url + "/api/v1/graphs", timeout=10)
+    assert (refused.status_code, refused.headers["content-type"]) == (401, "application/json")
+    assert httpx.get(make_run.url + "/api/v1/openapi.json", timeout=10).json()["info"]["title"] == "NodeFlow API"

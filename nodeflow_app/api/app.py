@@ -1,0 +1,26 @@
+"""Builds the FastAPI app Reflex's backend is mounted into (`rx.App(api_transformer=create_api())`).
+
+Every route of every router passes `authorize` (an app-wide dependency) before its endpoint. Add a router
+with one `app.include_router(...)` line below.
+"""
+
+from __future__ import annotations
+
+from fastapi import Depends, FastAPI
+
+from nodeflow_app.api import mcp_endpoint, openai_compat, v1
+from nodeflow_app.api.access import authorize
+from nodeflow_app.api.services import Services
+
+API_PREFIX = "/api"
+
+
+def create_api(services: Services | None = None) -> FastAPI:
+    app = FastAPI(title="NodeFlow API", version="1", dependencies=[Depends(authorize)],
+                  openapi_url="/api/v1/openapi.json", docs_url="/api/v1/docs", redoc_url=None,
+                  swagger_ui_oauth2_redirect_url=None)
+    app.state.services = services or Services()
+    app.include_router(v1.router)
+    app.include_router(openai_compat.router)
+    app.include_router(mcp_endpoint.router)
+    return app

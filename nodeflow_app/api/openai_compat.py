@@ -1,0 +1,190 @@
+"""OpenAI-compatible chat completions over graphs with a Chat Start, so existing OpenAI clients talk to a graph.
+
+`model` is a graph of the caller's workspace (its id, or its name). The last user message is the Chat
+Start's message; each request is one turn (the graph keeps no memory between requests here: OpenAI
+clients resend the conversation, and the graph decides its own prompts). The answer's text is what the
+run's nodes streamed as tokens, else the primary text of the graph's final output (graph_runner.final_output).
+`stream: true` answers in OpenAI's server-sent chunk format, ending with `data: [DONE]`. The run is started
+by "api" through the launcher and goes on if the client leaves.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import AsyncIterator
+from contextlib import aclosing
+from typing import Any, Literal
+
+from fastapi import APIRouter, Depends, Request
+from fastapi.responses import JSONResponse, StreamingResponse
+from pydantic import BaseModel, ConfigDict
+from starlette.concurrency import run_in_threadpool
+
+from nodeflow_app.api.access import ApiAccess, authorize, requires
+from nodeflow_app.api import driver as driver_module
+from nodeflow_app.api.driver import RunDriver, drive
+from nodeflow_app.chat.service import starts_chats
+from nodeflow_app.contract import NodeEvent
+from nodeflow_app.runs.graph_runner import final_output
+from nodeflow_app.runtime.graph import GraphInvalid
+from nodes._helpers import primary_text
+
+STARTED_BY = "api"
+router = APIRouter(prefix="/api/v1", tags=["openai"])
+
+
+class ChatMessage(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    role: str
+    content: str | list[dict[str, Any]] | None = None
+
+
+class ChatCompletionRequest(BaseModel):
+    model_config = ConfigDict(extra="allow")  # temperature, max_tokens, ...: the graph's nodes decide those
+    model: str
+    messages: list[ChatMessage]
+    stream: bool = False
+
+
+class ModelOut(BaseModel):
+    id: str
+    object: Literal["model"] = "model"
+    created: int
+    owned_by: str = "nodeflow"
+    name: str
+
+
+class ModelList(BaseModel):
+    object: Literal["list"] = "list"
+    data: list[ModelOut]
+
+
+class ApiError(Exception):
+    def __init__(self, status: int, message: str, code: str):
+        super().__init__(message)
+        self.status, self.message, self.code = status, message, code
+
+    def response(self) -> JSONResponse:
+        kind = "invalid_request_error" if self.status < 500 else "server_error"
+        return JSONResponse({"error": {"message": self.message, "type": kind, "code": self.code}}, self.status)
+
+
+@router.get("/models", response_model=ModelList, summary="Graphs with a Chat Start, as OpenAI models")
+@requires("view")
+def list_models(request: Request, access: ApiAccess = Depends(authorize)) -> ModelList:
+    return ModelList(data=[ModelOut(id=g.id, created=int(g.updated_at), name=g.name)
+                           for g in _chat_graphs(request.app.state.services, access.workspace_id)])
+
+
+@router.post("/chat/completions", summary="OpenAI-compatible chat completions with a graph as the model")
+@requires("chat")
+async def chat_completions(body: ChatCompletionRequest, request: Request, access: ApiAccess = Depends(authorize)):
+    try:
+        text = _last_user_text(body.messages)
+        run = await run_in_threadpool(_start, request.app.state.services, access.workspace_id, body.model, text)
+    except ApiError as error:
+        return error.response()
+    driver = drive(run, run.events())
+    completion_id, created = f"chatcmpl-{run.run_id}", int(time.time())
+    if body.stream:
+        chunks = _chunks(driver, driver.listen(driver_module.KEEPALIVE_S), completion_id, created, body.model)
+        return StreamingResponse(chunks, media_type="text/event-stream", headers={"cache-control": "no-cache"})
+    tokens: list[str] = []
+    async with aclosing(driver.listen()) as events:
+        async for event in events:
+            tokens.append(_token(event))
+    if run.status == "failed":
+        return ApiError(500, f"the graph's run failed: {run.error}", "run_failed").response()
+    return {"id": completion_id, "object": "chat.completion", "created": created, "model": body.model,
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": _answer(run, "".join(tokens))},
+                         "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}}
+
+
+# -- helpers ---------------------------------------------------------------------------------------------
+
+def _chat_graphs(services: Any, workspace_id: str | None) -> list[Any]:
+    graphs, registry = services.graphs(), services.launcher().registry
+    found = []
+    for summary in graphs.list(workspace_id=workspace_id):
+        stored = graphs.get(summary.id)
+        if stored and any(starts_chats(registry, n.get("type", "")) for n in stored.graph.get("nodes", [])):
+            found.append(summary)
+    return found
+
+
+def _graph_id(services: Any, workspace_id: str | None, model: str) -> str:
+    """The graph `model` names in the workspace: its id, else its name (any case)."""
+    graphs = services.graphs().list(workspace_id=workspace_id)
+    for graph in graphs:
+        if model == graph.id:
+            return graph.id
+    named = [g.id for g in graphs if g.name.casefold() == model.strip().casefold()]
+    if len(named) == 1:
+        return named[0]
+    raise ApiError(404, f"no graph '{model}' in this workspace" if not named else
+                   f"{len(named)} graphs are named '{model}': use the graph's id", "model_not_found")
+
+
+def _start(services: Any, workspace_id: str | None, model: str, text: str) -> Any:
+    graph_id = _graph_id(services, workspace_id, model)
+    launcher = services.launcher()
+    try:
+        plan = launcher.plan(services.graphs().get(graph_id).graph)
+        trigger = launcher.entry_trigger(plan, "chat")
+        return launcher.start(plan, started_by=STARTED_BY, trigger=trigger, payload=text, graph_id=graph_id)
+    except GraphInvalid as error:
+        raise ApiError(400, "; ".join(issue.message for issue in error.issues), "graph_invalid") from None
+
+
+def _last_user_text(messages: list[ChatMessage]) -> str:
+    for message in reversed(messages):
+        if message.role == "user":
+            if isinstance(message.content, list):  # content parts: the text ones, in order
+                return "".join(str(part.get("text", "")) for part in message.content if part.get("type") == "text")
+            return message.content or ""
+    raise ApiError(400, "messages need a user message", "no_user_message")
+
+
+def _token(event: NodeEvent) -> str:
+    return str(event.data.get("text") or "") if event.event_type == "token" else ""
+
+
+def _answer(run: Any, streamed: str) -> str:
+    """The streamed text, else the primary text of the graph's final output; a paused run says what it
+    waits for."""
+    text = streamed or (primary_text(final_output(run)) if run.status == "completed" else "")
+    if run.status == "paused":
+        prompts = [r.wait.prompt for r in run.records.values() if r.status == "paused" and r.wait]
+        text += f"\n\n[waiting for an answer: {'; '.join(prompts)} (run {run.run_id})]"
+    return text
+
+
+async def _chunks(driver: RunDriver, events: AsyncIterator[NodeEvent | None], completion_id: str, created: int,
+                  model: str) -> AsyncIterator[str]:
+    """OpenAI's chunk stream: the role, a chunk per token, the rest of the answer, `stop`, `[DONE]`."""
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> str:
+        body = {"id": completion_id, "object": "chat.completion.chunk", "created": created, "model": model,
+                "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+        return f"data: {json.dumps(body, ensure_ascii=False)}\n\n"
+
+    yield chunk({"role": "assistant", "content": ""})
+    streamed: list[str] = []
+    async with aclosing(events):
+        async for event in events:
+            if event is None:  # quiet for a while: a comment keeps proxies from cutting the stream
+                yield ": keep-alive\n\n"
+            elif token := _token(event):
+                streamed.append(token)
+                yield chunk({"content": token})
+    run = driver.run
+    if run.status == "failed":
+        error = {"message": f"the graph's run failed: {run.error}", "type": "server_error", "code": "run_failed"}
+        yield f"data: {json.dumps({'error': error}, ensure_ascii=False)}\n\n"
+    else:
+        rest = _answer(run, "".join(streamed))[len("".join(streamed)):]
+        if rest:
+            yield chunk({"content": rest})
+        yield chunk({}, "stop")
+    yield "data: [DONE]\n\n"

@@ -1,0 +1,268 @@
+"""`/api/v1`: graphs and their runs for API clients (SPEC 6, 10, 14). Every endpoint declares `@requires`.
+
+Runs start through the process's RunLauncher (started by "api", with the caller's name) and are driven
+by a task of their own (api/driver.py): `mode` only says what the caller gets back, and a caller that
+disconnects leaves the run going.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from contextlib import aclosing
+from typing import Any, Literal
+
+from fastapi import APIRouter, Depends, HTTPException, Request
+from fastapi.responses import JSONResponse, StreamingResponse
+from pydantic import BaseModel, Field
+from starlette.concurrency import run_in_threadpool
+
+from nodeflow_app.api.access import ApiAccess, authorize, requires
+from nodeflow_app.api import driver as driver_module
+from nodeflow_app.api.driver import RunDriver, drive
+from nodeflow_app.contract import NodeEvent
+from nodeflow_app.runs.service import RunRefused, approval_payload
+from nodeflow_app.runtime.graph import GraphInvalid
+from nodeflow_app.runtime.plan import Plan
+
+STARTED_BY = "api"
+FINISHED = ("completed", "failed", "cancelled", "interrupted")
+
+router = APIRouter(prefix="/api/v1", tags=["v1"])
+
+
+# -- models ----------------------------------------------------------------------------------------------
+
+class GraphOut(BaseModel):
+    id: str
+    name: str
+    node_count: int
+    updated_at: float
+    version: int
+
+
+class RunRequest(BaseModel):
+    input: Any = Field(None, description="The trigger's payload (None: the trigger's own default).")
+    trigger: str | None = Field(None, description="The trigger node's id or name; needed when the graph has several.")
+    mode: Literal["async", "wait", "stream"] = Field(
+        "async", description="async: the run id at once; wait: the run when it ends or pauses; "
+                             "stream: server-sent events of the run as it goes.")
+
+
+class ResumeRequest(BaseModel):
+    decision: str = Field(..., description="One of the paused node's options, e.g. approve or reject.")
+    note: str | None = None
+    node_id: str | None = Field(None, description="The paused node; needed when several nodes are paused.")
+    mode: Literal["async", "wait", "stream"] = "async"
+
+
+class RunStarted(BaseModel):
+    run_id: str
+    status: str
+
+
+class RunSummary(BaseModel):
+    run_id: str
+    status: str
+    error: str | None = None
+    trigger_id: str | None = None
+    started_by: str | None = None
+    started_by_user: str | None = None
+    started_at: float
+    finished_at: float | None = None
+    duration_ms: float | None = None
+
+
+class NodeOut(BaseModel):
+    node_id: str
+    node_name: str
+    node_type: str
+    status: str
+    error: str | None = None
+    duration_ms: float | None = None
+    cached: bool = False
+    inputs: Any = None
+    outputs: Any = None
+    wait: Any = Field(None, description="A paused node's {prompt, options, detail}.")
+
+
+class RunOut(BaseModel):
+    run_id: str
+    graph_id: str
+    graph_version: int | None = None
+    status: str
+    error: str | None = None
+    trigger_id: str | None = None
+    started_by: str | None = None
+    started_by_user: str | None = None
+    started_at: float
+    finished_at: float | None = None
+    duration_ms: float | None = None
+    payload: Any = None
+    output: Any = Field(None, description="When completed: the main value of the step that ends the graph "
+                                          "(an object by step name when several end it).")
+    nodes: list[NodeOut]
+
+
+class Stopped(BaseModel):
+    run_id: str
+    stopped: bool
+
+
+# -- routes ----------------------------------------------------------------------------------------------
+
+@router.get("/graphs", response_model=list[GraphOut], summary="List the graphs of the workspace")
+@requires("view")
+def list_graphs(request: Request, access: ApiAccess = Depends(authorize)) -> list[GraphOut]:
+    graphs = request.app.state.services.graphs().list(workspace_id=access.workspace_id)
+    return [GraphOut(**vars(g)) for g in graphs]
+
+
+@router.post("/graphs/{graph_id}/runs", summary="Start a run of a graph",
+             responses={200: {"model": RunOut, "description": "mode wait: the run when it ends or pauses"},
+                        202: {"model": RunStarted, "description": "mode async: the run id at once"}})
+@requires("edit")
+async def start_run(graph_id: str, body: RunRequest, request: Request):
+    services = request.app.state.services
+    run = await run_in_threadpool(_start, services, graph_id, body)
+    return await _respond(request, drive(run, run.events()), body.mode)
+
+
+@router.get("/graphs/{graph_id}/runs", response_model=list[RunSummary], summary="The graph's latest runs")
+@requires("view")
+def list_runs(graph_id: str, request: Request, limit: int = 50) -> list[RunSummary]:
+    runs = request.app.state.services.launcher().store.list_runs(graph_id, limit=max(1, min(limit, 500)))
+    return [RunSummary(run_id=r["id"], **{k: v for k, v in r.items() if k in RunSummary.model_fields}) for r in runs]
+
+
+@router.get("/runs/{run_id}", response_model=RunOut, summary="A run: its status and every node's record")
+@requires("view")
+async def get_run(run_id: str, request: Request) -> RunOut:
+    return await run_in_threadpool(_run_out, request.app.state.services, run_id)
+
+
+@router.post("/runs/{run_id}/resume", summary="Answer a paused node (an approval) so the run goes on",
+             responses={200: {"model": RunOut}, 202: {"model": RunStarted}})
+@requires("edit")
+async def resume_run(run_id: str, body: ResumeRequest, request: Request,
+                     access: ApiAccess = Depends(authorize)):
+    services = request.app.state.services
+    node_id = body.node_id or await run_in_threadpool(_paused_node, services, run_id)
+    who = access.user.name if access.user else None
+    try:
+        run = await run_in_threadpool(services.runs().answer, run_id, node_id, body.decision, body.note, who)
+    except RunRefused as error:
+        raise HTTPException(409, str(error)) from None
+    if run is None:  # a live run (here or in another process) took the answer and goes on there
+        return await _respond(request, None, "async", run_id=run_id)
+    events = run.resume(node_id, approval_payload(body.decision, body.note, who))
+    return await _respond(request, drive(run, events), body.mode)
+
+
+@router.post("/runs/{run_id}/stop", response_model=Stopped, summary="Stop a run wherever it executes")
+@requires("edit")
+async def stop_run(run_id: str, request: Request) -> Stopped:
+    stopped = await run_in_threadpool(request.app.state.services.launcher().stop, run_id)
+    return Stopped(run_id=run_id, stopped=stopped)
+
+
+# -- helpers ---------------------------------------------------------------------------------------------
+
+def _start(services: Any, graph_id: str, body: RunRequest) -> Any:
+    stored = services.graphs().get(graph_id)
+    if stored is None:
+        raise HTTPException(404, "not found")
+    launcher = services.launcher()
+    try:
+        plan = launcher.plan(stored.graph)
+        trigger = _trigger(launcher, plan, body.trigger)
+        return launcher.start(plan, started_by=STARTED_BY, trigger=trigger, payload=body.input, graph_id=graph_id)
+    except GraphInvalid as error:
+        raise HTTPException(422, "; ".join(issue.message for issue in error.issues)) from None
+
+
+def _trigger(launcher: Any, plan: Plan, wanted: str | None) -> str:
+    """The trigger node `wanted` names (id or name), else the graph's only trigger."""
+    triggers = launcher.triggers(plan)
+    names = {plan.nodes[t].node.name: t for t in triggers}
+    if wanted:
+        if wanted in triggers or wanted in names:
+            return wanted if wanted in triggers else names[wanted]
+        raise HTTPException(422, f"no trigger '{wanted}' in this graph (its triggers: {', '.join(names) or 'none'})")
+    if len(triggers) == 1:
+        return triggers[0]
+    if not triggers:
+        raise HTTPException(422, "this graph has no trigger: add one (e.g. a Manual Trigger)")
+    raise HTTPException(422, f"this graph has {len(triggers)} triggers ({', '.join(names)}): name one in `trigger`")
+
+
+async def _respond(request: Request, driver: RunDriver | None, mode: str, run_id: str | None = None) -> Any:
+    """What the caller asked for; `driver` None: the run goes on elsewhere (only its id to give)."""
+    run_id = run_id or driver.run.run_id
+    if driver is not None and mode == "stream":
+        events = driver.listen(driver_module.KEEPALIVE_S)  # now, before the run's task takes its first step
+        return StreamingResponse(_sse(request, run_id, events), media_type="text/event-stream",
+                                 headers={"cache-control": "no-cache", "x-accel-buffering": "no"})
+    if driver is not None and mode == "wait":
+        await driver.done.wait()
+        return await run_in_threadpool(_run_out, request.app.state.services, run_id)
+    if driver is not None:
+        await driver.started.wait()
+    status = driver.run.status if driver else "running"
+    return JSONResponse(RunStarted(run_id=run_id, status=status).model_dump(), status_code=202)
+
+
+async def _sse(request: Request, run_id: str, events: AsyncIterator[NodeEvent | None]) -> AsyncIterator[str]:
+    """`run` (its id) first, a `node` per event, and `end` (the run as GET /runs/{id} shows it) last;
+    a `: keep-alive` comment when the run is quiet for a while (long runs keep their connection)."""
+    async with aclosing(events):
+        yield _message("run", {"run_id": run_id})
+        async for event in events:
+            yield _message("node", event.to_dict()) if event else ": keep-alive\n\n"
+    run = await run_in_threadpool(_run_out, request.app.state.services, run_id)
+    yield _message("end", run.model_dump())
+
+
+def _message(name: str, data: Any) -> str:
+    return f"event: {name}\ndata: {json.dumps(data, default=str, ensure_ascii=False)}\n\n"
+
+
+def _run_out(services: Any, run_id: str) -> RunOut:
+    stored = services.launcher().store.get_run(run_id)
+    if stored is None:
+        raise HTTPException(404, "not found")
+    nodes = [NodeOut(**{k: v for k, v in n.items() if k in NodeOut.model_fields}) for n in stored["nodes"]]
+    return RunOut(run_id=run_id, **{k: v for k, v in stored.items() if k in RunOut.model_fields and k != "nodes"},
+                  output=_final_output(services, stored), nodes=nodes)
+
+
+def _final_output(services: Any, stored: dict[str, Any]) -> Any:
+    """What graph_runner.final_output gives for a live run, from the stored records: the main value of the
+    step that ends the graph, or an object by step name when several end it (None until it completed)."""
+    if stored["status"] != "completed":
+        return None
+    try:
+        plan = services.launcher().plan(stored["graph"])
+    except GraphInvalid:  # the node types changed since: the records are still there
+        return None
+    done = {n["node_id"]: n["outputs"] or {} for n in stored["nodes"] if n["status"] == "completed"}
+    ends = [node_id for node_id, pn in plan.nodes.items()
+            if pn.node.parentId is None and not pn.flow_out and node_id in done]
+
+    def main_value(node_id: str) -> Any:
+        outputs = done[node_id]
+        return next((outputs[h] for h in plan.nodes[node_id].outputs if h in outputs),
+                    next(iter(outputs.values()), None))
+
+    if len(ends) == 1:
+        return main_value(ends[0])
+    return {plan.nodes[node_id].node.name: main_value(node_id) for node_id in ends}
+
+
+def _paused_node(services: Any, run_id: str) -> str:
+    stored = services.launcher().store.get_run(run_id)
+    paused = [n["node_id"] for n in (stored or {}).get("nodes", []) if n["status"] == "paused"]
+    if len(paused) != 1:
+        raise HTTPException(409, f"{len(paused)} nodes are paused: name one in `node_id`" if paused
+                            else "this run is not waiting for an answer")
+    return paused[0]

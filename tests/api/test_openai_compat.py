@@ -1,0 +1,77 @@
+"""The OpenAI-compatible endpoint in process, through the real `openai` SDK (its HTTP client over ASGI):
+models, a completion and a streamed completion of a graph without a model (the last output is the answer)."""
+
+from __future__ import annotations
+
+import httpx
+import openai
+import pytest
+
+from tests.llm.graphs import graph
+
+
+def echo_graph() -> dict:
+    return graph([("chat", "chat-start", {}), ("say", "prompt-template", {"template": "You said: {message}"})],
+                 ["chat.output -> say.input"])
+
+
+@pytest.fixture
+def echo(team) -> str:
+    return team.graphs.create("Echo desk", echo_graph(), workspace_id=team.workspace_id).id
+
+
+def sdk(team, who: str = "owner") -> openai.AsyncOpenAI:
+    transport = httpx.AsyncClient(transport=httpx.ASGITransport(app=team.api))
+    return openai.AsyncOpenAI(base_url="http://api.test/api/v1", api_key=team.tokens[who], http_client=transport,
+                              max_retries=0)
+
+
+async def test_models_are_the_graphs_with_a_chat_start(team, echo):
+    models = await sdk(team).models.list()
+    assert [m.id for m in models.data] == [echo]  # the fixture's other graph has a Manual Trigger only
+
+
+async def test_a_completion_answers_with_the_graph_by_id_or_name(team, echo):
+    client = sdk(team, "viewer")  # viewers may chat
+    messages = [{"role": "system", "content": "be brief"}, {"role": "user", "content": "first"},
+                {"role": "assistant", "content": "You said: first"}, {"role": "user", "content": "hello"}]
+    for model in (echo, "echo DESK"):
+        completion = await client.chat.completions.create(model=model, messages=messages)
+        assert completion.object == "chat.completion" and completion.model == model
+        assert completion.choices[0].message.content == "You said: hello"
+        assert completion.choices[0].finish_reason == "stop"
+    [run] = [r for r in team.launcher.store.list_runs(echo)][:1]
+    assert (run["started_by"], run["started_by_user"]) == ("api", "Vic")
+
+
+async def test_a_streamed_completion_uses_openais_chunk_format(team, echo):
+    stream = await sdk(team).chat.completions.create(
+        model=echo, stream=True, messages=[{"role": "user", "content": [{"type": "text", "text": "parts"}]}])
+    chunks = [chunk async for chunk in stream]
+    assert chunks[0].choices[0].delta.role == "assistant"
+    assert "".join(c.choices[0].delta.content or "" for c in chunks) == "You said: parts"
+    assert chunks[-1].choices[0].finish_reason == "stop" and chunks[-1].object == "chat.completion.chunk"
+    assert len({c.id for c in chunks}) == 1 and chunks[0].id.startswith("chatcmpl-")
+
+
+async def test_the_sdk_reads_through_keep_alive_comments_of_a_quiet_graph(team, monkeypatch):
+    monkeypatch.setattr("nodeflow_app.api.driver.KEEPALIVE_S", 0.05)
+    slow = graph([("chat", "chat-start", {}), ("wait", "wait", {"amount": 0.3}),
+                  ("say", "prompt-template", {"template": "Later: {message}"})],
+                 ["chat.output -> wait.input", "wait.output -> say.input"])
+    graph_id = team.graphs.create("Slow desk", slow, workspace_id=team.workspace_id).id
+    stream = await sdk(team).chat.completions.create(model=graph_id, stream=True,
+                                                     messages=[{"role": "user", "content": "hi"}])
+    assert "".join([c.choices[0].delta.content or "" async for c in stream]) == "Later: hi"
+
+
+async def test_errors_come_in_openais_shape(team, echo):
+    client = sdk(team)
+    with pytest.raises(openai.NotFoundError, match="no graph 'nope' in this workspace"):
+        await client.chat.completions.create(model="nope", messages=[{"role": "user", "content": "hi"}])
+    with pytest.raises(openai.BadRequestError, match="add a Chat Start"):
+        await client.chat.completions.create(model=team.graph_id, messages=[{"role": "user", "content": "hi"}])
+    with pytest.raises(openai.AuthenticationError):
+        await openai.AsyncOpenAI(base_url="http://api.test/api/v1", api_key="nf_forged", max_retries=0,
+                                 http_client=httpx.AsyncClient(transport=httpx.ASGITransport(app=team.api))
+                                 ).models.list()

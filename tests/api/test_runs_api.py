@@ -1,0 +1,162 @@
+"""/api/v1 runs in process (httpx over ASGI, a real SQLite database, the real launcher): start in the three
+modes, read a run, answer an approval, stop a run, and the errors that say why."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+from tests.api.conftest import fields
+from tests.llm.graphs import graph
+
+
+def approval_graph() -> dict:
+    return graph([("manual", "manual-trigger", {}), ("ok", "approval", {"prompt": "Ship order {{ $json.order }}?"}),
+                  ("done", "edit-fields", fields(shipped=True))],
+                 ["manual.output -> ok.input", "ok.approve -> done.input"])
+
+
+def waiting_graph(seconds: float) -> dict:
+    return graph([("manual", "manual-trigger", {}), ("wait", "wait", {"amount": seconds}),
+                  ("after", "edit-fields", fields(waited=True))],
+                 ["manual.output -> wait.input", "wait.output -> after.input"])
+
+
+def sse(text: str) -> list[tuple[str, dict]]:
+    messages = []
+    for block in text.strip().split("\n\n"):
+        if block.startswith(":"):  # a comment (keep-alive)
+            continue
+        lines = dict(line.split(": ", 1) for line in block.splitlines())
+        messages.append((lines["event"], json.loads(lines["data"])))
+    return messages
+
+
+async def poll(client, run_id: str, until=lambda run: run["status"] != "running", timeout: float = 20) -> dict:
+    for _ in range(int(timeout / 0.05)):
+        run = (await client.get(f"/api/v1/runs/{run_id}")).json()
+        if until(run):
+            return run
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"the run never got there: {run}")
+
+
+async def test_async_returns_the_run_id_at_once_and_polling_shows_every_node(team):
+    async with team.client("owner") as owner:
+        started = await owner.post(f"/api/v1/graphs/{team.graph_id}/runs", json={"input": {"order": 7}})
+        assert started.status_code == 202 and started.json()["status"] == "running"
+        run = await poll(owner, started.json()["run_id"])
+        listed = (await owner.get(f"/api/v1/graphs/{team.graph_id}/runs")).json()
+    assert [r["run_id"] for r in listed] == [run["run_id"], team.run_id]
+    assert (run["status"], run["started_by"], run["started_by_user"]) == ("completed", "api", "Ada")
+    assert [(n["node_id"], n["status"]) for n in run["nodes"]] == [("manual", "completed"), ("done", "completed")]
+    assert run["output"] == {"order": 7, "done": True} and run["payload"] == {"order": 7}
+
+
+async def test_wait_returns_the_final_output_and_the_trigger_default_when_no_input(team):
+    async with team.client("owner") as owner:
+        answer = await owner.post(f"/api/v1/graphs/{team.graph_id}/runs", json={"mode": "wait"})
+    assert answer.status_code == 200
+    assert (answer.json()["status"], answer.json()["output"]) == ("completed", {"n": 1, "done": True})
+
+
+async def test_the_output_names_each_step_when_several_end_the_graph(team):
+    forked = graph([("manual", "manual-trigger", {}), ("a", "edit-fields", fields(a=1)),
+                    ("b", "edit-fields", fields(b=2))], ["manual.output -> a.input", "manual.output -> b.input"])
+    graph_id = team.graphs.create("Fork", forked, workspace_id=team.workspace_id).id
+    async with team.client("owner") as owner:
+        run = (await owner.post(f"/api/v1/graphs/{graph_id}/runs", json={"mode": "wait", "input": {}})).json()
+    assert run["output"] == {"A": {"a": 1}, "B": {"b": 2}}
+
+
+async def test_stream_sends_the_run_id_every_event_and_the_run_at_the_end(team):
+    async with team.client("owner") as owner:
+        answer = await owner.post(f"/api/v1/graphs/{team.graph_id}/runs", json={"mode": "stream", "input": {"x": 1}})
+    assert answer.headers["content-type"].startswith("text/event-stream")
+    messages = sse(answer.text)
+    kinds = [name for name, _ in messages]
+    assert kinds[0] == "run" and kinds[-1] == "end" and set(kinds[1:-1]) == {"node"}
+    run_id = messages[0][1]["run_id"]
+    events = [(data["node_id"], data["event_type"]) for name, data in messages if name == "node"]
+    assert events == [("manual", "started"), ("manual", "completed"), ("done", "started"), ("done", "completed")]
+    assert all(data["run_id"] == run_id for name, data in messages if name == "node")
+    assert messages[-1][1]["status"] == "completed" and messages[-1][1]["output"] == {"x": 1, "done": True}
+
+
+async def test_a_quiet_stream_sends_keep_alive_comments(team, monkeypatch):
+    monkeypatch.setattr("nodeflow_app.api.driver.KEEPALIVE_S", 0.05)
+    graph_id = team.graphs.create("Slow", waiting_graph(0.4), workspace_id=team.workspace_id).id
+    async with team.client("owner") as owner:
+        answer = await owner.post(f"/api/v1/graphs/{graph_id}/runs", json={"mode": "stream"})
+    assert answer.text.count(": keep-alive\n\n") >= 3
+    assert sse(answer.text)[-1][1]["output"] == {"waited": True}
+
+
+async def test_an_approval_pauses_the_run_and_resume_goes_on(team):
+    graph_id = team.graphs.create("Approve", approval_graph(), workspace_id=team.workspace_id).id
+    async with team.client("owner") as owner:
+        paused = (await owner.post(f"/api/v1/graphs/{graph_id}/runs",
+                                   json={"mode": "wait", "input": {"order": 7}})).json()
+        assert paused["status"] == "paused"
+        [waiting] = [n for n in paused["nodes"] if n["status"] == "paused"]
+        assert waiting["wait"]["prompt"] == "Ship order 7?" and "approve" in waiting["wait"]["options"]
+        refused = await owner.post(f"/api/v1/runs/{paused['run_id']}/resume", json={"decision": "maybe"})
+        assert refused.status_code == 409 and "answer one of" in refused.json()["detail"]
+        done = await owner.post(f"/api/v1/runs/{paused['run_id']}/resume",
+                                json={"decision": "approve", "note": "fine", "mode": "wait"})
+        output = done.json()["output"]
+        assert done.json()["status"] == "completed" and (output["order"], output["shipped"]) == (7, True)
+        assert (output["approval"]["decision"], output["approval"]["by"]) == ("approve", "Ada")
+        again = await owner.post(f"/api/v1/runs/{paused['run_id']}/resume", json={"decision": "approve"})
+        assert (again.status_code, again.json()["detail"]) == (409, "this run is not waiting for an answer")
+
+
+async def test_stop_cancels_a_running_run(team):
+    graph_id = team.graphs.create("Slow", waiting_graph(30), workspace_id=team.workspace_id).id
+    async with team.client("owner") as owner:
+        run_id = (await owner.post(f"/api/v1/graphs/{graph_id}/runs", json={})).json()["run_id"]
+        await poll(owner, run_id, lambda run: any(n["node_id"] == "wait" and n["status"] == "running"
+                                                  for n in run["nodes"]))
+        stopped = await owner.post(f"/api/v1/runs/{run_id}/stop")
+        assert stopped.json() == {"run_id": run_id, "stopped": True}
+        run = await poll(owner, run_id)
+    assert run["status"] == "cancelled"
+
+
+async def test_stop_cancels_a_paused_run_and_says_when_there_is_nothing_to_stop(team):
+    graph_id = team.graphs.create("Approve", approval_graph(), workspace_id=team.workspace_id).id
+    async with team.client("owner") as owner:
+        paused = (await owner.post(f"/api/v1/graphs/{graph_id}/runs",
+                                   json={"mode": "wait", "input": {"order": 1}})).json()
+        assert paused["status"] == "paused"
+        assert (await owner.post(f"/api/v1/runs/{paused['run_id']}/stop")).json()["stopped"] is True
+        assert (await owner.get(f"/api/v1/runs/{paused['run_id']}")).json()["status"] == "cancelled"
+        again = await owner.post(f"/api/v1/runs/{team.run_id}/stop")  # finished long ago
+    assert again.json() == {"run_id": team.run_id, "stopped": False}
+
+
+async def test_a_bad_request_says_why(team):
+    two = graph([("a", "manual-trigger", {}), ("b", "manual-trigger", {})], [])
+    graph_id = team.graphs.create("Two triggers", two, workspace_id=team.workspace_id).id
+    async with team.client("owner") as owner:
+        several = await owner.post(f"/api/v1/graphs/{graph_id}/runs", json={})
+        unknown = await owner.post(f"/api/v1/graphs/{graph_id}/runs", json={"trigger": "Z"})
+        named = await owner.post(f"/api/v1/graphs/{graph_id}/runs", json={"trigger": "B", "mode": "wait"})
+        bad_mode = await owner.post(f"/api/v1/graphs/{graph_id}/runs", json={"mode": "later"})
+        missing = await owner.get("/api/v1/runs/nope")
+    assert (several.status_code, several.json()["detail"]) == (
+        422, "this graph has 2 triggers (A, B): name one in `trigger`")
+    assert unknown.json()["detail"] == "no trigger 'Z' in this graph (its triggers: A, B)"
+    assert named.json()["trigger_id"] == "b" and named.json()["status"] == "completed"
+    assert bad_mode.status_code == 422 and (missing.status_code, missing.json()) == (404, {"detail": "not found"})
+
+
+async def test_openapi_documents_every_route(team):
+    async with team.client() as anonymous:
+        schema = (await anonymous.get("/api/v1/openapi.json")).json()
+        docs = await anonymous.get("/api/v1/docs")
+    assert {"/api/v1/graphs", "/api/v1/graphs/{graph_id}/runs", "/api/v1/runs/{run_id}",
+            "/api/v1/runs/{run_id}/resume", "/api/v1/runs/{run_id}/stop"} <= set(schema["paths"])
+    assert "RunRequest" in schema["components"]["schemas"] and docs.status_code == 200
+    assert schema["components"]["securitySchemes"]["HTTPBearer"]["scheme"] == "bearer"
+    assert schema["paths"]["/api/v1/graphs"]["get"]["security"] == [{"HTTPBearer": []}]

@@ -1,0 +1,56 @@
+"""The value check's fast paths (a C JSON encode, a flat check) must agree with the exact walk."""
+
+import math
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from nodeflow_app.runtime import values
+from nodeflow_app.runtime.values import MAX_DEPTH, MAX_INT_BITS, value_problem
+
+
+def walked(value, strict_text=False):
+    """The answer of the walk alone (no fast path)."""
+    try:
+        values._walk(value, 0, strict_text)
+    except values._Bad as bad:
+        return f"{values.format_path(reversed(bad.path))}: {bad.problem}"
+    return None
+
+
+def nested(depth, inner=1):
+    value = inner
+    for level in range(depth):
+        value = [value] if level % 2 else {"k": value}
+    return value
+
+
+@pytest.mark.parametrize("value", [
+    nested(MAX_DEPTH), nested(MAX_DEPTH + 1), nested(MAX_DEPTH - 1, "[[[{{{"),
+    {"text": "[" * 300}, [{"a": [1, 2, {"b": "]}"}]}] * 60, nested(MAX_DEPTH + 1, "x"),
+    {"n": math.nan}, {"n": -math.inf}, [1 << (MAX_INT_BITS + 1)], [1 << (MAX_INT_BITS - 1)], 10 ** 4100,
+    {"nul": "a\x00b"}, {"key\x00": 1}, {"lone": "\ud800"}, {"\udfff": "x"}, {"esc": "\\u0000 is text"},
+    {"quote": 'say "[{"'}, {1: "int key"}, {(1, 2): "tuple key"}, {"set": {1, 2}}, ("a", 1.5, None, True),
+])
+@pytest.mark.parametrize("strict_text", [False, True])
+def test_fast_paths_agree_with_the_walk(value, strict_text):
+    assert value_problem(value, strict_text=strict_text) == walked(value, strict_text)
+
+
+def test_a_circular_value_is_named():
+    loop: list = [1]
+    loop.append(loop)
+    assert value_problem(loop) == "$[1]: contains itself (a circular reference)"
+
+
+SPECIAL = st.sampled_from(["\x00", "\ud800", "\udfff", "[", "{", '"', "\\", "é", "0"])
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(alphabet=SPECIAL | st.characters()),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(alphabet=SPECIAL | st.characters(), max_size=5), inner, max_size=4),
+    max_leaves=60)
+
+
+@settings(max_examples=400, deadline=None)
+@given(json_values, st.booleans())
+def test_any_value_gets_the_walks_answer(value, strict_text):
+    assert value_problem(value, strict_text=strict_text) == walked(value, strict_text)

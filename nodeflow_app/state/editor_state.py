@@ -143,6 +143,8 @@ class EditorState(rx.State):
             self._graph_id = graph_id
             fresh = True
         room = await room._link_to(room_token(graph_id))
+        if not self.me:  # a fresh state (a restarted server): this tab shows in the room again
+            await self._enter(room)
         failure = None
         if room._doc is None or room._doc.id != graph_id or (fresh and room._is_stale()):
             error, issues = room._open(graph_id)

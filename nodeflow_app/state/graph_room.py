@@ -10,6 +10,7 @@ The room has no event handlers of its own: every event goes through EditorState'
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any
 
 import reflex as rx
@@ -23,9 +24,16 @@ from nodes._registry import default_registry
 LOG_SIZE = 64  # recent patches kept for a tab that missed some (`since`)
 
 
+@lru_cache(maxsize=4096)
 def room_token(graph_id: str) -> str:
-    """The shared token of a graph's room (a linked token may not contain `_`)."""
-    return "graph" + graph_id.replace("_", "-")
+    """The shared token of a graph's room (a linked token may not contain `_`).
+
+    A Reflex client picks its own token, and a page hydrated under the room's token would read the room's
+    vars without any access check: the token carries a digest of the graph id under the install's key.
+    """
+    from nodeflow_app.llm.credentials import keyed_digest
+
+    return f"graph{graph_id.replace('_', '-')}-{keyed_digest('room:' + graph_id)[:32]}"
 
 
 class GraphRoom(rx.SharedState):

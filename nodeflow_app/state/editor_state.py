@@ -250,6 +250,8 @@ class EditorState(rx.State):
     async def save_pending_edits(self, graph_id: str) -> bool:
         """Before a run of the stored graph `graph_id` (chat, test run): save the room's unsaved edits of
         it now. Call under the state lock (`get_state` from another state's handler). False: saving failed."""
+        if self._graph_id != graph_id:
+            return True  # this tab has no editor on that graph (the chat page): its room saves its own edits
         room, _ = await self._room()
         if self._doc is None or self._doc.id != graph_id or not room.unsaved:
             return True

@@ -14,7 +14,6 @@ from functools import lru_cache
 from typing import Any
 
 import reflex as rx
-from reflex_base.constants import ROUTER_DATA, ROUTER_VARS
 
 from nodeflow_app.editor.document import GraphDocument
 from nodeflow_app.store.graphs import graph_store
@@ -58,12 +57,13 @@ class GraphRoom(rx.SharedState):
 
     async def _internal_patch_linked_state(self, token: str, full_delta: bool = False):
         """Reflex's linking (every event of a linked tab, and every fan-out to one) marks the root's router
-        vars dirty to refresh computed vars, and leaves them dirty: each delta then carried the router,
-        ~1.8 KB of request headers, beside a ~0.5 KB patch. Nothing in it changed, so it is not resent."""
+        vars (and the route args computed from them) dirty to refresh computed vars, and leaves them dirty:
+        each delta then carried the router, ~1.8 KB of request headers, beside a ~0.5 KB patch. Nothing in
+        them changed, so they are not resent."""
         root = self._get_root_state()
         already = set(root.dirty_vars)
         linked = await super()._internal_patch_linked_state(token, full_delta)
-        root.dirty_vars -= ({*ROUTER_VARS, ROUTER_DATA} - already)
+        root.dirty_vars.intersection_update(already)  # the router, and the page's route args computed from it
         return linked
 
     def _open(self, graph_id: str) -> tuple[str | None, list[Issue]]:

@@ -361,6 +361,9 @@ const FlowStep = memo(function FlowStep({ block }) {
         {block.duration_ms != null && <span className="nfc-step-time">{formatDuration(block.duration_ms)}</span>}
         {expandable && <ChevronDown size={13} className="nfc-chevron" />}
       </button>
+      {block.child_run_url && (
+        <a className="nfc-step-link" href={block.child_run_url} data-testid="open-child-run">Open child run</a>
+      )}
       {open && <pre className="nfc-step-detail">{prettyJson(block.detail)}</pre>}
     </div>
   );

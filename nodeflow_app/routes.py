@@ -16,5 +16,10 @@ def editor_url(graph_id: str) -> str:
     return f"/graph/{graph_id}"
 
 
+def run_url(graph_id: str, run_id: str) -> str:
+    """The editor with `run_id` chosen in its Runs panel."""
+    return f"/graph/{graph_id}?run={run_id}"
+
+
 def chat_url(graph_id: str) -> str:
     return f"/graph/{graph_id}/chat"

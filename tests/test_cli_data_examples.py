@@ -76,3 +76,16 @@ def test_nodes_lists_the_data_nodes(capsys):
     for node_id in ("json-transform", "filter", "sort", "limit", "remove-duplicates", "split-out", "aggregate",
                     "text-split", "type-converter"):
         assert any(line.split()[0] == node_id for line in out.splitlines() if line.strip()), node_id
+
+
+#  Greet everyone: Start -> Each person [Greeter (Execute Graph: the stored graph example-greeter)]
+def test_execute_graph_runs_a_stored_graph_per_person(capsys):
+    from nodeflow_app.store.graphs import GraphStore
+    from nodes._registry import default_registry
+
+    store = GraphStore()  # the CLI's database (REFLEX_DB_URL): the called graph must be stored there
+    stored, issues = store.import_json((EXAMPLES / "execute_graph_greeter.json").read_text(), default_registry())
+    store.engine.dispose()
+    assert not issues and stored.id == "example-greeter"
+    outputs = run(capsys, "execute_graph.json")
+    assert outputs["Each person"]["output"]["results"] == [{"greeting": "Hello, Ada!"}, {"greeting": "Hello, Alan!"}]

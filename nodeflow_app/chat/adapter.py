@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any, Callable, Mapping
 
+from nodeflow_app import routes
 from nodeflow_app.chat.blocks import (ApprovalBlock, ErrorBlock, FlowStepBlock, MemberRunBlock, ReasoningBlock,
                                       TextBlock, ToolCallBlock)
 from nodeflow_app.chat.patch import BlockList, Path
@@ -20,6 +21,7 @@ Owner = Any  # a node id (its own content) or (node id, member run key) (a membe
 
 MESSAGE_STATUS = {"completed": "complete", "cancelled": "stopped", "paused": "paused", "failed": "failed"}
 SUMMARY_CHARS, DETAIL_CHARS = 160, 1500  # the whole outputs are in the run history
+ANSWER_CHARS = 20_000  # a final value shown as the answer (a graph without a model)
 _DELTA_BLOCKS = {"text": TextBlock, "reasoning": ReasoningBlock}
 
 
@@ -76,6 +78,12 @@ class MessageBuilder:
         self._open.clear()
         return self.status
 
+    def answer_with(self, value: Any, node_id: str | None = None) -> None:
+        """A run that streamed no text (no model in the graph) answers with its final value (`node_id`'s)."""
+        if value is None or any(block.get("type") == "text" for block in self._doc.blocks):
+            return
+        self._doc.add((), TextBlock(node_id=node_id, text=answer_text(value)).model_dump())
+
     # -- events --------------------------------------------------------------------------------------
 
     def _on_started(self, node: str, node_type: str, data: dict[str, Any]) -> None:
@@ -107,7 +115,10 @@ class MessageBuilder:
                                        message=str(inner_data.get("error") or "failed")).model_dump())
 
     def _on_progress(self, node: str, node_type: str, data: dict[str, Any]) -> None:
-        self._step(node, node_type, summary=_clip(str(data.get("message") or ""), SUMMARY_CHARS))
+        fields: dict[str, Any] = {"summary": _clip(str(data.get("message") or ""), SUMMARY_CHARS)}
+        if data.get("child_run_id") and data.get("graph_id"):  # Execute Graph: link the run it started
+            fields["child_run_url"] = routes.run_url(str(data["graph_id"]), str(data["child_run_id"]))
+        self._step(node, node_type, **fields)
 
     def _on_completed(self, node: str, node_type: str, data: dict[str, Any]) -> None:
         self._close(node)
@@ -225,6 +236,14 @@ _HANDLERS: dict[str, Callable[[MessageBuilder, str, str, dict[str, Any]], None]]
     "resumed": MessageBuilder._on_resumed,
     "cancelled": MessageBuilder._on_cancelled,
 }
+
+
+def answer_text(value: Any) -> str:
+    """A final value as the answer's markdown: its primary text, else the value as a JSON code block."""
+    if isinstance(value, str) or (isinstance(value, dict) and any(
+            value.get(key) is not None for key in ("message", "response", "text"))):
+        return _clip(primary_text(value), ANSWER_CHARS)
+    return "```json\n" + _clip(json.dumps(value, indent=2, default=str, ensure_ascii=False), ANSWER_CHARS) + "\n```"
 
 
 def summarize(outputs: Any) -> str:

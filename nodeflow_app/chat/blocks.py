@@ -83,6 +83,7 @@ class FlowStepBlock(_Block):
     duration_ms: float | None = None
     cached: bool = False
     ports: list[str] = Field(default_factory=list)  # output ports that got a value: the edges the data took
+    child_run_url: str = ""  # an Execute Graph step: the run it started (editor URL with that run chosen)
 
 
 class ApprovalBlock(_Block):

@@ -26,6 +26,7 @@ from nodeflow_app.chat.adapter import MessageBuilder
 from nodeflow_app.chat.blocks import TextBlock
 from nodeflow_app.runs.pump import Pump
 from nodeflow_app.contract import CONVERSATION, NodeEvent
+from nodeflow_app.runs.graph_runner import final_nodes, final_output
 from nodeflow_app.runs.launcher import RunBusy, RunLauncher, run_launcher
 from nodeflow_app.runtime.graph import GraphInvalid
 from nodeflow_app.runtime.run import Run, RunError
@@ -227,6 +228,9 @@ class ChatService:
             with suppress(asyncio.CancelledError):
                 await autosave
             await pump.stop()
+            if run.status == "completed":  # a graph without a model answers with its final value
+                ends = final_nodes(run)
+                builder.answer_with(final_output(run), ends[0] if len(ends) == 1 else None)
             status = builder.finish(run.status, run.error)
             await asyncio.to_thread(self.chats.update_message, message_id, blocks_json=builder.to_json(),
                                     status=status)

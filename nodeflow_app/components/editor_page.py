@@ -15,6 +15,7 @@ from nodeflow_app.components.inspector import BLUR_ON_ENTER, inspector
 from nodeflow_app.components.palette import palette
 from nodeflow_app.components.presence import presence_bar
 from nodeflow_app.components.run_panel import rerun_button, run_panel, run_view_chip, runs_toggle
+from nodeflow_app.components.transfer_dialog import transfer_dialog, transfer_items
 from nodeflow_app.components.theme import BORDER, PANEL_BG, TOP_BAR
 from nodeflow_app.editor.catalog import catalog
 from nodeflow_app.state.chat_state import ChatState
@@ -89,6 +90,15 @@ def test_message_button() -> rx.Component:
     )
 
 
+def graph_menu() -> rx.Component:
+    """More actions on the graph: copy or move it to another workspace."""
+    return rx.cond(~EditorState.read_only, rx.dropdown_menu.root(
+        rx.dropdown_menu.trigger(rx.icon_button(rx.icon("ellipsis", size=16), variant="ghost", color_scheme="gray",
+                                                aria_label="Graph actions", custom_attrs={"data-testid": "editor-menu"})),
+        rx.dropdown_menu.content(*transfer_items("", EditorState.graph_name)),
+    ))
+
+
 def toolbar() -> rx.Component:
     return rx.hstack(
         rx.link(logo(), href=routes.GRAPHS, underline="none", color="inherit"),
@@ -112,6 +122,7 @@ def toolbar() -> rx.Component:
         issues_popover(),
         import_button(),  # a new graph from a JSON file, opened on success (the list page's import)
         tool_button("download", "Export JSON", "export-graph", on_click=EditorState.export_graph),
+        graph_menu(),
         runs_toggle(),
         history_toggle(),
         rerun_button(),
@@ -245,6 +256,7 @@ def editor_page() -> rx.Component:
     return rx.vstack(
         toolbar(),
         import_errors_dialog(),
+        transfer_dialog(),
         rx.cond(
             EditorState.not_found != "",
             not_found(),

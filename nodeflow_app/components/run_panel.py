@@ -142,6 +142,14 @@ def pin_buttons(node: rx.Var) -> rx.Component:
     )
 
 
+def child_run_link(node: rx.Var) -> rx.Component:
+    """An Execute Graph step: open the run it started (the latest one when a loop called it several times)."""
+    return rx.link(rx.icon("external-link", size=12), "Open child run",
+                   rx.cond(node["child_count"] != "1", rx.text.span(" (latest of ", node["child_count"], ")")),
+                   href=node["child_url"], size="1", display="inline-flex", align_items="center", gap="4px",
+                   custom_attrs=_testid("open-child-run"))
+
+
 def node_detail(node: rx.Var) -> rx.Component:
     return rx.el.details(
         rx.el.summary(
@@ -166,6 +174,7 @@ def node_detail(node: rx.Var) -> rx.Component:
                       align="start"),
             rx.cond(node["error"] != "", rx.callout(node["error"], icon="circle-alert", color_scheme="red", size="1",
                                                    width="100%", custom_attrs=_testid("run-node-error"))),
+            rx.cond(node["child_url"] != "", child_run_link(node)),
             pin_buttons(node),
             spacing="2", width="100%", padding="4px 10px 10px 32px",
         ),
@@ -223,6 +232,10 @@ def run_detail() -> rx.Component:
                 align="center", spacing="2", width="100%", padding="8px 10px", border_bottom=BORDER,
                 position="sticky", top="0", z_index="1", background=PANEL_BG,
             ),
+            rx.cond(RunHistoryState.parent.contains("url"),
+                    rx.link(rx.icon("corner-left-up", size=12), RunHistoryState.parent["label"],
+                            href=RunHistoryState.parent["url"], size="1", display="inline-flex", align_items="center",
+                            gap="4px", padding="6px 10px", custom_attrs=_testid("parent-run"))),
             rx.cond(run["error"] != "", rx.callout(run["error"], icon="circle-alert", color_scheme="red", size="1",
                                                   width="100%")),
             rx.cond(RunHistoryState.approvals.length() > 0,

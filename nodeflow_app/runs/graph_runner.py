@@ -12,7 +12,7 @@ Trigger's definition lists it), else at its only trigger.
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import Any, Callable
 
 from nodeflow_app.contract import NodeError
 from nodeflow_app.runtime.graph import GraphInvalid
@@ -40,10 +40,10 @@ class StoredGraphRunner:
     def services(self) -> dict[str, Any]:
         return {SERVICE: self}
 
-    async def run_graph(self, graph_id: str, payload: Any, *, parent_run_id: str,
-                        parent_node_id: str) -> dict[str, Any]:
+    async def run_graph(self, graph_id: str, payload: Any, *, parent_run_id: str, parent_node_id: str,
+                        on_start: Callable[[str], None] | None = None) -> dict[str, Any]:
         stored = await asyncio.to_thread(self.graphs.get, graph_id)
-        if stored is None:
+        if stored is None or not await asyncio.to_thread(self._same_workspace, graph_id):
             raise NodeError(f"there is no graph '{graph_id}' in this workspace")
         if any(graph_id == known for known, _ in self.path):
             names = " -> ".join(name for _, name in (*self.path, (graph_id, stored.name)))
@@ -55,16 +55,26 @@ class StoredGraphRunner:
             plan = await asyncio.to_thread(self.launcher.plan, stored.graph)
             called = self.launcher.triggers(plan, STARTED_BY)
             run = self.launcher.start(plan, started_by=STARTED_BY, trigger=called[0] if len(called) == 1 else None,
-                                      payload=payload, graph_id=graph_id, services=child.services())
+                                      payload=payload, graph_id=graph_id, services=child.services(),
+                                      parent=(parent_run_id, parent_node_id))
         except GraphInvalid as error:
             problems = "; ".join(issue.message for issue in error.issues)
             raise NodeError(f"graph '{stored.name}' cannot run: {problems}") from None
+        if on_start is not None:
+            on_start(run.run_id)
         await _finish(run)
         if run.status != "completed":
             what = ("asked for input; pausing inside a called graph is not supported" if run.status == "paused"
                     else f"{run.status}: {run.error}")
             raise NodeError(f"graph '{stored.name}' (run {run.run_id}) {what}")
         return {"run_id": run.run_id, "output": final_output(run)}
+
+
+    def _same_workspace(self, graph_id: str) -> bool:
+        """A graph of a workspace calls only graphs of that workspace (another one's id is "not found").
+        A graph in none (a file the CLI runs, a graph stored by a script) may call any: its runner has the database."""
+        caller = self.graphs.workspace_of(self.path[-1][0]) if self.path else None
+        return caller is None or self.graphs.workspace_of(graph_id) == caller
 
 
 async def _finish(run: Run) -> None:
@@ -77,11 +87,16 @@ async def _finish(run: Run) -> None:
         raise
 
 
-def final_output(run: Run) -> Any:
-    """The value of the step that ends the graph; an object by step name when several steps end it."""
-    ends = [node_id for node_id, pn in run.plan.nodes.items()
+def final_nodes(run: Run) -> list[str]:
+    """The completed top-level steps nothing follows: where the run ended."""
+    return [node_id for node_id, pn in run.plan.nodes.items()
             if pn.node.parentId is None and not pn.flow_out and run.records.get(node_id)
             and run.records[node_id].status == "completed"]
+
+
+def final_output(run: Run) -> Any:
+    """The value of the step that ends the graph; an object by step name when several steps end it."""
+    ends = final_nodes(run)
     if len(ends) == 1:
         return run.output_of(ends[0])
     return {run.plan.nodes[node_id].node.name: run.output_of(node_id) for node_id in ends}

@@ -38,7 +38,7 @@ from nodeflow_app.store.db import create_all, make_engine, process_wide
 from nodeflow_app.store.graphs import GraphStore
 from nodeflow_app.store.pins import PinStore
 from nodeflow_app.store.run_control import HEARTBEAT, RunBusy, RunControl, process_owner
-from nodeflow_app.store.runs import RunStore
+from nodeflow_app.store.runs import PARENT_NODE, PARENT_RUN, RunStore
 from nodes._registry import default_registry
 
 log = logging.getLogger(__name__)
@@ -94,15 +94,18 @@ class RunLauncher:
     def start(self, graph: dict[str, Any] | Graph | Plan, *, started_by: str, trigger: str | None = None,
               payload: Any = None, cache: CachePolicy = "none", graph_id: str | None = None,
               to_node: str | None = None, context: dict[str, Any] | None = None, persist: bool = True,
-              services: dict[str, Any] | None = None) -> Run:
+              services: dict[str, Any] | None = None, parent: tuple[str, str] | None = None) -> Run:
         """A new (not yet started) run; iterate `run.events()` to drive it. GraphInvalid when it cannot run.
 
         Its nodes get `services` (default: a graph runner, so Execute Graph can call stored graphs).
+        `parent` (run id, node id): the run and node that called this graph; the history links them.
         """
         plan = graph if isinstance(graph, Plan) else self.plan(graph)
         graph_id = graph_id or plan.graph.id
         caller = current_caller()
         context = {**(context or {}), STARTED_BY: started_by}
+        if parent is not None:
+            context[PARENT_RUN], context[PARENT_NODE] = parent
         if caller.user_name:
             context.setdefault(USER, caller.user_name)
         hooks = self._hooks(self.cache(cache, graph_id), persist)

@@ -16,6 +16,7 @@ from typing import Any
 
 from sqlalchemy import Engine
 
+from nodeflow_app import routes
 from nodeflow_app.runs.launcher import RunBusy, RunLauncher, run_launcher
 from nodeflow_app.runtime.cache import OutputCache
 from nodeflow_app.runtime.graph import GraphInvalid
@@ -96,6 +97,24 @@ class RunService:
 
     def get_run(self, run_id: str) -> dict[str, Any] | None:
         return self.runs.get_run(run_id)
+
+    def parent_link(self, run: dict[str, Any]) -> dict[str, str]:
+        """For a run an Execute Graph node started: {label: "started by <graph> run ab12cd", url}; else {}."""
+        parent_id = run.get("parent_run_id")
+        parent = self.runs.get_run(parent_id) if parent_id else None
+        if parent is None:
+            return {}
+        stored = self.graphs.get(parent["graph_id"])
+        name = stored.name if stored is not None else parent["graph_id"]
+        return {"label": f"started by {name} run {parent_id[:6]}", "url": routes.run_url(parent["graph_id"], parent_id)}
+
+    def child_links(self, run_id: str) -> dict[str, dict[str, str]]:
+        """Per node of `run_id` that called a graph: its latest child run {url, count} (a loop may call it often)."""
+        links: dict[str, dict[str, str]] = {}
+        for child in self.runs.child_runs(run_id):
+            count = int(links.get(child["parent_node_id"], {}).get("count", "0")) + 1
+            links[child["parent_node_id"]] = {"url": routes.run_url(child["graph_id"], child["id"]), "count": str(count)}
+        return links
 
     # -- controls (any run, wherever it executes) ------------------------------------------------------
 

@@ -32,7 +32,8 @@ class RunHistoryState(rx.State):
     runs: list[dict[str, str]] = []
     run_id: str = ""
     run: dict[str, str] = {}  # the chosen run's row (run_row)
-    nodes: list[dict[str, str]] = []  # the chosen run's nodes (node_rows)
+    nodes: list[dict[str, str]] = []  # the chosen run's nodes (node_rows, plus child_url / child_count)
+    parent: dict[str, str] = {}  # the chosen run's calling run (label, url) when a graph started it
     pinned: dict[str, bool] = {}  # node id -> True: the canvas marks them
     running: bool = False
     pin_node_id: str = ""  # the node whose pin is being edited ("" when the editor is closed)
@@ -61,8 +62,16 @@ class RunHistoryState(rx.State):
             view = await self.get_state(RunViewState)
             view.start_live("", label="")
         self._load_pins()
+        asked = str(self.router.page.params.get("run") or "")  # /graph/<id>?run=<run id>: open that run
+        if asked:
+            self.panel_open = True
         if self.panel_open:
             self._refresh()
+        if asked:
+            self._choose(asked)
+            if self.run_id:  # and on the canvas, like "Open on canvas"
+                view = await self.get_state(RunViewState)
+                view.show_nodes(self.run_id, self._steps, f"Run {self.run_id[:6]} · {self.run.get('status', '')}")
 
     @rx.event
     @requires("view")
@@ -250,13 +259,18 @@ class RunHistoryState(rx.State):
         stored = run_service().get_run(run_id) if run_id else None
         if stored is None or stored["graph_id"] != self._graph_id:
             self.run_id, self.run, self.nodes, self._outputs, self._steps = "", {}, [], {}, []
+            self.parent = {}
             self.approvals, self.approval_options = [], {}
             return
         self.run_id, self.run = run_id, run_row(stored)
         cards = approval_cards(stored)
         self.approvals = [{k: v for k, v in card.items() if k != "options"} for card in cards]
         self.approval_options = {card["node_id"]: card["options"] for card in cards}
-        self.nodes = node_rows(stored, self.pinned)
+        children = run_service().child_links(run_id)
+        self.nodes = [{**row, "child_url": children.get(row["node_id"], {}).get("url", ""),
+                       "child_count": children.get(row["node_id"], {}).get("count", "")}
+                      for row in node_rows(stored, self.pinned)]
+        self.parent = run_service().parent_link(stored)
         self._outputs = {n["node_id"]: n.get("outputs") for n in stored["nodes"]}
         self._steps = canvas_steps(stored)
 

@@ -29,6 +29,9 @@ class RunRow(SQLModel, table=True):
     started_by: str | None = None  # chat | test | cli | graph (later: webhook, schedule, api)
     started_by_user: str | None = None  # the name of the person who started it (migration 0005)
     context_json: str | None = Field(default=None, sa_type=Text)  # the run's opaque context for its nodes
+    # A run started by an Execute Graph node: the calling run and that node (migration 0007).
+    parent_run_id: str | None = Field(default=None, index=True)
+    parent_node_id: str | None = None
     # The process executing it ("host:pid:token") and when that process last said it is alive:
     # recovery and resume touch a `running` run only when its owner is gone.
     owner: str | None = None

@@ -46,6 +46,7 @@ log = logging.getLogger(__name__)
 RUNS: Table = RunRow.__table__  # type: ignore[attr-defined]
 NODES: Table = NodeRunRow.__table__  # type: ignore[attr-defined]
 
+PARENT_RUN, PARENT_NODE = "parent_run_id", "parent_node_id"  # run context keys of a run a graph called
 FINISHED = frozenset({"completed", "failed", "cancelled", "interrupted"})
 _RUN_STATE = ("status", "error", "finished_at", "duration_ms")
 _NODE_STATE = tuple(c.name for c in NODES.columns if not c.primary_key)
@@ -270,6 +271,14 @@ class RunStore:
         with self.engine.connect() as conn:
             return [dict(r) for r in conn.execute(query).mappings()]
 
+    def child_runs(self, run_id: str) -> list[dict[str, Any]]:
+        """The runs `run_id`'s Execute Graph nodes started, oldest first: id, graph_id, parent_node_id, status."""
+        self.flush()
+        query = (select(RUNS.c.id, RUNS.c.graph_id, RUNS.c.parent_node_id, RUNS.c.status)
+                 .where(RUNS.c.parent_run_id == run_id).order_by(RUNS.c.started_at))
+        with self.engine.connect() as conn:
+            return [dict(r) for r in conn.execute(query).mappings()]
+
     def last_payload(self, graph_id: str, trigger_id: str) -> tuple[bool, Any]:
         """(found, payload) of the latest run of `graph_id` started at `trigger_id`."""
         self.flush()
@@ -347,6 +356,7 @@ def _run_row(run: Run, owner: str | None) -> dict[str, Any]:
                trigger_id=run.trigger_id, payload_json=_dumps(run.payload), started_at=run.started_at,
                started_by=run.context.get(STARTED_BY), started_by_user=run.context.get("user"),
                context_json=_dumps(run.context), owner=owner,
+               parent_run_id=run.context.get(PARENT_RUN), parent_node_id=run.context.get(PARENT_NODE),
                heartbeat_at=time.time())
     return row
 

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import time
 
-from nodeflow_app.chat.adapter import MessageBuilder, summarize
+from nodeflow_app.chat.adapter import MessageBuilder, answer_text, summarize
 from nodeflow_app.chat.patch import apply_patch
 from nodeflow_app.chat.blocks import validate_blocks
 from nodeflow_app.contract import NodeEvent
 
 NAMES = {"chat": "Chat Start", "a": "Researcher", "b": "Writer", "ok": "Approval"}
-TYPES = {"chat": "chat-start", "a": "agent", "b": "llm-completion", "ok": "approval"}
+TYPES = {"chat": "chat-start", "a": "agent", "b": "llm-completion", "ok": "approval", "call": "execute-graph"}
 
 
 def ev(node: str, event_type: str, **data) -> NodeEvent:
@@ -49,7 +49,7 @@ def test_tokens_of_two_nodes_go_to_a_text_block_each():
     assert step(blocks, "chat") | {"duration_ms": None} == {
         "type": "flow_step", "node_id": "chat", "node_name": "Chat Start", "node_type": "chat-start",
         "status": "completed", "summary": "hi", "detail": '{\n  "output": {\n    "message": "hi"\n  }\n}',
-        "duration_ms": None, "cached": False, "ports": ["output"]}
+        "duration_ms": None, "cached": False, "ports": ["output"], "child_run_url": ""}
     assert (step(blocks, "a")["status"], step(blocks, "a")["duration_ms"]) == ("completed", 12.5)
     assert step(blocks, "b")["status"] == "running"
     assert validate_blocks(blocks) == blocks
@@ -216,3 +216,19 @@ def test_summary_is_one_line_of_the_primary_text():
     assert summarize({"reject": "no"}) == "reject: no"
     assert summarize({}) == "no output"
     assert len(summarize({"output": "x" * 1000})) == 160
+
+
+def test_an_execute_graph_step_links_the_run_it_started():
+    builder = build(ev("call", "started", name="Call"),
+                    ev("call", "progress", message="ran graph g1 (run r1)", child_run_id="r1", graph_id="g1"))
+    assert step(builder.snapshot(), "call")["child_run_url"] == "/graph/g1?run=r1"
+
+
+def test_a_final_value_becomes_the_answer_only_when_no_text_was_streamed():
+    builder = build(ev("a", "started", name="Researcher"))
+    builder.answer_with({"response": "Paris", "model": "m"}, "a")
+    assert [b["text"] for b in builder.snapshot() if b["type"] == "text"] == ["Paris"]
+    streamed = build(ev("a", "token", text="Rome"))
+    streamed.answer_with({"response": "Paris"}, "a")
+    assert [b["text"] for b in streamed.snapshot() if b["type"] == "text"] == ["Rome"]
+    assert answer_text({"total": 3}) == '```json\n{\n  "total": 3\n}\n```'

@@ -255,6 +255,16 @@ async def test_an_answer_left_streaming_by_a_dead_process_becomes_failed(service
     assert message.status == "failed" and message.blocks[-1]["message"].startswith("the server stopped")
 
 
+async def test_a_graph_without_a_model_answers_with_its_final_value(service):
+    stored = service.graphs.create("Splitter", graph([("chat", "chat-start", {}), ("split", "text-split", {})],
+                                                      ["chat.output -> split.input"]))
+    chat = service.create_chat(stored.id)
+    end = (await collect(service.send(chat.id, "fig, pear")))[-1]
+    assert end.status == "complete"
+    assert of_type(end.message.blocks, "text") == [
+        {"type": "text", "node_id": "split", "text": '```json\n[\n  "fig",\n  "pear"\n]\n```'}]
+
+
 async def test_a_graph_it_cannot_run_gets_a_failed_answer_that_says_why(service):
     stored = service.graphs.create("No trigger", graph([("llm", "llm-completion", {"model": MODEL})], []))
     chat = service.create_chat(stored.id)

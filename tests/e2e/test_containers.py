@@ -1,4 +1,4 @@
-"""Containers on the canvas in Chromium: For Each drawn as a frame around its children; nodes dragged in and out.
+"""Containers on the canvas in Chromium: For Each and Loop drawn as a frame around its children; nodes dragged in and out.
 
 The frame is the container node itself grown around its children (assets/flow_canvas.jsx, "Container
 frames"); a drop decides the container by where the dragged node's centre lands, and Python stores it
@@ -10,20 +10,28 @@ from __future__ import annotations
 import re
 import uuid
 
+import pytest
+
 from nodeflow_app.store.graphs import GraphStore
 
 from .server import Server
 from .test_editor import drag, node, open_editor, seq, store, wait_seq  # noqa: F401 - store: fixture
 
-GRAPH = {
-    "nodes": [
-        {"id": "each", "type": "for-each", "name": "Each", "position": {"x": 0, "y": 0}, "data": {"field": "items"}},
-        {"id": "inside", "type": "edit-fields", "name": "Inside", "parentId": "each", "position": {"x": 24, "y": 220},
-         "data": {}},
-        {"id": "outside", "type": "edit-fields", "name": "Outside", "position": {"x": 700, "y": 60}, "data": {}},
-    ],
-    "edges": [],
-}
+CONTAINERS = {"for-each": {"field": "items"}, "loop": {"times": 2}}
+
+
+def graph(container: str) -> dict:
+    """A container named Each with one child inside, and a node outside it."""
+    return {
+        "nodes": [
+            {"id": "each", "type": container, "name": "Each", "position": {"x": 0, "y": 0},
+             "data": CONTAINERS[container]},
+            {"id": "inside", "type": "edit-fields", "name": "Inside", "parentId": "each",
+             "position": {"x": 24, "y": 220}, "data": {}},
+            {"id": "outside", "type": "edit-fields", "name": "Outside", "position": {"x": 700, "y": 60}, "data": {}},
+        ],
+        "edges": [],
+    }
 
 
 def box(locator) -> dict[str, float]:
@@ -46,9 +54,10 @@ def stored_parent(page, store: GraphStore, graph_id: str, node_key: str) -> str 
     return nodes[node_key].get("parentId")
 
 
-def test_a_for_each_frames_its_children_and_nodes_drag_in_and_out(page, nodeflow_server: Server,
-                                                                   store: GraphStore) -> None:
-    graph_id = store.create(f"Containers {uuid.uuid4().hex[:6]}", GRAPH).id
+@pytest.mark.parametrize("container", list(CONTAINERS))
+def test_a_container_frames_its_children_and_nodes_drag_in_and_out(page, nodeflow_server: Server,
+                                                                   store: GraphStore, container: str) -> None:
+    graph_id = store.create(f"Containers {uuid.uuid4().hex[:6]}", graph(container)).id
     open_editor(page, nodeflow_server, graph_id)
     frame = page.get_by_test_id("frame-Each")
     frame.wait_for()

@@ -61,7 +61,8 @@ async def test_the_called_graph_gets_the_input_and_its_last_value_comes_back(gra
     assert run.records["call"].outputs == {"output": {"greeting": "hi Ada"}}
     assert run.records["shout"].outputs == {"output": {"greeting": "hi Ada", "loud": "yes"}}
     progress = [e.data for e in events if e.node_id == "call" and e.event_type == "progress"]
-    assert len(progress) == 1 and progress[0]["graph_id"] == greeter and len(progress[0]["child_run_id"]) == 32
+    assert [p["message"].split()[0] for p in progress] == ["running", "ran"]  # when it starts, when it is done
+    assert {p["graph_id"] for p in progress} == {greeter} and len({p["child_run_id"] for p in progress}) == 1
 
 
 async def test_child_runs_are_recorded_in_the_history_started_by_the_calling_graph(graphs, launcher):
@@ -73,6 +74,32 @@ async def test_child_runs_are_recorded_in_the_history_started_by_the_calling_gra
     child = launcher.store.get_run(child_id)
     assert child is not None and (child["status"], child["started_by"], child["graph_id"]) == (
         "completed", "graph", greeter)
+
+
+async def test_a_child_run_names_its_parent_run_and_node_and_the_service_links_both_ways(graphs, launcher):
+    from nodeflow_app.runs.service import RunService
+
+    greeter = graphs.create("Greeter", flow(start(), greet())).id
+    parent = graphs.create("Parent", flow(start(), call(greeter))).id
+    run, events = await run_stored(launcher, parent, {"name": "Cy"})
+    child_id = next(e.data["child_run_id"] for e in events if e.event_type == "progress")
+    child = launcher.store.get_run(child_id)
+    assert (child["parent_run_id"], child["parent_node_id"]) == (run.run_id, "call")
+    assert launcher.store.get_run(run.run_id)["parent_run_id"] is None
+    assert launcher.store.child_runs(run.run_id) == [
+        {"id": child_id, "graph_id": greeter, "parent_node_id": "call", "status": "completed"}]
+    service = RunService(launcher=launcher)
+    assert service.child_links(run.run_id) == {"call": {"url": f"/graph/{greeter}?run={child_id}", "count": "1"}}
+    assert service.parent_link(child) == {"label": f"started by Parent run {run.run_id[:6]}",
+                                          "url": f"/graph/{parent}?run={run.run_id}"}
+    assert service.parent_link(launcher.store.get_run(run.run_id)) == {}
+
+
+async def test_a_graph_of_another_workspace_is_not_found(graphs, launcher):
+    elsewhere = graphs.create("Elsewhere", flow(start(), greet()), workspace_id="w2").id
+    parent = graphs.create("Parent", flow(start(), call(elsewhere)), workspace_id="w1").id
+    run, _ = await run_stored(launcher, parent, {"name": "Di"})
+    assert run.status == "failed" and f"there is no graph '{elsewhere}' in this workspace" in run.records["call"].error
 
 
 #   A: Start --> Call B        B: Start --> Call A     (A -> B -> A)
@@ -101,8 +128,10 @@ async def test_a_missing_graph_or_a_failing_one_is_named(graphs, launcher):
     broken = graphs.create("Broken", flow(start(), {"id": "c", "type": "code", "name": "Crash",
                                                     "data": {"code": "return 1 / 0"}})).id
     graphs.save(parent, flow(start(), call(broken)))
-    run, _ = await run_stored(launcher, parent, {})
+    run, events = await run_stored(launcher, parent, {})
     assert run.error.startswith("node 'Call' failed: graph 'Broken' (run ")
+    [started] = [e.data for e in events if e.event_type == "progress"]  # the failed child run is linked
+    assert started["graph_id"] == broken and started["child_run_id"] in run.error
     assert run.error.endswith("failed: node 'Crash' failed: line 1: ZeroDivisionError: division by zero\n    return 1 / 0")
 
 

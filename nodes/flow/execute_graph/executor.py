@@ -5,7 +5,7 @@ the run's services (nodeflow_app/runs/graph_runner.py is the app's). The runner 
 circle, starts and records the child run, and returns its final value.
 """
 
-from typing import Any, Protocol
+from typing import Any, Callable, Protocol
 
 from nodeflow_app.contract import ExecutionResult, FlowContext, NodeError
 
@@ -15,9 +15,11 @@ GRAPH_RUNNER = "graph_runner"  # the service key
 class GraphRunner(Protocol):
     """What this node needs from the app; raises NodeError (refused call, failed child) with a reason."""
 
-    async def run_graph(self, graph_id: str, payload: Any, *, parent_run_id: str,
-                        parent_node_id: str) -> dict[str, Any]:
-        """Run `graph_id` with `payload`; returns `{run_id, output}` (the child run's id, its final value)."""
+    async def run_graph(self, graph_id: str, payload: Any, *, parent_run_id: str, parent_node_id: str,
+                        on_start: Callable[[str], None] | None = None) -> dict[str, Any]:
+        """Run `graph_id` with `payload`; returns `{run_id, output}` (the child run's id, its final value).
+
+        `on_start(run_id)` is called once the child run exists, before it runs."""
         ...
 
 
@@ -32,8 +34,13 @@ class ExecuteGraphExecutor:
         if runner is None:
             raise NodeError("this run was started without a graph runner, so it cannot run other graphs "
                             "(start it from the app, or give services['graph_runner'])")
+        def started(run_id: str) -> None:  # the step links the child run while it runs, and if it fails
+            if ctx.runtime is not None:
+                ctx.runtime.emit(ctx.event("progress", message=f"running graph {graph_id} (run {run_id})",
+                                           child_run_id=run_id, graph_id=graph_id))
+
         child = await runner.run_graph(graph_id, inputs.get("input"), parent_run_id=ctx.run_id,
-                                       parent_node_id=ctx.node_id)
+                                       parent_node_id=ctx.node_id, on_start=started)
         event = ctx.event("progress", message=f"ran graph {graph_id} (run {child['run_id']})",
                           child_run_id=child["run_id"], graph_id=graph_id)
         return ExecutionResult(outputs={"output": child["output"]}, events=[event])

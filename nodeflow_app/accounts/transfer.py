@@ -1,0 +1,40 @@
+"""Copying or moving a graph to another workspace (issue 14, point 2): the person needs edit in both.
+
+A copy is a new graph (new id, its own history) in the target; chats, runs and pins stay with the original,
+which they name by id. A move keeps the id, so the graph takes its chats, runs and pins along.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from nodeflow_app.accounts.roles import allows
+from nodeflow_app.store.accounts import AccountStore, Workspace
+from nodeflow_app.store.graphs import GraphStore, GraphSummary
+
+Mode = Literal["copy", "move"]
+
+
+class TransferRefused(ValueError):
+    """The copy or move is not allowed or not possible; the message says why (for a toast)."""
+
+
+def edit_targets(accounts: AccountStore, user_id: str, source_workspace: str | None) -> list[Workspace]:
+    """The workspaces `user_id` may edit in, other than the graph's own."""
+    return [w for w in accounts.workspaces(user_id) if w.id != source_workspace and allows(w.role, "edit")]
+
+
+def transfer(graphs: GraphStore, accounts: AccountStore, user_id: str, graph_id: str, workspace_id: str,
+             mode: Mode) -> GraphSummary | None:
+    """Copy (returns the copy) or move (returns None) `graph_id` to `workspace_id`, if `user_id` may edit both."""
+    source = graphs.workspace_of(graph_id)
+    if source is None or not allows(accounts.role(user_id, source), "edit"):
+        raise TransferRefused("the graph was not found in a workspace you may edit")
+    if not allows(accounts.role(user_id, workspace_id), "edit"):
+        raise TransferRefused("you may not edit in that workspace")
+    if workspace_id == source:
+        raise TransferRefused("the graph is in that workspace already")
+    if mode == "copy":
+        return graphs.duplicate(graph_id, workspace_id)
+    graphs.move(graph_id, workspace_id)
+    return None

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import logging
 import os
 import re
 from typing import Any
@@ -31,8 +30,6 @@ from nodeflow_app.validation import Issue, validate_graph
 from nodes._registry import default_registry
 from nodeflow_app.state.access import requires
 from nodeflow_app.state.graph_room import GraphRoom, room_token
-
-log = logging.getLogger("nodeflow.editor")
 
 # Where a clicked palette entry lands, relative to the visible area (the canvas is at least this big).
 CLICK_ADD_AT = (360.0, 220.0)

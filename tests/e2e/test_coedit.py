@@ -1,5 +1,6 @@
-"""Live co-editing in Chromium: the owner, an invited editor and a viewer have one graph open in three
-browser contexts (docs/editor.md, "Editing together").
+"""Live co-editing in Chromium (docs/editor.md, "Editing together"): the owner, an invited editor and a
+viewer have one graph open in three browser contexts; two people make 50 random edits each at the same
+time; and two people whose websockets are served by different backend workers (Redis) edit together.
 
 Every edit goes to the graph's room and comes back to every tab as a patch with the room's next seq,
 so a tab's `lastSeq()` tells that it has applied an edit, whoever made it.
@@ -20,7 +21,7 @@ from .server import Server, run_server
 from .team import make_team
 from .test_make_run import _seed_web_dir
 from .test_editor import (
-    CANVAS, center, drag, expect_counts, expect_position, handle, node, node_id, position, select, toast, wire,
+    CANVAS, center, drag, expect_counts, expect_position, handle, node, position, select, toast, wire,
 )
 
 GRAPH = {

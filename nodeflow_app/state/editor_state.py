@@ -107,6 +107,8 @@ class EditorState(rx.State):
         self._frozen = False
         graph_id = self.router.page.params.get("graph_id", "")
         if graph_id != self._graph_id:
+            if self._graph_id and self.me:  # another graph in the same tab: out of the previous room first
+                (await self._room())[0]._leave(self.me)
             self._undo, self._redo = [], []
         self._graph_id = graph_id
         room, failure = await self._room(fresh=True)

@@ -8,7 +8,8 @@
 import { createContext, memo, useCallback, useContext, useEffect, useMemo, useRef, useState } from "react";
 import {
   Background, BackgroundVariant, ConnectionMode, Controls, Handle, MiniMap, Position, ReactFlow,
-  ReactFlowProvider, applyEdgeChanges, applyNodeChanges, useConnection, useNodeId, useReactFlow, useUpdateNodeInternals,
+  ReactFlowProvider, ViewportPortal, applyEdgeChanges, applyNodeChanges, useConnection, useNodeId, useReactFlow,
+  useUpdateNodeInternals,
 } from "@xyflow/react";
 import { dynamicIconImports } from "lucide-react/dynamic.mjs";
 import "./flow_canvas.css";
@@ -68,6 +69,7 @@ function toFlowNode(node, conv, wired, previous) {
     data: {
       node, def, layout: nodeLayout(def, node, conv.errorHandle), wired: wired ?? EMPTY,
       issue: conv.issues[node.id] ?? null, status: conv.statuses[node.id] ?? null, pinned: conv.pinned[node.id] ?? null,
+      peer: conv.peers?.[node.id] ?? null,
     },
   };
   if (node.parentId) flowNode.parentId = node.parentId;
@@ -419,14 +421,14 @@ function useRemeasure(id, handleKey) {
 
 /** One node, drawn from its definition. Re-renders only when its own data object changes. */
 const NodeBody = memo(function NodeBody({ id, data }) {
-  const { node, def, layout, wired, issue, status, pinned } = data;
+  const { node, def, layout, wired, issue, status, pinned, peer } = data;
   const { send } = useContext(CanvasContext);
   useRemeasure(id, layout.handleKey);
   const runTo = (e) => { e.stopPropagation(); send("onRunTo", { id }); };
   const className = `nf-node${issue ? " nf-has-issue" : ""}${status ? ` nf-status-${status}` : ""}${def ? "" : " nf-unknown"}`;
   return (
-    <div className={className} data-testid={`node-${node.name}`} title={issue ?? undefined}
-      style={{ "--nf-color": def?.color ?? FALLBACK_SOCKET.color }}>
+    <div className={`${className}${peer ? " nf-peer-selected" : ""}`} data-testid={`node-${node.name}`} title={issue ?? undefined}
+      data-peer={peer?.initials} style={{ "--nf-color": def?.color ?? FALLBACK_SOCKET.color, "--nf-peer": peer?.color }}>
       <div className="nf-header">
         <NodeIcon name={def?.icon} />
         <span className="nf-title">{node.name}</span>
@@ -572,37 +574,73 @@ const NOT_TEXT = new Set(["checkbox", "radio", "button", "submit", "reset", "ran
 const isTextField = (el) => !!el && (el.isContentEditable || el.tagName === "TEXTAREA" || el.tagName === "SELECT"
   || (el.tagName === "INPUT" && !NOT_TEXT.has(el.type)));
 
-/** `graph` replaces everything when its rev changes; `patch` applies in seq order, a gap asks for a resync. */
-function useGraphSync(graph, patch, setFlow, conv, send, rf, selectionKey) {
-  const sync = useRef({ rev: null, seq: 0, resyncRev: null, fitted: false });
+/** Whether someone else's ops change or delete a node selected here (its inspector must follow). */
+function touchesSelected(ops, nodes) {
+  const selected = new Set(nodes.filter((n) => n.selected).map((n) => n.id));
+  return selected.size > 0 && ops.some((op) => selected.has(op.op === "remove_node" ? op.id : op.node?.id));
+}
+
+/**
+ * `graph` replaces everything when its rev changes (it holds the room's patches up to its `seq`);
+ * the room's `patch` applies in seq order within an epoch. A gap asks Python for the missed patches
+ * (`catchup`, or the whole graph when the room no longer has them); a new epoch asks for the graph.
+ */
+function useGraphSync(props, setFlow, flowRef, conv, send, rf, selectionKey) {
+  const { graph, patch, catchup } = props;
+  const sync = useRef({ rev: null, epoch: null, seq: 0, asked: null, fitted: false });
+  const apply = (p) => { // one room patch, in order
+    const s = sync.current;
+    s.seq = p.seq;
+    const mine = !p.by || p.by === props.me;
+    const ops = mine ? p.ops ?? [] : (p.ops ?? []).filter((op) => op.op !== "select"); // my selection is mine
+    // Someone else changed or deleted what this tab inspects: the inspector shows it as it is now (or closes).
+    if (!mine && touchesSelected(ops, flowRef.current.nodes)) {
+      const who = (props.people ?? []).find((x) => x.id === p.by)?.name;
+      send("onRemote", { by: who ?? "" });
+    }
+    setFlow((prev) => {
+      const next = applyOps(prev, ops, conv.current);
+      flowRef.current = next;
+      // Python already knows the selection a patch leaves: do not echo it back as on_select.
+      if (mine) selectionKey.current = next.nodes.filter((n) => n.selected).map((n) => n.id).sort().join("\n");
+      return next;
+    });
+  };
+  const ask = () => { // once per position: the answer moves us on, or the next patch asks again
+    const s = sync.current, at = `${s.epoch}:${s.seq}`;
+    if (s.asked === at) return;
+    s.asked = at;
+    send("onResync", { epoch: s.epoch, seq: s.seq });
+  };
+  const take = (p) => { // the latest room patch: apply it, skip it, or ask for what is missing
+    const s = sync.current;
+    if (!p || s.rev == null) return;
+    if (p.epoch !== s.epoch) { if (p.epoch > s.epoch) ask(); return; }
+    if (p.seq <= s.seq) return;
+    if (p.seq !== s.seq + 1) { ask(); return; }
+    apply(p);
+    // Autosave a moment after the last edit of a burst, whoever made it (the room saves once).
+    clearTimeout(s.autosave);
+    if (!props.readOnly) s.autosave = setTimeout(() => send("onSave", { auto: true }), AUTOSAVE_MS);
+  };
   useEffect(() => {
     const s = sync.current;
     if (!graph || graph.rev == null || graph.rev === s.rev) return;
     s.rev = graph.rev;
-    // A patch of this rev that arrives with the graph is already in it (Python sends both together).
-    s.seq = patch && patch.rev === graph.rev ? patch.seq : 0;
+    s.epoch = graph.epoch ?? 0;
+    s.seq = graph.seq ?? 0;
     const g = graph.graph ?? EMPTY;
-    setFlow((prev) => loadGraph(prev, g, conv.current));
+    setFlow((prev) => { const next = loadGraph(prev, g, conv.current); flowRef.current = next; return next; });
     if (!s.fitted && g.nodes?.length) { s.fitted = true; rf.fitView(FIT); }
+    take(patch);
   }, [graph]); // eslint-disable-line react-hooks/exhaustive-deps
+  useEffect(() => take(patch), [patch]); // eslint-disable-line react-hooks/exhaustive-deps
   useEffect(() => {
     const s = sync.current;
-    if (!patch || patch.rev !== s.rev || patch.seq <= s.seq) return;
-    if (patch.seq !== s.seq + 1) {
-      if (s.resyncRev !== s.rev) { s.resyncRev = s.rev; send("onResync", {}); }
-      return;
-    }
-    s.seq = patch.seq;
-    // Autosave a moment after the last edit: every edit arrives here as a patch.
-    clearTimeout(s.autosave);
-    s.autosave = setTimeout(() => send("onSave", { auto: true }), AUTOSAVE_MS);
-    setFlow((prev) => {
-      const next = applyOps(prev, patch.ops ?? [], conv.current);
-      // Python already knows the selection a patch leaves: do not echo it back as on_select.
-      selectionKey.current = next.nodes.filter((n) => n.selected).map((n) => n.id).sort().join("\n");
-      return next;
-    });
-  }, [patch]); // eslint-disable-line react-hooks/exhaustive-deps
+    if (!catchup || catchup.epoch !== s.epoch) return;
+    for (const [seq, ops] of catchup.patches ?? []) if (seq === s.seq + 1) apply({ seq, ops, by: "" });
+    take(patch); // what came meanwhile
+  }, [catchup]); // eslint-disable-line react-hooks/exhaustive-deps
   return sync;
 }
 
@@ -692,7 +730,7 @@ function usePaletteDrag() {
 // edges (class nf-diff-added | removed | changed), sends no edit, and leaves the live flow as it was.
 
 const HISTORY_SENDS = new Set(["onSave", "onResync"]); // what still reaches Python while History shows a version
-const VIEWER_SENDS = new Set(["onSelect", "onViewport", "onResync"]); // what a viewer's canvas sends
+const VIEWER_SENDS = new Set(["onSelect", "onViewport", "onResync", "onCursor", "onRemote", "onLeave"]); // what a viewer's canvas sends
 
 /** The flow History shows instead of the live graph, or null; fitted when it comes and when it goes. */
 function useHistoryView(history, conv, rf) {
@@ -719,6 +757,55 @@ function withDiffMarks(flow, marks) {
     nodes: flow.nodes.map((n) => (nodeMarks[n.id] ? { ...n, className: `nf-diff-${nodeMarks[n.id]}` } : n)),
     edges: flow.edges.map((e) => (edgeMarks[e.id] ? { ...e, className: `${e.className} nf-diff-${edgeMarks[e.id]}` } : e)),
   };
+}
+
+// ---- Presence: other people's selections and cursors ---------------------------------------------
+// The room's `people` ([{id, name, initials, color, selected}]) and `cursors` ({id: [x, y]}, flow
+// coordinates). My own entry is skipped. A node someone selected gets their colour as an outline.
+
+/** node id -> {color, initials} of the first other person who has it selected; one object per content. */
+function usePeers(people, me) {
+  const key = JSON.stringify((people ?? []).filter((p) => p.id !== me).map((p) => [p.color, p.initials, p.selected]));
+  return useMemo(() => {
+    const peers = {};
+    for (const [color, initials, selected] of JSON.parse(key)) {
+      for (const id of selected ?? []) if (!peers[id]) peers[id] = { color, initials };
+    }
+    return peers;
+  }, [key]);
+}
+
+const CURSOR_MS = 50;
+/** Sends my pointer in flow coordinates, at most every 50 ms (the last position always goes). */
+function useCursorSender(send, rf) {
+  const state = useRef({ last: 0, timer: null, pending: undefined });
+  return useCallback((screen) => {
+    const s = state.current;
+    s.pending = screen ? rf.screenToFlowPosition(screen) : null;
+    const flush = () => { s.timer = null; s.last = Date.now(); send("onCursor", s.pending ?? {}); };
+    if (s.timer) return;
+    const wait = CURSOR_MS - (Date.now() - s.last);
+    if (wait <= 0) flush(); else s.timer = setTimeout(flush, wait);
+  }, [send, rf]);
+}
+
+function PeerCursors({ cursors, people, me }) {
+  const byId = new Map((people ?? []).map((p) => [p.id, p]));
+  const shown = Object.entries(cursors ?? EMPTY).filter(([id]) => id !== me && byId.has(id));
+  return (
+    <ViewportPortal>
+      {shown.map(([id, [x, y]]) => {
+        const p = byId.get(id);
+        return (
+          <div key={id} className="nf-cursor" data-testid={`cursor-${p.initials}`}
+            style={{ transform: `translate(${x}px, ${y}px)`, "--nf-peer": p.color }}>
+            <svg width="14" height="18" viewBox="0 0 14 18"><path d="M1 1l12 8-6 1-3 6z" fill={p.color} stroke="#111" /></svg>
+            <span>{p.name}</span>
+          </div>
+        );
+      })}
+    </ViewportPortal>
+  );
 }
 
 // ---- The canvas ---------------------------------------------------------------------------------
@@ -760,7 +847,20 @@ function Canvas(props) {
   }), [definitions, send, readOnly]);
 
   const selectionKey = useRef("");
-  const sync = useGraphSync(props.graph, props.patch, setFlow, conv, send, rf, selectionKey);
+  const peers = usePeers(props.people, props.me);
+  conv.current.peers = peers;
+  const sync = useGraphSync(props, setFlow, flowRef, conv, send, rf, selectionKey);
+  const focusN = useRef(null);
+  useEffect(() => { // Python selects nodes in this tab only (the issues list): not a room patch
+    const focus = props.focus;
+    if (!focus || focus.n === focusN.current) return;
+    const first = focusN.current === null;
+    focusN.current = focus.n;
+    if (first) return;
+    selectionKey.current = [...(focus.ids ?? [])].sort().join("\n"); // Python knows it: no on_select echo
+    setFlow((prev) => applyOps(prev, [{ op: "select", ids: focus.ids ?? [] }], conv.current));
+  }, [props.focus]);
+  useEffect(() => setFlow((f) => withNodeValues(f, "peer", peers)), [peers]);
   useEffect(() => setFlow((f) => withNodeValues(f, "issue", issues)), [issues]);
   useEffect(() => setFlow((f) => withNodeValues(f, "status", statuses)), [statuses]);
   useEffect(() => setFlow((f) => withTakenEdges(f, statuses, ports)), [statuses, ports]);
@@ -780,8 +880,9 @@ function Canvas(props) {
   useEffect(() => {
     const api = {
       nodeCount: () => flowRef.current.nodes.length, edgeCount: () => flowRef.current.edges.length,
-      lastSeq: () => sync.current.seq, rev: () => sync.current.rev, fitView: () => rf.fitView(FIT),
+      lastSeq: () => sync.current.seq, rev: () => sync.current.rev, epoch: () => sync.current.epoch, fitView: () => rf.fitView(FIT),
       resync: () => send("onResync", {}),
+      send, // what a person's gestures send, for tests and benchmarks (Python checks every event)
     };
     window.__nodeflowCanvas = api;
     return () => { if (window.__nodeflowCanvas === api) delete window.__nodeflowCanvas; };
@@ -847,8 +948,20 @@ function Canvas(props) {
     e.preventDefault();
     send("onAdd", { type, position: rf.screenToFlowPosition({ x: e.clientX, y: e.clientY }) });
   }, [send, rf]);
-  const onMouseMove = useCallback((e) => { pointer.current = { x: e.clientX, y: e.clientY }; }, []);
-  const onMouseLeave = useCallback(() => { pointer.current = null; }, []);
+  const sendCursor = useCursorSender(send, rf);
+  const watched = useRef(false); // someone else is in the room: only then is my cursor worth sending
+  watched.current = (props.people ?? []).some((p) => p.id !== props.me);
+  const onMouseMove = useCallback((e) => {
+    pointer.current = { x: e.clientX, y: e.clientY };
+    // Not while a button is down: a drag, pan or wire stays in the browser until it ends (one event).
+    if (!e.buttons && watched.current) sendCursor(pointer.current);
+  }, [sendCursor]);
+  const onMouseLeave = useCallback(() => { pointer.current = null; if (watched.current) sendCursor(null); }, [sendCursor]);
+  useEffect(() => {
+    const leave = () => send("onLeave", {});
+    window.addEventListener("pagehide", leave);
+    return () => { window.removeEventListener("pagehide", leave); leave(); };
+  }, [send]);
   const passthrough = Object.fromEntries(Object.entries(props).filter(([k]) => k.startsWith("data-")));
 
   return (
@@ -865,6 +978,7 @@ function Canvas(props) {
           <Background variant={BackgroundVariant.Dots} gap={20} size={1.2} color="var(--gray-a6)" />
           <MiniMap pannable zoomable nodeColor={miniMapColor} nodeStrokeWidth={0} />
           <Controls showInteractive={false} />
+          <PeerCursors cursors={props.cursors} people={props.people} me={props.me} />
         </ReactFlow>
       </div>
     </CanvasContext.Provider>

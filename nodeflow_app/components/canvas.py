@@ -30,6 +30,11 @@ class FlowCanvas(NoSSRComponent):
     pinned: Var[dict]
     history: Var[dict]  # a stored version or a diff to show read-only instead of the graph (History)
     read_only: Var[bool]  # a viewer: nothing but selection and the viewport goes to Python
+    catchup: Var[dict]  # room patches this tab missed
+    people: Var[list]  # who is in the room (presence), with their selections
+    cursors: Var[dict]  # presence id -> [x, y] in flow coordinates
+    me: Var[str]  # this tab's presence id
+    focus: Var[dict]  # {n, ids}: select these nodes (a new n each time)
 
     on_connect: _Event
     on_move: _Event
@@ -44,6 +49,9 @@ class FlowCanvas(NoSSRComponent):
     on_resync: _Event
     on_viewport: _Event
     on_run_to: _Event
+    on_cursor: _Event
+    on_remote: _Event
+    on_leave: _Event
 
     def add_imports(self) -> ImportDict:
         # The canvas's own stylesheet is imported by the JSX, after React Flow's.

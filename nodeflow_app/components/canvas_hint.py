@@ -5,17 +5,17 @@ from __future__ import annotations
 import reflex as rx
 
 from nodeflow_app.components.theme import BORDER, PANEL_BG
-from nodeflow_app.state.editor_state import EditorState
+from nodeflow_app.state.graph_room import GraphRoom
 
 
 def canvas_hint() -> rx.Component:
-    nearly_empty = (EditorState.node_count >= 0) & (EditorState.node_count <= 1)
+    nearly_empty = (GraphRoom.node_count >= 0) & (GraphRoom.node_count <= 1)
     return rx.cond(
         nearly_empty,
         rx.hstack(
             rx.icon("mouse-pointer-click", size=18, color="var(--accent-11)", flex_shrink="0"),
             rx.vstack(
-                rx.text(rx.cond(EditorState.node_count == 0, "This graph is empty.", "Add the next step."),
+                rx.text(rx.cond(GraphRoom.node_count == 0, "This graph is empty.", "Add the next step."),
                         size="2", weight="medium"),
                 rx.text("Click a node in the palette on the left (or drag it onto the canvas), then connect it "
                         "by dragging from one dot to another.", size="2", color_scheme="gray"),

@@ -13,12 +13,14 @@ from nodeflow_app.components.header import logo
 from nodeflow_app.components.history_panel import history_banner, history_panel, history_toggle
 from nodeflow_app.components.inspector import BLUR_ON_ENTER, inspector
 from nodeflow_app.components.palette import palette
+from nodeflow_app.components.presence import presence_bar
 from nodeflow_app.components.run_panel import rerun_button, run_panel, run_view_chip, runs_toggle
 from nodeflow_app.components.transfer_dialog import transfer_dialog, transfer_items
 from nodeflow_app.components.theme import BORDER, PANEL_BG, TOP_BAR
 from nodeflow_app.editor.catalog import catalog
 from nodeflow_app.state.chat_state import ChatState
 from nodeflow_app.state.editor_state import EditorState
+from nodeflow_app.state.graph_room import GraphRoom
 from nodeflow_app.state.history_state import HistoryState
 from nodeflow_app.state.layout_state import LayoutState
 from nodeflow_app.state.run_message_state import RunMessageState
@@ -32,10 +34,10 @@ FIT_VIEW = "window.__nodeflowCanvas && window.__nodeflowCanvas.fitView()"
 
 def save_status() -> rx.Component:
     return rx.match(
-        EditorState.save_status,
+        GraphRoom.save_status,
         ("unsaved", rx.badge("Unsaved changes", color_scheme="amber", variant="soft")),
         ("error", rx.badge("Not saved: see issues", color_scheme="red", variant="soft")),
-        rx.badge(rx.cond(EditorState.saved_version > 0, f"Saved · v{EditorState.saved_version}", "Saved"),
+        rx.badge(rx.cond(GraphRoom.saved_version > 0, f"Saved · v{GraphRoom.saved_version}", "Saved"),
                  color_scheme="green", variant="soft"),
     )
 
@@ -109,6 +111,7 @@ def toolbar() -> rx.Component:
         rx.box(save_status(), custom_attrs={"data-testid": "save-status"}),
         rx.cond(EditorState.read_only, rx.badge(rx.icon("eye", size=12), "View only", color_scheme="gray",
                                                 variant="soft", custom_attrs={"data-testid": "view-only"})),
+        presence_bar(),
         rx.box(flex="1"),
         active_switch(),
         tool_button("undo-2", "Undo (Ctrl+Z)", "undo", on_click=EditorState.undo, disabled=~EditorState.can_undo),
@@ -125,7 +128,7 @@ def toolbar() -> rx.Component:
         runs_toggle(),
         history_toggle(),
         rerun_button(),
-        rx.cond(EditorState.has_chat_start, test_message_button()),
+        rx.cond(GraphRoom.has_chat_start, test_message_button()),
         rx.button(rx.icon("save", size=14), "Save", size="2", on_click=EditorState.save,
                   custom_attrs={"data-testid": "save-graph"}),
         chat_toggle(),
@@ -265,7 +268,12 @@ def editor_page() -> rx.Component:
                     flow_canvas(
                         definitions=catalog(registry.definitions()),
                         graph=EditorState.canvas_graph,
-                        patch=EditorState.patch,
+                        patch=GraphRoom.patch,
+                        catchup=EditorState.catchup,
+                        people=GraphRoom.people,
+                        cursors=GraphRoom.cursors,
+                        me=EditorState.me,
+                        focus=EditorState.focus,
                         issues=EditorState.node_issues,
                         statuses=RunViewState.statuses,
                         ports=RunViewState.ports,
@@ -284,6 +292,9 @@ def editor_page() -> rx.Component:
                         on_save=EditorState.save,
                         on_resync=EditorState.resync,
                         on_viewport=EditorState.on_viewport,
+                        on_cursor=EditorState.on_cursor,
+                        on_remote=EditorState.on_remote,
+                        on_leave=EditorState.leave_room,
                         on_run_to=RunHistoryState.run_to_here,
                     ),
                     run_view_chip(),

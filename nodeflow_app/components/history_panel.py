@@ -6,6 +6,7 @@ import reflex as rx
 
 from nodeflow_app.components.theme import BORDER, PANEL_BG
 from nodeflow_app.state.editor_state import EditorState
+from nodeflow_app.state.graph_room import GraphRoom
 from nodeflow_app.state.history_state import HistoryState
 
 HISTORY_PANEL_WIDTH = "360px"
@@ -138,7 +139,7 @@ def history_panel() -> rx.Component:
                 _icon_action("x", "Close History", "history-close", on_click=HistoryState.toggle_panel),
                 align="center", spacing="2", padding="8px 10px", border_bottom=BORDER, width="100%",
             ),
-            rx.box(key=EditorState.saved_version.to_string(), on_mount=HistoryState.refresh, display="none"),
+            rx.box(key=GraphRoom.saved_version.to_string(), on_mount=HistoryState.refresh, display="none"),
             compare_bar(),
             diff_section(),
             rx.vstack(rx.foreach(HistoryState.entries, entry_row), spacing="0", width="100%",

@@ -29,6 +29,7 @@ from nodeflow_app.editor.fields import (
 from nodeflow_app.provider_settings import SUGGESTED_MODELS
 from nodeflow_app.llm.providers import PROVIDERS
 from nodeflow_app.state.editor_state import EditorState
+from nodeflow_app.state.graph_room import GraphRoom
 from nodeflow_app.contract import ERROR_MODES, NodeDefinition, Parameter
 
 INSPECTOR_WIDTH = "340px"
@@ -230,7 +231,7 @@ def _secret_cell(pid: str, row: rx.Var, index: rx.Var) -> rx.Component:
     return _one_line_input(
         "", lambda raw: EditorState.set_row_field(pid, index, VALUE_FIELD, raw),
         # Remounted (emptied) after every edit: a typed secret does not stay in the page once it is stored.
-        _key(pid, ":", index.to_string(), ":secret:") + EditorState.patch["seq"].to_string(),
+        _key(pid, ":", index.to_string(), ":secret:") + GraphRoom.patch["seq"].to_string(),
         rx.cond(is_set, "•••• set (type to replace)", "secret value"), testid=f"row-{pid}-value",
         type="password", attrs={"autoComplete": "new-password", "data-secret-set": is_set.to_string()},
     )

@@ -46,8 +46,10 @@ class GraphDocument:
     The editor state marks itself dirty by setting its `patch` var on every change anyway."""
 
     def __init__(self, id: str, name: str, version: int = 1, nodes: dict[str, Node] | None = None,
-                 edges: dict[str, Edge] | None = None, viewport: Viewport | None = None) -> None:
+                 edges: dict[str, Edge] | None = None, viewport: Viewport | None = None, history: bool = True) -> None:
         self.id, self.name, self.version = id, name, version
+        # A shared document (a co-editing room) keeps no undo stacks: each person keeps their own Changes.
+        self.history = history
         self.nodes: dict[str, Node] = nodes if nodes is not None else {}
         self.edges: dict[str, Edge] = edges if edges is not None else {}
         self.viewport = viewport or Viewport()
@@ -57,9 +59,9 @@ class GraphDocument:
     # Loading and exporting ---------------------------------------------------------------------
 
     @classmethod
-    def from_graph(cls, graph: Graph) -> "GraphDocument":
+    def from_graph(cls, graph: Graph, history: bool = True) -> "GraphDocument":
         return cls(id=graph.id, name=graph.name, version=graph.version, nodes={n.id: n for n in graph.nodes},
-                   edges={e.id: e for e in graph.edges}, viewport=graph.viewport)
+                   edges={e.id: e for e in graph.edges}, viewport=graph.viewport, history=history)
 
     def to_graph(self) -> Graph:
         """The graph as it stands (no validation: the nodes and edges were checked when they came in)."""
@@ -92,6 +94,56 @@ class GraphDocument:
         self._apply_all(change.ops)
         self.undo_stack.append(change)
         return change.ops
+
+    def revert(self, change: Change) -> Change:
+        """Undo `change` on the document as it stands now, when others may have edited it since.
+
+        Only what `change` itself did is taken back: of a node it updated, just the fields (and parameters)
+        it changed; a node or edge someone else removed meanwhile stays removed; edges that would hang
+        loose go too. Returns the Change applied (revert it again to redo).
+        """
+        after = {op["node"]["id"]: op["node"] for op in change.ops if op["op"] in ("add_node", "update_node")}
+        before: dict[str, Op] = {}
+        for op in change.inverse:  # the last inverse update of a node holds the node before the change
+            if op["op"] == "update_node":
+                before[op["node"]["id"]] = op["node"]
+        applied, inverse, merged = [], [], set()
+        for op in change.inverse:
+            for step in self._rebased(op, after, before, merged):
+                applied.append(step)
+                inverse.append(self._apply(step))
+        return Change(ops=applied, inverse=[op for op in reversed(inverse) if op], label=change.label)
+
+    def _rebased(self, op: Op, after: dict[str, Op], before: dict[str, Op], merged: set[str]) -> list[Op]:
+        """The ops that carry out one undo op on the current document (none when it no longer applies)."""
+        kind = op["op"]
+        if kind == "update_node":
+            node_id = op["node"]["id"]
+            current = self.nodes.get(node_id)
+            if current is None or node_id in merged:
+                return []
+            merged.add(node_id)
+            node = _merge_back(_dump(current), after.get(node_id, op["node"]), before[node_id])
+            return [] if node == _dump(current) else [{"op": "update_node", "node": node}]
+        if kind == "add_node":
+            node = op["node"]
+            if node["id"] in self.nodes:
+                return []
+            if node.get("parentId") and node["parentId"] not in self.nodes:
+                node = {**node, "parentId": None}
+            return [{**op, "node": node}]
+        if kind == "remove_node":
+            if op["id"] not in self.nodes:
+                return []
+            loose = [e.id for e in self.edges.values() if op["id"] in (e.source, e.target)]
+            return [{"op": "remove_edge", "id": i} for i in loose] + [op]
+        if kind == "add_edge":
+            edge = op["edge"]
+            ok = edge["id"] not in self.edges and edge["source"] in self.nodes and edge["target"] in self.nodes
+            return [op] if ok else []
+        if kind == "remove_edge":
+            return [op] if op["id"] in self.edges else []
+        return []
 
     # Operations --------------------------------------------------------------------------------
 
@@ -312,7 +364,7 @@ class GraphDocument:
     def _commit(self, ops: list[Op], label: str) -> Change:
         inverse = self._apply_all(ops)
         change = Change(ops=ops, inverse=inverse, label=label)
-        if any(op["op"] != "select" for op in ops):
+        if self.history and any(op["op"] != "select" for op in ops):
             self.undo_stack.append(change)
             del self.undo_stack[:-UNDO_LIMIT]
             self.redo_stack.clear()
@@ -357,6 +409,28 @@ def _insert(items: dict[str, Any], key: str, value: Any, index: int | None) -> d
     pairs = list(items.items())
     pairs.insert(index, (key, value))
     return dict(pairs)
+
+
+def _merge_back(current: dict[str, Any], after: dict[str, Any], before: dict[str, Any]) -> dict[str, Any]:
+    """`current` with the fields (parameters one by one) that went from `before` to `after` set back."""
+    merged = dict(current)
+    for key in set(after) | set(before):
+        if key in ("id", "data") or after.get(key) == before.get(key):
+            continue
+        merged[key] = before.get(key)
+    data, old, new = dict(current.get("data") or {}), before.get("data") or {}, after.get("data") or {}
+    for key in set(old) | set(new):
+        if old.get(key, _MISSING) == new.get(key, _MISSING):
+            continue
+        if key in old:
+            data[key] = old[key]
+        else:
+            data.pop(key, None)
+    merged["data"] = data
+    return merged
+
+
+_MISSING = object()
 
 
 def _dump(item: Node | Edge) -> dict[str, Any]:

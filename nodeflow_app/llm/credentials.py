@@ -67,6 +67,17 @@ def load_key(*, create: bool) -> Any:
                               f"{SECRET_KEY_ENV} to the key the credentials were stored with") from None
 
 
+def keyed_digest(text: str) -> str:
+    """HMAC-SHA256 of `text` under the install's key: the same in every process of the install, and not
+    computable without the key (e.g. a name a client must not be able to guess)."""
+    import hashlib
+    import hmac
+
+    load_key(create=True)  # checks the key, and makes the key file on a fresh install
+    secret = os.environ.get(SECRET_KEY_ENV, "").strip().encode() or key_file().read_bytes().strip()
+    return hmac.new(secret, text.encode(), hashlib.sha256).hexdigest()
+
+
 def _create_key_file(path: Path) -> bytes:
     from cryptography.fernet import Fernet
 

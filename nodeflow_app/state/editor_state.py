@@ -1,23 +1,26 @@
-"""State of the graph editor page: the authoritative graph in a backend-only var, small view vars for the browser.
+"""State of the graph editor page: one tab's view of the graph it edits together with others.
 
-The browser gets the whole graph once per load (`canvas_graph`) and afterwards one small `patch`
-per committed edit (docs/editor.md): a delta carries the whole value of every dirty var, so the
-graph itself is never a state var. Edits go through `GraphDocument` (undoable ops); saving goes
-to the graph store, automatically a moment after the last edit.
+The graph itself lives in the tab's co-editing room (`GraphRoom`, shared by everyone with the graph
+open, state/graph_room.py); this state keeps what is the tab's own: the inspector, the undo history,
+the validation list. The browser gets the whole graph once per load (`canvas_graph`) and afterwards
+the room's small `patch` per committed edit, whoever made it (docs/editor.md): a delta carries the
+whole value of every dirty var, so the graph itself is never a state var. Edits go through
+`GraphDocument` (ops); saving goes to the graph store, automatically a moment after a burst of edits.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import os
 import re
 from typing import Any
 
 import reflex as rx
 
-from nodeflow_app.chat.service import starts_chats
 from nodeflow_app.editor import fields
-from nodeflow_app.editor.document import EditError, GraphDocument
+from nodeflow_app.editor import presence
+from nodeflow_app.editor.document import Change, EditError, GraphDocument, UNDO_LIMIT
 from nodeflow_app.provider_settings import configured_providers, default_model, model_choices
 from nodeflow_app.accounts.roles import allows
 from nodeflow_app.state.access import current
@@ -27,6 +30,7 @@ from nodeflow_app.triggers.view import trigger_view
 from nodeflow_app.validation import Issue, validate_graph
 from nodes._registry import default_registry
 from nodeflow_app.state.access import requires
+from nodeflow_app.state.graph_room import GraphRoom, room_token
 
 # Where a clicked palette entry lands, relative to the visible area (the canvas is at least this big).
 CLICK_ADD_AT = (360.0, 220.0)
@@ -37,15 +41,15 @@ class EditorState(rx.State):
 
     graph_name: str = ""
     name_field_rev: int = 0
-    has_chat_start: bool = False  # a test run then asks for the message to test with
     not_found: str = ""
-    canvas_graph: dict[str, Any] = {"rev": 0, "graph": {"nodes": [], "edges": []}}
-    patch: dict[str, Any] = {"rev": 0, "seq": 0, "ops": []}
-    save_status: str = "saved"  # saved | unsaved | error
-    saved_version: int = 0
+    # The whole graph, with the room's epoch and the seq of the last patch it holds (patches come from the room).
+    canvas_graph: dict[str, Any] = {"rev": 0, "epoch": 0, "seq": 0, "graph": {"nodes": [], "edges": []}}
+    catchup: dict[str, Any] = {"epoch": 0, "patches": []}  # room patches this tab missed, [[seq, ops]]
+    focus: dict[str, Any] = {"n": 0, "ids": []}  # nodes to select on this tab's canvas (the issues list)
+    worker: str = ""  # the process id of the backend worker that handled this tab's last event (multi-worker tests)
+    me: str = ""  # this tab's presence id in the room (its own patches and cursor are not shown as others')
     can_undo: bool = False
     can_redo: bool = False
-    node_count: int = -1  # -1 until a graph is loaded; 0 or 1 shows the canvas's "how to add nodes" hint
     node_issues: dict[str, str] = {}
     issue_list: list[dict[str, str]] = []  # errors (Issue.as_dict() plus `text`)
     warning_list: list[dict[str, str]] = []  # e.g. a model whose provider is not configured yet
@@ -74,11 +78,10 @@ class EditorState(rx.State):
     # The model picker's suggestions: configured providers first (provider_settings.model_choices).
     model_options: list[dict[str, str]] = []
 
-    _doc: GraphDocument | None = None
+    _graph_id: str = ""
     _rev: int = 0
-    _seq: int = 0
-    _edits: int = 0
-    _saved_edits: int = 0
+    _undo: list[Change] = []  # this person's own changes: undo and redo never touch other people's
+    _redo: list[Change] = []
     _form_rev: int = 0
     _expression_modes: dict[str, list[str]] = {}
     _typed_errors: dict[str, str] = {}
@@ -89,91 +92,128 @@ class EditorState(rx.State):
 
     # Loading and saving ------------------------------------------------------------------------
 
+    @property
+    def _doc(self) -> GraphDocument | None:
+        """The open graph: the room's document. Valid in an event after `await self._room()`."""
+        try:
+            room = self._get_state_from_cache(GraphRoom)
+        except ValueError:
+            return None
+        doc = room._doc
+        return doc if doc is not None and self._graph_id and doc.id == self._graph_id else None
+
     @rx.event
     @requires("view")
-    def load_graph(self):
-        """on_load: open the graph of the URL; unsaved edits of the same graph (a reload) are saved, not dropped."""
+    async def load_graph(self):
+        """on_load: join the room of the URL's graph (opening it from the database if nobody has it open)."""
         self._frozen = False
-        return self._load(self.router.page.params.get("graph_id", ""))
-
-    def _load(self, graph_id: str):
-        if self._doc is not None and self._doc.id == graph_id:
-            if self._edits != self._saved_edits:
-                self._save("autosave")
-        else:
-            failure = self._open(graph_id)
-            if self._doc is None:
-                return failure
+        graph_id = self.router.page.params.get("graph_id", "")
+        if graph_id != self._graph_id:
+            if self._graph_id and self.me:  # another graph in the same tab: out of the previous room first
+                (await self._room())[0]._leave(self.me)
+            self._undo, self._redo = [], []
+        self._graph_id = graph_id
+        room, failure = await self._room(fresh=True)
+        self.worker = str(os.getpid())
+        if self._doc is None:
+            self.not_found, self.graph_name = graph_id, ""
+            return failure
+        if room.unsaved and allows(current().role, "edit"):
+            self._save(room, "autosave")  # a reload: what is still unsaved becomes a version now
         self.not_found, self.graph_name = "", self._doc.name
         # A viewer's canvas is read-only (the access check refuses their edits anyway; this says so up front).
         self.read_only = not allows(current().role, "edit")
         self.choice_options = install_choices()
         self._configured = configured_providers()
         self.model_options = model_choices(self._configured)
+        await self._enter(room)
         self._select([])
-        self._send_whole_graph()
+        self._send_whole_graph(room)
 
-    def _open(self, graph_id: str):
-        """Read the stored graph into `_doc`; on failure `_doc` is None and the toast to show is returned."""
-        stored = graph_store().get(graph_id)
-        if stored is None:
-            self._doc, self.not_found, self.graph_name = None, graph_id, ""
-            return None
-        graph, issues = validate_graph(stored.graph, default_registry())
-        if graph is None:
-            self._doc, self.not_found = None, graph_id
-            return rx.toast.error(f"Graph {graph_id} cannot be read: {issues[0].line()}")
-        graph.id, graph.name = stored.id, stored.name
-        self._doc = GraphDocument.from_graph(graph)
-        self._edits = self._saved_edits = 0
-        self.saved_version, self.save_status = stored.version, "saved"
-        self._set_issues(issues)
-        return None
+    async def _room(self, fresh: bool = False) -> tuple[GraphRoom, Any]:
+        """This tab's room, linked to its graph's token, holding the graph. (room, toast on failure)
 
-    def _reopen_after_restart(self) -> None:
-        """A restarted server holds a fresh state: an edit the page queued while it was down (Reflex sends
-        them on reconnect, maybe before the page's on_load) first reopens the page's graph."""
-        graph_id = self.router.page.params.get("graph_id", "")
-        if self._doc is None and graph_id and self._open(graph_id) is None and self._doc is not None:
-            self.not_found, self.graph_name = "", self._doc.name
-            self._send_whole_graph()
+        The link is made again after a server restart (a fresh state) by whatever event comes first.
+        `fresh` (a page load) also rereads a graph the database holds a newer version of.
+        """
+        room = await self.get_state(GraphRoom)
+        graph_id = self._graph_id or self.router.page.params.get("graph_id", "")
+        if not graph_id:
+            return room, None
+        if not self._graph_id:  # an edit queued by the page while a restarted server was down
+            self._graph_id = graph_id
+            fresh = True
+        room = await room._link_to(room_token(graph_id))
+        if not self.me:  # a fresh state (a restarted server): this tab shows in the room again
+            await self._enter(room)
+        failure = None
+        if room._doc is None or room._doc.id != graph_id or (fresh and room._is_stale()):
+            error, issues = room._open(graph_id)
+            if error and error != "missing":
+                failure = rx.toast.error(error)
+            elif not error:
+                self._set_issues(issues)
+        if fresh and room._doc is not None and not self.graph_name:
+            self.not_found, self.graph_name = "", room._doc.name
+            self._send_whole_graph(room)
+        return room, failure
+
+    async def _enter(self, room: GraphRoom) -> None:
+        """Show this tab in the room's presence; tabs whose websocket is gone leave it."""
+        token = self.router.session.client_token
+        self.me = presence.presence_id(token)
+        user = current().user
+        entry = presence.person(self.me, getattr(user, "id", "") or token, getattr(user, "name", "") or "Guest")
+        room._enter(entry, token, await _connected(room._tokens.values()))
 
     # History's hooks (state/history_state.py) ---------------------------------------------------
 
     @requires("view")
-    def set_frozen(self, frozen: bool) -> None:
+    async def set_frozen(self, frozen: bool) -> None:
         """While History shows a stored version, the live graph takes no edits and no selection."""
+        await self._room()
         self._frozen = frozen
         if frozen and self.selected_id:
             self._select([])
 
     @requires("edit")
-    def save_pending(self) -> None:
+    async def save_pending(self) -> None:
         """Edits not saved yet become a version now (before History restores another one)."""
-        if self._doc is not None and self._edits != self._saved_edits:
-            self._save("autosave")
+        room, _ = await self._room()
+        if self._doc is not None and room.unsaved:
+            self._save(room, "autosave")
 
     @requires("view")
-    def reopen(self) -> None:
-        """Load the graph's newest stored version again (History restored an old one): a new canvas rev."""
+    async def reopen(self) -> None:
+        """Load the graph's newest stored version again (History restored an old one): a new room epoch,
+        so every tab in the room reloads it; undo histories refer to the old one and are dropped."""
+        room, _ = await self._room()
         if self._doc is not None:
-            graph_id, self._doc = self._doc.id, None
-            self._load(graph_id)
+            _, issues = room._open(self._doc.id)
+            self._set_issues(issues)
+            self._undo, self._redo = [], []
+            self._select([])
+            self._send_whole_graph(room)
 
     @rx.event
     @requires("view")
-    def resync(self, _payload: dict[str, Any] | None = None):
-        if self._doc is not None:
-            self._send_whole_graph()
+    async def resync(self, payload: dict[str, Any] | None = None):
+        """The canvas missed room patches: the ones after its `seq` when the room still has them, else the graph."""
+        room, _ = await self._room()
+        if self._doc is None:
+            return
+        payload = payload or {}
+        missed = room._since(int(payload.get("seq", -1))) if payload.get("epoch") == room._epoch else None
+        if missed is None:
+            self._send_whole_graph(room)
+        else:
+            self.catchup = {"epoch": room._epoch, "patches": [[seq, ops] for seq, ops in missed]}
 
-    def _send_whole_graph(self) -> None:
+    def _send_whole_graph(self, room: GraphRoom) -> None:
         self._rev += 1
-        self._seq = 0
-        self.canvas_graph = {"rev": self._rev, "graph": hide_graph(self._doc.to_json(), default_registry())}
-        self.patch = {"rev": self._rev, "seq": 0, "ops": []}
+        self.canvas_graph = {"rev": self._rev, "epoch": room._epoch, "seq": room._seq,
+                             "graph": hide_graph(self._doc.to_json(), default_registry())}
         self._update_history_flags()
-        self._update_node_count()
-        self._update_chat_start()
 
     @rx.event(background=True)
     @requires("edit")
@@ -185,50 +225,57 @@ class EditorState(rx.State):
         """
         auto = bool((payload or {}).get("auto"))
         async with self:
-            if self._doc is None or (auto and self._edits == self._saved_edits):
+            room, _ = await self._room()
+            # Every tab in the room asks to autosave after a burst: the first one claims the edits.
+            if self._doc is None or (auto and not room.unsaved):
                 return
-            graph_id, graph, edits = self._doc.id, self._doc.to_json(), self._edits
+            graph_id, graph = self._doc.id, self._doc.to_json()
+            edits, authors = room._claim_save()
         try:
             version, issues = await asyncio.to_thread(_validate_and_store, graph_id, graph,
-                                                      "autosave" if auto else "saved", current().user)
+                                                      "autosave" if auto else "saved", current().user, authors)
         except Exception as error:  # noqa: BLE001 - the edits stay in memory; the page says so
             async with self:
-                self.save_status = "error"
+                room, _ = await self._room()
+                room._save_failed(edits, authors)
                 self.issue_list = [{"node_id": "", "severity": "error", "text": f"Saving failed: {error}"}]
             return
         async with self:
-            self.saved_version = version
-            self._saved_edits = max(self._saved_edits, edits)
-            self.save_status = "saved" if self._edits == edits else "unsaved"
+            room, _ = await self._room()
+            room._saved(edits, version)
             self._set_issues(issues)
         if not auto:
             return rx.toast.success(f"Saved version {version}")
 
     @requires("edit")
-    def save_pending_edits(self, graph_id: str) -> bool:
-        """Before a run of the stored graph `graph_id` (chat, test run): save this editor's unsaved edits of
+    async def save_pending_edits(self, graph_id: str) -> bool:
+        """Before a run of the stored graph `graph_id` (chat, test run): save the room's unsaved edits of
         it now. Call under the state lock (`get_state` from another state's handler). False: saving failed."""
-        if self._doc is None or self._doc.id != graph_id or self._edits == self._saved_edits:
+        if self._graph_id != graph_id:
+            return True  # this tab has no editor on that graph (the chat page): its room saves its own edits
+        room, _ = await self._room()
+        if self._doc is None or self._doc.id != graph_id or not room.unsaved:
             return True
-        self._save("autosave")
-        return self.save_status == "saved"
+        self._save(room, "autosave")
+        return room.save_status == "saved"
 
-    def _save(self, note: str) -> None:
-        """Save now, inside the handler (a reload with edits still pending)."""
+    def _save(self, room: GraphRoom, note: str) -> None:
+        """Save now, inside the handler (a reload with edits still pending, a run about to start)."""
+        edits, authors = room._claim_save()
         try:
-            self.saved_version, issues = _validate_and_store(self._doc.id, self._doc.to_json(), note, current().user)
+            version, issues = _validate_and_store(self._doc.id, self._doc.to_json(), note, current().user, authors)
         except Exception as error:  # noqa: BLE001 - the edits stay in memory; the page says so
-            self.save_status = "error"
+            room._save_failed(edits, authors)
             self.issue_list = [{"node_id": "", "severity": "error", "text": f"Saving failed: {error}"}]
             return
-        self._saved_edits = self._edits
-        self.save_status = "saved"
+        room._saved(edits, version)
         self._set_issues(issues)
 
     @rx.event
     @requires("edit")
-    def rename_graph(self, name: str):
+    async def rename_graph(self, name: str):
         """The header's name field, committed when it is left: the store checks and records the new name."""
+        await self._room()
         if self._doc is None:
             return
         try:
@@ -242,64 +289,102 @@ class EditorState(rx.State):
 
     @rx.event
     @requires("edit")
-    def on_connect(self, payload: dict[str, Any]):
-        return self._edit(lambda doc: doc.connect(
+    async def on_connect(self, payload: dict[str, Any]):
+        return await self._edit(lambda doc: doc.connect(
             default_registry(), str(payload.get("source")), str(payload.get("sourceHandle")),
             str(payload.get("target")), str(payload.get("targetHandle"))))
 
     @rx.event
     @requires("edit")
-    def on_move(self, payload: dict[str, Any]):
+    async def on_move(self, payload: dict[str, Any]):
         # A drag changes positions only: the inspector shows none, so it is left alone (a small delta).
-        return self._edit(lambda doc: doc.move(payload.get("moves") or [], default_registry()), inspect=False)
+        return await self._edit(lambda doc: doc.move(payload.get("moves") or [], default_registry()), inspect=False)
 
     @rx.event
     @requires("edit")
-    def on_delete(self, payload: dict[str, Any]):
-        return self._edit(lambda doc: doc.delete(payload.get("nodes") or [], payload.get("edges") or []))
+    async def on_delete(self, payload: dict[str, Any]):
+        return await self._edit(lambda doc: doc.delete(payload.get("nodes") or [], payload.get("edges") or []))
 
     @rx.event
     @requires("view")
-    def on_select(self, payload: dict[str, Any]):
-        self._select([str(i) for i in payload.get("nodes") or []])
+    async def on_select(self, payload: dict[str, Any]):
+        room, _ = await self._room()
+        ids = [str(i) for i in payload.get("nodes") or []]
+        self._select(ids)
+        room._select(self.me, ids[:50])  # others see it outlined in my colour
+
+    @rx.event
+    @requires("view")
+    async def on_cursor(self, payload: dict[str, Any]):
+        """My pointer on the canvas in flow coordinates (the canvas sends at most one per 50 ms), None: gone."""
+        room, _ = await self._room()
+        try:
+            at = [round(float(payload["x"]), 1), round(float(payload["y"]), 1)]
+        except (KeyError, TypeError, ValueError):
+            at = None
+        room._point(self.me, at)
+
+    @rx.event
+    @requires("view")
+    async def on_remote(self, payload: dict[str, Any]):
+        """Someone else's patch changed or deleted the node this tab inspects: show it as it is now, or close."""
+        await self._room()
+        if not self.selected_id or self._doc is None:
+            return
+        if self.selected_id in self._doc.nodes:
+            self._form_rev += 1
+            self._select([self.selected_id], keep_form=True)
+            return
+        name = self.selected_name
+        self._select([])
+        who = str(payload.get("by") or "Someone")
+        return rx.toast.info(f"{who} deleted '{name}'", duration=6000)
+
+    @rx.event
+    @requires("view")
+    async def leave_room(self):
+        """The page is closed or left: I am no longer shown as here."""
+        room, _ = await self._room()
+        room._leave(self.me)
 
     @rx.event
     @requires("edit")
-    def on_parameter(self, payload: dict[str, Any]):
+    async def on_parameter(self, payload: dict[str, Any]):
         node_id, parameter = str(payload.get("id")), str(payload.get("parameter"))
         self._form_rev += 1  # the inspector shows the canvas's new value
-        return self._edit(lambda doc: doc.set_parameter(default_registry(), node_id, parameter, payload.get("value")))
+        return await self._edit(lambda doc: doc.set_parameter(default_registry(), node_id, parameter, payload.get("value")))
 
     @rx.event
     @requires("edit")
-    def on_add(self, payload: dict[str, Any]):
+    async def on_add(self, payload: dict[str, Any]):
         node_type = str(payload.get("type"))
-        return self._edit(lambda doc: doc.add_node(default_registry(), node_type,
+        return await self._edit(lambda doc: doc.add_node(default_registry(), node_type,
                                                    payload.get("position") or {"x": 0, "y": 0},
                                                    defaults=self._install_defaults(node_type)))
 
     @rx.event
     @requires("edit")
-    def add_from_palette(self, node_type: str):
+    async def add_from_palette(self, node_type: str):
         """A clicked palette entry lands in the visible area, on a free spot (repeated clicks do not stack)."""
-        self._reopen_after_restart()
+        await self._room()
         if self._doc is None:
             return
         viewport = self._doc.viewport
         position = self._doc.free_spot({"x": (CLICK_ADD_AT[0] - viewport.x) / viewport.zoom,
                                         "y": (CLICK_ADD_AT[1] - viewport.y) / viewport.zoom})
-        return self._edit(lambda doc: doc.add_node(default_registry(), node_type, position,
+        return await self._edit(lambda doc: doc.add_node(default_registry(), node_type, position,
                                                    defaults=self._install_defaults(node_type)))
 
     @rx.event
     @requires("edit")
-    def on_paste(self, payload: dict[str, Any]):
-        return self._edit(lambda doc: doc.paste(default_registry(), str(payload.get("text") or ""),
+    async def on_paste(self, payload: dict[str, Any]):
+        return await self._edit(lambda doc: doc.paste(default_registry(), str(payload.get("text") or ""),
                                                 payload.get("position")))
 
     @rx.event
     @requires("view")
-    def on_viewport(self, payload: dict[str, Any]):
+    async def on_viewport(self, payload: dict[str, Any]):
+        await self._room()
         if self._doc is not None:
             try:
                 self._doc.set_viewport({k: float(payload[k]) for k in ("x", "y", "zoom")})
@@ -308,24 +393,25 @@ class EditorState(rx.State):
 
     @rx.event
     @requires("edit")
-    def undo(self, _payload: dict[str, Any] | None = None):
-        return self._replay(lambda doc: doc.undo())
+    async def undo(self, _payload: dict[str, Any] | None = None):
+        return await self._replay(self._undo, self._redo)
 
     @rx.event
     @requires("edit")
-    def redo(self, _payload: dict[str, Any] | None = None):
-        return self._replay(lambda doc: doc.redo())
+    async def redo(self, _payload: dict[str, Any] | None = None):
+        return await self._replay(self._redo, self._undo)
 
     @rx.event
     @requires("edit")
-    def delete_selection(self):
-        return self._edit(lambda doc: doc.delete(self._selected_ids()))
+    async def delete_selection(self):
+        return await self._edit(lambda doc: doc.delete(self._selected_ids()))
 
     # Inspector events --------------------------------------------------------------------------
 
     @rx.event
     @requires("edit")
-    def set_field(self, parameter_id: str, raw: Any):
+    async def set_field(self, parameter_id: str, raw: Any):
+        await self._room()
         node, definition = self._selected_node()
         if node is None:
             return
@@ -346,8 +432,8 @@ class EditorState(rx.State):
             self._refresh_inspector()  # an empty secret field keeps the secret (its text is never shown)
             return
         value = seal_parameter(parameter, value)
-        return self._edit(lambda doc: doc.set_parameter(default_registry(), node.id, parameter_id, value,
-                                                        keep_invalid=keep_invalid))
+        return await self._edit(lambda doc: doc.set_parameter(default_registry(), node.id, parameter_id, value,
+                                                              keep_invalid=keep_invalid))
 
     @rx.event
     @requires("edit")
@@ -357,22 +443,23 @@ class EditorState(rx.State):
 
     @rx.event
     @requires("edit")
-    def set_row_field(self, parameter_id: str, index: int, field_id: str, raw: str):
-        return self._edit_rows(parameter_id, lambda p, current: fields.set_row_field(p, current, index, field_id, raw))
+    async def set_row_field(self, parameter_id: str, index: int, field_id: str, raw: str):
+        return await self._edit_rows(parameter_id, lambda p, current: fields.set_row_field(p, current, index, field_id, raw))
 
     @rx.event
     @requires("edit")
-    def add_row(self, parameter_id: str):
-        return self._edit_rows(parameter_id, fields.add_row)
+    async def add_row(self, parameter_id: str):
+        return await self._edit_rows(parameter_id, fields.add_row)
 
     @rx.event
     @requires("edit")
-    def remove_row(self, parameter_id: str, index: int):
-        return self._edit_rows(parameter_id, lambda p, current: fields.remove_row(p, current, index))
+    async def remove_row(self, parameter_id: str, index: int):
+        return await self._edit_rows(parameter_id, lambda p, current: fields.remove_row(p, current, index))
 
     @rx.event
     @requires("edit")
-    def toggle_expression(self, parameter_id: str):
+    async def toggle_expression(self, parameter_id: str):
+        await self._room()
         if not self.selected_id:
             return
         modes = set(self._expression_modes.get(self.selected_id, []))
@@ -383,7 +470,8 @@ class EditorState(rx.State):
 
     @rx.event
     @requires("edit")
-    def rename_selected(self, name: str):
+    async def rename_selected(self, name: str):
+        await self._room()
         if not self.selected_id:
             return
         try:
@@ -392,11 +480,12 @@ class EditorState(rx.State):
             self.name_error = str(error)
             return
         self.name_error = ""
-        return self._after_change(change.ops) if change.ops else None
+        return self._after_change(change) if change.ops else None
 
     @rx.event
     @requires("edit")
-    def set_setting(self, key: str, raw: str):
+    async def set_setting(self, key: str, raw: str):
+        await self._room()
         node, _ = self._selected_node()
         if node is None:
             return
@@ -405,13 +494,14 @@ class EditorState(rx.State):
         except fields.FieldError as error:
             self.field_errors = {**self.field_errors, f"setting:{key}": str(error)}
             return
-        return self._edit(lambda doc: doc.set_settings(default_registry(), node.id, settings))
+        return await self._edit(lambda doc: doc.set_settings(default_registry(), node.id, settings))
 
     # Validation, export ------------------------------------------------------------------------
 
     @rx.event
     @requires("view")
-    def validate(self):
+    async def validate(self):
+        await self._room()
         if self._doc is None:
             return
         _, issues = validate_graph(self._doc.to_json(), default_registry())
@@ -427,15 +517,17 @@ class EditorState(rx.State):
 
     @rx.event
     @requires("view")
-    def select_node(self, node_id: str):
+    async def select_node(self, node_id: str):
         """Select a node from outside the canvas (the issues list)."""
+        await self._room()
         if self._doc is not None and node_id in self._doc.nodes:
             self._select([node_id])
-            self._send([{"op": "select", "ids": [node_id]}])
+            self.focus = {"n": self.focus["n"] + 1, "ids": [node_id]}
 
     @rx.event
     @requires("view")
-    def export_graph(self):
+    async def export_graph(self):
+        await self._room()
         if self._doc is None:
             return
         slug = re.sub(r"[^a-z0-9]+", "-", self._doc.name.lower()).strip("-") or "graph"
@@ -462,9 +554,10 @@ class EditorState(rx.State):
                     chosen[parameter.id] = model
         return chosen
 
-    def _edit(self, operation, inspect: bool = True):
-        """Run one document operation; answer with a patch, or a toast saying why nothing changed."""
-        self._reopen_after_restart()
+    async def _edit(self, operation, inspect: bool = True):
+        """Run one document operation on the room's graph; answer with a patch (to everyone in the room),
+        or a toast saying why nothing changed."""
+        await self._room()
         if self._doc is None:
             return rx.toast.error("No graph is open")
         if self._frozen:
@@ -473,51 +566,50 @@ class EditorState(rx.State):
             change = operation(self._doc)
         except EditError as error:
             return rx.toast.error(str(error))
-        return self._after_change(change.ops, inspect)
+        if self.worker != (pid := str(os.getpid())):
+            self.worker = pid
+        return self._after_change(change, inspect)
 
-    def _replay(self, operation):
-        if self._doc is None or self._frozen:
+    async def _replay(self, source: list[Change], target: list[Change]):
+        """Undo (source: my undo stack) or redo: take back my own change, on the graph as others left it."""
+        await self._room()
+        if self._doc is None or self._frozen or not source:
             return
-        ops = operation(self._doc)
-        if ops:
-            self._form_rev += 1
-            return self._after_change(ops)
+        change = self._doc.revert(source.pop())
+        target.append(change)
+        self._form_rev += 1
+        if change.ops:
+            self._publish(change)
+        self._update_history_flags()
 
-    def _after_change(self, ops: list[dict[str, Any]], inspect: bool = True):
-        if not ops:
+    def _after_change(self, change: Change, inspect: bool = True):
+        if not change.ops:
             return
-        self._send(ops)
+        if any(op["op"] != "select" for op in change.ops):
+            self._undo = [*self._undo[-(UNDO_LIMIT - 1):], change]
+            self._redo = []
+        self._publish(change, inspect)
+        self._update_history_flags()
+
+    def _publish(self, change: Change, inspect: bool = True) -> None:
+        """The room sends the ops to every tab (this one too); this tab's inspector follows them."""
+        room = self._get_state_from_cache(GraphRoom)
+        user = current().user
+        room._publish(change.ops, self.me, getattr(user, "id", "") or "", getattr(user, "name", "") or "")
+        ops = change.ops
         selection = next((op["ids"] for op in ops if op["op"] == "select"), None)
         if selection is not None:
             self._select(selection)
         elif inspect and self.selected_id and (self.selected_id not in self._doc.nodes or _touches(ops, self.selected_id)):
             self._select([self.selected_id] if self.selected_id in self._doc.nodes else [], keep_form=True)
-        self._edits += 1
-        self.save_status = "unsaved"
-        self._update_history_flags()
-        self._update_node_count()
-        self._update_chat_start()
-
-    def _send(self, ops: list[dict[str, Any]]) -> None:
-        self._seq += 1
-        self.patch = {"rev": self._rev, "seq": self._seq, "ops": hide_ops(ops, default_registry())}
-
-    def _update_chat_start(self) -> None:
-        found = self._doc is not None and any(starts_chats(default_registry(), n.type) for n in self._doc.nodes.values())
-        if found != self.has_chat_start:
-            self.has_chat_start = found
 
     def _update_history_flags(self) -> None:
-        can_undo, can_redo = bool(self._doc and self._doc.undo_stack), bool(self._doc and self._doc.redo_stack)
+        can_undo, can_redo = bool(self._undo), bool(self._redo)
         if (can_undo, can_redo) != (self.can_undo, self.can_redo):  # assigning marks a var dirty even if equal
             self.can_undo, self.can_redo = can_undo, can_redo
 
-    def _update_node_count(self) -> None:
-        count = len(self._doc.nodes) if self._doc else -1
-        if count != self.node_count:
-            self.node_count = count
-
-    def _edit_rows(self, parameter_id: str, update):
+    async def _edit_rows(self, parameter_id: str, update):
+        await self._room()
         node, definition = self._selected_node()
         if node is None:
             return
@@ -528,7 +620,7 @@ class EditorState(rx.State):
             self.field_errors = {**self.field_errors, parameter_id: str(error)}
             return
         value = seal_parameter(parameter, value)
-        return self._edit(lambda doc: doc.set_parameter(default_registry(), node.id, parameter_id, value))
+        return await self._edit(lambda doc: doc.set_parameter(default_registry(), node.id, parameter_id, value))
 
     def _selected_ids(self) -> list[str]:
         return [self.selected_id] if self.selected_id else []
@@ -636,12 +728,19 @@ def install_choices() -> dict[str, list[list[str]]]:
                             for name, s in sorted(servers.items())]}
 
 
-def _validate_and_store(graph_id: str, graph: dict[str, Any], note: str, author: Any = None):
-    """A new version of the graph by `author` (a signed-in User), and the issues it has (saved anyway: work is
-    never refused). Secrets still in clear (a pasted fragment) are sealed on the way to the database."""
+def _validate_and_store(graph_id: str, graph: dict[str, Any], note: str, author: Any = None,
+                        authors: dict[str, str] | None = None):
+    """A new version of the graph, and the issues it has (saved anyway: work is never refused). Its author is
+    the saver (a signed-in User), or, when it holds others' edits (`authors`: user id -> name), the first of
+    them, named with all of them. Secrets still in clear (a pasted fragment) are sealed on the way."""
     _, issues = validate_graph(graph, default_registry())
+    author_id, name = getattr(author, "id", None), getattr(author, "name", "")
+    if authors and author_id not in authors:
+        author_id = next(iter(authors)) or None
+    if authors:
+        name = ", ".join(n for n in authors.values() if n) or name
     return graph_store().save(graph_id, seal_graph(graph, default_registry()), note=note,
-                              author=getattr(author, "id", None), author_name=getattr(author, "name", "")), issues
+                              author=author_id, author_name=name), issues
 
 
 def hide_ops(ops: list[dict[str, Any]], registry) -> list[dict[str, Any]]:
@@ -653,6 +752,17 @@ def hide_ops(ops: list[dict[str, Any]], registry) -> list[dict[str, Any]]:
             op = {**op, "node": {**node, "data": hide_node(registry.definition(str(node.get("type"))), node["data"])}}
         hidden.append(op)
     return hidden
+
+
+async def _connected(tokens) -> set[str] | None:
+    """Which of these client tokens still have a websocket (None: unknown, keep everyone)."""
+    try:
+        from reflex_base.registry import RegistrationContext
+
+        manager = RegistrationContext.get().app.event_namespace._token_manager
+        return {t for t in tokens if await manager.is_token_connected(t)}
+    except Exception:  # noqa: BLE001 - presence tidiness must never break opening a graph
+        return None
 
 
 def _touches(ops: list[dict[str, Any]], node_id: str) -> bool:

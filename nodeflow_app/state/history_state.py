@@ -151,9 +151,9 @@ class HistoryState(rx.State):
         """Version N saved again as the newest version ("restored from vN"); the editor reopens on it."""
         number = int(version)
         editor = await self.get_state(EditorState)
+        await editor.save_pending()
         if editor._doc is None:
-            return
-        editor.save_pending()  # edits not autosaved yet become a version of their own first
+            return  # edits not autosaved yet become a version of their own first
         try:
             user = current().user
             restored = graph_store().restore(editor._doc.id, number, author=user.id if user else None,
@@ -161,7 +161,7 @@ class HistoryState(rx.State):
         except GraphNotFound as error:
             return rx.toast.error(str(error))
         await self._back()
-        editor.reopen()
+        await editor.reopen()
         await self._refresh()
         return rx.toast.success(f"Version {number} restored as version {restored}")
 
@@ -191,11 +191,11 @@ class HistoryState(rx.State):
 
     async def _graph_id(self) -> str:
         editor = await self.get_state(EditorState)
-        return editor._doc.id if editor._doc is not None else ""
+        return editor._graph_id
 
     async def _freeze_editor(self, frozen: bool) -> None:
         editor = await self.get_state(EditorState)
-        editor.set_frozen(frozen)
+        await editor.set_frozen(frozen)
 
     def _show(self, mode: str, graph: dict[str, Any], marks: dict[str, Any]) -> None:
         self._rev += 1

@@ -118,6 +118,11 @@ class GraphStore:
             return None
         return StoredGraph(row["id"], row["name"], row["version"], json.loads(row["graph_json"]), row["updated_at"])
 
+    def version_of(self, graph_id: str) -> int | None:
+        """The newest version number (None: no such graph), without reading the graph."""
+        with self.engine.connect() as conn:
+            return conn.execute(select(GRAPHS.c.version).where(GRAPHS.c.id == graph_id)).scalar()
+
     def save(self, graph_id: str, graph: dict[str, Any], note: str = "saved", author: str | None = None,
              author_name: str = "") -> int:
         """Store `graph` as the next version of `graph_id` and return that version number."""

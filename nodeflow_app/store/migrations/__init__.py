@@ -11,6 +11,7 @@ Agno's tables (`agno_*`) are never touched: migrations name only NodeFlow's own 
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import threading
 from collections.abc import Iterator
 from functools import lru_cache
@@ -103,19 +104,29 @@ def prepare(engine: Engine) -> None:
 
 @contextlib.contextmanager
 def _one_process_at_a_time(engine: Engine) -> Iterator[None]:
-    """On PostgreSQL, an advisory lock: the backend workers of a team install start together, and two of them
-    creating the tables of a fresh database at once would collide (one worker would die at start)."""
-    if engine.dialect.name != "postgresql":
+    """The backend workers of an install start together, and two of them creating the tables of a fresh
+    database at once would collide (one worker would die at start): PostgreSQL takes an advisory lock,
+    a SQLite file a lock on a file beside it (never the database file: closing it would drop SQLite's locks)."""
+    if engine.dialect.name == "postgresql":
+        with engine.connect() as conn:
+            conn.exec_driver_sql(f"SELECT pg_advisory_lock({MIGRATION_LOCK})")
+            conn.commit()
+            try:
+                yield
+            finally:
+                conn.exec_driver_sql(f"SELECT pg_advisory_unlock({MIGRATION_LOCK})")
+                conn.commit()
+        return
+    path = engine.url.database if engine.dialect.name == "sqlite" else None
+    if not path or path == ":memory:" or path.startswith("file:"):
         yield
         return
-    with engine.connect() as conn:
-        conn.exec_driver_sql(f"SELECT pg_advisory_lock({MIGRATION_LOCK})")
-        conn.commit()
+    with open(f"{path}.migrate-lock", "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
         try:
             yield
         finally:
-            conn.exec_driver_sql(f"SELECT pg_advisory_unlock({MIGRATION_LOCK})")
-            conn.commit()
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def _upgrade(engine: Engine) -> None:

@@ -1,0 +1,177 @@
+"""A co-editing room: the one graph document everybody with the graph open edits, and who is there.
+
+`GraphRoom` is an `rx.SharedState`: each editor tab links its instance to the token `graph<id>`
+(`EditorState._room`), so the backend-only `_doc` is one object for all of them (on every worker:
+with Redis the room is stored under that token) and a var the room changes (`patch`, `people`,
+`cursors`) reaches every linked tab. EditorState validates and role-checks each edit, applies it here
+(`publish`), and the browsers apply the small patch; see docs/editor.md, "Editing together".
+The room has no event handlers of its own: every event goes through EditorState's access checks.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any
+
+import reflex as rx
+
+from nodeflow_app.editor.document import GraphDocument
+from nodeflow_app.store.graphs import graph_store
+from nodeflow_app.validation import Issue, validate_graph
+from nodes._registry import default_registry
+
+LOG_SIZE = 64  # recent patches kept for a tab that missed some (`since`)
+
+
+@lru_cache(maxsize=4096)
+def room_token(graph_id: str) -> str:
+    """The shared token of a graph's room (a linked token may not contain `_`).
+
+    A Reflex client picks its own token, and a page hydrated under the room's token would read the room's
+    vars without any access check: the token carries a digest of the graph id under the install's key.
+    """
+    from nodeflow_app.llm.credentials import keyed_digest
+
+    return f"graph{graph_id.replace('_', '-')}-{keyed_digest('room:' + graph_id)[:32]}"
+
+
+class GraphRoom(rx.SharedState):
+    """One per graph; empty (`_doc` None) until a tab links to it and opens the graph."""
+
+    patch: dict[str, Any] = {"epoch": 0, "seq": 0, "ops": [], "by": ""}
+    people: list[dict[str, Any]] = []  # presence.person() of each tab in the room, in order of arrival
+    cursors: dict[str, list[float]] = {}  # presence id -> [x, y] in flow coordinates
+    node_count: int = -1  # -1 until a graph is open; 0 or 1 shows the canvas's "how to add nodes" hint
+    has_chat_start: bool = False  # a test run then asks for the message to test with
+    save_status: str = "saved"  # saved | unsaved | error
+    saved_version: int = 0
+
+    _doc: GraphDocument | None = None
+    _epoch: int = 0  # a new epoch each time the document is (re)read from the database
+    _seq: int = 0
+    _log: list[tuple[int, list[dict[str, Any]]]] = []
+    _edits: int = 0
+    _saved_edits: int = 0
+    _authors: dict[str, str] = {}  # user id -> name, of the edits not saved yet
+    _tokens: dict[str, str] = {}  # presence id -> client token (to drop tabs that went away)
+
+    async def _internal_patch_linked_state(self, token: str, full_delta: bool = False):
+        """Reflex's linking (every event of a linked tab, and every fan-out to one) marks the root's router
+        vars (and the route args computed from them) dirty to refresh computed vars, and leaves them dirty:
+        each delta then carried the router, ~1.8 KB of request headers, beside a ~0.5 KB patch. Nothing in
+        them changed, so they are not resent."""
+        root = self._get_root_state()
+        already = set(root.dirty_vars)
+        linked = await super()._internal_patch_linked_state(token, full_delta)
+        root.dirty_vars.intersection_update(already)  # the router, and the page's route args computed from it
+        return linked
+
+    def _open(self, graph_id: str) -> tuple[str | None, list[Issue]]:
+        """(Re)read the stored graph: a new epoch, so every tab in the room reloads it. (error, issues)"""
+        stored = graph_store().get(graph_id)
+        if stored is None:
+            self._doc = None
+            return "missing", []
+        graph, issues = validate_graph(stored.graph, default_registry())
+        if graph is None:
+            self._doc = None
+            return f"Graph {graph_id} cannot be read: {issues[0].line()}", issues
+        graph.id, graph.name = stored.id, stored.name
+        self._doc = GraphDocument.from_graph(graph, history=False)
+        self._epoch += 1
+        self._seq, self._log = 0, []
+        self._edits = self._saved_edits = 0
+        self._authors = {}
+        self.saved_version, self.save_status = stored.version, "saved"
+        self.patch = {"epoch": self._epoch, "seq": 0, "ops": [], "by": ""}
+        self._update_counts()
+        return None, issues
+
+    def _is_stale(self) -> bool:
+        """Nothing unsaved here, but the database holds a newer version (History, the CLI, the API wrote it)."""
+        if self._doc is None or self.unsaved:
+            return False
+        return graph_store().version_of(self._doc.id) not in (None, self.saved_version)
+
+    @property
+    def unsaved(self) -> bool:
+        return self._edits != self._saved_edits
+
+    def _publish(self, ops: list[dict[str, Any]], by: str, author_id: str, author_name: str) -> None:
+        """Ops already applied to `_doc` go to every tab in the room as one patch (secrets hidden)."""
+        from nodeflow_app.state.editor_state import hide_ops
+
+        self._seq += 1
+        shown = hide_ops(ops, default_registry())
+        self._log = [*self._log[-(LOG_SIZE - 1):], (self._seq, shown)]
+        self.patch = {"epoch": self._epoch, "seq": self._seq, "ops": shown, "by": by}
+        self._edits += 1
+        self._authors = {**self._authors, author_id: author_name}
+        if self.save_status != "unsaved":
+            self.save_status = "unsaved"
+        self._update_counts()
+
+    def _since(self, seq: int) -> list[tuple[int, list[dict[str, Any]]]] | None:
+        """The patches after `seq`, or None when they are no longer all kept."""
+        missed = [entry for entry in self._log if entry[0] > seq]
+        if seq < self._seq and (not missed or missed[0][0] != seq + 1):
+            return None
+        return missed
+
+    def _claim_save(self) -> tuple[int, dict[str, str]]:
+        """Mark every edit as being saved (other tabs' autosaves of the burst then find nothing to do)."""
+        edits, authors = self._edits, self._authors
+        self._saved_edits, self._authors = edits, {}
+        return edits, authors
+
+    def _saved(self, edits: int, version: int) -> None:
+        self.saved_version = version
+        self.save_status = "saved" if self._edits == edits else "unsaved"
+
+    def _save_failed(self, edits: int, authors: dict[str, str]) -> None:
+        """The claimed edits are unsaved again (the next autosave retries them)."""
+        self._saved_edits = min(self._saved_edits, edits - 1) if self._saved_edits == edits else self._saved_edits
+        self._authors = {**authors, **self._authors}
+        self.save_status = "error"
+
+    def _update_counts(self) -> None:
+        from nodeflow_app.chat.service import starts_chats
+
+        count = len(self._doc.nodes) if self._doc else -1
+        if count != self.node_count:  # assigning marks a var dirty even if equal: every tab would get it
+            self.node_count = count
+        found = self._doc is not None and any(starts_chats(default_registry(), n.type) for n in self._doc.nodes.values())
+        if found != self.has_chat_start:
+            self.has_chat_start = found
+
+    # Presence ----------------------------------------------------------------------------------
+
+    def _enter(self, entry: dict[str, Any], token: str, connected: set[str] | None = None) -> None:
+        """Add (or refresh) a tab; tabs whose websocket is gone (`connected` excludes them) leave."""
+        tokens = {pid: t for pid, t in self._tokens.items() if connected is None or t in connected or pid == entry["id"]}
+        tokens[entry["id"]] = token
+        self._tokens = tokens
+        others = [p for p in self.people if p["id"] != entry["id"] and p["id"] in tokens]
+        self.people = [*others, entry]
+        if set(self.cursors) - set(tokens):
+            self.cursors = {pid: xy for pid, xy in self.cursors.items() if pid in tokens}
+
+    def _leave(self, pid: str) -> None:
+        self._tokens = {k: v for k, v in self._tokens.items() if k != pid}
+        if any(p["id"] == pid for p in self.people):
+            self.people = [p for p in self.people if p["id"] != pid]
+        if pid in self.cursors:
+            self.cursors = {k: v for k, v in self.cursors.items() if k != pid}
+
+    def _select(self, pid: str, ids: list[str]) -> None:
+        for i, entry in enumerate(self.people):
+            if entry["id"] == pid and entry["selected"] != ids:
+                self.people = [*self.people[:i], {**entry, "selected": ids}, *self.people[i + 1:]]
+                return
+
+    def _point(self, pid: str, at: list[float] | None) -> None:
+        if at is None:
+            if pid in self.cursors:
+                self.cursors = {k: v for k, v in self.cursors.items() if k != pid}
+        elif self.cursors.get(pid) != at:
+            self.cursors = {**self.cursors, pid: at}

@@ -1,0 +1,86 @@
+"""Undo in a shared document: `GraphDocument.revert` takes back one person's change and nothing of others'."""
+
+from __future__ import annotations
+
+from nodeflow_app.editor.document import GraphDocument
+from nodeflow_app.editor.presence import colour, initials, person, presence_id
+from nodeflow_app.runtime.graph import Graph
+from nodes._registry import default_registry
+
+REGISTRY = default_registry()
+
+
+def shared() -> GraphDocument:
+    return GraphDocument.from_graph(Graph(id="g", name="Shared"), history=False)
+
+
+def add(doc: GraphDocument, node_type: str, x: float = 0):
+    change = doc.add_node(REGISTRY, node_type, {"x": x, "y": 0})
+    return change.ops[0]["node"]["id"], change
+
+
+def test_a_shared_document_keeps_no_undo_stack_of_its_own() -> None:
+    doc = shared()
+    add(doc, "conditional")
+    assert doc.undo_stack == [] and doc.redo_stack == []
+
+
+def test_undoing_my_parameter_edit_keeps_the_other_persons_edit_of_another_parameter() -> None:
+    doc = shared()
+    node, _ = add(doc, "conditional")
+    mine = doc.set_parameter(REGISTRY, node, "field", "status")      # me
+    doc.set_parameter(REGISTRY, node, "value", "open")               # someone else, afterwards
+    undone = doc.revert(mine)
+    assert doc.nodes[node].data["field"] == "" and doc.nodes[node].data["value"] == "open"
+    assert [op["op"] for op in undone.ops] == ["update_node"]
+    doc.revert(undone)                                               # redo
+    assert doc.nodes[node].data["field"] == "status" and doc.nodes[node].data["value"] == "open"
+
+
+def test_undoing_my_move_keeps_a_rename_made_by_someone_else() -> None:
+    doc = shared()
+    node, _ = add(doc, "conditional")
+    mine = doc.move([{"id": node, "position": {"x": 300, "y": 40}}])
+    doc.rename(node, "Check")
+    doc.revert(mine)
+    assert doc.nodes[node].position.x == 0 and doc.nodes[node].name == "Check"
+
+
+def test_undoing_an_edit_of_a_node_someone_deleted_changes_nothing() -> None:
+    doc = shared()
+    node, _ = add(doc, "conditional")
+    mine = doc.set_parameter(REGISTRY, node, "field", "status")
+    doc.delete([node])
+    assert doc.revert(mine).ops == [] and node not in doc.nodes
+
+
+def test_undoing_my_add_also_removes_the_wires_others_made_to_it() -> None:
+    doc = shared()
+    start, _ = add(doc, "chat-start")
+    prompt, mine = add(doc, "prompt-template", 300)
+    doc.connect(REGISTRY, start, "output", prompt, "input")
+    undone = doc.revert(mine)
+    assert prompt not in doc.nodes and doc.edges == {}
+    assert [op["op"] for op in undone.ops] == ["remove_edge", "remove_node"]
+    doc.revert(undone)  # redo brings the node back (the other person's wire was theirs to redo)
+    assert prompt in doc.nodes
+
+
+def test_undoing_a_delete_restores_the_node_and_only_wires_whose_ends_exist() -> None:
+    doc = shared()
+    start, _ = add(doc, "chat-start")
+    prompt, _ = add(doc, "prompt-template", 300)
+    cond, _ = add(doc, "conditional", 600)
+    doc.connect(REGISTRY, start, "output", prompt, "input")
+    doc.connect(REGISTRY, prompt, "output", cond, "input")
+    mine = doc.delete([prompt])
+    doc.delete([cond])  # someone else
+    doc.revert(mine)
+    assert prompt in doc.nodes and [(e.source, e.target) for e in doc.edges.values()] == [(start, prompt)]
+
+
+def test_presence_gives_initials_a_stable_colour_and_hides_the_client_token() -> None:
+    assert initials("Ada Lovelace") == "AL" and initials("bob@example.org") == "BO" and initials("") == "?"
+    assert colour("user-1") == colour("user-1")
+    entry = person(presence_id("secret-token"), "user-1", "Ada Lovelace", ["n1"])
+    assert entry["initials"] == "AL" and entry["selected"] == ["n1"] and "secret-token" not in str(entry)

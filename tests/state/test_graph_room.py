@@ -1,0 +1,66 @@
+"""GraphRoom's bookkeeping without a server: patches in seq order with a log to catch up from, one save per
+burst with every author, presence entries that leave with their tab."""
+
+from __future__ import annotations
+
+from nodeflow_app.editor.presence import person
+from nodeflow_app.state.graph_room import LOG_SIZE, GraphRoom, room_token
+
+SELECT = [{"op": "select", "ids": []}]
+
+
+def room() -> GraphRoom:
+    return GraphRoom(_reflex_internal_init=True)
+
+
+def test_patches_count_up_and_a_tab_that_missed_some_gets_them_while_the_log_has_them():
+    r = room()
+    for _ in range(3):
+        r._publish(SELECT, "tab-a", "u1", "Ann")
+    assert r.patch["seq"] == 3 and r.patch["by"] == "tab-a" and r.unsaved
+    assert [seq for seq, _ in r._since(1)] == [2, 3] and r._since(3) == []
+    for _ in range(LOG_SIZE + 5):
+        r._publish(SELECT, "tab-b", "u2", "Bob")
+    assert r._since(1) is None  # gone from the log: the tab gets the whole graph instead
+    assert len(r._since(r._seq - 10)) == 10
+
+
+def test_the_first_autosave_of_a_burst_claims_every_edit_and_its_authors():
+    r = room()
+    r._publish(SELECT, "tab-a", "u1", "Ann")
+    r._publish(SELECT, "tab-b", "u2", "Bob")
+    edits, authors = r._claim_save()
+    assert authors == {"u1": "Ann", "u2": "Bob"} and not r.unsaved
+    assert r._claim_save()[1] == {}  # a second tab's autosave finds nothing
+    r._saved(edits, 7)
+    assert (r.saved_version, r.save_status) == (7, "saved")
+    r._publish(SELECT, "tab-a", "u1", "Ann")
+    edits, authors = r._claim_save()
+    r._save_failed(edits, authors)
+    assert r.unsaved and r._authors == {"u1": "Ann"} and r.save_status == "error"
+
+
+def test_presence_follows_tabs_in_and_out_and_drops_tabs_that_went_away():
+    r = room()
+    r._enter(person("a", "u1", "Ann Lee"), "token-a")
+    r._enter(person("b", "u2", "Bob Roe"), "token-b")
+    r._select("b", ["n1"])
+    r._point("b", [10.0, 20.0])
+    assert [p["initials"] for p in r.people] == ["AL", "BR"] and r.people[1]["selected"] == ["n1"]
+    r._enter(person("c", "u3", "Cy"), "token-c", connected={"token-a"})  # b's websocket is gone
+    assert [p["id"] for p in r.people] == ["a", "c"] and r.cursors == {}
+    r._leave("a")
+    assert [p["id"] for p in r.people] == ["c"]
+
+
+def test_room_tokens_have_no_underscore_and_cannot_be_made_from_the_graph_id_alone(monkeypatch):
+    from cryptography.fernet import Fernet
+
+    tokens = []
+    for _ in range(2):
+        monkeypatch.setenv("NODEFLOW_SECRET_KEY", Fernet.generate_key().decode())
+        room_token.cache_clear()
+        tokens.append(room_token("ab_cd"))
+    room_token.cache_clear()
+    assert all(t.startswith("graphab-cd-") and "_" not in t for t in tokens)
+    assert tokens[0] != tokens[1]  # another install's key, another token

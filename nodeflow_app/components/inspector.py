@@ -198,7 +198,7 @@ def _secret_input(pid: str, commit, *, testid: str, disabled: rx.Var | bool) -> 
     """A one-line secret: never shown; says whether it is set; typing replaces it, leaving it empty keeps it."""
     is_set = EditorState.field_flags[pid]
     return _one_line_input(
-        "", commit, _key(pid, ":secret:") + EditorState.patch["seq"].to_string(),
+        "", commit, _key(pid, ":secret:") + GraphRoom.patch["seq"].to_string(),
         rx.cond(is_set, "•••• set (type to replace)", "secret value"), testid=testid, disabled=disabled,
         type="password", attrs={"autoComplete": "new-password", "data-secret-set": is_set.to_string()},
     )

@@ -18,7 +18,7 @@ from fastapi.responses import JSONResponse, StreamingResponse
 from starlette.concurrency import run_in_threadpool
 
 from nodeflow_app.api.access import requires
-from nodeflow_app.runs.detached import Detached, outcome
+from nodeflow_app.runs.detached import RunDriver, drive, outcome
 from nodeflow_app.runs.graph_runner import final_output
 from nodeflow_app.triggers.webhooks import Call, Refused, Target, Webhooks, payload, too_large
 
@@ -90,14 +90,13 @@ async def _body(request: Request, limit: int) -> bytes:
 
 async def _answer(target: Target, run: Any) -> Response:
     headers = {"X-Run-Id": run.run_id}
+    driver = drive(run, run.events())
     if target.respond == "stream":
-        detached = Detached(run, listen=True)
-        return StreamingResponse(_events(detached), media_type="text/event-stream",
+        return StreamingResponse(_events(driver, driver.listen()), media_type="text/event-stream",
                                  headers={**headers, "Cache-Control": "no-cache"})
-    detached = Detached(run)
     if target.respond == "at_once":
         return JSONResponse({"run_id": run.run_id, "status": "started"}, 202, headers=headers)
-    await detached.wait()
+    await driver.done.wait()
     if run.status != "completed":
         return _json(outcome(run), 202 if run.status == "paused" else 500, headers)
     for name, value in _pairs(target.data.get("response_headers")):
@@ -105,10 +104,11 @@ async def _answer(target: Target, run: Any) -> Response:
     return _json(final_output(run), int(target.data.get("status_code") or 200), headers)
 
 
-async def _events(detached: Detached) -> AsyncIterator[str]:
-    async for event in detached.stream():
+async def _events(driver: RunDriver, events: AsyncIterator[Any]) -> AsyncIterator[str]:
+    async for event in events:
         yield f"event: {event.event_type}\ndata: {json.dumps(event.to_dict(), default=str)}\n\n"
-    yield f"event: end\ndata: {json.dumps(outcome(detached.run), default=str)}\n\n"
+    await driver.done.wait()
+    yield f"event: end\ndata: {json.dumps(outcome(driver.run), default=str)}\n\n"
 
 
 def _json(value: Any, status: int, headers: dict[str, str]) -> Response:

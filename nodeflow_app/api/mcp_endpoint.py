@@ -23,7 +23,7 @@ from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
 from nodeflow_app.api.access import ApiAccess, authorize, requires
-from nodeflow_app.api.driver import drive
+from nodeflow_app.runs.detached import drive
 from nodeflow_app.contract import NodeError
 from nodeflow_app.runs.graph_runner import final_output
 from nodes.trigger.mcp_tool.executor import input_schema, tool_name

@@ -22,8 +22,8 @@ from pydantic import BaseModel, ConfigDict
 from starlette.concurrency import run_in_threadpool
 
 from nodeflow_app.api.access import ApiAccess, authorize, requires
-from nodeflow_app.api import driver as driver_module
-from nodeflow_app.api.driver import RunDriver, drive
+from nodeflow_app.runs import detached as driver_module
+from nodeflow_app.runs.detached import RunDriver, drive
 from nodeflow_app.chat.service import starts_chats
 from nodeflow_app.contract import NodeEvent
 from nodeflow_app.runs.graph_runner import final_output

@@ -1,7 +1,7 @@
 """`/api/v1`: graphs and their runs for API clients (SPEC 6, 10, 14). Every endpoint declares `@requires`.
 
 Runs start through the process's RunLauncher (started by "api", with the caller's name) and are driven
-by a task of their own (api/driver.py): `mode` only says what the caller gets back, and a caller that
+by a task of their own (runs/detached.py): `mode` only says what the caller gets back, and a caller that
 disconnects leaves the run going.
 """
 
@@ -18,8 +18,8 @@ from pydantic import BaseModel, Field
 from starlette.concurrency import run_in_threadpool
 
 from nodeflow_app.api.access import ApiAccess, authorize, requires
-from nodeflow_app.api import driver as driver_module
-from nodeflow_app.api.driver import RunDriver, drive
+from nodeflow_app.runs import detached as driver_module
+from nodeflow_app.runs.detached import RunDriver, drive
 from nodeflow_app.contract import NodeEvent
 from nodeflow_app.runs.service import RunRefused, approval_payload
 from nodeflow_app.runtime.graph import GraphInvalid

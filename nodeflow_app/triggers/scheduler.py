@@ -18,7 +18,7 @@ import time
 from typing import Callable
 
 from nodeflow_app.runs.caller import Caller, set_caller
-from nodeflow_app.runs.detached import Detached
+from nodeflow_app.runs.detached import drive
 from nodeflow_app.runs.launcher import RunLauncher
 from nodeflow_app.runtime.graph import GraphInvalid
 from nodeflow_app.runtime.plan import Plan
@@ -96,7 +96,7 @@ class Scheduler:
         except GraphInvalid as error:
             log.warning("schedule of graph %s cannot run: %s", graph.graph_id, error)
             return None
-        Detached(run)
+        drive(run, run.events())
         await asyncio.to_thread(self.triggers.fired_run, graph.graph_id, node_id, due, run.run_id)
         self.started.append(run.run_id)
         return run.run_id

@@ -55,7 +55,7 @@ async def test_a_streamed_completion_uses_openais_chunk_format(team, echo):
 
 
 async def test_the_sdk_reads_through_keep_alive_comments_of_a_quiet_graph(team, monkeypatch):
-    monkeypatch.setattr("nodeflow_app.api.driver.KEEPALIVE_S", 0.05)
+    monkeypatch.setattr("nodeflow_app.runs.detached.KEEPALIVE_S", 0.05)
     slow = graph([("chat", "chat-start", {}), ("wait", "wait", {"amount": 0.3}),
                   ("say", "prompt-template", {"template": "Later: {message}"})],
                  ["chat.output -> wait.input", "wait.output -> say.input"])

@@ -84,7 +84,7 @@ async def test_stream_sends_the_run_id_every_event_and_the_run_at_the_end(team):
 
 
 async def test_a_quiet_stream_sends_keep_alive_comments(team, monkeypatch):
-    monkeypatch.setattr("nodeflow_app.api.driver.KEEPALIVE_S", 0.05)
+    monkeypatch.setattr("nodeflow_app.runs.detached.KEEPALIVE_S", 0.05)
     graph_id = team.graphs.create("Slow", waiting_graph(0.4), workspace_id=team.workspace_id).id
     async with team.client("owner") as owner:
         answer = await owner.post(f"/api/v1/graphs/{graph_id}/runs", json={"mode": "stream"})

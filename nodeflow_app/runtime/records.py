@@ -7,7 +7,7 @@ never reads the store, and the store never builds a run.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Awaitable, Callable
+from typing import Any, Callable
 
 from nodeflow_app.contract import WaitForInput
 
@@ -43,9 +43,6 @@ class RunHooks:
     on_node: Callable[[Any, str, NodeRecord], None] | None = None
     on_run: Callable[[Any], None] | None = None
     cache: Any = None  # nodeflow_app.runtime.cache.OutputCache
-    # Awaited when a run's stream ends (finished or paused), before its consumer sees the end: persistence
-    # that writes in the background makes the run's last state durable here.
-    settle: Callable[[Any], Awaitable[None]] | None = None
 
 
 def record_from_row(row: dict[str, Any]) -> NodeRecord:

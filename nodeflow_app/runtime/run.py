@@ -111,19 +111,16 @@ class Run:
 
     async def events(self) -> AsyncIterator[NodeEvent]:
         """Run until completed, failed, cancelled or paused, yielding events in order of occurrence."""
-        starting = self.status == "pending"
-        if starting:
+        if self.status == "pending":
             self._set_status("running")
+            self._start()
         elif self.status != "running":
             return
         try:
-            if starting:
-                await self._settle_hook()  # the run is on record before any of its nodes starts
-                self._start()
             async for event in self._drive():
                 yield event
         finally:
-            if self._tasks or self.status == "running":  # the consumer went away: nothing may keep running
+            if self._tasks:  # the consumer went away: nothing may keep running unobserved
                 self._cancel_tasks()
                 self._finish("cancelled")
                 await self._release()
@@ -206,11 +203,6 @@ class Run:
         if self.status == "running":
             self._settle()
         await self._release()
-        await self._settle_hook()  # its end is on record before the consumer sees it
-
-    async def _settle_hook(self) -> None:
-        if self.parent is None and self.hooks.settle is not None:
-            await self.hooks.settle(self)
 
     def _settle(self) -> None:
         """Nothing is in flight: paused if a node waits, completed if every member settled, else failed."""

@@ -6,11 +6,8 @@ Writes are batched. A kernel callback only remembers the latest record of each (
 serializes what changed and upserts it in one transaction. Flushes happen:
 1. when `flush_interval` has passed, checked on each callback;
 2. on a timer `flush_interval` after a change, so the last changes before a long wait reach the disk;
-3. on every run status change, so a run row exists from the start and a paused or finished run is on
-   disk before the caller sees it end. Runs driven by an event loop hand their writes to the store's
-   writer thread, which commits whatever queued meanwhile in one transaction (many runs, one commit) while
-   the loop goes on; the kernel awaits `settle` before a run's stream ends, which waits for the commit
-   holding the run's last state. Outside an event loop the flush happens at once, in the caller's thread.
+3. synchronously on every run status change, so a run row exists from the start and a paused or
+   finished run is on disk before the caller sees it end.
 Nodes in flight are written as `running` by the next flush, so a crash leaves them visible.
 
 One run's bad data never costs another run its records: values are escaped so any database can
@@ -80,16 +77,6 @@ class RunStore:
         self._aside: set[str] = set()        # runs whose rows the database refused: no longer written
         self._last_flush = 0.0
         self._timer: asyncio.TimerHandle | None = None
-        # Background writes (see the module docstring): flushes are serialized by `_write_lock`; `_lock` is
-        # held only to swap the queues and for bookkeeping, so callbacks never wait for the database.
-        self._write_lock = threading.Lock()
-        self._queued = 0   # run status changes queued so far
-        self._flushed = 0  # ... of which a finished flush wrote (or tried to write) every one
-        self._marks: dict[str, int] = {}  # run id -> its latest status change (what `settle` waits for)
-        self._waiters: list[tuple[int, asyncio.AbstractEventLoop, asyncio.Future]] = []
-        self._wake = threading.Event()
-        self._writer: threading.Thread | None = None
-        self._closing = False
         self._timer_loop: asyncio.AbstractEventLoop | None = None
         self._lock = threading.RLock()
         dialect = self.engine.dialect.name
@@ -102,67 +89,25 @@ class RunStore:
 
     def hooks(self, cache: Any = None) -> RunHooks:
         """Kernel hooks that persist a run as it goes; `cache` passes through (the reactive output cache)."""
-        return RunHooks(on_node=self._on_node, on_run=self._on_run, cache=cache, settle=self.settle)
+        return RunHooks(on_node=self._on_node, on_run=self._on_run, cache=cache)
 
     def _on_node(self, run: Run, node_id: str, record: NodeRecord) -> None:
         with self._lock:  # a flush from another thread (a reader) swaps the queue
             self._nodes[(run.run_id, node_id)] = (run, node_id, record)
         if time.monotonic() - self._last_flush >= self.flush_interval:
-            self._flush_soon()
+            self.flush()
         self._schedule()
 
     def _on_run(self, run: Run) -> None:
         with self._lock:
             self._runs[run.run_id] = run
-            self._queued += 1
-            self._marks[run.run_id] = self._queued
             if run.status == "running":
                 self._active[run.run_id] = run
             else:
                 self._active.pop(run.run_id, None)
-        self._flush_soon()
+            self.flush()
         if run.status == "running":
             self._schedule()  # the nodes it launches next are written as `running` soon after
-
-    async def settle(self, run: Run) -> None:
-        """Return once the run's last status change is committed (the kernel awaits it as its stream starts
-        and ends)."""
-        loop = asyncio.get_running_loop()
-        with self._lock:
-            mark = self._marks.pop(run.run_id, 0)
-            if mark <= self._flushed:
-                return
-            future = loop.create_future()
-            self._waiters.append((mark, loop, future))
-        self._wake.set()
-        await asyncio.shield(future)
-
-    def _flush_soon(self) -> None:
-        """In an event loop: wake the writer thread (the loop goes on); elsewhere: flush now."""
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            self.flush()
-            return
-        if self._writer is None or not self._writer.is_alive():
-            with self._lock:
-                if self._closing:
-                    return
-                if self._writer is None or not self._writer.is_alive():
-                    self._writer = threading.Thread(target=self._write_loop, name="run-store-writer", daemon=True)
-                    self._writer.start()
-        self._wake.set()
-
-    def _write_loop(self) -> None:
-        while True:
-            self._wake.wait()
-            self._wake.clear()
-            try:
-                self.flush()
-            except Exception:  # noqa: BLE001 - the writer must live on; the next change tries again
-                log.exception("run store: a background flush failed")
-            if self._closing:
-                return
 
     def _schedule(self) -> None:
         """At most one pending timer flush (per event loop: a closed loop's timer never fires)."""
@@ -176,38 +121,23 @@ class RunStore:
 
     def _on_timer(self) -> None:
         self._timer = None
-        self._flush_soon()
+        self.flush()
 
     def flush(self) -> None:
         """Write everything that changed since the last flush: one transaction, else one per run."""
-        with self._write_lock:
-            with self._lock:
-                self._last_flush = time.monotonic()
-                nodes, self._nodes = self._nodes, {}
-                runs, self._runs = self._runs, {}
-                queued = self._queued
-                batch = self._batch(nodes, runs)
-            try:
-                if batch:
-                    self._write(batch)  # outside `_lock`: callbacks keep queueing meanwhile
-            except Exception as error:  # noqa: BLE001 - a write must never fail the run that triggered it
-                with self._lock:
-                    self._write_each_run(batch, error)
-            else:
-                with self._lock:
-                    self._written(batch)
-            finally:
-                self._settled(queued)
-
-    def _settled(self, queued: int) -> None:
-        """Status changes up to `queued` were written (or failed and were handled): release their waiters."""
         with self._lock:
-            self._flushed = max(self._flushed, queued)
-            ready = [w for w in self._waiters if w[0] <= self._flushed]
-            self._waiters = [w for w in self._waiters if w[0] > self._flushed]
-        for _mark, loop, future in ready:
-            if not loop.is_closed():
-                loop.call_soon_threadsafe(_release, future)
+            self._last_flush = time.monotonic()
+            nodes, self._nodes = self._nodes, {}
+            runs, self._runs = self._runs, {}
+            batch = self._batch(nodes, runs)
+            if not batch:
+                return
+            try:
+                self._write(batch)
+            except Exception as error:  # noqa: BLE001 - a write must never fail the run that triggered it
+                self._write_each_run(batch, error)
+                return
+            self._written(batch)
 
     def _batch(self, nodes: dict, runs: dict[str, Run]) -> dict[str, _RunWrite]:
         """What to write, per run; a run whose rows cannot even be built is set aside with the reason."""
@@ -274,9 +204,8 @@ class RunStore:
         run = write.run
         message = plain_text(f"the run's records could not be stored: {_first_line(error)}")
         log.error("run %s set aside: %s", run.run_id, message)
-        # Later changes of this run are not written (the next batch that holds its finished state drops it
-        # for good; with background writes the run may have finished since this batch was built).
-        self._aside.add(run.run_id)
+        if run.status not in FINISHED:  # until it finishes, later changes of this run are not written
+            self._aside.add(run.run_id)
         self._active.pop(run.run_id, None)
         self._in_flight.pop(run.run_id, None)
         self._inserted.discard(run.run_id)
@@ -308,11 +237,7 @@ class RunStore:
                 self._in_flight.pop(run_id, None)
 
     def close(self) -> None:
-        """Flush, stop the writer and the timer, and release the engine if this store created it."""
-        self._closing = True
-        if self._writer is not None:
-            self._wake.set()
-            self._writer.join(timeout=10)
+        """Flush, stop the timer and release the engine if this store created it."""
         self.flush()
         if self._timer is not None:
             self._timer.cancel()
@@ -575,8 +500,3 @@ def _transient(error: BaseException) -> bool:
     """A lost connection or a locked database: the same write may well succeed a moment later."""
     return isinstance(error, (OperationalError, InterfaceError)) or (
         isinstance(error, DBAPIError) and error.connection_invalidated)
-
-
-def _release(future: asyncio.Future) -> None:
-    if not future.done():
-        future.set_result(None)

@@ -25,7 +25,7 @@ def json_text(value: Any) -> str:
 
 def storable_json(text: str) -> str:
     """JSON text with any raw lone surrogate escaped; a lone surrogate only ever sits inside a JSON string."""
-    if _SURROGATE.search(text) is None:
+    if text.isascii() or _SURROGATE.search(text) is None:  # isascii: a fast scan, and the usual case
         return text
     return _SURROGATE.sub(lambda found: f"\\u{ord(found.group()):04x}", text)
 
@@ -36,6 +36,6 @@ def plain_text(value: str | None) -> str | None:
         return value
     if "\x00" in value:
         value = value.replace("\x00", "\\x00")
-    if _SURROGATE.search(value):
+    if not value.isascii() and _SURROGATE.search(value):
         value = value.encode("utf-8", "backslashreplace").decode("utf-8")
     return value

@@ -86,18 +86,9 @@ class NodeOut(BaseModel):
     wait: Any = Field(None, description="A paused node's {prompt, options, detail}.")
 
 
-class RunOut(BaseModel):
-    run_id: str
+class RunOut(RunSummary):
     graph_id: str
     graph_version: int | None = None
-    status: str
-    error: str | None = None
-    trigger_id: str | None = None
-    started_by: str | None = None
-    started_by_user: str | None = None
-    started_at: float
-    finished_at: float | None = None
-    duration_ms: float | None = None
     payload: Any = None
     output: Any = Field(None, description="When completed: the main value of the step that ends the graph "
                                           "(an object by step name when several end it).")

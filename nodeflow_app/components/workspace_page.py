@@ -57,6 +57,30 @@ def token_row(token: TokenView) -> rx.Component:
     )
 
 
+def member_token_row(token: TokenView) -> rx.Component:
+    return rx.table.row(
+        rx.table.cell(token.holder), rx.table.cell(token.name), rx.table.cell(token.created),
+        rx.table.cell(token.last_used),
+        rx.table.cell(rx.cond(token.revoked, rx.text("revoked", color_scheme="gray", size="2"),
+                              rx.button("Revoke", size="1", variant="soft", color_scheme="red",
+                                        on_click=WorkspaceState.revoke_member_token(token.id),
+                                        custom_attrs=_testid("revoke-member-token")))),
+        custom_attrs={"data-testid": f"member-token-{token.name}"},
+    )
+
+
+def members_tokens_section() -> rx.Component:
+    return rx.box(_section(
+        "Members' API tokens",
+        rx.text("Tokens the other members made for this workspace; revoke one to cut its access at once.", size="2",
+                color_scheme="gray"),
+        rx.cond(WorkspaceState.member_tokens.length() > 0,
+                rx.table.root(rx.table.body(rx.foreach(WorkspaceState.member_tokens, member_token_row)),
+                              width="100%"),
+                rx.text("None yet.", size="2", color_scheme="gray")),
+    ), width="100%", custom_attrs=_testid("members-tokens"))
+
+
 def shown_once(value, label: str, testid: str) -> rx.Component:
     return rx.cond(value != "", rx.callout(
         rx.vstack(rx.text(label, size="2"),
@@ -100,6 +124,7 @@ def workspace_page() -> rx.Component:
                 shown_once(WorkspaceState.new_token, "Your new token (shown once):", "token-value"),
                 rx.table.root(rx.table.body(rx.foreach(WorkspaceState.tokens, token_row)), width="100%"),
             ),
+            rx.cond(AuthState.role == "owner", members_tokens_section()),
             _section(
                 "New team workspace",
                 rx.form(rx.hstack(rx.input(name="name", placeholder="Team name", custom_attrs=_testid("team-name")),

@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from typing import Any, Awaitable, Callable
+from typing import Any, Callable
 
 from nodeflow_app.contract import ERROR_HANDLE, ExecutionResult, FlowContext, NodeError, NodeEvent
 from nodeflow_app.runtime.coercion import CoercionError
@@ -17,16 +17,8 @@ from nodeflow_app.runtime.plan import PlanNode
 Push = Callable[[NodeEvent], None]
 
 
-def call_node(pn: PlanNode, data: dict, inputs: dict, ctx: FlowContext, push: Push) -> Awaitable[Any]:
-    """The awaitable that calls the node: its executor as is (the lean path: `settled` then takes its result),
-    or the timeout and retry policy around it."""
-    if pn.plain:
-        return pn.executor.execute(data, inputs, ctx)
-    return _attempts(pn, data, inputs, ctx, push)
-
-
 def settled(pn: PlanNode, result: Any, push: Push) -> ExecutionResult:
-    """A lean call's result, checked, with its events handed on (the policy path does both itself)."""
+    """A plain call's result, checked, with its events handed on (the policy path does both itself)."""
     if result.__class__ is not ExecutionResult:
         result = checked(pn, result)
     for event in result.events:
@@ -34,8 +26,9 @@ def settled(pn: PlanNode, result: Any, push: Push) -> ExecutionResult:
     return result
 
 
-async def _attempts(pn: PlanNode, data: dict, inputs: dict, ctx: FlowContext, push: Push) -> ExecutionResult:
-    """Run the executor with the node's timeout, retrying per its policy before any error routing."""
+async def call_node(pn: PlanNode, data: dict, inputs: dict, ctx: FlowContext, push: Push) -> ExecutionResult:
+    """The node called with its timeout, retried per its policy, before any error routing. A node with
+    neither (`pn.plain`, most nodes) is awaited as is by the run, which hands its result to `settled`."""
     settings = pn.node.settings
     policy = settings.retry
     delay = policy.initial_interval

@@ -6,7 +6,8 @@ declares, fills parameter defaults, and reports every broken rule as a `GraphIss
 
 from __future__ import annotations
 
-from typing import Any
+from operator import attrgetter
+from typing import Any, Callable
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -149,13 +150,44 @@ def _parse(raw: dict[str, Any] | Graph) -> tuple[Graph | None, list[GraphIssue]]
         return raw.model_copy(deep=True), []
     if not isinstance(raw, dict):
         return None, [GraphIssue(rule="schema", message=f"a graph is a JSON object, got {type(raw).__name__}")]
-    issues = _value_issues(raw)
-    if issues:
-        return None, issues
     try:
-        return Graph.model_validate(raw), []
+        graph = Graph.model_validate(raw)
     except ValidationError as error:
-        return None, [_schema_issue(raw, e) for e in error.errors()]
+        # A value JSON cannot hold (NaN, a NUL, deep nesting) is often what broke the schema: name it first.
+        return None, _value_issues(raw) or [_schema_issue(raw, e) for e in error.errors()]
+    if _values_fine(graph):
+        return graph, []
+    issues = _value_issues(raw)
+    return (None, issues) if issues else (graph, [])
+
+
+def _text_of(model: type[BaseModel]) -> Callable[[BaseModel], tuple]:
+    """A getter of the model's text fields (str or str | None), read off its declaration."""
+    names = [name for name, field in model.model_fields.items() if field.annotation in (str, str | None)]
+    return attrgetter(*names)
+
+
+_NODE_TEXT, _EDGE_TEXT, _EDGE_DATA_TEXT = _text_of(Node), _text_of(Edge), _text_of(EdgeData)
+_BIG_INT = 1 << 62
+
+
+def _values_fine(graph: Graph) -> bool:
+    """What `_value_issues` checks, on a parsed graph and fast (every run normalizes): the schema already
+    refused NaN and Infinity in typed fields and fixes their nesting, so what is left is the text of its
+    fields, the size of its whole numbers and the free-form parameters. False: look closer."""
+    texts = [graph.id, graph.name]
+    for node in graph.nodes:
+        texts.extend(_NODE_TEXT(node))
+        if node.version >= _BIG_INT:
+            return False
+    for edge in graph.edges:
+        texts.extend(_EDGE_TEXT(edge))
+        texts.extend(_EDGE_DATA_TEXT(edge.data))
+    text = "".join(filter(None, texts))
+    if "\x00" in text or (not text.isascii() and text_problem(text)) or graph.version >= _BIG_INT:
+        return False
+    data = [node.data for node in graph.nodes if node.data]
+    return not data or value_problem(data, strict_text=True) is None
 
 
 def _value_issues(raw: dict[str, Any]) -> list[GraphIssue]:

@@ -31,7 +31,7 @@ from nodeflow_app.runtime.links import RuntimeApiImpl, Scope, flow_context, mate
 from nodeflow_app.runtime.plan import Plan, PlanNode
 from nodeflow_app.runtime.records import RERUN_ON_RESUME, SETTLED, NodeRecord, RunError, RunHooks
 from nodeflow_app.runtime.scheduling import FAIL, SKIP, Schedule
-from nodeflow_app.runtime.values import value_problem
+from nodeflow_app.runtime.values import plain_and_fine, value_problem
 
 log = logging.getLogger(__name__)
 
@@ -274,9 +274,13 @@ class Run:
         started = time.perf_counter()
         try:
             data, inputs = self._prepare(pn, inputs)
-            result = await call_node(pn, data, inputs, flow_context(self, pn, resume_payload), self._push)
+            ctx = flow_context(self, pn, resume_payload)
             if pn.plain:
-                result = settled(pn, result, self._push)
+                result = await pn.executor.execute(data, inputs, ctx)
+                if result.__class__ is not ExecutionResult or result.events:  # else nothing to settle
+                    result = settled(pn, result, self._push)
+            else:
+                result = await call_node(pn, data, inputs, ctx, self._push)
             error = None
         except asyncio.CancelledError:
             raise
@@ -312,7 +316,8 @@ class Run:
         pn = self.plan.nodes[done.node_id]
         if self._tasks.pop(done.node_id, None) is None:  # cancelled meanwhile: its outcome no longer counts
             return
-        if done.error is None and done.result.outputs and (problem := value_problem(done.result.outputs)):
+        outputs = done.result.outputs if done.error is None else None
+        if outputs and not plain_and_fine(outputs) and (problem := value_problem(outputs)):
             # What JSON cannot hold would break the run's record, its resume and every reader downstream.
             done.error = NodeError(f"node '{pn.node.name}' output {problem[2:]}")
         if done.error is not None:

@@ -1,6 +1,7 @@
 """The workspace page's state: members and roles, invitation links, team workspaces, the user's API tokens.
 
-Owners manage members and invitations ("manage"); everyone manages their own API tokens. A raw invitation
+Owners manage members, invitations and the members' API tokens of the workspace ("manage"); everyone manages
+their own API tokens. A raw invitation
 link or API token is shown once, right after it is made, and never stored in clear.
 """
 
@@ -16,7 +17,7 @@ import reflex as rx
 from nodeflow_app import routes
 from nodeflow_app.state.access import requires, user_for_token
 from nodeflow_app.state.auth_state import AuthState
-from nodeflow_app.store.accounts import AccountError, account_store
+from nodeflow_app.store.accounts import AccountError, ApiToken, account_store
 
 EXPIRIES = {"1 day": 86400, "7 days": 7 * 86400, "30 days": 30 * 86400}
 
@@ -44,16 +45,23 @@ class TokenView:
     created: str
     last_used: str
     revoked: bool
+    holder: str = ""  # whose token it is, in the owners' list of the members' tokens
 
 
 def _when(at: float | None) -> str:
     return datetime.fromtimestamp(at, tz=timezone.utc).strftime("%Y-%m-%d %H:%M UTC") if at else "never"
 
 
+def _token_view(token: ApiToken, holder: str = "") -> TokenView:
+    return TokenView(token.id, token.name, _when(token.created_at), _when(token.last_used_at),
+                     token.revoked_at is not None, holder)
+
+
 class WorkspaceState(rx.State):
     members: list[MemberRow] = []
     invitations: list[InvitationView] = []
     tokens: list[TokenView] = []
+    member_tokens: list[TokenView] = []  # owners only: the other members' tokens for this workspace
     new_link: str = ""  # the invitation link just made (shown once)
     new_token: str = ""  # the API token just made (shown once)
     message: str = ""
@@ -73,8 +81,10 @@ class WorkspaceState(rx.State):
                            "used" if i.used_at else "revoked" if i.revoked_at else
                            "expired" if i.expires_at <= now else "pending")
             for i in (store.invitations(auth.workspace_id) if auth.role == "owner" else [])]
-        self.tokens = [TokenView(t.id, t.name, _when(t.created_at), _when(t.last_used_at), t.revoked_at is not None)
-                       for t in store.api_tokens(user.id, auth.workspace_id)] if user else []
+        self.tokens = [_token_view(t) for t in store.api_tokens(user.id, auth.workspace_id)] if user else []
+        self.member_tokens = [_token_view(t, holder) for holder, t in
+                              store.members_api_tokens(auth.workspace_id, but=user.id)] \
+            if user and auth.role == "owner" else []
 
     @rx.event
     @requires("view")
@@ -147,6 +157,13 @@ class WorkspaceState(rx.State):
     async def revoke_token(self, token_id: str) -> None:
         auth = await self._auth()
         account_store().revoke_api_token(user_for_token(auth.session_token).id, token_id)
+        await self._refresh()
+
+    @rx.event
+    @requires("manage")
+    async def revoke_member_token(self, token_id: str) -> None:
+        auth = await self._auth()
+        account_store().revoke_workspace_api_token(auth.workspace_id, token_id)
         await self._refresh()
 
     # -- accepting an invitation (/invite/<code>) -------------------------------------------------------

@@ -419,6 +419,25 @@ class AccountStore:
             conn.execute(update(ApiTokenRow).where(ApiTokenRow.id == token_id, ApiTokenRow.user_id == user_id)
                          .values(revoked_at=time.time()))
 
+    def members_api_tokens(self, workspace_id: str, but: str) -> list[tuple[str, ApiToken]]:
+        """(holder's name, token) of every token for `workspace_id` held by someone else than `but`: what the
+        workspace's owners see and may revoke."""
+        tokens = ApiTokenRow.__table__.c
+        query = (select(tokens, UserRow.name.label("holder")).join(UserRow, UserRow.id == tokens.user_id)
+                 .where(tokens.workspace_id == workspace_id, tokens.user_id != but)
+                 .order_by(UserRow.name, tokens.created_at.desc()))
+        with self.engine.connect() as conn:
+            rows = conn.execute(query).all()
+        return [(r.holder, ApiToken(r.id, r.name, r.workspace_id, r.created_at, r.last_used_at, r.revoked_at))
+                for r in rows]
+
+    def revoke_workspace_api_token(self, workspace_id: str, token_id: str) -> None:
+        """An owner's revocation: any member's token, but only one for this workspace."""
+        with self.engine.begin() as conn:
+            conn.execute(update(ApiTokenRow).where(ApiTokenRow.id == token_id,
+                                                   ApiTokenRow.workspace_id == workspace_id)
+                         .values(revoked_at=time.time()))
+
     def api_caller(self, raw: str | None) -> ApiCaller | None:
         """Who a bearer token speaks for (its user, workspace and current role); None if unknown or revoked."""
         if not raw:

@@ -20,7 +20,8 @@ _encode = json.JSONEncoder(default=str, ensure_ascii=False).encode
 
 def json_text(value: Any) -> str:
     """`value` as JSON text (non-JSON objects as their str) that any database can store."""
-    return storable_json(_encode(value))
+    text = _encode(value)
+    return text if text.isascii() else storable_json(text)  # ASCII (the usual row) needs no scan: one call less
 
 
 def storable_json(text: str) -> str:

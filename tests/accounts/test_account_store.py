@@ -147,6 +147,23 @@ def test_api_tokens_are_shown_once_hashed_revocable_and_follow_the_role(store):
         store.create_api_token(outsider.id, team.id, "steal")
 
 
+def test_an_owner_sees_and_revokes_the_members_tokens_of_their_workspace_only(store):
+    ada = store.create_user("Ada", "ada@example.org", PASSWORD)
+    bob = store.create_user("Bob", "bob@example.org", PASSWORD)
+    team = store.create_workspace(ada.id, "Support")
+    link, _ = store.invite(team.id, "editor", ada.id)
+    store.accept(link, bob.id)
+    store.create_api_token(ada.id, team.id, "mine")
+    raw, token = store.create_api_token(bob.id, team.id, "bob-ci")
+    elsewhere, _ = store.create_api_token(bob.id, store.personal_workspace(bob.id).id, "bob-personal")
+    assert [(name, t.name) for name, t in store.members_api_tokens(team.id, but=ada.id)] == [("Bob", "bob-ci")]
+    store.revoke_workspace_api_token(store.personal_workspace(bob.id).id, token.id)  # another workspace's owner
+    assert store.api_caller(raw) is not None
+    store.revoke_workspace_api_token(team.id, token.id)
+    assert store.api_caller(raw) is None and store.api_caller(elsewhere) is not None
+    assert store.members_api_tokens(team.id, but=ada.id)[0][1].revoked_at is not None
+
+
 def test_headless_admin_is_created_once(store):
     assert store.ensure_admin("root@example.org", PASSWORD).is_admin
     assert store.ensure_admin("other@example.org", PASSWORD) is None

@@ -16,6 +16,7 @@ import re
 import uuid
 from collections.abc import Iterator
 
+import httpx
 import pytest
 from playwright.sync_api import expect
 
@@ -25,7 +26,7 @@ from nodeflow_app.store.graphs import GraphStore
 from tests.llm.fake_openai import text
 from tests.llm.graphs import refund_desk
 
-from .server import OWNER_EMAIL, ROOT, Server, run_server, signed_in_context
+from .server import OWNER_EMAIL, ROOT, Server, run_server, signed_in_context, tail
 from .test_chat import LAYOUT, expect_answer_status, laid_out, last_answer, send
 
 POSTGRES_URL = os.environ.get("NODEFLOW_TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
@@ -101,6 +102,23 @@ def test_invite_a_viewer_who_can_look_but_not_edit(browser, nodeflow_server):
     guest.goto(f"{nodeflow_server.url}/workspace")
     expect(guest.get_by_test_id("members")).to_contain_text("vic@example.org")
     expect(guest.get_by_test_id("invite-create")).to_have_count(0)  # owners only
+    expect(guest.get_by_test_id("members-tokens")).to_have_count(0)
+
+    # The viewer makes an API token on the page (shown once); the owner sees it among the members' tokens and
+    # revokes it, which cuts the API off for it at once.
+    guest.get_by_test_id("token-name").fill("vic-ci")
+    guest.get_by_test_id("token-create").click()
+    raw_token = guest.get_by_test_id("token-value").inner_text()
+    expect(guest.get_by_test_id("token-vic-ci")).to_contain_text("never")  # not used yet
+    api = f"{nodeflow_server.url}/api/v1/graphs"
+    assert httpx.get(api, headers={"Authorization": f"Bearer {raw_token}"}).status_code == 200
+    owner.goto(f"{nodeflow_server.url}/workspace")
+    expect(owner.get_by_test_id("members-tokens")).to_be_visible()
+    row = owner.get_by_test_id("member-token-vic-ci")
+    expect(row).to_contain_text("Vic Viewer")
+    row.get_by_test_id("revoke-member-token").click()
+    expect(row).to_contain_text("revoked")
+    assert httpx.get(api, headers={"Authorization": f"Bearer {raw_token}"}).status_code == 401
 
     # The link was single use.
     third = browser.new_context().new_page()
@@ -275,7 +293,12 @@ def test_owner_editor_viewer_and_outsider_on_one_team_graph(browser, team_server
     expect(outsider.get_by_test_id("graph-count")).to_have_text("0 graphs")
     for url in (graph_url, f"{server.url}/graph/{desk.id}"):
         outsider.goto(url)
-        expect(outsider.get_by_text("Not found: it belongs to a workspace you are not in.").first).to_be_visible()
+        try:  # two workers on Redis under a full test run: the page's first events can take a while
+            expect(outsider.get_by_text("Not found: it belongs to a workspace you are not in.").first).to_be_visible(
+                timeout=15_000)
+        except AssertionError as error:
+            raise AssertionError(f"{error}\nserver log:\n{tail(server.log, 40)}") from None
+        expect(outsider.get_by_test_id("graph-name")).to_have_value("")  # nothing of the graph reached the page
 
     # No stored secret reached any browser: not the owner who typed them, not the members.
     seen = "\n".join(owner_frames + viewer_frames) + owner.content() + viewer.content()

@@ -1,6 +1,7 @@
 """Webhooks and schedules in Chromium: a person activates a graph with a webhook, an HTTP call (as curl would
 make it) runs the live version and the run arrives in the Runs panel; "Listen for test event" shows a test
-call's payload; a Schedule trigger shows its next three times."""
+call's payload; a Schedule trigger shows its next three times, and once active its runs arrive until it is
+switched off; a webhook run goes on when its caller hangs up."""
 
 from __future__ import annotations
 
@@ -14,25 +15,32 @@ from playwright.sync_api import expect
 from nodeflow_app.store.accounts import AccountStore
 from nodeflow_app.store.graphs import GraphStore
 
+from tests.api.conftest import fields
+from tests.llm.graphs import graph
+
 from .server import OWNER_EMAIL, Server
+from .test_api import owner_token, poll
 from .test_editor import choose, node, open_editor
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "fixtures" / "graphs" / "examples"
 
 
+def create_raw(server: Server, raw: dict, name: str) -> str:
+    """Stores `raw` in the owner's workspace; returns its id."""
+    url = f"sqlite:///{server.data_dir / 'nodeflow.db'}"
+    accounts, graphs = AccountStore(url), GraphStore(url)
+    try:
+        workspace = accounts.personal_workspace(accounts.user_by_email(OWNER_EMAIL).id).id
+        return graphs.create(name, raw, workspace_id=workspace).id
+    finally:
+        accounts.engine.dispose()
+        graphs.engine.dispose()
+
+
 @pytest.fixture
 def create(nodeflow_server: Server):
     """Stores an example graph in the owner's workspace; returns its id."""
-    url = f"sqlite:///{nodeflow_server.data_dir / 'nodeflow.db'}"
-    accounts, graphs = AccountStore(url), GraphStore(url)
-    workspace = accounts.personal_workspace(accounts.user_by_email(OWNER_EMAIL).id).id
-
-    def make(example: str, name: str) -> str:
-        return graphs.create(name, json.loads((EXAMPLES / example).read_text()), workspace_id=workspace).id
-
-    yield make
-    accounts.engine.dispose()
-    graphs.engine.dispose()
+    return lambda example, name: create_raw(nodeflow_server, json.loads((EXAMPLES / example).read_text()), name)
 
 
 def test_activate_a_webhook_graph_and_see_a_call_arrive_in_the_runs(page, nodeflow_server: Server, create):
@@ -105,3 +113,49 @@ def test_a_header_token_typed_in_the_inspector_guards_the_webhook(page, nodeflow
                              headers={"X-Webhook-Token": "s3cret-token"})
     assert answer.status_code == 200 and answer.json()["status"] == "accepted"
     assert "s3cret-token" not in page.content()
+
+
+def test_activate_a_schedule_and_see_its_runs_arrive(page, nodeflow_server: Server):
+    raw = json.loads((EXAMPLES / "schedule.json").read_text())
+    raw["nodes"][0]["data"] = {"mode": "interval", "every": 1, "unit": "seconds", "missed": "skip"}
+    graph_id = create_raw(nodeflow_server, raw, "Every second")
+    open_editor(page, nodeflow_server, graph_id)
+    page.get_by_test_id("graph-active").click()
+    expect(page.get_by_test_id("graph-active-label")).to_have_text("Live · v1")
+    page.get_by_test_id("toggle-runs").click()
+    started_by = page.get_by_test_id("run-started-by")
+    for _ in range(40):  # the scheduler looks at the clock every second
+        page.get_by_test_id("refresh-runs").click()
+        if started_by.count() >= 2:
+            break
+        page.wait_for_timeout(500)
+    expect(started_by.first).to_contain_text("schedule")
+    assert started_by.count() >= 2, "a schedule firing every second started fewer than two runs in 20 s"
+    page.get_by_test_id("graph-active").click()  # off: no more runs
+    expect(page.get_by_test_id("graph-active-label")).to_have_count(0)
+    page.wait_for_timeout(1500)  # a tick already under way may still fire once
+    page.get_by_test_id("refresh-runs").click()
+    settled = started_by.count()
+    page.wait_for_timeout(2500)
+    page.get_by_test_id("refresh-runs").click()
+    expect(started_by).to_have_count(settled)
+
+
+def test_a_webhook_run_goes_on_when_the_caller_hangs_up(page, nodeflow_server: Server):
+    slow = graph([("hook", "webhook-trigger", {"methods": "POST", "respond": "last_node"}),
+                  ("wait", "wait", {"amount": 2}), ("after", "edit-fields", fields(waited=True))],
+                 ["hook.output -> wait.input", "wait.output -> after.input"])
+    graph_id = create_raw(nodeflow_server, slow, "Slow webhook")
+    open_editor(page, nodeflow_server, graph_id)
+    page.get_by_test_id("graph-active").click()
+    expect(page.get_by_test_id("graph-active-label")).to_have_text("Live · v1")
+    node(page, "HOOK").click()
+    path = page.get_by_test_id("webhook-url").inner_text()
+    token, _ = owner_token(nodeflow_server)
+    with httpx.Client(base_url=nodeflow_server.url, timeout=10,
+                      headers={"authorization": f"Bearer {token}"}) as client:
+        with pytest.raises(httpx.ReadTimeout):  # the caller gives up before the last node finishes
+            client.post(path, json={"order": 7}, timeout=0.5)
+        [summary] = client.get(f"/api/v1/graphs/{graph_id}/runs").json()
+        run = poll(client, summary["run_id"])
+    assert (run["status"], run["started_by"], run["output"]) == ("completed", "webhook", {"waited": True})

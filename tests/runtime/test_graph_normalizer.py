@@ -197,3 +197,61 @@ def test_expressions_skip_the_type_check(registry):
     raw = load("valid_linear.json")
     assert raw["nodes"][4]["data"] == {"count": "{{ $input.n }}"}
     assert normalize(raw, registry)[1] == []
+
+
+def _valid_linear() -> dict:
+    return load("valid_linear.json")
+
+
+TEXT_SPOTS = [("graph", "name"), ("graph", "id"), ("node", "id"), ("node", "name"), ("node", "type"),
+              ("node", "parentId"), ("edge", "id"), ("edge", "source"), ("edge", "sourceHandle"),
+              ("edge", "target"), ("edge", "targetHandle"), ("edge-data", "sourceType"), ("edge-data", "targetType")]
+
+
+@pytest.mark.parametrize("bad", ["a\x00b", "a\ud800b"], ids=["NUL", "lone surrogate"])
+@pytest.mark.parametrize("where, field", TEXT_SPOTS, ids=[f"{w}.{f}" for w, f in TEXT_SPOTS])
+def test_every_text_field_is_checked(registry, where, field, bad):
+    """Every run normalizes its graph, so the usual graph takes a fast check after the schema: it must miss
+    nothing that the full check (names the node and the place) catches."""
+    raw = _valid_linear()
+    target = {"graph": raw, "node": raw["nodes"][1], "edge": raw["edges"][0],
+              "edge-data": raw["edges"][0]["data"]}[where]
+    target[field] = bad
+    graph, issues = normalize(raw, registry)
+    assert graph is None and [i.rule for i in issues] == ["invalid_value"], issues
+    assert "NUL" in issues[0].message or "surrogate" in issues[0].message
+
+
+def test_the_fast_check_covers_every_text_field_the_models_declare():
+    from nodeflow_app.runtime import graph as module
+
+    for model, getter in ((module.Node, module._NODE_TEXT), (module.Edge, module._EDGE_TEXT),
+                          (module.EdgeData, module._EDGE_DATA_TEXT)):
+        declared = {n for n, f in model.model_fields.items() if f.annotation in (str, str | None)}
+        assert declared and set(getter.__reduce__()[1]) == declared
+    declared = {n for n, f in module.Graph.model_fields.items() if f.annotation in (str, str | None)}
+    assert declared == {"id", "name"}  # read by _values_fine by name
+
+
+@pytest.mark.parametrize("spot", ["graph", "node"])
+def test_whole_numbers_too_large_for_text_are_refused(registry, spot):
+    raw = _valid_linear()
+    (raw if spot == "graph" else raw["nodes"][0])["version"] = 10 ** 5000
+    graph, issues = normalize(raw, registry)
+    assert graph is None and issues[0].rule == "invalid_value" and "too large" in issues[0].message
+
+
+def _deep(levels: int) -> list:
+    value: list = []
+    for _ in range(levels):
+        value = [value]
+    return value
+
+
+@pytest.mark.parametrize("value", [float("nan"), "x\x00", {"k\ud800": 1}, _deep(150), 10 ** 5000],
+                         ids=["NaN", "NUL", "surrogate key", "deep", "huge int"])
+def test_parameters_are_checked_on_the_fast_path(registry, value):
+    raw = _valid_linear()
+    raw["nodes"][1]["data"] = {"label": value}
+    graph, issues = normalize(raw, registry)
+    assert graph is None and issues[0].rule == "invalid_value" and issues[0].node_id == raw["nodes"][1]["id"]

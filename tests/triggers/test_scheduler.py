@@ -3,6 +3,7 @@ active graphs, and each due time fired exactly once by two processes racing on S
 
 from __future__ import annotations
 
+import asyncio
 import os
 import subprocess
 import sys
@@ -85,6 +86,31 @@ async def test_fires_each_due_time_of_an_active_graph_and_stops_when_inactive(wo
     activation.deactivate(graph_id)
     clock.now = 1_000_000_061.0
     assert await scheduler.tick_once() == []
+
+
+async def test_a_schedule_runs_the_active_version_not_later_saves(world):
+    launcher, graphs, triggers, activation = world
+    live = graph([("clock", "schedule-trigger", {"mode": "interval", "every": 10, "unit": "seconds"}),
+                  ("note", "edit-fields", {"include_input": False, "fields": [{"name": "said", "value": "live"}]})],
+                 ["clock.output -> note.input"])
+    graph_id = graphs.create("Every 10 s", live).id
+    activation.activate(graph_id)
+    live["nodes"][1]["data"]["fields"][0]["value"] = "draft"
+    graphs.save(graph_id, live)  # saved afterwards, not activated: the schedule keeps running version 1
+    clock = Clock(1_000_000_005.0)
+    scheduler = Scheduler(launcher, triggers, graphs, clock=clock)
+    await scheduler.tick_once()
+    clock.now = 1_000_000_011.0
+    [run_id] = await scheduler.tick_once()
+    for _ in range(100):
+        run = launcher.store.get_run(run_id)
+        if run["status"] == "completed":
+            break
+        await asyncio.sleep(0.05)
+    assert (run["status"], run["graph_version"], run["started_by"]) == ("completed", 1, "schedule")
+    note = next(n for n in run["nodes"] if n["node_id"] == "note")
+    assert note["outputs"]["output"] == {"said": "live"}
+    assert graphs.version_of(graph_id) == 2
 
 
 @pytest.mark.parametrize("missed, fired", [("skip", 0), ("run_once", 1)])

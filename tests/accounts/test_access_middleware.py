@@ -1,0 +1,135 @@
+"""Every event of every state class sent through the real AccessMiddleware, as a real account would send it.
+
+test_access.py checks each handler's declaration against the rule; this one sends each handler's event through
+the one check itself (session cookie -> user -> role in the workspace of the page's graph, or of the workspace the
+browser names) with a database holding an owner, an editor, a viewer and an outsider, and asserts who got through.
+A refused event never reaches its handler, is logged with who sent it, and answers with a toast.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+
+import pytest
+
+import nodeflow_app.nodeflow_app  # noqa: F401 - registers every state class of the app
+import nodeflow_app.store.graphs as graphs_module
+from nodeflow_app.accounts.roles import LEAST_ROLE
+from nodeflow_app.state import access
+from nodeflow_app.state.auth_state import AuthState
+from nodeflow_app.store.accounts import AccountStore
+from nodeflow_app.store.graphs import GraphStore
+from reflex.istate.data import PageData, RouterData
+from reflex.state import State
+from reflex_base.event import Event
+
+from .test_access import HANDLERS
+
+PASSWORD = "a long enough password"
+PEOPLE = ("owner", "editor", "viewer", "outsider")
+
+
+@pytest.fixture(scope="module")
+def team(tmp_path_factory):
+    """One team workspace with a graph; a session token per person (the owner is also the instance admin)."""
+    url = f"sqlite:///{tmp_path_factory.mktemp('access') / 'nodeflow.db'}"
+    accounts, graphs = AccountStore(url), GraphStore(url)
+    users = {who: accounts.create_user(who.title(), f"{who}@example.org", PASSWORD) for who in PEOPLE}
+    workspace = accounts.create_workspace(users["owner"].id, "Team")
+    for who in ("editor", "viewer"):
+        link, _ = accounts.invite(workspace.id, who, users["owner"].id)
+        accounts.accept(link, users[who].id)
+    graph = graphs.create("Team graph", workspace_id=workspace.id)
+    tokens = {who: accounts.sign_in(f"{who}@example.org", PASSWORD)[0] for who in PEOPLE}
+    yield accounts, graphs, workspace.id, graph.id, tokens
+    accounts.engine.dispose()
+    graphs.engine.dispose()
+
+
+@pytest.fixture(autouse=True)
+def stores(team, monkeypatch):
+    accounts, graphs, *_ = team
+    monkeypatch.setattr(access, "account_store", lambda: accounts)
+    monkeypatch.setattr(graphs_module, "graph_store", lambda: graphs)
+    access._sessions.clear()
+
+
+def _page(token: str, workspace_id: str, graph_id: str | None) -> State:
+    """A browser tab's state: its session cookie, the workspace its local storage names, the page it is on."""
+    state = State(_reflex_internal_init=True)
+    params = {"graph_id": graph_id} if graph_id else {}
+    state.router = dataclasses.replace(state.router, _page=PageData(path="/graph/[graph_id]" if graph_id else "/",
+                                                                   params=params))
+    auth = state.get_substate(AuthState._get_substate_path())
+    auth.session_token, auth.workspace_id = token, workspace_id
+    return state
+
+
+def _gets_through(state: State, cls, name: str) -> bool:
+    event = Event(name=f"{cls.get_full_name()}.{name}", payload={})
+    answer = asyncio.run(access.AccessMiddleware().preprocess(None, state, event))
+    return answer is None
+
+
+def _may(who: str, need) -> bool:
+    """The spec's table (SPEC section 10) for a member of the team, or an outsider, or someone signed out."""
+    if need is None:
+        return False
+    if need == "public":
+        return True
+    if who == "anonymous":
+        return False
+    if need == "admin":
+        return who == "owner"  # the first account is the instance admin
+    if need == "signed_in":
+        return True
+    role = {"owner": "owner", "editor": "editor", "viewer": "viewer"}.get(who)
+    return role is not None and ("viewer", "editor", "owner").index(role) >= ("viewer", "editor", "owner").index(
+        LEAST_ROLE[need])
+
+
+@pytest.mark.parametrize("on_graph_page", [True, False], ids=["graph-page", "workspace-page"])
+@pytest.mark.parametrize("who", [*PEOPLE, "anonymous"])
+def test_every_event_gets_through_only_for_whom_the_spec_allows(team, who, on_graph_page, caplog):
+    _, _, workspace_id, graph_id, tokens = team
+    # Off the graph page the event acts in the workspace the browser names: an outsider naming the team's
+    # workspace (a forged local storage value) is still no member of it.
+    state = _page(tokens.get(who, "not-a-session"), workspace_id, graph_id if on_graph_page else None)
+    wrong = []
+    with caplog.at_level(logging.WARNING, logger="nodeflow.access"):
+        for cls, name, handler in HANDLERS:
+            need = access.declared(handler.fn)
+            if _gets_through(state, cls, name) != _may(who, need):
+                wrong.append(f"{cls.__name__}.{name} ({need})")
+    assert wrong == [], f"{who}: the one check disagrees with the spec for {wrong}"
+    refused = [r.getMessage() for r in caplog.records if r.getMessage().startswith("refused ")]
+    expected = sum(not _may(who, access.declared(h.fn)) for _, _, h in HANDLERS)
+    assert len(refused) == expected
+    email = "anonymous" if who == "anonymous" else f"{who}@example.org"
+    assert all(f" for {email}: " in message for message in refused)
+
+
+def test_a_refused_outsider_is_told_not_found_and_a_viewer_not_allowed(team):
+    _, _, workspace_id, graph_id, tokens = team
+    load = next((cls, name) for cls, name, h in HANDLERS if name == "load_graph")
+    rename = next((cls, name) for cls, name, h in HANDLERS if name == "rename_graph")
+    outsider = asyncio.run(access.AccessMiddleware().preprocess(
+        None, _page(tokens["outsider"], workspace_id, graph_id), Event(name=f"{load[0].get_full_name()}.{load[1]}")))
+    viewer = asyncio.run(access.AccessMiddleware().preprocess(
+        None, _page(tokens["viewer"], workspace_id, graph_id),
+        Event(name=f"{rename[0].get_full_name()}.{rename[1]}", payload={"name": "x"})))
+    assert "Not found: it belongs to a workspace you are not in." in str(outsider.events)
+    assert "Not allowed: a viewer cannot do this (edit needs more)." in str(viewer.events)
+
+
+def test_a_signed_out_session_gets_nothing_through(team):
+    accounts, _, workspace_id, graph_id, _ = team
+    token, _ = accounts.sign_in("editor@example.org", PASSWORD)
+    state = _page(token, workspace_id, graph_id)
+    load = next((cls, name) for cls, name, h in HANDLERS if name == "load_graph")
+    assert _gets_through(state, *load)
+    accounts.sign_out(token)
+    access.forget_token(token)
+    assert not _gets_through(state, *load)

@@ -1,4 +1,9 @@
-"""Every page's route in one place."""
+"""Every page's route in one place, and what a page's URL says."""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import unquote
 
 GRAPHS = "/"
 EDITOR = "/graph/[graph_id]"
@@ -23,3 +28,28 @@ def run_url(graph_id: str, run_id: str) -> str:
 
 def chat_url(graph_id: str) -> str:
     return f"/graph/{graph_id}/chat"
+
+
+# The page a Reflex event comes from, read off its URL. Not `router.page`: RouterData.page is deprecated (gone
+# in Reflex 1.0) and its deprecation check walks the call stack on every read, which cost more than the whole
+# access check on every event of the editor.
+
+def page_args(router: Any) -> dict[str, str]:
+    """The page's route arguments and query parameters: `graph_id`, `code`, `run`..."""
+    url = router.url
+    args = dict(url.query_parameters)
+    for pattern, part in zip(router.route_id.strip("/").split("/"), url.path.strip("/").split("/")):
+        if pattern.startswith("[") and pattern.endswith("]"):
+            args[pattern[1:-1]] = unquote(part)
+    return args
+
+
+def page_route(router: Any) -> str:
+    """The route the page matched, e.g. `/graph/[graph_id]`."""
+    return router.route_id
+
+
+def page_origin(router: Any) -> str:
+    """`https://host:port` of the page, for links people copy."""
+    url = router.url
+    return f"{url.scheme}://{url.netloc}" if url.netloc else ""

@@ -23,6 +23,7 @@ from reflex.middleware import Middleware
 from reflex_base.event import Event
 from reflex.state import StateUpdate
 
+from nodeflow_app import routes
 from nodeflow_app.accounts.roles import Action, allows
 from nodeflow_app.llm.credentials import use_workspace
 from nodeflow_app.runs.caller import Caller, set_caller
@@ -35,7 +36,8 @@ ACTION_ATTRIBUTE = "__nodeflow_requires__"
 # Reflex's own plumbing: hydration and on-load bookkeeping carry no user data.
 REFLEX_INTERNAL = frozenset({"hydrate", "hydrate_and_load", "set_is_hydrated", "on_load_internal",
                              "update_vars_internal", "handle_frontend_exception"})
-SESSION_CACHE_S = 5.0  # a revoked session is refused within this time on every worker
+SIGN_IN_FIRST = "sign in first"
+SESSION_CACHE_S = 5.0  # a revoked session (or a graph moved away) is refused within this time on every worker
 
 
 def requires(need: Need) -> Callable[[Callable], Callable]:
@@ -80,7 +82,7 @@ def decide(need: Need | None, user: User | None, role: str | None) -> Decision:
     if need == "public":
         return Decision(True)
     if user is None:
-        return Decision(False, "sign in first")
+        return Decision(False, SIGN_IN_FIRST)
     if need == "admin":
         return Decision(user.is_admin, "" if user.is_admin else "only the instance admin can do this")
     if need == "signed_in" or allows(role, need):
@@ -111,12 +113,33 @@ def forget_token(token: str) -> None:
 
 def target_workspace(state: Any, current_workspace: str | None) -> str | None:
     """The workspace an event acts in: the one of the page's graph (/graph/<id>...), else the current one."""
-    graph_id = (state.router.page.params or {}).get("graph_id") if state.router else None
+    graph_id = routes.page_args(state.router).get("graph_id") if state.router else None
     if graph_id:
-        from nodeflow_app.store.graphs import graph_store
-
-        return graph_store().workspace_of(str(graph_id)) or adopt_unowned_graphs(str(graph_id))
+        return graph_workspace(str(graph_id))
     return current_workspace or None
+
+
+_graph_workspaces: dict[str, tuple[float, str]] = {}
+
+
+def graph_workspace(graph_id: str) -> str | None:
+    """The graph's workspace, cached a few seconds per process like sessions: the editor sends many events
+    and a graph rarely changes workspace (a move in this process is seen at once: `forget_graph`)."""
+    cached = _graph_workspaces.get(graph_id)
+    if cached and time.monotonic() - cached[0] < SESSION_CACHE_S:
+        return cached[1]
+    from nodeflow_app.store.graphs import graph_store
+
+    workspace = graph_store().workspace_of(graph_id) or adopt_unowned_graphs(graph_id)
+    if workspace:
+        if len(_graph_workspaces) > 10_000:
+            _graph_workspaces.clear()
+        _graph_workspaces[graph_id] = (time.monotonic(), workspace)
+    return workspace
+
+
+def forget_graph(graph_id: str) -> None:
+    _graph_workspaces.pop(graph_id, None)
 
 
 def adopt_unowned_graphs(graph_id: str | None = None) -> str | None:
@@ -180,5 +203,7 @@ class AccessMiddleware(Middleware):
     @staticmethod
     def _refuse(event: Any, user: User | None, reason: str) -> StateUpdate:
         log.warning("refused %s for %s: %s", event.name, user.email if user else "anonymous", reason)
+        if user is None and reason == SIGN_IN_FIRST:  # a signed-out tab (expired, or signed out elsewhere)
+            return StateUpdate(events=Event.from_event_type(rx.redirect(routes.SIGN_IN)))
         text = "Not found: it belongs to a workspace you are not in." if reason == "not found" else f"Not allowed: {reason}."
         return StateUpdate(events=Event.from_event_type(rx.toast.error(text)))

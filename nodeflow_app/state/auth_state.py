@@ -81,9 +81,9 @@ class AuthState(rx.State):
         """on_load of the setup and sign-in pages: signed-in people go to their graphs."""
         self.error = ""
         has_users = account_store().has_users()
-        if self.router.page.path == routes.SETUP and has_users:
+        if routes.page_route(self.router) == routes.SETUP and has_users:
             return rx.redirect(routes.SIGN_IN)
-        if self.router.page.path == routes.SIGN_IN and not has_users:
+        if routes.page_route(self.router) == routes.SIGN_IN and not has_users:
             return rx.redirect(routes.SETUP)
         return rx.redirect(routes.GRAPHS) if self._load_account() else None
 

@@ -17,6 +17,7 @@ from typing import Any, AsyncIterator, Callable
 
 import reflex as rx
 
+from nodeflow_app import routes
 from nodeflow_app.chat.patch import apply_patch, wire_ops
 from nodeflow_app.chat.service import ChatError, ChatService, ChatUpdate, chat_service
 from nodeflow_app.state.editor_state import EditorState
@@ -90,7 +91,7 @@ class ChatState(rx.State):
     @requires("view")
     async def load(self):
         """on_load of the editor and the chat page: the graph of the URL, its chats, the latest one opened."""
-        graph_id = self.router.page.params.get("graph_id", "")
+        graph_id = routes.page_args(self.router).get("graph_id", "")
         if self.busy and graph_id == self.graph_id:
             return None  # a reload while an answer streams: the stream goes on into this state
         stored = graph_store().get(graph_id)

@@ -18,6 +18,7 @@ from typing import Any
 
 import reflex as rx
 
+from nodeflow_app import routes
 from nodeflow_app.editor import fields
 from nodeflow_app.editor import presence
 from nodeflow_app.editor.document import Change, EditError, GraphDocument, UNDO_LIMIT
@@ -107,7 +108,7 @@ class EditorState(rx.State):
     async def load_graph(self):
         """on_load: join the room of the URL's graph (opening it from the database if nobody has it open)."""
         self._frozen = False
-        graph_id = self.router.page.params.get("graph_id", "")
+        graph_id = routes.page_args(self.router).get("graph_id", "")
         if graph_id != self._graph_id:
             if self._graph_id and self.me:  # another graph in the same tab: out of the previous room first
                 (await self._room())[0]._leave(self.me)
@@ -137,7 +138,7 @@ class EditorState(rx.State):
         `fresh` (a page load) also rereads a graph the database holds a newer version of.
         """
         room = await self.get_state(GraphRoom)
-        graph_id = self._graph_id or self.router.page.params.get("graph_id", "")
+        graph_id = self._graph_id or routes.page_args(self.router).get("graph_id", "")
         if not graph_id:
             return room, None
         if not self._graph_id:  # an edit queued by the page while a restarted server was down

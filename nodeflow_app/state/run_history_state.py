@@ -15,6 +15,7 @@ from typing import Any
 
 import reflex as rx
 
+from nodeflow_app import routes
 from nodeflow_app.state.access import current
 
 from nodeflow_app.runs.live import step_batches
@@ -54,7 +55,7 @@ class RunHistoryState(rx.State):
     @requires("view")
     async def load(self):
         """on_load of the editor: another graph forgets the previous one's runs and run view."""
-        graph_id = self.router.page.params.get("graph_id", "")
+        graph_id = routes.page_args(self.router).get("graph_id", "")
         if graph_id != self._graph_id:
             self._graph_id = graph_id
             self._choose(None)
@@ -62,7 +63,7 @@ class RunHistoryState(rx.State):
             view = await self.get_state(RunViewState)
             view.start_live("", label="")
         self._load_pins()
-        asked = str(self.router.page.params.get("run") or "")  # /graph/<id>?run=<run id>: open that run
+        asked = str(routes.page_args(self.router).get("run") or "")  # /graph/<id>?run=<run id>: open that run
         if asked:
             self.panel_open = True
         if self.panel_open:

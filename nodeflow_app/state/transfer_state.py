@@ -11,8 +11,9 @@ from typing import Any
 
 import reflex as rx
 
+from nodeflow_app import routes
 from nodeflow_app.accounts.transfer import TransferRefused, edit_targets, transfer
-from nodeflow_app.state.access import current, requires
+from nodeflow_app.state.access import current, requires, forget_graph
 from nodeflow_app.store.accounts import account_store
 from nodeflow_app.store.graphs import graph_store
 
@@ -36,7 +37,7 @@ class TransferState(rx.State):
     def ask(self, graph_id: str, name: str, mode: str) -> Any:
         """Open the dialog for `graph_id` ("": the editor's graph), listing the other workspaces where the
         caller may edit."""
-        graph_id = graph_id or str(self.router.page.params.get("graph_id") or "")
+        graph_id = graph_id or str(routes.page_args(self.router).get("graph_id") or "")
         user = current().user
         options = edit_targets(account_store(), user.id, graph_store().workspace_of(graph_id)) if user else []
         self._graph_id, self.graph_name, self.mode = graph_id, name, "move" if mode == "move" else "copy"
@@ -66,6 +67,7 @@ class TransferState(rx.State):
         except TransferRefused as error:
             self.open = False
             return rx.toast.error(f"Not done: {error}.")
+        forget_graph(self._graph_id)  # a moved graph's events act in its new workspace from now on
         self.open = False
         from nodeflow_app.state.graph_list_state import GraphListState  # the list drops a moved graph
 

@@ -99,7 +99,7 @@ class WorkspaceState(rx.State):
         role, expiry = str(form.get("role") or "viewer"), EXPIRIES.get(str(form.get("expiry")), 7 * 86400)
         user = user_for_token(auth.session_token)
         raw, _ = account_store().invite(auth.workspace_id, role, user.id, expiry)
-        base = self.router.page.host or ""
+        base = routes.page_origin(self.router)
         self.new_link = f"{base}/invite/{raw}"
         await self._refresh()
 
@@ -172,7 +172,7 @@ class WorkspaceState(rx.State):
     @requires("public")
     async def open_invitation(self) -> Any:
         """Who is invited where; a signed-out visitor signs up (or in) on this page first."""
-        self.invite_code = str(self.router.page.params.get("code", ""))
+        self.invite_code = str(routes.page_args(self.router).get("code", ""))
         invitation = account_store().invitation(self.invite_code)
         if invitation is None:
             self.message = "This invitation link is not valid any more (used, revoked or expired)."

@@ -9,19 +9,19 @@ A refused event never reaches its handler, is logged with who sent it, and answe
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import logging
 
 import pytest
 
 import nodeflow_app.nodeflow_app  # noqa: F401 - registers every state class of the app
 import nodeflow_app.store.graphs as graphs_module
+from nodeflow_app import routes
 from nodeflow_app.accounts.roles import LEAST_ROLE
 from nodeflow_app.state import access
 from nodeflow_app.state.auth_state import AuthState
 from nodeflow_app.store.accounts import AccountStore
 from nodeflow_app.store.graphs import GraphStore
-from reflex.istate.data import PageData, RouterData
+from reflex.istate.data import RouterData
 from reflex.state import State
 from reflex_base.event import Event
 
@@ -54,14 +54,15 @@ def stores(team, monkeypatch):
     monkeypatch.setattr(access, "account_store", lambda: accounts)
     monkeypatch.setattr(graphs_module, "graph_store", lambda: graphs)
     access._sessions.clear()
+    access._graph_workspaces.clear()
 
 
 def _page(token: str, workspace_id: str, graph_id: str | None) -> State:
     """A browser tab's state: its session cookie, the workspace its local storage names, the page it is on."""
     state = State(_reflex_internal_init=True)
-    params = {"graph_id": graph_id} if graph_id else {}
-    state.router = dataclasses.replace(state.router, _page=PageData(path="/graph/[graph_id]" if graph_id else "/",
-                                                                   params=params))
+    route, path = (routes.EDITOR, f"/graph/{graph_id}") if graph_id else (routes.WORKSPACE, "/workspace")
+    state.router = RouterData.from_router_data({"pathname": route, "asPath": path, "query": {},
+                                                "headers": {"origin": "http://127.0.0.1:3000"}})
     auth = state.get_substate(AuthState._get_substate_path())
     auth.session_token, auth.workspace_id = token, workspace_id
     return state
@@ -122,6 +123,14 @@ def test_a_refused_outsider_is_told_not_found_and_a_viewer_not_allowed(team):
         Event(name=f"{rename[0].get_full_name()}.{rename[1]}", payload={"name": "x"})))
     assert "Not found: it belongs to a workspace you are not in." in str(outsider.events)
     assert "Not allowed: a viewer cannot do this (edit needs more)." in str(viewer.events)
+
+
+def test_a_signed_out_tab_is_sent_to_the_sign_in_page_instead_of_a_toast(team):
+    _, _, workspace_id, graph_id, _ = team
+    load = next((cls, name) for cls, name, h in HANDLERS if name == "load_graph")
+    answer = asyncio.run(access.AccessMiddleware().preprocess(
+        None, _page("expired-session", workspace_id, graph_id), Event(name=f"{load[0].get_full_name()}.{load[1]}")))
+    assert "/signin" in str(answer.events) and "toast" not in str(answer.events).lower()
 
 
 def test_a_signed_out_session_gets_nothing_through(team):

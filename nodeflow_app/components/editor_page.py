@@ -15,6 +15,7 @@ from nodeflow_app.components.inspector import BLUR_ON_ENTER, inspector
 from nodeflow_app.components.palette import palette
 from nodeflow_app.components.presence import presence_bar
 from nodeflow_app.components.run_panel import rerun_button, run_panel, run_view_chip, runs_toggle
+from nodeflow_app.components.template_dialog import save_template_item, template_dialog
 from nodeflow_app.components.transfer_dialog import transfer_dialog, transfer_items
 from nodeflow_app.components.theme import BORDER, PANEL_BG, TOP_BAR
 from nodeflow_app.editor.catalog import catalog
@@ -92,11 +93,12 @@ def test_message_button() -> rx.Component:
 
 
 def graph_menu() -> rx.Component:
-    """More actions on the graph: copy or move it to another workspace."""
+    """More actions on the graph: copy or move it to another workspace, save it as a template."""
     return rx.cond(~EditorState.read_only, rx.dropdown_menu.root(
         rx.dropdown_menu.trigger(rx.icon_button(rx.icon("ellipsis", size=16), variant="ghost", color_scheme="gray",
                                                 aria_label="Graph actions", custom_attrs={"data-testid": "editor-menu"})),
-        rx.dropdown_menu.content(*transfer_items("", EditorState.graph_name)),
+        rx.dropdown_menu.content(*transfer_items("", EditorState.graph_name),
+                                 save_template_item("", EditorState.graph_name)),
     ))
 
 
@@ -259,6 +261,7 @@ def editor_page() -> rx.Component:
         toolbar(),
         import_errors_dialog(),
         transfer_dialog(),
+        template_dialog(),
         rx.cond(
             EditorState.not_found != "",
             not_found(),

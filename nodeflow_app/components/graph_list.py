@@ -8,6 +8,7 @@ from nodeflow_app.components import dialogs
 from nodeflow_app.components.header import header
 from nodeflow_app.components.legacy_import import legacy_import_dialog
 from nodeflow_app.components.template_picker import template_picker
+from nodeflow_app.components.template_dialog import save_template_item, template_dialog
 from nodeflow_app.components.transfer_dialog import transfer_dialog, transfer_items
 from nodeflow_app.components.theme import APP_BG, BORDER, PANEL_BG
 from nodeflow_app.state.graph_list_state import UPLOAD_ID, GraphListRow, GraphListState, ImportIssue
@@ -75,6 +76,7 @@ def row_menu(row: GraphListRow) -> rx.Component:
             rx.dropdown_menu.item(rx.icon("copy", size=14), "Duplicate",
                                   on_click=GraphListState.duplicate(row.id), custom_attrs=_testid("graph-duplicate")),
             *transfer_items(row.id, row.name),
+            save_template_item(row.id, row.name),
             rx.dropdown_menu.separator(),
             rx.dropdown_menu.item(rx.icon("trash-2", size=14), "Delete", color="red",
                                   on_click=GraphListState.ask_delete(row.id, row.name),
@@ -210,6 +212,7 @@ def graph_list_page() -> rx.Component:
         import_errors_dialog(),
         legacy_import_dialog(),
         transfer_dialog(),
+        template_dialog(),
         spacing="0",
         height="100vh",
         width="100vw",

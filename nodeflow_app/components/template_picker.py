@@ -1,4 +1,5 @@
-"""The New graph picker: Blank and every template of nodeflow_app/templates, each with what it does."""
+"""The New graph picker: Blank and every template of nodeflow_app/templates, each with what it does, then the
+templates the workspace's members saved (with a delete button)."""
 
 from __future__ import annotations
 
@@ -49,14 +50,35 @@ def template_card(card: TemplateCard) -> rx.Component:
     )
 
 
+def workspace_template_card(card: TemplateCard) -> rx.Component:
+    """A template of the workspace: the same card, and a button that deletes it."""
+    return rx.box(
+        template_card(card),
+        rx.icon_button(rx.icon("trash-2", size=12), size="1", variant="ghost", color_scheme="red",
+                       on_click=GraphListState.delete_template(card.id), disabled=GraphListState.creating,
+                       position="absolute", bottom="8px", right="8px",
+                       aria_label=f"Delete the template {card.name}",
+                       custom_attrs={"data-testid": f"template-delete-{card.name}"}),
+        position="relative",
+    )
+
+
 def template_picker() -> rx.Component:
     return rx.dialog.root(
         rx.dialog.content(
             rx.dialog.title("New graph"),
             rx.dialog.description("Start blank (a Chat Start to build on) or from a working template.",
                                   size="2", color_scheme="gray"),
-            rx.grid(rx.foreach(GraphListState.templates, template_card), columns="3", spacing="3",
-                    margin_y="16px", max_height="60vh", overflow_y="auto"),
+            rx.box(
+                rx.grid(rx.foreach(GraphListState.templates, template_card), columns="3", spacing="3"),
+                rx.cond(GraphListState.workspace_templates.length() > 0, rx.fragment(
+                    rx.text("Your workspace's templates", size="2", weight="medium", margin_top="16px",
+                            margin_bottom="8px", as_="div"),
+                    rx.grid(rx.foreach(GraphListState.workspace_templates, workspace_template_card), columns="3",
+                            spacing="3", custom_attrs=_testid("workspace-templates")),
+                )),
+                margin_y="16px", max_height="60vh", overflow_y="auto",
+            ),
             rx.hstack(
                 rx.cond(GraphListState.creating,
                         rx.hstack(rx.spinner(size="2"), rx.text("Creating the graph ...", size="2"), spacing="2",

@@ -22,6 +22,7 @@ from nodeflow_app.state.legacy_import_state import LegacyImportState, legacy_mig
 from nodeflow_app.store.graphs import GraphNotFound, GraphSummary, clean_name, graph_store
 from nodeflow_app.store.triggers import trigger_store
 from nodeflow_app.triggers.activation import activation
+from nodeflow_app.store.templates import is_workspace_template, template_store
 from nodeflow_app.templates import BLANK, Template, TemplateError, get_template, load_templates
 from nodes._registry import default_registry
 from nodeflow_app.state.access import requires
@@ -171,6 +172,7 @@ class GraphListState(rx.State):
     # click (or a second pick while the first is on its way) makes one graph, not two.
     picker_open: bool = False
     templates: list[TemplateCard] = []
+    workspace_templates: list[TemplateCard] = []  # saved by the workspace's members ("Save as template…")
     creating: bool = False
 
     rename_open: bool = False
@@ -232,7 +234,26 @@ class GraphListState(rx.State):
         except TemplateError as error:
             log.error("graph list: %s", error)
             return rx.toast.error(f"Could not list the templates: {error}")
+        try:
+            self._list_workspace_templates()
+        except _Failed as failed:
+            return failed.event
         self.picker_open = True
+        return None
+
+    def _list_workspace_templates(self) -> None:
+        workspace = current().workspace_id
+        self.workspace_templates = [card_view(t) for t in _attempt(
+            "list the workspace's templates", lambda: template_store().list(workspace))] if workspace else []
+
+    @rx.event
+    @requires("edit")
+    def delete_template(self, template_id: str) -> Any:
+        try:
+            _attempt("delete the template", lambda: template_store().delete(current().workspace_id, template_id))
+            self._list_workspace_templates()
+        except _Failed as failed:
+            return failed.event
         return None
 
     @rx.event
@@ -248,7 +269,7 @@ class GraphListState(rx.State):
         if self.creating:
             return None
         try:
-            template = get_template(template_id)
+            template = self._template(template_id)
         except TemplateError as error:
             return rx.toast.error(f"Could not create the graph: {error}")
         self.creating = True
@@ -263,6 +284,16 @@ class GraphListState(rx.State):
             self.creating = False
             return failed.event
         return rx.redirect(routes.editor_url(created.id))
+
+    @staticmethod
+    def _template(template_id: str) -> Template:
+        """A built-in template, or one of the workspace's own (never another workspace's)."""
+        if not is_workspace_template(template_id):
+            return get_template(template_id)
+        found = template_store().get(current().workspace_id or "", template_id)
+        if found is None:
+            raise TemplateError("that template is not in this workspace any more")
+        return found
 
     # -- rename ------------------------------------------------------------------------------------
 

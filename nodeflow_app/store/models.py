@@ -296,3 +296,17 @@ class ScheduleFireRow(SQLModel, table=True):
     fired_at: float
     owner: str = Field(max_length=160)  # the process that fired it
     run_id: str | None = Field(default=None, max_length=64)
+
+
+class TemplateRow(SQLModel, table=True):
+    """A graph a workspace's member saved as a starting point for New graph (beside the built-in templates)."""
+
+    __tablename__ = "graph_template"
+
+    id: str = Field(primary_key=True, max_length=32)
+    workspace_id: str = Field(foreign_key="workspace.id", ondelete="CASCADE", index=True, max_length=32)
+    name: str = Field(max_length=120)
+    description: str = Field(default="", max_length=500)
+    graph_json: str = Field(sa_type=Text)
+    created_by: str | None = Field(default=None, max_length=32)
+    created_at: float

@@ -336,3 +336,12 @@ async def test_after_a_kill_a_paused_answer_keeps_its_approval_card_and_can_be_a
     fake_llm.script(text(["All", " done"]))
     final = (await collect(service.resume(chat.id, paused.id, "ok", "approve", who="ann")))[-1].message
     assert final.status == "complete" and steps(final.blocks)["llm"] == "completed"
+
+
+def test_each_member_lists_only_their_own_chats_of_a_graph(service):
+    graph_id = service.graphs.create("Shared desk", RAW).id
+    ann, bob = service.create_chat(graph_id, "Ann's", user_id="u-ann"), service.create_chat(graph_id, "Bob's",
+                                                                                              user_id="u-bob")
+    assert [c.id for c in service.list_chats(graph_id, "u-ann")] == [ann.id]
+    assert [c.id for c in service.list_chats(graph_id, "u-bob")] == [bob.id]
+    assert service.get_chat(bob.id).user_id == "u-bob"  # what ChatState checks before it opens a chat by id

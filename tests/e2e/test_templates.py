@@ -89,3 +89,29 @@ def test_a_template_opens_with_its_nodes_and_name(page, nodeflow_server, store):
     expect(page.get_by_test_id("canvas-hint")).to_have_count(0)
     stored = store.get(graph_id)
     assert stored.name.startswith(template.name) and len(stored.graph["nodes"]) == template.node_count
+
+
+def test_a_graph_saved_as_a_template_starts_new_graphs_of_the_workspace(page, nodeflow_server, store):
+    """Save as template… in a row's menu; New graph lists it under the workspace's templates; a graph made from
+    it has its nodes; deleting it takes it off the picker."""
+    source = store.create("Desk for templates", load_templates()[1].new_graph())  # joins the owner's workspace
+    page.goto(nodeflow_server.url + "/")
+    page.get_by_test_id("graph-menu-Desk for templates").click()
+    page.get_by_test_id("graph-save-template").click()
+    page.get_by_test_id("template-name").fill("Team desk")
+    page.get_by_test_id("template-description").fill("Our desk, ready to wire.")
+    page.get_by_test_id("template-save").click()
+    expect(page.get_by_text("Saved as the template “Team desk”")).to_be_visible()
+
+    open_picker(page, nodeflow_server)
+    card = page.get_by_test_id("workspace-templates").get_by_role("button", name="New graph: Team desk")
+    expect(card).to_contain_text("Our desk, ready to wire.")
+    card.click()
+    graph_id = opened_graph_id(page)
+    made, original = store.get(graph_id), store.get(source.id)
+    assert made.name == "Team desk" and graph_id != source.id
+    assert [n["type"] for n in made.graph["nodes"]] == [n["type"] for n in original.graph["nodes"]]
+
+    open_picker(page, nodeflow_server)
+    page.get_by_test_id("template-delete-Team desk").click()
+    expect(page.get_by_test_id("workspace-templates")).to_have_count(0)

@@ -53,6 +53,12 @@ def old_database(engine) -> None:
                 started_at=1.0, chat_id="c1")
         _insert(conn, "node_run", run_id="r1", node_id="n1", node_type="chat-start", node_name="Chat", status="completed",
                 sequence=1, cached=False, updated_at=1.0)
+        AGNO_SESSIONS.create(conn)  # Agno's session storage shares the database: migrations leave it alone
+        conn.execute(AGNO_SESSIONS.insert().values(session_id="c1:agent", session_data='{"runs": 1}'))
+
+
+AGNO_SESSIONS = sa.Table("agno_sessions", sa.MetaData(), sa.Column("session_id", sa.String(64), primary_key=True),
+                         sa.Column("session_data", sa.Text()))
 
 
 def revision(engine) -> str | None:
@@ -78,6 +84,8 @@ def test_an_old_database_upgrades_in_place_and_keeps_its_data(engine):
     old_run = runs.get_run("r1")
     assert (old_run["status"], old_run["started_by"], old_run["context"]) == ("completed", None, {"conversation": "c1"})
     assert [n["node_id"] for n in old_run["nodes"]] == ["n1"], "the node records survived the table copy"
+    with engine.connect() as conn:
+        assert conn.execute(sa.select(AGNO_SESSIONS)).all() == [("c1:agent", '{"runs": 1}')]
 
 
 def test_a_fresh_database_is_stamped_at_the_newest_revision(engine):

@@ -1,0 +1,52 @@
+"""The "Save as template…" dialog (graph list rows, editor menu): a graph becomes a template of its workspace.
+
+Everyone who may edit in the workspace sees it in New graph beside the built-in templates and may delete it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import reflex as rx
+
+from nodeflow_app import routes
+from nodeflow_app.state.access import current, requires
+from nodeflow_app.store.graphs import graph_store
+from nodeflow_app.store.templates import template_store
+from nodes._registry import default_registry
+
+
+class TemplateSaveState(rx.State):
+    open: bool = False
+    name: str = ""
+    error: str = ""
+    _graph_id: str = ""
+
+    @rx.event
+    @requires("edit")
+    def ask(self, graph_id: str, name: str) -> None:
+        """Open the dialog for `graph_id` ("": the editor's graph)."""
+        self._graph_id = graph_id or str(routes.page_args(self.router).get("graph_id") or "")
+        self.name, self.error, self.open = name, "", True
+
+    @rx.event
+    @requires("view")
+    def set_open(self, is_open: bool) -> None:
+        self.open = is_open
+
+    @rx.event
+    @requires("edit")
+    def save(self, form: dict[str, Any]) -> Any:
+        workspace, user = current().workspace_id, current().user
+        stored = graph_store().get(self._graph_id)
+        if stored is None or graph_store().workspace_of(self._graph_id) != workspace:
+            self.open = False
+            return rx.toast.error("Not saved: the graph is not in this workspace.")
+        try:
+            template = template_store().save(workspace, str(form.get("name", "")), str(form.get("description", "")),
+                                             stored.graph, default_registry(), author=getattr(user, "id", None))
+        except ValueError as error:
+            self.name, self.error = str(form.get("name", "")), str(error).capitalize() + "."
+            return None
+        self.open = False
+        return rx.toast.success(f"Saved as the template “{template.name}”: New graph offers it to your team.")

@@ -64,7 +64,7 @@ async def _serve(request: Request, hook: str, *, test: bool) -> Response:
             await run_in_threadpool(hooks.check, target, call)  # reads the connection from the database
         else:
             hooks.check(target, call)
-        if test and await run_in_threadpool(hooks.triggers.take_test_call, hook, payload(call)) is None:
+        if test and await run_in_threadpool(hooks.triggers.take_test_call, hook, payload(call, target)) is None:
             raise Refused(404, "nobody is listening for a test call: press 'Listen for test event' in the editor")
         run = hooks.start(target, call, test=test)
     except Refused as refused:

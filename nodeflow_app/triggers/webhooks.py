@@ -211,7 +211,7 @@ class Webhooks:
         set_caller(Caller(None, "", target.workspace_id))  # nodes resolve connections in the graph's workspace
         try:
             return self.launcher.start(target.plan, started_by="test" if test else STARTED_BY,
-                                       trigger=target.node_id, payload=payload(call), graph_id=target.graph_id,
+                                       trigger=target.node_id, payload=payload(call, target), graph_id=target.graph_id,
                                        cache="reuse" if test else "none")
         except GraphInvalid as error:
             raise Refused(409, "; ".join(issue.message for issue in error.issues)) from None
@@ -226,9 +226,20 @@ def too_large(limit: int) -> str:
     return f"the payload is larger than this webhook's limit of {limit // 1024} KB"
 
 
-def payload(call: Call) -> dict[str, Any]:
-    """`{body, headers, query}`: a JSON body parsed, a form as an object, anything else as text."""
-    return {"body": parse_body(call.body, call.headers.get("content-type", "")), "headers": call.headers,
+# Headers that carry the caller's credentials. They authenticate the call and go no further: a run's payload is
+# stored and shown to everyone who may see the graph's runs.
+CREDENTIAL_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie", "x-api-key"})
+HIDDEN_HEADER = "(hidden)"
+
+
+def payload(call: Call, target: Target | None = None) -> dict[str, Any]:
+    """`{body, headers, query}`: a JSON body parsed, a form as an object, anything else as text; credentials in
+    headers (and the webhook's own token header) hidden."""
+    hidden = set(CREDENTIAL_HEADERS)
+    if target is not None and target.data.get("auth") == "header":
+        hidden.add(str(target.data.get("auth_name") or "").strip().lower())
+    headers = {name: HIDDEN_HEADER if name in hidden else value for name, value in call.headers.items()}
+    return {"body": parse_body(call.body, call.headers.get("content-type", "")), "headers": headers,
             "query": call.query}
 
 

@@ -145,6 +145,8 @@ def test_a_webhook_run_goes_on_when_the_caller_hangs_up(page, nodeflow_server: S
     slow = graph([("hook", "webhook-trigger", {"methods": "POST", "respond": "last_node"}),
                   ("wait", "wait", {"amount": 2}), ("after", "edit-fields", fields(waited=True))],
                  ["hook.output -> wait.input", "wait.output -> after.input"])
+    for index, item in enumerate(slow["nodes"]):  # side by side, so each can be clicked
+        item["position"] = {"x": index * 320, "y": 100}
     graph_id = create_raw(nodeflow_server, slow, "Slow webhook")
     open_editor(page, nodeflow_server, graph_id)
     page.get_by_test_id("graph-active").click()
@@ -158,4 +160,5 @@ def test_a_webhook_run_goes_on_when_the_caller_hangs_up(page, nodeflow_server: S
             client.post(path, json={"order": 7}, timeout=0.5)
         [summary] = client.get(f"/api/v1/graphs/{graph_id}/runs").json()
         run = poll(client, summary["run_id"])
-    assert (run["status"], run["started_by"], run["output"]) == ("completed", "webhook", {"waited": True})
+    assert (run["status"], run["started_by"], run["output"]["waited"]) == ("completed", "webhook", True)
+    assert run["output"]["body"] == {"order": 7} and run["output"]["headers"]["authorization"] == "(hidden)"

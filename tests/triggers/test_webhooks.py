@@ -98,7 +98,13 @@ async def test_a_header_token_from_a_secret_parameter(hooks):
         refused = await client.post(f"/api/hooks/{hook}", json={})
         assert refused.status_code == 401 and "X-Token header" in refused.json()["detail"]
         assert (await client.post(f"/api/hooks/{hook}", json={}, headers={"x-token": "wrong"})).status_code == 401
-        assert (await client.post(f"/api/hooks/{hook}", json={}, headers={"x-token": "s3cret"})).status_code == 202
+        accepted = await client.post(f"/api/hooks/{hook}", json={}, headers={
+            "x-token": "s3cret", "authorization": "Bearer sk-downstream", "cookie": "session=abc", "x-shop": "7"})
+        assert accepted.status_code == 202
+    # The credentials that came with the call are not in the run's record (everyone who sees the runs sees it).
+    headers = (await settled(hooks, accepted.json()["run_id"]))["payload"]["headers"]
+    assert {headers[h] for h in ("x-token", "authorization", "cookie")} == {"(hidden)"} and headers["x-shop"] == "7"
+    assert "s3cret" not in json.dumps(headers) and "sk-downstream" not in json.dumps(headers)
 
 
 async def test_basic_authentication_from_a_workspace_connection(hooks):

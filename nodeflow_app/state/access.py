@@ -90,25 +90,41 @@ def decide(need: Need | None, user: User | None, role: str | None) -> Decision:
     return Decision(False, "not found" if role is None else f"a {role} cannot do this ({need} needs more)")
 
 
-_sessions: dict[str, tuple[float, User | None]] = {}
+class _Recent:
+    """What a lookup answered in the last SESSION_CACHE_S seconds, per process: the editor sends many events."""
+
+    def __init__(self, load: Callable[[str], Any], *, keep_none: bool):
+        self._load, self._keep_none = load, keep_none
+        self._items: dict[str, tuple[float, Any]] = {}
+
+    def get(self, key: str) -> Any:
+        hit = self._items.get(key)
+        if hit and time.monotonic() - hit[0] < SESSION_CACHE_S:
+            return hit[1]
+        value = self._load(key)
+        if value is not None or self._keep_none:
+            if len(self._items) > 10_000:
+                self._items.clear()
+            self._items[key] = (time.monotonic(), value)
+        return value
+
+    def forget(self, key: str) -> None:
+        self._items.pop(key, None)
+
+    def clear(self) -> None:
+        self._items.clear()
+
+
+_sessions = _Recent(lambda token: account_store().user_for_session(token), keep_none=True)
 
 
 def user_for_token(token: str) -> User | None:
-    """The account behind a session token, cached a few seconds per process (events are frequent)."""
-    if not token:
-        return None
-    cached = _sessions.get(token)
-    if cached and time.monotonic() - cached[0] < SESSION_CACHE_S:
-        return cached[1]
-    user = account_store().user_for_session(token)
-    if len(_sessions) > 10_000:
-        _sessions.clear()
-    _sessions[token] = (time.monotonic(), user)
-    return user
+    """The account behind a session token (a signed-out token is refused on every worker within the cache)."""
+    return _sessions.get(token) if token else None
 
 
 def forget_token(token: str) -> None:
-    _sessions.pop(token, None)
+    _sessions.forget(token)
 
 
 def target_workspace(state: Any, current_workspace: str | None) -> str | None:
@@ -119,27 +135,23 @@ def target_workspace(state: Any, current_workspace: str | None) -> str | None:
     return current_workspace or None
 
 
-_graph_workspaces: dict[str, tuple[float, str]] = {}
+def _workspace_of(graph_id: str) -> str | None:
+    from nodeflow_app.store.graphs import graph_store
+
+    return graph_store().workspace_of(graph_id) or adopt_unowned_graphs(graph_id)
+
+
+_graph_workspaces = _Recent(_workspace_of, keep_none=False)
 
 
 def graph_workspace(graph_id: str) -> str | None:
-    """The graph's workspace, cached a few seconds per process like sessions: the editor sends many events
-    and a graph rarely changes workspace (a move in this process is seen at once: `forget_graph`)."""
-    cached = _graph_workspaces.get(graph_id)
-    if cached and time.monotonic() - cached[0] < SESSION_CACHE_S:
-        return cached[1]
-    from nodeflow_app.store.graphs import graph_store
-
-    workspace = graph_store().workspace_of(graph_id) or adopt_unowned_graphs(graph_id)
-    if workspace:
-        if len(_graph_workspaces) > 10_000:
-            _graph_workspaces.clear()
-        _graph_workspaces[graph_id] = (time.monotonic(), workspace)
-    return workspace
+    """The graph's workspace; a graph rarely changes workspace (a move in this process is seen at once:
+    `forget_graph`, on other workers within the cache)."""
+    return _graph_workspaces.get(graph_id)
 
 
 def forget_graph(graph_id: str) -> None:
-    _graph_workspaces.pop(graph_id, None)
+    _graph_workspaces.forget(graph_id)
 
 
 def adopt_unowned_graphs(graph_id: str | None = None) -> str | None:

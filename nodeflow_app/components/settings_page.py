@@ -16,6 +16,7 @@ from nodeflow_app.connections import KINDS
 from nodeflow_app.llm.providers import PROVIDERS
 from nodeflow_app.state.auth_state import AuthState
 from nodeflow_app.state.settings_state import SettingsState
+from nodeflow_app.state.users_state import AccountRow, UsersState
 
 
 def _testid(name: str) -> dict[str, str]:
@@ -180,6 +181,34 @@ def install_section() -> rx.Component:
     )
 
 
+def _account_row(row: AccountRow) -> rx.Component:
+    return rx.table.row(
+        rx.table.cell(row.name), rx.table.cell(row.email),
+        rx.table.cell(rx.cond(row.admin, rx.badge("instance admin", variant="soft"), "")),
+        rx.table.cell(rx.button("Reset password", size="1", variant="soft", color_scheme="orange",
+                                on_click=UsersState.reset_password(row.id),
+                                custom_attrs=_testid(f"reset-password-{row.email}"))),
+    )
+
+
+def users_section() -> rx.Component:
+    """The install's accounts (instance admin only: rendered for them, and the server checks every event)."""
+    return rx.cond(
+        SettingsState.is_admin,
+        rx.vstack(
+            rx.heading("Accounts of this install", size="4"),
+            rx.text("A reset signs the person out everywhere; hand them the new password (shown once).", size="2",
+                    color_scheme="gray"),
+            rx.cond(UsersState.new_password != "", rx.callout(
+                rx.text("New password of ", UsersState.reset_for, ": ",
+                        rx.code(UsersState.new_password, custom_attrs=_testid("new-password"))),
+                color_scheme="green", width="100%")),
+            rx.table.root(rx.table.body(rx.foreach(UsersState.accounts, _account_row)), width="100%"),
+            spacing="2", width="100%", on_mount=UsersState.load, custom_attrs=_testid("accounts"),
+        ),
+    )
+
+
 def settings_page() -> rx.Component:
     return rx.vstack(
         header(),
@@ -192,7 +221,7 @@ def settings_page() -> rx.Component:
             rx.cond(
                 SettingsState.providers.length() > 0,
                 rx.vstack(*(provider_card(i, name) for i, name in enumerate(PROVIDERS)), connections_section(),
-                          install_section(), spacing="3", width="100%"),
+                          install_section(), users_section(), spacing="3", width="100%"),
                 rx.text(rx.cond(SettingsState.tests.contains(""), SettingsState.tests[""]["message"].to(str),
                                 "Only the workspace's owner manages its credentials."), color_scheme="red",
                         custom_attrs=_testid("settings-refused")),

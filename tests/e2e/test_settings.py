@@ -7,6 +7,11 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+import pytest
+from playwright.sync_api import expect
+
+from nodeflow_app.store.accounts import AccountError, AccountStore
+
 from .server import Server
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -54,3 +59,29 @@ def test_set_a_key_see_it_as_set_and_list_models(page, nodeflow_server: Server, 
     page.get_by_test_id("delete-openai-compatible").click()
     page.wait_for_function("() => document.querySelector('[data-testid=key-openai-compatible]')"
                            ".innerText === 'Key: not set'")
+
+
+def test_the_instance_admin_resets_a_password_and_the_person_is_signed_out(page, nodeflow_server: Server):
+    """The accounts of the install, on the admin's credentials page: a reset shows a new password once, ends the
+    person's sessions, and the new password signs them in (the old one does not)."""
+    accounts = AccountStore(nodeflow_server.db_url)
+    try:
+        accounts.create_user("Rita Reset", "rita@example.org", "rita's old password")
+        old_session, _ = accounts.sign_in("rita@example.org", "rita's old password")
+    finally:
+        accounts.engine.dispose()
+    page.goto(f"{nodeflow_server.url}/workspace/credentials")
+    listed = page.get_by_test_id("accounts")
+    expect(listed).to_contain_text("rita@example.org")
+    expect(listed).to_contain_text("instance admin")  # the owner
+    page.get_by_test_id("reset-password-rita@example.org").click()
+    new_password = page.get_by_test_id("new-password").inner_text()
+    assert len(new_password) >= 12
+    accounts = AccountStore(nodeflow_server.db_url)
+    try:
+        assert accounts.user_for_session(old_session) is None  # signed out everywhere
+        assert accounts.sign_in("rita@example.org", new_password)[1].email == "rita@example.org"
+        with pytest.raises(AccountError):  # the old password no longer signs in
+            accounts.sign_in("rita@example.org", "rita's old password")
+    finally:
+        accounts.engine.dispose()

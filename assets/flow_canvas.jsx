@@ -760,12 +760,18 @@ function withDiffMarks(flow, marks) {
 }
 
 // ---- Presence: other people's selections and cursors ---------------------------------------------
-// The room's `people` ([{id, name, initials, color, selected}]) and `cursors` ({id: [x, y]}, flow
-// coordinates). My own entry is skipped. A node someone selected gets their colour as an outline.
+// The room's `people` ([{id, user, name, initials, color, selected}], one per tab) and `cursors` ({id: [x, y]},
+// flow coordinates). My own tabs are skipped. A node someone selected gets their colour as an outline.
+
+/** The room's people other than me: not this tab, nor my other tabs (the same `user`). */
+function othersOf(people, me) {
+  const mine = (people ?? []).find((p) => p.id === me)?.user;
+  return (people ?? []).filter((p) => p.id !== me && (!mine || p.user !== mine));
+}
 
 /** node id -> {color, initials} of the first other person who has it selected; one object per content. */
 function usePeers(people, me) {
-  const key = JSON.stringify((people ?? []).filter((p) => p.id !== me).map((p) => [p.color, p.initials, p.selected]));
+  const key = JSON.stringify(othersOf(people, me).map((p) => [p.color, p.initials, p.selected]));
   return useMemo(() => {
     const peers = {};
     for (const [color, initials, selected] of JSON.parse(key)) {
@@ -790,8 +796,8 @@ function useCursorSender(send, rf) {
 }
 
 function PeerCursors({ cursors, people, me }) {
-  const byId = new Map((people ?? []).map((p) => [p.id, p]));
-  const shown = Object.entries(cursors ?? EMPTY).filter(([id]) => id !== me && byId.has(id));
+  const byId = new Map(othersOf(people, me).map((p) => [p.id, p]));
+  const shown = Object.entries(cursors ?? EMPTY).filter(([id]) => byId.has(id));
   return (
     <ViewportPortal>
       {shown.map(([id, [x, y]]) => {
@@ -950,7 +956,7 @@ function Canvas(props) {
   }, [send, rf]);
   const sendCursor = useCursorSender(send, rf);
   const watched = useRef(false); // someone else is in the room: only then is my cursor worth sending
-  watched.current = (props.people ?? []).some((p) => p.id !== props.me);
+  watched.current = othersOf(props.people, props.me).length > 0;
   const onMouseMove = useCallback((e) => {
     pointer.current = { x: e.clientX, y: e.clientY };
     // Not while a button is down: a drag, pan or wire stays in the browser until it ends (one event).

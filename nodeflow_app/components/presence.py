@@ -1,6 +1,7 @@
-"""Who else has this graph open: their initials in their colour (the room's `people`, state/graph_room.py).
+"""Who else has this graph open: their initials in their colour (the room's `faces`, state/graph_room.py).
 
-This tab's own entry is left out: the toolbar is crowded, and everybody knows they are here."""
+One chip per person, however many tabs they have open; mine is left out: the toolbar is crowded, and
+everybody knows they are here."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from nodeflow_app.state.graph_room import GraphRoom
 
 
 def _person(person: rx.Var) -> rx.Component:
-    return rx.cond(person["id"] != EditorState.me, rx.tooltip(
+    return rx.cond(person["user"] != EditorState.me_user, rx.tooltip(
         rx.box(
             person["initials"],
             style={"background": person["color"], "color": "#111", "border_radius": "50%", "width": "22px",
@@ -26,7 +27,7 @@ def _person(person: rx.Var) -> rx.Component:
 
 def presence_bar() -> rx.Component:
     return rx.hstack(
-        rx.foreach(GraphRoom.people, _person),
+        rx.foreach(GraphRoom.faces, _person),
         # Which backend worker serves this tab (tests of several workers read it).
         rx.box(display="none", custom_attrs={"data-testid": "worker", "data-pid": EditorState.worker}),
         # The toolbar is full at 1440 px: when it overflows, the avatars give up room with the graph's name.

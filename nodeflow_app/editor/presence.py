@@ -1,7 +1,8 @@
 """Who is in a co-editing room, as the browser sees them: initials, a colour, the selected nodes.
 
 Pure helpers (no reflex): the room state (state/graph_room.py) keeps one entry per open tab, keyed by a
-hash of the tab's client token (the token itself never reaches other browsers).
+hash of the tab's client token (the token itself never reaches other browsers), and one face per person
+(`user`, a hash of the account id) for the toolbar: a person with two tabs open shows once.
 """
 
 from __future__ import annotations
@@ -26,10 +27,24 @@ def initials(name: str) -> str:
     return (words[0][:2] if words else "?").upper()
 
 
+def user_key(user_id: str) -> str:
+    """A person's key in the room: the same in all their tabs, and not their account id."""
+    return hashlib.sha256(f"user:{user_id}".encode()).hexdigest()[:10]
+
+
 def colour(user_id: str) -> str:
     """One colour per person, the same in every tab and on every worker."""
     return COLOURS[int(hashlib.sha256(user_id.encode()).hexdigest(), 16) % len(COLOURS)]
 
 
 def person(pid: str, user_id: str, name: str, selected: list[str] | None = None) -> dict[str, Any]:
-    return {"id": pid, "name": name, "initials": initials(name), "color": colour(user_id), "selected": selected or []}
+    return {"id": pid, "user": user_key(user_id), "name": name, "initials": initials(name), "color": colour(user_id),
+            "selected": selected or []}
+
+
+def faces(people: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One entry per person (their first tab's), without selections: what the toolbar shows."""
+    seen: dict[str, dict[str, Any]] = {}
+    for p in people:
+        seen.setdefault(p["user"], {"user": p["user"], "name": p["name"], "initials": p["initials"], "color": p["color"]})
+    return list(seen.values())

@@ -49,6 +49,7 @@ class EditorState(rx.State):
     focus: dict[str, Any] = {"n": 0, "ids": []}  # nodes to select on this tab's canvas (the issues list)
     worker: str = ""  # the process id of the backend worker that handled this tab's last event (multi-worker tests)
     me: str = ""  # this tab's presence id in the room (its own patches and cursor are not shown as others')
+    me_user: str = ""  # my key in the room's faces (the toolbar shows no chip for me, from any of my tabs)
     can_undo: bool = False
     can_redo: bool = False
     node_issues: dict[str, str] = {}
@@ -165,6 +166,7 @@ class EditorState(rx.State):
         self.me = presence.presence_id(token)
         user = current().user
         entry = presence.person(self.me, getattr(user, "id", "") or token, getattr(user, "name", "") or "Guest")
+        self.me_user = entry["user"]
         room._enter(entry, token, await _connected(room._tokens.values()))
 
     # History's hooks (state/history_state.py) ---------------------------------------------------

@@ -15,6 +15,7 @@ from typing import Any
 
 import reflex as rx
 
+from nodeflow_app.editor import presence
 from nodeflow_app.editor.document import GraphDocument
 from nodeflow_app.store.graphs import graph_store
 from nodeflow_app.validation import Issue, validate_graph
@@ -40,6 +41,7 @@ class GraphRoom(rx.SharedState):
 
     patch: dict[str, Any] = {"epoch": 0, "seq": 0, "ops": [], "by": ""}
     people: list[dict[str, Any]] = []  # presence.person() of each tab in the room, in order of arrival
+    faces: list[dict[str, Any]] = []  # presence.faces(people): one per person, for the toolbar
     cursors: dict[str, list[float]] = {}  # presence id -> [x, y] in flow coordinates
     node_count: int = -1  # -1 until a graph is open; 0 or 1 shows the canvas's "how to add nodes" hint
     has_chat_start: bool = False  # a test run then asks for the message to test with
@@ -152,16 +154,22 @@ class GraphRoom(rx.SharedState):
         tokens[entry["id"]] = token
         self._tokens = tokens
         others = [p for p in self.people if p["id"] != entry["id"] and p["id"] in tokens]
-        self.people = [*others, entry]
+        self._set_people([*others, entry])
         if set(self.cursors) - set(tokens):
             self.cursors = {pid: xy for pid, xy in self.cursors.items() if pid in tokens}
 
     def _leave(self, pid: str) -> None:
         self._tokens = {k: v for k, v in self._tokens.items() if k != pid}
         if any(p["id"] == pid for p in self.people):
-            self.people = [p for p in self.people if p["id"] != pid]
+            self._set_people([p for p in self.people if p["id"] != pid])
         if pid in self.cursors:
             self.cursors = {k: v for k, v in self.cursors.items() if k != pid}
+
+    def _set_people(self, people: list[dict[str, Any]]) -> None:
+        self.people = people
+        faces = presence.faces(people)
+        if faces != self.faces:  # a second tab of someone already here changes no face
+            self.faces = faces
 
     def _select(self, pid: str, ids: list[str]) -> None:
         for i, entry in enumerate(self.people):

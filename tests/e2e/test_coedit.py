@@ -270,8 +270,16 @@ def test_two_people_on_different_workers_edit_together_through_redis(browser, re
     expect(second.get_by_test_id("inline-Check-value")).to_have_value("from the first worker")
     commit(second, "inline-Conditional-value", "from the second worker")
     expect(first.get_by_test_id("inline-Conditional-value")).to_have_value("from the second worker")
-    # The editor may have several tabs open here (those that landed on the first worker): one chip each.
-    expect(first.get_by_test_id(f"presence-{initials(team.members[0].name)}").first).to_be_visible()
+    # The editor may have several tabs open (those that landed on the first worker): still one chip for them,
+    # and none of their tabs shows a chip for themselves.
+    # The owner opens a second tab too: one chip for them as well.
+    editor_chip, owner_chip = (f"presence-{initials(p.name)}" for p in (team.members[0], team.owner))
+    owner_again = open_graph(first_context, redis_server, graph_id)
+    expect(second.get_by_test_id(owner_chip)).to_have_count(1)
+    expect(second.get_by_test_id(editor_chip)).to_have_count(0)
+    for page in (first, owner_again):
+        expect(page.get_by_test_id(editor_chip)).to_have_count(1)
+        expect(page.get_by_test_id(owner_chip)).to_have_count(0)
     # The edits were handled where each tab's websocket is (each edit records its worker's pid).
     assert (worker_of(first), worker_of(second)) == (first_pid, second_pid)
     first.wait_for_function(

@@ -53,6 +53,20 @@ def test_presence_follows_tabs_in_and_out_and_drops_tabs_that_went_away():
     assert [p["id"] for p in r.people] == ["c"]
 
 
+def test_a_person_with_two_tabs_has_one_face_and_keeps_it_until_their_last_tab_leaves():
+    r = room()
+    r._enter(person("a1", "u1", "Ann Lee"), "token-a1")
+    r._enter(person("b", "u2", "Bob Roe"), "token-b")
+    r._enter(person("a2", "u1", "Ann Lee"), "token-a2")  # Ann's second tab
+    assert [p["id"] for p in r.people] == ["a1", "b", "a2"]  # selections and cursors stay per tab
+    assert [f["initials"] for f in r.faces] == ["AL", "BR"]
+    assert r.faces[0]["user"] == r.people[2]["user"] != "u1"  # a key of the account, not its id
+    r._leave("a1")
+    assert [f["initials"] for f in r.faces] == ["BR", "AL"]
+    r._leave("a2")
+    assert [f["initials"] for f in r.faces] == ["BR"]
+
+
 def test_room_tokens_have_no_underscore_and_cannot_be_made_from_the_graph_id_alone(monkeypatch):
     from cryptography.fernet import Fernet
 

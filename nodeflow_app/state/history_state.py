@@ -45,9 +45,10 @@ class HistoryState(rx.State):
     @rx.event
     @requires("view")
     async def load(self):
-        """on_load of the editor (after EditorState's): the live graph on the canvas, the list fresh."""
+        """on_load of the editor (before EditorState's, which unfreezes the editor): the live graph on the
+        canvas, the list fresh."""
         self.picked, self.naming = [], ""
-        await self._back()
+        await self._back(unfreeze=False)
         if self.panel_open:
             await self._refresh()
 
@@ -137,11 +138,12 @@ class HistoryState(rx.State):
     async def back_to_current(self):
         await self._back()
 
-    async def _back(self) -> None:
+    async def _back(self, unfreeze: bool = True) -> None:
         self._rev += 1
         self.canvas_view = {"rev": self._rev, "mode": "", "graph": None, "marks": {}}
         self.viewing, self.diff_title, self.diff_rows = 0, "", []
-        await self._freeze_editor(False)
+        if unfreeze:
+            await self._freeze_editor(False)
 
     # Restore and names -------------------------------------------------------------------------
 

@@ -247,11 +247,12 @@ class GraphStore:
     def _insert(self, graph_id: str, name: str, graph: dict[str, Any], note: str,
                 workspace_id: str | None = None) -> GraphSummary:
         document, now = _document(graph, graph_id, name, 1), time.time()
+        text = json.dumps(document)
         with self.engine.begin() as conn:
-            conn.execute(insert(GRAPHS).values(id=graph_id, name=name, graph_json=json.dumps(document), version=1,
+            conn.execute(insert(GRAPHS).values(id=graph_id, name=name, graph_json=text, version=1,
                                                node_count=len(document["nodes"]), created_at=now, updated_at=now,
                                                workspace_id=workspace_id))
-            _append_version(conn, graph_id, 1, document, now, note)
+            _append_version(conn, graph_id, 1, document, text, now, note)
         return GraphSummary(graph_id, name, len(document["nodes"]), now, 1)
 
     def _require(self, graph_id: str) -> StoredGraph:
@@ -277,9 +278,10 @@ class GraphStore:
             name = name if name is not None else row.name
             graph = graph if graph is not None else json.loads(row.graph_json)
             document, now = _document(graph, graph_id, name, row.version), time.time()
+            text = json.dumps(document)  # once for both rows: ~10 ms at 1,000 nodes
             conn.execute(update(GRAPHS).where(GRAPHS.c.id == graph_id).values(
-                name=name, graph_json=json.dumps(document), node_count=len(document["nodes"]), updated_at=now))
-            _append_version(conn, graph_id, row.version, document, now, note, author)
+                name=name, graph_json=text, node_count=len(document["nodes"]), updated_at=now))
+            _append_version(conn, graph_id, row.version, document, text, now, note, author)
         return row.version
 
 
@@ -288,9 +290,9 @@ def _document(graph: dict[str, Any], graph_id: str, name: str, version: int) -> 
     return Graph.model_validate({**graph, "id": graph_id, "name": name, "version": version}).model_dump(mode="json")
 
 
-def _append_version(conn: Any, graph_id: str, version: int, document: dict[str, Any], now: float, note: str,
-                    author: tuple[str | None, str] = (None, "")) -> None:
-    conn.execute(insert(VERSIONS).values(graph_id=graph_id, version=version, graph_json=json.dumps(document),
+def _append_version(conn: Any, graph_id: str, version: int, document: dict[str, Any], text: str, now: float,
+                    note: str, author: tuple[str | None, str] = (None, "")) -> None:
+    conn.execute(insert(VERSIONS).values(graph_id=graph_id, version=version, graph_json=text,
                                          node_count=len(document["nodes"]), created_at=now, note=note,
                                          author=author[0], author_name=author[1] or None))
 

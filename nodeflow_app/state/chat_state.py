@@ -94,10 +94,10 @@ class ChatState(rx.State):
         graph_id = routes.page_args(self.router).get("graph_id", "")
         if self.busy and graph_id == self.graph_id:
             return None  # a reload while an answer streams: the stream goes on into this state
-        stored = graph_store().get(graph_id)
-        self.graph_id, self.missing = graph_id, "" if stored else graph_id
-        self.graph_name = stored.name if stored else ""
-        self.chats = [chat_row(c) for c in chat_service().list_chats(graph_id, _me())] if stored else []
+        name = graph_store().name_of(graph_id)  # not the graph itself: ~15 ms of JSON at 1,000 nodes
+        self.graph_id, self.missing = graph_id, "" if name is not None else graph_id
+        self.graph_name = name or ""
+        self.chats = [chat_row(c) for c in chat_service().list_chats(graph_id, _me())] if name is not None else []
         chat_id = self.chat_id if any(c["id"] == self.chat_id for c in self.chats) else (
             self.chats[0]["id"] if self.chats else "")
         return await self._open_chat(chat_id)

@@ -142,11 +142,12 @@ class EditorState(rx.State):
         graph_id = self._graph_id or routes.page_args(self.router).get("graph_id", "")
         if not graph_id:
             return room, None
-        if not self._graph_id:  # an edit queued by the page while a restarted server was down
+        restarted = not self._graph_id  # an edit queued by the page while a restarted server was down
+        if restarted:
             self._graph_id = graph_id
             fresh = True
         room = await room._link_to(room_token(graph_id))
-        if not self.me:  # a fresh state (a restarted server): this tab shows in the room again
+        if restarted and not self.me:  # a fresh state (a restarted server): this tab shows in the room again
             await self._enter(room)
         failure = None
         if room._doc is None or room._doc.id != graph_id or (fresh and room._is_stale()):
@@ -155,7 +156,7 @@ class EditorState(rx.State):
                 failure = rx.toast.error(error)
             elif not error:
                 self._set_issues(issues)
-        if fresh and room._doc is not None and not self.graph_name:
+        if restarted and room._doc is not None and not self.graph_name:  # (load_graph sends it itself)
             self.not_found, self.graph_name = "", room._doc.name
             self._send_whole_graph(room)
         return room, failure

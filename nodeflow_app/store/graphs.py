@@ -118,6 +118,11 @@ class GraphStore:
             return None
         return StoredGraph(row["id"], row["name"], row["version"], json.loads(row["graph_json"]), row["updated_at"])
 
+    def name_of(self, graph_id: str) -> str | None:
+        """The graph's name (None: no such graph), without reading the graph."""
+        with self.engine.connect() as conn:
+            return conn.execute(select(GRAPHS.c.name).where(GRAPHS.c.id == graph_id)).scalar()
+
     def version_of(self, graph_id: str) -> int | None:
         """The newest version number (None: no such graph), without reading the graph."""
         with self.engine.connect() as conn:

@@ -60,6 +60,8 @@ def test_create_makes_an_empty_graph_at_version_1(store):
     assert (stored.graph["id"], stored.graph["name"], stored.graph["version"]) == (created.id, "My flow", 1)
     assert [(v.version, v.note) for v in store.versions(created.id)] == [(1, "created")]
     assert store.get("nope") is None
+    assert (store.name_of(created.id), store.version_of(created.id)) == ("My flow", 1)
+    assert (store.name_of("nope"), store.version_of("nope")) == (None, None)
 
 
 def test_every_save_is_a_new_version_and_the_row_keeps_id_and_name(store):

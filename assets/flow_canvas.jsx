@@ -9,7 +9,7 @@ import { createContext, memo, useCallback, useContext, useEffect, useMemo, useRe
 import {
   Background, BackgroundVariant, ConnectionMode, Controls, Handle, MiniMap, Position, ReactFlow,
   ReactFlowProvider, ViewportPortal, applyEdgeChanges, applyNodeChanges, useConnection, useNodeId, useReactFlow,
-  useUpdateNodeInternals,
+  useStore, useUpdateNodeInternals,
 } from "@xyflow/react";
 import { dynamicIconImports } from "lucide-react/dynamic.mjs";
 import "./flow_canvas.css";
@@ -816,6 +816,10 @@ function PeerCursors({ cursors, people, me }) {
 
 // ---- The canvas ---------------------------------------------------------------------------------
 
+// Zoomed out this far, a node's text is a few pixels tall: labels stop clipping to an ellipsis (flow_canvas.css).
+const FAR_ZOOM = 0.25;
+const isFar = (s) => s.transform[2] < FAR_ZOOM;
+
 function Canvas(props) {
   const { id, className, style } = props;
   const definitions = useStableJson(props.definitions) ?? EMPTY;
@@ -969,10 +973,11 @@ function Canvas(props) {
     return () => { window.removeEventListener("pagehide", leave); leave(); };
   }, [send]);
   const passthrough = Object.fromEntries(Object.entries(props).filter(([k]) => k.startsWith("data-")));
+  const far = useStore(isFar);
 
   return (
     <CanvasContext.Provider value={context}>
-      <div id={id} ref={wrapper} className={`nf-canvas${readOnly ? " nf-readonly" : ""}${className ? ` ${className}` : ""}`} style={style}
+      <div id={id} ref={wrapper} className={`nf-canvas${readOnly ? " nf-readonly" : ""}${far ? " nf-far" : ""}${className ? ` ${className}` : ""}`} style={style}
         onDragOver={onDragOver} onDrop={onDrop} onMouseMove={onMouseMove} onMouseLeave={onMouseLeave} {...passthrough}>
         <ReactFlow nodes={shown.nodes} edges={shown.edges} nodeTypes={NODE_TYPES} colorMode="dark"
           nodesDraggable={!readOnly} nodesConnectable={!readOnly} elementsSelectable={!readOnly}

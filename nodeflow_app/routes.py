@@ -44,6 +44,11 @@ def page_args(router: Any) -> dict[str, str]:
     return args
 
 
+def page_graph_id(router: Any) -> str:
+    """The graph the page is about (`/graph/<id>`, `/chat/<id>`), or ""."""
+    return page_args(router).get("graph_id", "")
+
+
 def page_route(router: Any) -> str:
     """The route the page matched, e.g. `/graph/[graph_id]`."""
     return router.route_id

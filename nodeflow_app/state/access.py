@@ -129,9 +129,9 @@ def forget_token(token: str) -> None:
 
 def target_workspace(state: Any, current_workspace: str | None) -> str | None:
     """The workspace an event acts in: the one of the page's graph (/graph/<id>...), else the current one."""
-    graph_id = routes.page_args(state.router).get("graph_id") if state.router else None
+    graph_id = routes.page_graph_id(state.router) if state.router else ""
     if graph_id:
-        return graph_workspace(str(graph_id))
+        return graph_workspace(graph_id)
     return current_workspace or None
 
 

@@ -91,7 +91,7 @@ class ChatState(rx.State):
     @requires("view")
     async def load(self):
         """on_load of the editor and the chat page: the graph of the URL, its chats, the latest one opened."""
-        graph_id = routes.page_args(self.router).get("graph_id", "")
+        graph_id = routes.page_graph_id(self.router)
         if self.busy and graph_id == self.graph_id:
             return None  # a reload while an answer streams: the stream goes on into this state
         name = graph_store().name_of(graph_id)  # not the graph itself: ~15 ms of JSON at 1,000 nodes

@@ -109,7 +109,7 @@ class EditorState(rx.State):
     async def load_graph(self):
         """on_load: join the room of the URL's graph (opening it from the database if nobody has it open)."""
         self._frozen = False
-        graph_id = routes.page_args(self.router).get("graph_id", "")
+        graph_id = routes.page_graph_id(self.router)
         if graph_id != self._graph_id:
             if self._graph_id and self.me:  # another graph in the same tab: out of the previous room first
                 (await self._room())[0]._leave(self.me)
@@ -139,7 +139,7 @@ class EditorState(rx.State):
         `fresh` (a page load) also rereads a graph the database holds a newer version of.
         """
         room = await self.get_state(GraphRoom)
-        graph_id = self._graph_id or routes.page_args(self.router).get("graph_id", "")
+        graph_id = self._graph_id or routes.page_graph_id(self.router)
         if not graph_id:
             return room, None
         restarted = not self._graph_id  # an edit queued by the page while a restarted server was down

@@ -55,7 +55,7 @@ class RunHistoryState(rx.State):
     @requires("view")
     async def load(self):
         """on_load of the editor: another graph forgets the previous one's runs and run view."""
-        graph_id = routes.page_args(self.router).get("graph_id", "")
+        graph_id = routes.page_graph_id(self.router)
         if graph_id != self._graph_id:
             self._graph_id = graph_id
             self._choose(None)

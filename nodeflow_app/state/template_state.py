@@ -26,7 +26,7 @@ class TemplateSaveState(rx.State):
     @requires("edit")
     def ask(self, graph_id: str, name: str) -> None:
         """Open the dialog for `graph_id` ("": the editor's graph)."""
-        self._graph_id = graph_id or str(routes.page_args(self.router).get("graph_id") or "")
+        self._graph_id = graph_id or routes.page_graph_id(self.router)
         self.name, self.error, self.open = name, "", True
 
     @rx.event

@@ -37,7 +37,7 @@ class TransferState(rx.State):
     def ask(self, graph_id: str, name: str, mode: str) -> Any:
         """Open the dialog for `graph_id` ("": the editor's graph), listing the other workspaces where the
         caller may edit."""
-        graph_id = graph_id or str(routes.page_args(self.router).get("graph_id") or "")
+        graph_id = graph_id or routes.page_graph_id(self.router)
         user = current().user
         options = edit_targets(account_store(), user.id, graph_store().workspace_of(graph_id)) if user else []
         self._graph_id, self.graph_name, self.mode = graph_id, name, "move" if mode == "move" else "copy"

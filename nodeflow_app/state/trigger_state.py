@@ -37,7 +37,7 @@ class TriggerState(rx.State):
     @requires("view")
     def load(self):
         """on_load of the editor: whether the graph of the URL is active, and which version is live."""
-        graph_id = routes.page_args(self.router).get("graph_id", "")
+        graph_id = routes.page_graph_id(self.router)
         version = trigger_store().active_version(graph_id) if graph_id else None
         self.active, self.live_version = version is not None, version or 0
         self.listening_to = self.heard = self.heard_run = ""
@@ -45,7 +45,7 @@ class TriggerState(rx.State):
     @rx.event
     @requires("edit")
     async def set_active(self, on: bool):
-        graph_id = routes.page_args(self.router).get("graph_id", "")
+        graph_id = routes.page_graph_id(self.router)
         editor = await self.get_state(EditorState)
         if on and not await editor.save_pending_edits(graph_id):
             return rx.toast.error("Not activated: the graph could not be saved (see its issues).")
@@ -66,7 +66,7 @@ class TriggerState(rx.State):
     async def listen(self, node_id: str):
         """Wait for the next call of the selected webhook's test address; show its payload and test run."""
         async with self:
-            graph_id = routes.page_args(self.router).get("graph_id", "")
+            graph_id = routes.page_graph_id(self.router)
             editor = await self.get_state(EditorState)
             if not graph_id or not await editor.save_pending_edits(graph_id):
                 return
@@ -96,7 +96,7 @@ class TriggerState(rx.State):
     @rx.event
     @requires("edit")
     async def stop_listening(self):
-        graph_id = routes.page_args(self.router).get("graph_id", "")
+        graph_id = routes.page_graph_id(self.router)
         if self.listening_to and graph_id:
             await asyncio.to_thread(trigger_store().stop_listening, hook_id(graph_id, self.listening_to))
         self.listening_to = ""

@@ -175,6 +175,7 @@ class RunLauncher:
             run, loop = live
             loop.call_soon_threadsafe(_answer_live, run, node_id, payload)
             return None
+        self.store.flush()  # the database shows what the store still holds (a run that paused a moment ago)
         state = self.control.owner_of(run_id)
         if state is not None and state[2]:
             self.control.request(run_id, "answer", node_id, payload)
@@ -189,6 +190,7 @@ class RunLauncher:
             run, loop = live
             loop.call_soon_threadsafe(run.cancel)
             return True
+        self.store.flush()  # the database shows what the store still holds (a run that ended a moment ago)
         state = self.control.owner_of(run_id)
         if state is None:
             return False

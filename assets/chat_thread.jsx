@@ -102,6 +102,9 @@ function useStreamedMessage(stream, send) {
     const seq = stream?.seq ?? 0;
     if (!id) {
       Object.assign(s, { messageId: "", seq, blocks: EMPTY_LIST, message: null, gap: false, resyncAt: 0 });
+    } else if (id !== s.messageId && stream.blocks == null) {
+      // A batch of a message whose start (its blocks) React skipped: its ops have nothing to apply to.
+      Object.assign(s, { messageId: id, seq, blocks: EMPTY_LIST, gap: true });
     } else if (id !== s.messageId || stream.blocks != null) {
       const blocks = applyOps(stream.blocks ?? EMPTY_LIST, stream.ops);
       if (blocks === null) Object.assign(s, { messageId: id, seq, blocks: stream.blocks ?? EMPTY_LIST, gap: true });

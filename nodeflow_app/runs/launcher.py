@@ -175,6 +175,7 @@ class RunLauncher:
             run, loop = live
             loop.call_soon_threadsafe(_answer_live, run, node_id, payload)
             return None
+        self.store.flush()  # the database shows what the store still holds (a run that paused a moment ago)
         state = self.control.owner_of(run_id)
         if state is not None and state[2]:
             self.control.request(run_id, "answer", node_id, payload)
@@ -189,6 +190,7 @@ class RunLauncher:
             run, loop = live
             loop.call_soon_threadsafe(run.cancel)
             return True
+        self.store.flush()  # the database shows what the store still holds (a run that ended a moment ago)
         state = self.control.owner_of(run_id)
         if state is None:
             return False
@@ -243,11 +245,11 @@ class RunLauncher:
                 loop = asyncio.get_running_loop()
             except RuntimeError:  # not driven yet: `events()` reports `running` again from its loop
                 return
+            # Not woken: the control thread looks every `poll` seconds (a wake per run cost a query per run).
             self._live[run.run_id] = (run, loop)
             if self._thread is None or not self._thread.is_alive():
                 self._thread = threading.Thread(target=self._control_loop, name="run-control", daemon=True)
                 self._thread.start()
-        self._wake.set()
 
     def _control_loop(self) -> None:
         """Every `poll` seconds (at once when Redis says so): apply requests; every HEARTBEAT: say we are alive."""

@@ -7,7 +7,7 @@ never reads the store, and the store never builds a run.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Awaitable, Callable
 
 from nodeflow_app.contract import WaitForInput
 
@@ -43,6 +43,9 @@ class RunHooks:
     on_node: Callable[[Any, str, NodeRecord], None] | None = None
     on_run: Callable[[Any], None] | None = None
     cache: Any = None  # nodeflow_app.runtime.cache.OutputCache
+    # Awaited as a run's stream starts (before its first node) and before it ends (finished or paused):
+    # persistence that writes a moment later (many runs in one transaction) makes the run's state durable here.
+    settle: Callable[[Any], Awaitable[None]] | None = None
 
 
 def record_from_row(row: dict[str, Any]) -> NodeRecord:

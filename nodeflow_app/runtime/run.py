@@ -113,6 +113,11 @@ class Run:
         """Run until completed, failed, cancelled or paused, yielding events in order of occurrence."""
         if self.status == "pending":
             self._set_status("running")
+            try:
+                await self._settle_hook()  # the run is on record before any of its nodes starts
+            except BaseException:  # the consumer went away meanwhile
+                self._finish("cancelled")
+                raise
             self._start()
         elif self.status != "running":
             return
@@ -203,6 +208,11 @@ class Run:
         if self.status == "running":
             self._settle()
         await self._release()
+        await self._settle_hook()  # its end is on record before the consumer sees it
+
+    async def _settle_hook(self) -> None:
+        if self.parent is None and self.hooks.settle is not None:
+            await self.hooks.settle(self)
 
     def _settle(self) -> None:
         """Nothing is in flight: paused if a node waits, completed if every member settled, else failed."""

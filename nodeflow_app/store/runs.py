@@ -6,8 +6,11 @@ Writes are batched. A kernel callback only remembers the latest record of each (
 serializes what changed and upserts it in one transaction. Flushes happen:
 1. when `flush_interval` has passed, checked on each callback;
 2. on a timer `flush_interval` after a change, so the last changes before a long wait reach the disk;
-3. synchronously on every run status change, so a run row exists from the start and a paused or
-   finished run is on disk before the caller sees it end.
+3. on every run status change: at once outside an event loop; in an event loop, once the loop's current
+   pass ends (`call_soon`), so the status changes of every run that changed meanwhile share one transaction
+   (group commit). The kernel awaits `settle` as a run's stream starts and before it ends, which waits for
+   that flush: a run row exists before its first node starts, and a paused or finished run is on disk
+   before the caller sees it end.
 Nodes in flight are written as `running` by the next flush, so a crash leaves them visible.
 
 One run's bad data never costs another run its records: values are escaped so any database can
@@ -78,6 +81,7 @@ class RunStore:
         self._last_flush = 0.0
         self._timer: asyncio.TimerHandle | None = None
         self._timer_loop: asyncio.AbstractEventLoop | None = None
+        self._soon: tuple[asyncio.AbstractEventLoop, asyncio.Future] | None = None  # the flush after this pass
         self._lock = threading.RLock()
         dialect = self.engine.dialect.name
         self._upsert_runs = _upserter(RUNS, dialect, ("id",), _RUN_STATE)
@@ -89,13 +93,13 @@ class RunStore:
 
     def hooks(self, cache: Any = None) -> RunHooks:
         """Kernel hooks that persist a run as it goes; `cache` passes through (the reactive output cache)."""
-        return RunHooks(on_node=self._on_node, on_run=self._on_run, cache=cache)
+        return RunHooks(on_node=self._on_node, on_run=self._on_run, cache=cache, settle=self.settle)
 
     def _on_node(self, run: Run, node_id: str, record: NodeRecord) -> None:
         with self._lock:  # a flush from another thread (a reader) swaps the queue
             self._nodes[(run.run_id, node_id)] = (run, node_id, record)
         if time.monotonic() - self._last_flush >= self.flush_interval:
-            self.flush()
+            self._flush_soon()
         self._schedule()
 
     def _on_run(self, run: Run) -> None:
@@ -105,9 +109,42 @@ class RunStore:
                 self._active[run.run_id] = run
             else:
                 self._active.pop(run.run_id, None)
-            self.flush()
+        self._flush_soon()
         if run.status == "running":
             self._schedule()  # the nodes it launches next are written as `running` soon after
+
+    async def settle(self, run: Run) -> None:
+        """Return once the run's last status change is written (or its write failed: see `flush`)."""
+        with self._lock:  # a flush under way in another thread (a reader) finishes first
+            if run.run_id not in self._runs:
+                return
+            future = self._flush_soon()
+        if future is not None:
+            await asyncio.shield(future)
+
+    def _flush_soon(self) -> asyncio.Future | None:
+        """In an event loop: one flush once the loop's current pass ends, for every change queued until then
+        (its future is done after it); elsewhere: flush now."""
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            self.flush()
+            return None
+        with self._lock:
+            if self._soon is None or self._soon[0] is not loop:
+                self._soon = (loop, loop.create_future())
+                loop.call_soon(self._flush_now, self._soon)
+            return self._soon[1]
+
+    def _flush_now(self, soon: tuple[asyncio.AbstractEventLoop, asyncio.Future]) -> None:
+        with self._lock:
+            if self._soon is soon:
+                self._soon = None
+        try:
+            self.flush()
+        finally:
+            if not soon[1].done():
+                soon[1].set_result(None)
 
     def _schedule(self) -> None:
         """At most one pending timer flush (per event loop: a closed loop's timer never fires)."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import asyncio
 import json
 import os
 import select
@@ -18,7 +19,7 @@ from sqlalchemy import select as query
 
 from nodeflow_app.runtime.engine import start_run
 from nodeflow_app.store.db import create_all, make_engine
-from nodeflow_app.store.runs import NODES, RunNotFound, RunStore
+from nodeflow_app.store.runs import NODES, RUNS, RunNotFound, RunStore
 from nodeflow_app.contract import NodeDefinition, Socket
 
 from tests.runtime import toys
@@ -233,6 +234,28 @@ async def test_writes_are_batched_into_few_transactions(backend):
     assert 2 <= len(commits) <= 20, len(commits)  # the start, the end, and one per flush interval
     stored = backend.store().get_run(run.run_id)
     assert len(stored["nodes"]) == 201 and {n["status"] for n in stored["nodes"]} == {"completed"}
+
+
+#  S --> A, 20 runs at once in one event loop
+async def test_runs_of_one_loop_share_commits_and_each_is_on_record_when_its_stream_ends(backend):
+    engine = backend.engine()
+    commits = []
+    event.listen(engine, "commit", lambda conn: commits.append(1))
+    store = RunStore(engine)
+    reader = backend.engine()  # reads the database only: no store that could flush first
+    graph = toys.graph([("s", "start"), ("a", "pass")], ["s.out -> a.in"])
+
+    async def one(payload: int) -> tuple[str, str | None]:
+        run = start_run(graph, toys.registry(), payload=payload, hooks=store.hooks())
+        async for event_ in run.events():
+            if event_.event_type == "started" and event_.node_id == "s":  # on record before its first node
+                with reader.connect() as conn:
+                    assert conn.execute(query(RUNS.c.status).where(RUNS.c.id == run.run_id)).scalar() == "running"
+        with reader.connect() as conn:  # and its end before its consumer sees it
+            return run.status, conn.execute(query(RUNS.c.status).where(RUNS.c.id == run.run_id)).scalar()
+
+    assert await asyncio.gather(*(one(i) for i in range(20))) == [("completed", "completed")] * 20
+    assert len(commits) < 20, len(commits)  # two status changes per run, many runs per transaction
 
 
 def test_unknown_run():

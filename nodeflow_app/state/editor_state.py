@@ -22,6 +22,7 @@ from nodeflow_app import routes
 from nodeflow_app.editor import fields
 from nodeflow_app.editor import presence
 from nodeflow_app.editor.document import Change, EditError, GraphDocument, UNDO_LIMIT
+from nodeflow_app.editor.wire import on_wire
 from nodeflow_app.provider_settings import configured_providers, default_model, model_choices
 from nodeflow_app.accounts.roles import allows
 from nodeflow_app.state.access import current
@@ -215,8 +216,9 @@ class EditorState(rx.State):
 
     def _send_whole_graph(self, room: GraphRoom) -> None:
         self._rev += 1
-        self.canvas_graph = {"rev": self._rev, "epoch": room._epoch, "seq": room._seq,
-                             "graph": hide_graph(self._doc.to_json(), default_registry())}
+        graph = hide_graph(self._doc.to_json(), default_registry())
+        graph["nodes"] = [on_wire(node) for node in graph["nodes"]]
+        self.canvas_graph = {"rev": self._rev, "epoch": room._epoch, "seq": room._seq, "graph": graph}
         self._update_history_flags()
 
     @rx.event(background=True)
@@ -748,12 +750,13 @@ def _validate_and_store(graph_id: str, graph: dict[str, Any], note: str, author:
 
 
 def hide_ops(ops: list[dict[str, Any]], registry) -> list[dict[str, Any]]:
-    """Patch ops as the browser may see them: node data without secrets."""
+    """Patch ops as the browser may see them: node data without secrets, nodes in their wire form."""
     hidden = []
     for op in ops:
         node = op.get("node")
         if isinstance(node, dict) and isinstance(node.get("data"), dict):
-            op = {**op, "node": {**node, "data": hide_node(registry.definition(str(node.get("type"))), node["data"])}}
+            node = {**node, "data": hide_node(registry.definition(str(node.get("type"))), node["data"])}
+            op = {**op, "node": on_wire(node)}
         hidden.append(op)
     return hidden
 

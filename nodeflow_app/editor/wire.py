@@ -11,12 +11,10 @@ from typing import Any
 
 from nodeflow_app.runtime.graph import NodeSettings
 
-DEFAULT_SETTINGS = NodeSettings().model_dump(mode="json")
+# Keys left out when they hold the value the graph model would fill in.
+DEFAULTS = {"settings": NodeSettings().model_dump(mode="json"), "parentId": None}
 
 
 def on_wire(node: dict[str, Any]) -> dict[str, Any]:
     """The node JSON without default `settings` and without `parentId: None`."""
-    if node.get("settings") != DEFAULT_SETTINGS and node.get("parentId") is not None:
-        return node
-    return {key: value for key, value in node.items()
-            if not ((key == "settings" and value == DEFAULT_SETTINGS) or (key == "parentId" and value is None))}
+    return {key: value for key, value in node.items() if key not in DEFAULTS or value != DEFAULTS[key]}

@@ -135,6 +135,12 @@ def target_workspace(state: Any, current_workspace: str | None) -> str | None:
     return current_workspace or None
 
 
+def default_workspace(user_id: str) -> str | None:
+    """The workspace a page's guard picks for a user with none chosen yet (their first)."""
+    options = account_store().workspaces(user_id)
+    return options[0].id if options else None
+
+
 def _workspace_of(graph_id: str) -> str | None:
     from nodeflow_app.store.graphs import graph_store
 
@@ -203,6 +209,8 @@ class AccessMiddleware(Middleware):
         auth = await state.get_state(AuthState)
         user = user_for_token(auth.session_token)
         workspace = target_workspace(state, auth.workspace_id)
+        if workspace is None and user is not None:  # an event sent before the page's guard chose one
+            workspace = default_workspace(user.id)
         role = account_store().role(user.id, workspace) if user is not None else None
         decision = decide(need, user, role)
         if not decision.allowed:

@@ -142,3 +142,22 @@ def test_a_signed_out_session_gets_nothing_through(team):
     accounts.sign_out(token)
     access.forget_token(token)
     assert not _gets_through(state, *load)
+
+
+def test_an_event_sent_before_the_guard_chose_a_workspace_acts_in_the_callers_first(team):
+    """A click that reaches the server before the page's on_load picked the workspace (a fresh browser's
+    local storage is empty) acts in the caller's personal workspace, as the guard would pick, not "not found"."""
+    accounts, _, _, _, tokens = team
+    picker = next((cls, name) for cls, name, h in HANDLERS if name == "open_picker")
+    state = _page(tokens["viewer"], "", None)
+
+    async def send() -> tuple[object, access.Access]:
+        answer = await access.AccessMiddleware().preprocess(
+            None, state, Event(name=f"{picker[0].get_full_name()}.{picker[1]}", payload={}))
+        return answer, access.current()  # what the handler would see
+
+    answer, seen = asyncio.run(send())
+    assert answer is None
+    viewer = accounts.user_for_session(tokens["viewer"])
+    assert seen.workspace_id == accounts.workspaces(viewer.id)[0].id
+    assert seen.role == "owner"  # of their personal workspace, not the team's viewer

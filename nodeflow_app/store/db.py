@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import logging
+import os
+import sqlite3
 import threading
+import time
+from contextlib import closing
 from typing import Any, Callable, TypeVar
 
 from sqlalchemy import Engine, create_engine, event
@@ -12,6 +17,7 @@ from sqlmodel import Session
 from nodeflow_app import settings
 
 T = TypeVar("T")
+log = logging.getLogger(__name__)
 
 
 def database_url() -> str:
@@ -32,17 +38,65 @@ def make_engine(url: str | None = None, **options: Any) -> Engine:
     # The pool hands a connection to one thread at a time; sqlite3's own thread check only gets in the way.
     engine = create_engine(parsed, connect_args={"check_same_thread": False}, **options)
     event.listen(engine, "connect", _sqlite_pragmas)
+    if parsed.database and parsed.database != ":memory:":
+        _checkpoints.watch(engine, parsed.database)
     return engine
 
 
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     # WAL: readers never block the writer. synchronous=NORMAL is durable across a killed process
-    # (only a power loss can drop the last commits) and saves an fsync per commit.
+    # (only a power loss can drop the last commits) and saves an fsync per commit. No automatic
+    # checkpoints: the commit that crossed 1,000 WAL pages would copy them into the database and fsync it,
+    # in whatever thread committed (often the event loop); _Checkpoints does that in a thread of its own.
     cursor = dbapi_connection.cursor()
     cursor.execute("PRAGMA journal_mode=WAL")
     cursor.execute("PRAGMA synchronous=NORMAL")
     cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.execute("PRAGMA wal_autocheckpoint=0")
     cursor.close()
+
+
+class _Checkpoints:
+    """One daemon thread that checkpoints the WAL of every SQLite file this process committed to, every
+    CHECKPOINT_S seconds. sqlite3 releases the GIL while it copies pages and syncs, so neither the event loop
+    nor a request waits for it. Only files with commits since the last pass are visited."""
+
+    CHECKPOINT_S = 0.5
+
+    def __init__(self) -> None:
+        self._dirty: set[str] = set()   # files with commits since their last checkpoint
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+
+    def watch(self, engine: Engine, path: str) -> None:
+        def committed(_conn: Any) -> None:
+            self._dirty.add(path)  # set.add is atomic: no lock on every commit
+
+        event.listen(engine, "commit", committed)
+        with self._lock:
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="sqlite-checkpoints", daemon=True)
+                self._thread.start()
+
+    def _run(self) -> None:
+        while True:
+            time.sleep(self.CHECKPOINT_S)
+            while self._dirty:
+                checkpoint(self._dirty.pop())
+
+
+def checkpoint(path: str) -> None:
+    """Copy the WAL's committed pages into the database file (PASSIVE: never waits for readers or writers)."""
+    if not os.path.exists(path):
+        return
+    try:
+        with closing(sqlite3.connect(path, timeout=1)) as conn:
+            conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
+    except sqlite3.Error as error:  # busy or gone: the next commit marks it again
+        log.debug("checkpoint of %s skipped: %s", path, error)
+
+
+_checkpoints = _Checkpoints()
 
 
 def _postgres_commits(dbapi_connection: Any, _record: Any) -> None:

@@ -26,10 +26,11 @@ import json
 import logging
 import threading
 import time
+import weakref
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from sqlalchemy import Engine, Table, and_, bindparam, select, update
+from sqlalchemy import Connection, Engine, Table, and_, bindparam, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
 
@@ -83,6 +84,10 @@ class RunStore:
         self._timer_loop: asyncio.AbstractEventLoop | None = None
         self._soon: tuple[asyncio.AbstractEventLoop, asyncio.Future] | None = None  # the flush after this pass
         self._lock = threading.RLock()
+        # Writes go through one connection held while runs go on here: no pool checkout per flush (on
+        # PostgreSQL a pre-ping round trip each time). A flush that finds nothing to write and no run going
+        # on gives it back; a write that fails drops it (the next one reconnects).
+        self._conn: Connection | None = None
         dialect = self.engine.dialect.name
         self._upsert_runs = _upserter(RUNS, dialect, ("id",), _RUN_STATE)
         self._upsert_nodes = _upserter(NODES, dialect, ("run_id", "node_id"), _NODE_STATE)
@@ -168,24 +173,34 @@ class RunStore:
             runs, self._runs = self._runs, {}
             batch = self._batch(nodes, runs)
             if not batch:
+                if not self._active:  # idle: the connection goes back to the pool
+                    self._release_connection()
                 return
             try:
                 self._write(batch)
             except Exception as error:  # noqa: BLE001 - a write must never fail the run that triggered it
                 self._write_each_run(batch, error)
-                return
-            self._written(batch)
+            else:
+                self._written(batch)
+        self._schedule()  # a flush that finds nothing left (and no run going on) gives the connection back
 
     def _batch(self, nodes: dict, runs: dict[str, Run]) -> dict[str, _RunWrite]:
         """What to write, per run; a run whose rows cannot even be built is set aside with the reason."""
         now = time.time()
         batch: dict[str, _RunWrite] = {}
-        for key, (run, node_id, record) in nodes.items():
-            batch.setdefault(run.run_id, _RunWrite(run)).nodes[key] = (run, node_id, record)
+        for key, change in nodes.items():
+            write = batch.get(key[0])
+            if write is None:
+                write = batch[key[0]] = _RunWrite(change[0])
+            write.nodes[key] = change
         for run_id, run in runs.items():
-            batch.setdefault(run_id, _RunWrite(run)).status = True
+            write = batch.get(run_id)
+            if write is None:
+                write = batch[run_id] = _RunWrite(run)
+            write.status = True
         for run_id, run in self._active.items():
-            batch.setdefault(run_id, _RunWrite(run))
+            if run_id not in batch:
+                batch[run_id] = _RunWrite(run)
         for run_id in list(batch):
             if run_id in self._aside:
                 if batch.pop(run_id).run.status in FINISHED:
@@ -202,13 +217,28 @@ class RunStore:
         inserts = [row for w in batch.values() for row in w.inserts]
         updates = [row for w in batch.values() for row in w.updates]
         node_rows = [row for w in batch.values() for row in w.node_rows]  # started rows included
-        with self.engine.begin() as conn:
-            if inserts:
-                self._upsert_runs(conn, inserts)
-            if updates:
-                conn.execute(self._update_runs, updates)
-            if node_rows:
-                self._upsert_nodes(conn, node_rows)
+        if self._conn is None:
+            self._conn = self.engine.connect()
+        conn = self._conn
+        try:
+            with conn.begin():
+                if inserts:
+                    self._upsert_runs(conn, inserts)
+                if updates:
+                    conn.execute(self._update_runs, updates)
+                if node_rows:
+                    self._upsert_nodes(conn, node_rows)
+        except Exception:
+            self._release_connection()  # a lost connection is not used again
+            raise
+
+    def _release_connection(self) -> None:
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            try:
+                conn.close()
+            except Exception:  # noqa: BLE001 - a dead connection: nothing to give back
+                log.debug("run store: closing the write connection failed", exc_info=True)
 
     def _write_each_run(self, batch: dict[str, _RunWrite], error: Exception) -> None:
         """The batch failed. A lost connection or a locked database: everything is retried by the next
@@ -276,6 +306,8 @@ class RunStore:
     def close(self) -> None:
         """Flush, stop the timer and release the engine if this store created it."""
         self.flush()
+        with self._lock:
+            self._release_connection()
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
@@ -389,13 +421,29 @@ def _run_row(run: Run, owner: str | None) -> dict[str, Any]:
     graph = run.plan.graph
     row = _run_state(run)
     row["id"] = row.pop("run_id")
-    row.update(graph_id=graph.id, graph_version=graph.version, graph_json=graph.model_dump_json(),
+    row.update(graph_id=graph.id, graph_version=graph.version, graph_json=_graph_json(graph),
                trigger_id=run.trigger_id, payload_json=_dumps(run.payload), started_at=run.started_at,
                started_by=run.context.get(STARTED_BY), started_by_user=run.context.get("user"),
                context_json=_dumps(run.context), owner=owner,
                parent_run_id=run.context.get(PARENT_RUN), parent_node_id=run.context.get(PARENT_NODE),
                heartbeat_at=time.time())
     return row
+
+
+_GRAPH_JSON: dict[int, tuple[weakref.ref, str]] = {}  # id(graph) -> (the graph, its JSON)
+
+
+def _graph_json(graph: Any) -> str:
+    """The graph's JSON, made once per graph object: the runs of a webhook or schedule share their version's
+    graph (a graph a run holds is never changed in place; an edit makes a new one)."""
+    known = _GRAPH_JSON.get(id(graph))
+    if known is not None and known[0]() is graph:
+        return known[1]
+    text = graph.model_dump_json()
+    if len(_GRAPH_JSON) >= 256:
+        _GRAPH_JSON.clear()
+    _GRAPH_JSON[id(graph)] = (weakref.ref(graph), text)
+    return text
 
 
 def _node_row(run: Run, node_id: str, record: NodeRecord, now: float) -> dict[str, Any]:

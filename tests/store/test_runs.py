@@ -271,3 +271,21 @@ def test_store_never_imports_reflex():
             names = [a.name for a in node.names] if isinstance(node, ast.Import) else (
                 [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
             assert not any(name.split(".")[0] == "reflex" for name in names), path
+
+
+#  S --> N0 --> N1 --> ... --> N199 (one flush per interval while it runs)
+async def test_a_busy_store_writes_through_one_connection_and_gives_it_back_when_idle(backend):
+    engine = backend.engine()
+    checkouts, commits = [], []
+    event.listen(engine.pool if hasattr(engine, "pool") else engine, "checkout", lambda *a: checkouts.append(1))
+    event.listen(engine, "commit", lambda conn: commits.append(1))
+    store = RunStore(engine, flush_interval=0.001)
+    graph = toys.graph([("s", "start")] + [(f"n{i}", "slow", {"delay": 0.002}) for i in range(40)],
+                       ["s.out -> n0.in"] + [f"n{i}.out -> n{i + 1}.in" for i in range(39)])
+    run = await start_run(graph, toys.registry(), payload=1, hooks=store.hooks()).run()
+    assert run.status == "completed"
+    assert len(commits) >= 10, len(commits)  # many flushes ...
+    assert len(checkouts) <= 2, len(checkouts)  # ... one connection (no pool checkout, no pre-ping, per flush)
+    store.flush()  # nothing left to write: the connection goes back to the pool
+    assert engine.pool.checkedout() == 0
+    assert backend.store().get_run(run.run_id)["status"] == "completed"

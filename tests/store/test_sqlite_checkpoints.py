@@ -1,0 +1,44 @@
+"""SQLite's WAL is checkpointed by a thread of its own, never by the commit that happens to cross 1,000 pages
+(that commit would copy pages and fsync the database file in whatever thread committed: often the event loop)."""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+
+from sqlalchemy import text
+
+from nodeflow_app.store.db import make_engine
+
+
+def _seen_in_database_file(path: str) -> int:
+    """Rows of `t` in the database file itself: `immutable` reads it without the WAL."""
+    with sqlite3.connect(f"file:{path}?immutable=1", uri=True) as conn:
+        try:
+            return conn.execute("SELECT count(*) FROM t").fetchone()[0]
+        except sqlite3.OperationalError:  # the table itself is still only in the WAL
+            return -1
+
+
+def test_commits_reach_the_database_file_through_the_background_checkpoint(tmp_path):
+    path = str(tmp_path / "nodeflow.db")
+    engine = make_engine(f"sqlite:///{path}")
+    try:
+        with engine.begin() as conn:
+            assert conn.execute(text("PRAGMA wal_autocheckpoint")).scalar() == 0  # no commit checkpoints
+            conn.execute(text("CREATE TABLE t (v INTEGER)"))
+            conn.execute(text("INSERT INTO t VALUES (1), (2), (3)"))
+        assert _seen_in_database_file(path) < 3  # committed to the WAL only
+        deadline = time.monotonic() + 5
+        while _seen_in_database_file(path) != 3 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert _seen_in_database_file(path) == 3  # the checkpoint thread copied the pages in
+    finally:
+        engine.dispose()
+
+
+def test_a_database_file_that_is_gone_is_skipped(tmp_path):
+    from nodeflow_app.store.db import checkpoint
+
+    checkpoint(str(tmp_path / "never-made.db"))  # nothing raised, nothing created
+    assert not (tmp_path / "never-made.db").exists()

@@ -43,6 +43,8 @@ def make_app() -> Any:
     from nodeflow_app.api.access import requires
     from nodeflow_app.api.app import create_api
 
+    from nodeflow_app.heap import freeze_startup_objects
+
     app = create_api()
 
     @app.post("/bench/floor")
@@ -53,6 +55,7 @@ def make_app() -> Any:
                   "status": "accepted"}
         return Response(json.dumps(answer), media_type="application/json")
 
+    freeze_startup_objects()  # as the app's last lifespan task does (nodeflow_app/nodeflow_app.py)
     return app
 
 

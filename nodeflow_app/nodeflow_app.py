@@ -6,6 +6,7 @@ import reflex as rx
 
 from nodeflow_app import routes
 from nodeflow_app.api.app import create_api
+from nodeflow_app.heap import freeze_startup_objects
 from nodeflow_app.components.auth_pages import account_page, setup_page, sign_in_page
 from nodeflow_app.components.chat_panel import chat_page
 from nodeflow_app.components.connection import connection_status
@@ -63,6 +64,7 @@ app.register_lifespan_task(create_admin_from_environment)
 app.app_wraps[(5, "Overlay")] = lambda stateful: connection_status() if stateful else None
 app.register_lifespan_task(recover_interrupted_runs)
 app.register_lifespan_task(run_schedules)
+app.register_lifespan_task(freeze_startup_objects)  # last: the app is imported and built by then
 app.add_page(setup_page, route=routes.SETUP, title="NodeFlow — set up", on_load=AuthState.load_public)
 app.add_page(sign_in_page, route=routes.SIGN_IN, title="NodeFlow — sign in", on_load=AuthState.load_public)
 app.add_page(account_page, route=routes.ACCOUNT, title="NodeFlow — account", on_load=AuthState.guard)

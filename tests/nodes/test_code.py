@@ -147,18 +147,20 @@ async def test_a_cancelled_call_kills_its_worker_at_once():
     pool.close()
 
 
-async def test_a_warm_call_is_cheap():
+async def test_a_warm_call_is_served_by_a_worker_started_before_it():
     pool = WorkerPool(size=1)
     pool.warm()
-    await asyncio.sleep(0.5)  # let the interpreter finish starting
+    waiting = list(pool._idle)
+    taken = []
+    take = pool._take
+    pool._take = lambda: taken.append(take()) or taken[-1]
     try:
-        started = time.perf_counter()
         outcome = await pool.run("return input + 1", 1, Limits())
-        elapsed = time.perf_counter() - started
     finally:
         pool.close()
     assert outcome.value == 2
-    assert elapsed < 0.2  # generous for a shared CI machine; the benchmark measures the real figure
+    # No interpreter started on the call's path; what a warm call costs is benchmarks/code_node.py's figure.
+    assert len(waiting) == 1 and taken == waiting
 
 
 async def test_the_sandbox_error_carries_what_was_printed():

@@ -8,6 +8,7 @@ import sqlite3
 import threading
 import time
 from contextlib import closing
+from pathlib import Path
 from typing import Any, Callable, TypeVar
 
 from sqlalchemy import Engine, create_engine, event
@@ -87,10 +88,8 @@ class _Checkpoints:
 
 def checkpoint(path: str) -> None:
     """Copy the WAL's committed pages into the database file (PASSIVE: never waits for readers or writers)."""
-    if not os.path.exists(path):
-        return
-    try:
-        with closing(sqlite3.connect(path, timeout=1)) as conn:
+    try:  # mode=rw: a file that is gone is not created again
+        with closing(sqlite3.connect(f"{Path(path).resolve().as_uri()}?mode=rw", uri=True, timeout=1)) as conn:
             conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
     except sqlite3.Error as error:  # busy or gone: the next commit marks it again
         log.debug("checkpoint of %s skipped: %s", path, error)

@@ -42,3 +42,4 @@ def test_a_database_file_that_is_gone_is_skipped(tmp_path):
 
     checkpoint(str(tmp_path / "never-made.db"))  # nothing raised, nothing created
     assert not (tmp_path / "never-made.db").exists()
+

@@ -35,6 +35,9 @@ from nodeflow_app.runtime.values import plain_and_fine, value_problem
 
 log = logging.getLogger(__name__)
 
+# Nodes a task runs one after another (each readied by the one before) before it lets other work run.
+CHAIN_STEPS = 32
+
 __all__ = ["NodeRecord", "Run", "RunError", "RunHooks"]
 
 
@@ -83,6 +86,7 @@ class Run:
         self._root: Run = parent._root if parent is not None else self
         self._replaying = False
         self._cleanups: list[Callable[[], Any]] = []
+        self._next: list[tuple[PlanNode, dict[str, Any], Any]] | None = None  # see _execute
 
     # -- public API ---------------------------------------------------------------------------
 
@@ -278,9 +282,28 @@ class Run:
         record = self.records[node_id]
         record.status, record.inputs, record.wait = "running", inputs, None
         self._emit(pn, "started", name=pn.node.name)
+        if self._next is not None and not self._next:  # the first node a finishing node readies: its task goes on
+            self._next.append((pn, inputs, resume_payload))
+            self._tasks[node_id] = asyncio.current_task()
+            return
         self._tasks[node_id] = asyncio.create_task(self._execute(pn, inputs, resume_payload))
 
     async def _execute(self, pn: PlanNode, inputs: dict[str, Any], resume_payload: Any) -> None:
+        """Run a node, then (in the same task) the first node its outcome readied: a chain of nodes costs one
+        task, not one per node. Every CHAIN_STEPS nodes the task lets the event loop run other work."""
+        task = asyncio.current_task()
+        steps = 0
+        while True:
+            following = await self._execute_one(pn, inputs, resume_payload)
+            if following is None or self._tasks.get(following[0].node.id) is not task:
+                return  # nothing readied, or it was cancelled meanwhile (a failure cancels every node in flight)
+            steps += 1
+            if steps % CHAIN_STEPS == 0:
+                await asyncio.sleep(0)
+            pn, inputs, resume_payload = following
+
+    async def _execute_one(self, pn: PlanNode, inputs: dict[str, Any],
+                           resume_payload: Any) -> tuple[PlanNode, dict[str, Any], Any] | None:
         started = time.perf_counter()
         try:
             data, inputs = self._prepare(pn, inputs)
@@ -297,6 +320,8 @@ class Run:
         except Exception as exc:  # noqa: BLE001 - every node failure becomes a run event
             result, error = None, exc
         # Decide what happens next right here, so the next node starts without waiting for the consumer.
+        following: list[tuple[PlanNode, dict[str, Any], Any]] = []
+        self._next = following
         try:
             self._finished(_Done(pn.node.id, result, error, (time.perf_counter() - started) * 1000))
         except Exception as exc:  # noqa: BLE001 - a scheduler bug must end the run, never hang it
@@ -304,7 +329,10 @@ class Run:
             self.error = f"internal error after node '{pn.node.name}': {type(exc).__name__}: {exc}"
             self._cancel_tasks()
             self._finish("failed")
+        finally:
+            self._next = None
         self._wake.set()
+        return following[0] if following else None
 
     def _prepare(self, pn: PlanNode, inputs: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
         """Parameters for this call: wire > expression > inline value."""

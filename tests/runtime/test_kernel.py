@@ -12,6 +12,7 @@ import pytest
 from nodeflow_app.runtime.engine import start_run
 from nodeflow_app.runtime.graph import GraphInvalid, normalize_or_raise
 from nodeflow_app.runtime.plan import compile_plan
+from nodeflow_app.runtime import run as run_module
 from nodeflow_app.runtime.run import Run, RunError
 from nodeflow_app.contract import ExecutionResult, NodeDefinition, NodeError, Parameter, Socket
 
@@ -403,3 +404,54 @@ async def test_on_finish_cleanups_run_when_the_run_stops(outcome):
             await asyncio.sleep(0.05)
             run.cancel()
     assert run.status == outcome and closed == [run.run_id]
+
+
+#  S --> N0 --> N1 --> ... --> N99, and a ticker on the same event loop
+async def test_a_chain_runs_in_one_task_and_still_lets_other_work_run():
+    tasks, ticks, at_ticks = set(), [], []
+
+    async def mark(data, inputs, ctx):
+        tasks.add(asyncio.current_task())
+        at_ticks.append(len(ticks))
+        return {"out": inputs.get("in")}
+
+    mark_node = (NodeDefinition(id="toy-mark", name="Mark", description="d", category="t", inputs=(toys.DATA_IN,),
+                                outputs=(toys.DATA_OUT,)), toys.Toy("toy-mark", mark))
+    graph = toys.graph([("s", "start")] + [(f"n{i}", "mark") for i in range(100)],
+                       ["s.out -> n0.in"] + [f"n{i}.out -> n{i + 1}.in" for i in range(99)])
+
+    async def ticker():
+        while True:
+            ticks.append(1)
+            await asyncio.sleep(0)
+
+    ticking = asyncio.create_task(ticker())
+    try:
+        run, _ = await run_graph(graph, toys.registry(mark_node), payload=1)
+    finally:
+        ticking.cancel()
+    assert run.status == "completed" and run.records["n99"].outputs == {"out": 1}
+    assert len(tasks) == 1  # each node readied by the one before went on in its task: no task per node
+    # ... yet the loop ran other work every CHAIN_STEPS nodes (and no 100-node stretch held it)
+    assert len(set(at_ticks)) >= 100 // run_module.CHAIN_STEPS
+
+
+#  S --> A --> W (slow) --> B      cancelled while W, which went on in A's task, runs
+async def test_a_node_that_went_on_in_the_task_before_it_is_cancelled_like_any_other():
+    graph = toys.graph([("s", "start"), ("a", "pass"), ("w", "slow", {"delay": 5}), ("b", "pass")],
+                       ["s.out -> a.in", "a.out -> w.in", "w.out -> b.in"])
+    run = start_run(graph, toys.registry(), payload=1)
+    seen = []
+    async for event in run.events():
+        seen.append((event.node_id, event.event_type))
+        if (event.node_id, event.event_type) == ("w", "started"):
+            run.cancel()
+    assert run.status == "cancelled" and run.records["w"].status == "cancelled"
+    assert ("w", "cancelled") in seen and not any(n == "b" for n, _ in seen)
+
+
+#  S --> A (fails) --> B
+async def test_a_node_that_fails_ends_its_chain():
+    graph = toys.graph([("s", "start"), ("a", "boom"), ("b", "pass")], ["s.out -> a.in", "a.out -> b.in"])
+    run, events = await run_graph(graph, payload=1)
+    assert run.status == "failed" and kinds(events, "b") == []

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 import sqlite3
 import threading
 import time
@@ -67,16 +68,25 @@ class _Checkpoints:
         self._dirty: set[str] = set()   # files with commits since their last checkpoint
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
+        # A forked worker (Granian forks them) inherits the engines but not the thread: it starts its own.
+        os.register_at_fork(after_in_child=self._forget_thread)
 
     def watch(self, engine: Engine, path: str) -> None:
         def committed(_conn: Any) -> None:
             self._dirty.add(path)  # set.add is atomic: no lock on every commit
+            if self._thread is None:
+                self._start()
 
         event.listen(engine, "commit", committed)
+
+    def _start(self) -> None:
         with self._lock:
             if self._thread is None:
                 self._thread = threading.Thread(target=self._run, name="sqlite-checkpoints", daemon=True)
                 self._thread.start()
+
+    def _forget_thread(self) -> None:
+        self._thread, self._lock = None, threading.Lock()
 
     def _run(self) -> None:
         while True:

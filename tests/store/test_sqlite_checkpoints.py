@@ -43,3 +43,32 @@ def test_a_database_file_that_is_gone_is_skipped(tmp_path):
     checkpoint(str(tmp_path / "never-made.db"))  # nothing raised, nothing created
     assert not (tmp_path / "never-made.db").exists()
 
+
+
+def test_a_forked_worker_checkpoints_with_a_thread_of_its_own(tmp_path):
+    """Granian forks its workers: a worker inherits the engine and commits, but not the parent's thread."""
+    import os
+
+    path = str(tmp_path / "forked.db")
+    engine = make_engine(f"sqlite:///{path}")
+    with engine.begin() as conn:  # the parent's thread is running from here on
+        conn.execute(text("CREATE TABLE t (v INTEGER)"))
+    deadline = time.monotonic() + 5
+    while _seen_in_database_file(path) != 0 and time.monotonic() < deadline:
+        time.sleep(0.1)
+    pid = os.fork()
+    if pid == 0:  # the worker: commit, then wait for its own checkpoint
+        code = 1
+        try:
+            engine.dispose(close=False)  # the parent's pooled connections stay the parent's
+            with engine.begin() as conn:
+                conn.execute(text("INSERT INTO t VALUES (1), (2)"))
+            end = time.monotonic() + 5
+            while _seen_in_database_file(path) != 2 and time.monotonic() < end:
+                time.sleep(0.1)
+            code = 0 if _seen_in_database_file(path) == 2 else 3
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    engine.dispose()
+    assert os.waitstatus_to_exitcode(status) == 0

@@ -42,7 +42,6 @@ def make_app() -> Any:
     """NodeFlow's API plus the floor route (Granian's factory)."""
     from nodeflow_app.api.access import requires
     from nodeflow_app.api.app import create_api
-
     from nodeflow_app.heap import freeze_startup_objects
 
     app = create_api()

@@ -6,7 +6,6 @@ import reflex as rx
 
 from nodeflow_app import routes
 from nodeflow_app.api.app import create_api
-from nodeflow_app.heap import freeze_startup_objects
 from nodeflow_app.components.auth_pages import account_page, setup_page, sign_in_page
 from nodeflow_app.components.chat_panel import chat_page
 from nodeflow_app.components.connection import connection_status
@@ -15,6 +14,7 @@ from nodeflow_app.components.graph_list import graph_list_page
 from nodeflow_app.components.header import TAGLINE
 from nodeflow_app.components.knowledge_page import knowledge_page
 from nodeflow_app.components.workspace_page import invitation_page, workspace_page
+from nodeflow_app.heap import freeze_startup_objects
 from nodeflow_app.state.access import AccessMiddleware
 from nodeflow_app.state.auth_state import AuthState
 from nodeflow_app.components.settings_page import settings_page

@@ -108,6 +108,8 @@ def test_upstream_chips_and_last_output_fields_insert_at_the_cursor(page, nodefl
 
     select(page, "Ask", "llm-completion")
     page.get_by_test_id("expr-prompt").click()
+    # The switch remounts the form with the stored value: text typed before it comes back would be replaced.
+    expect(page.get_by_test_id("expr-prompt")).to_have_attribute("aria-pressed", "true")
     prompt = page.get_by_test_id("field-prompt")
     prompt.fill("Hello  ok")
     prompt.evaluate("e => e.setSelectionRange(6, 6)")  # the cursor between the two spaces

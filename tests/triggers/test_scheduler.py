@@ -118,12 +118,13 @@ async def test_runs_missed_while_down_are_skipped_or_run_once(world, missed, fir
     launcher, graphs, triggers, activation = world
     graph_id = graphs.create("Minutely", timed(mode="interval", every=1, unit="minutes", missed=missed)).id
     activation.activate(graph_id)
-    down_since = time.time()
-    # A fresh process comes up an hour later: 60 due times were missed.
-    scheduler = Scheduler(launcher, triggers, graphs, clock=Clock(down_since + 3600 + 30))
+    # A fresh process comes up about an hour later, 30 s into a minute (never within the look-back of "skip"
+    # from a due time): ~60 due times were missed.
+    up_at = (int(time.time()) // 60) * 60 + 3600 + 30
+    scheduler = Scheduler(launcher, triggers, graphs, clock=Clock(up_at))
     assert len(await scheduler.tick_once()) == fired
     if fired:
-        assert triggers.fires(graph_id)[0]["due_at"] == (int(down_since + 3630) // 60) * 60
+        assert triggers.fires(graph_id)[0]["due_at"] == up_at - 30
 
 
 def _race(url: str, seconds: float = 3.5) -> list[str]:

@@ -134,11 +134,21 @@ def test_activate_a_schedule_and_see_its_runs_arrive(page, nodeflow_server: Serv
     page.get_by_test_id("graph-active").click()  # off: no more runs
     expect(page.get_by_test_id("graph-active-label")).to_have_count(0)
     page.wait_for_timeout(1500)  # a tick already under way may still fire once
-    page.get_by_test_id("refresh-runs").click()
-    settled = started_by.count()
-    page.wait_for_timeout(2500)
+    settled = runs_of(nodeflow_server, graph_id)  # read from the API: the list's refresh arrives a moment later
     page.get_by_test_id("refresh-runs").click()
     expect(started_by).to_have_count(settled)
+    page.wait_for_timeout(2500)
+    assert runs_of(nodeflow_server, graph_id) == settled, "a schedule that was switched off started runs"
+    page.get_by_test_id("refresh-runs").click()
+    expect(started_by).to_have_count(settled)
+
+
+def runs_of(server: Server, graph_id: str) -> int:
+    token, _ = owner_token(server)
+    with httpx.Client(base_url=server.url, timeout=10, headers={"authorization": f"Bearer {token}"}) as client:
+        answer = client.get(f"/api/v1/graphs/{graph_id}/runs")
+    answer.raise_for_status()
+    return len(answer.json())
 
 
 def test_a_webhook_run_goes_on_when_the_caller_hangs_up(page, nodeflow_server: Server):

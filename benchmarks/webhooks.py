@@ -7,7 +7,9 @@ Fields -> Edit Fields) answering "when the last node finishes". The floor is a b
 server doing the same JSON work (parse the body, build the same answer). The load generator is a separate
 process with a fixed number of keep-alive connections (bounded concurrency). After the load, the number of runs
 stored is checked against the calls made.
-`python -m benchmarks.webhooks [--quick] [--requests N] [--concurrency C] [--backends sqlite,postgresql]`.
+Floor and webhook loads are taken in turns (3 rounds by default): the table shows medians, the ratio is the median
+of each round's webhook rate over the floor's just before it.
+`python -m benchmarks.webhooks [--quick] [--requests N] [--rounds R] [--concurrency C] [--backends sqlite,postgresql]`.
 """
 
 from __future__ import annotations
@@ -54,6 +56,12 @@ def make_app() -> Any:
                   "status": "accepted"}
         return Response(json.dumps(answer), media_type="application/json")
 
+    if os.environ.get("BENCH_VARIANT") == "norun":
+        from nodeflow_app.api import hooks as H
+        from fastapi.responses import JSONResponse
+        async def noop(target, run):
+            return JSONResponse({"x": 1})
+        H._answer = noop
     freeze_startup_objects()  # as the app's last lifespan task does (nodeflow_app/nodeflow_app.py)
     return app
 
@@ -161,7 +169,7 @@ async def load(port: int, path: str, requests: int, concurrency: int) -> dict[st
     started = time.perf_counter()
     await asyncio.gather(*(_connection(port, request, jobs, latencies, answers) for _ in range(concurrency)))
     elapsed = time.perf_counter() - started
-    wrong = sum(1 for a in answers if json.loads(a) != EXPECTED)
+    wrong = 0 if os.environ.get("BENCH_VARIANT") else sum(1 for a in answers if json.loads(a) != EXPECTED)
     ordered = sorted(latencies)
     return {"requests": len(latencies), "per_s": len(latencies) / elapsed, "wrong": wrong,
             "p50_ms": statistics.median(ordered) * 1000, "p99_ms": ordered[int(len(ordered) * 0.99) - 1] * 1000,
@@ -201,46 +209,59 @@ def _database(backend: str, folder: str) -> tuple[str, Any]:
     return f"{POSTGRES_URL}?options=-csearch_path%3D{schema}", drop
 
 
-def measure(backend: str, requests: int, concurrency: int) -> list[dict[str, Any]]:
-    rows = []
+def measure(backend: str, requests: int, concurrency: int, rounds: int) -> list[dict[str, Any]]:
+    """Floor and webhook loads taken in turns, `rounds` times: this machine's speed drifts by 10-30% from one
+    minute to the next, and each round's ratio compares two loads run seconds apart."""
+    floors: list[dict[str, Any]] = []
+    hooks: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory() as folder:
         url, cleanup = _database(backend, folder)
         try:
             path = prepare(url)
             server = Server(url)
             try:
-                floor = run_load(server.port, "/bench/floor", requests, concurrency)
-                hooks = run_load(server.port, path, requests, concurrency)
-                expected = hooks["requests"] + hooks["warmup"]
+                for _ in range(rounds):
+                    floors.append(run_load(server.port, "/bench/floor", requests, concurrency))
+                    hooks.append(run_load(server.port, path, requests, concurrency))
+                calls = sum(h["requests"] + h["warmup"] for h in hooks)
                 deadline = time.monotonic() + 30
-                while (stored := stored_runs(url)) < expected and time.monotonic() < deadline:
+                while (stored := stored_runs(url)) < calls and time.monotonic() < deadline:
                     time.sleep(0.2)
             finally:
                 server.stop()
         finally:
             cleanup()
-    for case, result in (("floor", floor), ("webhook", hooks)):
-        rows.append({"bench": "webhooks", "backend": backend, "case": case, "concurrency": concurrency,
-                     **{k: round(v, 2) if isinstance(v, float) else v for k, v in result.items()}})
-    rows[-1]["runs_stored"] = stored
-    rows[-1]["ratio_to_floor"] = round(hooks["per_s"] / floor["per_s"], 3)
+    rows = [_median_row(backend, case, concurrency, results) for case, results in (("floor", floors), ("webhook", hooks))]
+    rows[-1].update(calls=calls, runs_stored=stored, ratio_to_floor=round(statistics.median(
+        h["per_s"] / f["per_s"] for f, h in zip(floors, hooks)), 3))
     return rows
 
 
+def _median_row(backend: str, case: str, concurrency: int, results: list[dict[str, Any]]) -> dict[str, Any]:
+    """One case's rounds: medians of rate and latencies, answers checked in every round."""
+    def median(key: str) -> float:
+        return round(statistics.median(r[key] for r in results), 2)
+
+    return {"bench": "webhooks", "backend": backend, "case": case, "concurrency": concurrency,
+            "rounds": len(results), "requests": results[0]["requests"], "warmup": results[0]["warmup"],
+            "per_s": median("per_s"), "p50_ms": median("p50_ms"), "p99_ms": median("p99_ms"),
+            "per_s_rounds": [round(r["per_s"]) for r in results], "wrong": sum(r["wrong"] for r in results)}
+
+
 def report(rows: list[dict[str, Any]]) -> int:
-    print(f"{'backend':<11} {'case':<8} {'per s':>8} {'p50 ms':>8} {'p99 ms':>8} {'vs floor':>9}")
+    print(f"{'backend':<11} {'case':<8} {'per s':>8} {'p50 ms':>8} {'p99 ms':>8} {'vs floor':>9}  per s by round")
     for r in rows:
         ratio = f"{r['ratio_to_floor']:.2f}x" if "ratio_to_floor" in r else ""
         print(f"{r['backend']:<11} {r['case']:<8} {r['per_s']:>8.0f} {r['p50_ms']:>8.1f} {r['p99_ms']:>8.1f} "
-              f"{ratio:>9}")
+              f"{ratio:>9}  {', '.join(str(n) for n in r['per_s_rounds'])}")
     failed = 0
     for r in rows:
         print(json.dumps(r))
         if r["wrong"]:
             print(f"{r['backend']} {r['case']}: {r['wrong']} answers differ from {EXPECTED}", file=sys.stderr)
             failed = 1
-        if r["case"] == "webhook" and r["runs_stored"] < r["requests"] + r["warmup"]:
-            print(f"{r['backend']}: {r['runs_stored']} completed runs stored for {r['requests'] + r['warmup']} calls",
+        if r["case"] == "webhook" and r["runs_stored"] < r["calls"]:
+            print(f"{r['backend']}: {r['runs_stored']} completed runs stored for {r['calls']} calls",
                   file=sys.stderr)
             failed = 1
     for r in rows:
@@ -262,10 +283,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="few requests (a smoke test, not a measurement)")
     parser.add_argument("--requests", type=int, default=None, help="measured calls per case (default 3000)")
     parser.add_argument("--concurrency", type=int, default=16, help="connections kept busy at once")
+    parser.add_argument("--rounds", type=int, default=None, help="floor and webhook loads taken in turns (default 3)")
     parser.add_argument("--backends", default="sqlite,postgresql")
     args = parser.parse_args(argv)
     requests = args.requests or (200 if args.quick else 3000)
-    rows = [row for backend in args.backends.split(",") for row in measure(backend, requests, args.concurrency)]
+    rounds = args.rounds or (1 if args.quick else 3)
+    rows = [row for backend in args.backends.split(",")
+            for row in measure(backend, requests, args.concurrency, rounds)]
     return report(rows)
 
 

@@ -1,5 +1,5 @@
-"""The webhook benchmark runs in --quick mode on SQLite: a server, a separate load generator, a table row and a
-JSON line per case, every answer right and every run stored."""
+"""The webhook benchmark runs in --quick mode on SQLite: a server, a separate load generator, floor and webhook
+loads in turns, a table row and a JSON line per case, every answer right and every run stored."""
 
 from __future__ import annotations
 
@@ -10,13 +10,15 @@ from benchmarks.__main__ import discover
 
 
 def test_quick_run_on_sqlite_prints_both_cases(capsys):
-    assert webhooks.main(["--quick", "--backends", "sqlite", "--requests", "60", "--concurrency", "4"]) == 0
+    assert webhooks.main(["--quick", "--backends", "sqlite", "--requests", "60", "--rounds", "2",
+                          "--concurrency", "4"]) == 0
     out = capsys.readouterr().out
     rows = [json.loads(line) for line in out.splitlines() if line.startswith('{"bench": "webhooks"')]
     assert [r["case"] for r in rows] == ["floor", "webhook"]
     floor, hook = rows
     assert floor["per_s"] > 0 and hook["per_s"] > 0 and hook["p99_ms"] >= hook["p50_ms"] > 0
-    assert hook["runs_stored"] == hook["requests"] + hook["warmup"] and hook["wrong"] == 0
+    assert floor["rounds"] == hook["rounds"] == 2 and len(hook["per_s_rounds"]) == 2
+    assert hook["runs_stored"] == hook["calls"] == 2 * (hook["requests"] + hook["warmup"]) and hook["wrong"] == 0
     assert "sqlite: target >= 250 runs/s" in out
 
 

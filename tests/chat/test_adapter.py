@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 
 from nodeflow_app.chat.adapter import MessageBuilder, answer_text, summarize
 from nodeflow_app.chat.patch import apply_patch
@@ -200,15 +199,25 @@ def test_flushes_replayed_in_order_rebuild_the_message():
     assert builder2.flush() == [{"op": "append", "path": [1], "text": " world"}]
 
 
+class CountedText(str):
+    """A token that counts how often text is concatenated onto it (`text_so_far + token` calls __radd__ first)."""
+
+    concatenations = 0
+
+    def __radd__(self, other: str) -> str:
+        CountedText.concatenations += 1
+        return str.__add__(other, self)
+
+
 def test_tokens_cost_constant_time():
+    """A token is kept as a part and joined once when someone looks: never `text += token`, which copies the
+    whole answer per token. (Its cost per token is the chat benchmark's figure, not a timed test's.)"""
     builder = build(ev("a", "started", name="Researcher"))
-    token = ev("a", "token", text="word ")
-    started = time.perf_counter()
-    for _ in range(100_000):
-        builder.consume(token)
-    elapsed = time.perf_counter() - started
-    assert len(builder.snapshot()[1]["text"]) == 500_000
-    assert elapsed < 1.0, f"100,000 tokens took {elapsed:.2f} s"
+    CountedText.concatenations = 0
+    for _ in range(10_000):
+        builder.consume(ev("a", "token", text=CountedText("word ")))
+    assert CountedText.concatenations == 0
+    assert len(builder.snapshot()[1]["text"]) == 50_000
 
 
 def test_summary_is_one_line_of_the_primary_text():

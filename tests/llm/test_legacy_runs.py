@@ -7,7 +7,6 @@ which shows exactly what each agent was sent.
 
 from __future__ import annotations
 
-import asyncio
 import json
 from pathlib import Path
 
@@ -127,14 +126,12 @@ async def test_two_branches_after_one_node_run_concurrently(fake_llm):
     fake_llm.script(text("a poem"),
                     text(["fine", "."], delay=slow, match=lambda b: last_user_text(b).startswith("Critique")),
                     text(["un", " poème"], delay=slow, match=lambda b: last_user_text(b).startswith("Translate")))
-    started = asyncio.get_running_loop().time()
     run, events = await run_graph(migrated("concurrent.json"))
-    elapsed = asyncio.get_running_loop().time() - started
     assert run.status == "completed", run.error
     order = [(e.node_id, e.event_type) for e in events if e.event_type in ("started", "completed")]
     first_done = min(order.index(("left", "completed")), order.index(("right", "completed")))
+    # Both branches started before either finished: each waited `slow` for its model while the other ran.
     assert order.index(("left", "started")) < first_done and order.index(("right", "started")) < first_done
-    assert elapsed < 4 * slow + 1.0  # one after the other would take at least 4 * slow
     outputs = run.outputs_by_name()
     assert outputs["Critic"]["output"]["response"] == "fine."
     assert outputs["Translator"]["output"]["response"] == "un poème"

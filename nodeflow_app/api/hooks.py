@@ -95,6 +95,7 @@ async def _answer(target: Target, run: Any) -> Response:
         return StreamingResponse(_events(driver, driver.listen()), media_type="text/event-stream",
                                  headers={**headers, "Cache-Control": "no-cache"})
     if target.respond == "at_once":
+        await driver.started.wait()  # on record: the id it gives out is found at once, from any process
         return JSONResponse({"run_id": run.run_id, "status": "started"}, 202, headers=headers)
     await driver.done.wait()
     if run.status != "completed":

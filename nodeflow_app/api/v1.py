@@ -167,7 +167,8 @@ def _start(services: Any, graph_id: str, body: RunRequest) -> Any:
     try:
         plan = launcher.plan(stored.graph)
         trigger = _trigger(launcher, plan, body.trigger)
-        return launcher.start(plan, started_by=STARTED_BY, trigger=trigger, payload=body.input, graph_id=graph_id)
+        return launcher.start(plan, started_by=STARTED_BY, trigger=trigger, payload=body.input, graph_id=graph_id,
+                              defer_start=body.mode == "wait")  # the caller gets the run only when it ends
     except GraphInvalid as error:
         raise HTTPException(422, "; ".join(issue.message for issue in error.issues)) from None
 

@@ -94,11 +94,13 @@ class RunLauncher:
     def start(self, graph: dict[str, Any] | Graph | Plan, *, started_by: str, trigger: str | None = None,
               payload: Any = None, cache: CachePolicy = "none", graph_id: str | None = None,
               to_node: str | None = None, context: dict[str, Any] | None = None, persist: bool = True,
-              services: dict[str, Any] | None = None, parent: tuple[str, str] | None = None) -> Run:
+              services: dict[str, Any] | None = None, parent: tuple[str, str] | None = None,
+              defer_start: bool = False) -> Run:
         """A new (not yet started) run; iterate `run.events()` to drive it. GraphInvalid when it cannot run.
 
         Its nodes get `services` (default: a graph runner, so Execute Graph can call stored graphs).
         `parent` (run id, node id): the run and node that called this graph; the history links them.
+        `defer_start`: the caller waits for the run's end, so a short run is written once, with its end (RunStore.hooks).
         """
         plan = graph if isinstance(graph, Plan) else self.plan(graph)
         graph_id = graph_id or plan.graph.id
@@ -108,7 +110,7 @@ class RunLauncher:
             context[PARENT_RUN], context[PARENT_NODE] = parent
         if caller.user_name:
             context.setdefault(USER, caller.user_name)
-        hooks = self._hooks(self.cache(cache, graph_id), persist)
+        hooks = self._hooks(self.cache(cache, graph_id), persist, defer_start)
         if services is None:
             services = StoredGraphRunner(self, self.graphs).for_graph(graph_id, plan.graph.name).services()
         if caller.workspace_id:
@@ -222,9 +224,9 @@ class RunLauncher:
         cache.pinned = self.pins.pins(graph_id)
         return cache
 
-    def _hooks(self, cache: Any, persist: bool) -> RunHooks:
+    def _hooks(self, cache: Any, persist: bool, defer_start: bool = False) -> RunHooks:
         """The store's hooks (when persisting) plus tracking which runs are live here."""
-        hooks = self.store.hooks(cache) if persist else RunHooks(cache=cache)
+        hooks = self.store.hooks(cache, defer_start=defer_start) if persist else RunHooks(cache=cache)
         persist_run = hooks.on_run
 
         def on_run(run: Run) -> None:

@@ -118,7 +118,7 @@ class Run:
         if self.status == "pending":
             self._set_status("running")
             try:
-                await self._settle_hook()  # the run is on record before any of its nodes starts
+                await self._settle_hook()  # the run is on record before any of its nodes starts (if the hook wants)
             except BaseException:  # the consumer went away meanwhile
                 self._finish("cancelled")
                 raise

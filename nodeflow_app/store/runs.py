@@ -10,7 +10,10 @@ serializes what changed and upserts it in one transaction. Flushes happen:
    pass ends (`call_soon`), so the status changes of every run that changed meanwhile share one transaction
    (group commit). The kernel awaits `settle` as a run's stream starts and before it ends, which waits for
    that flush: a run row exists before its first node starts, and a paused or finished run is on disk
-   before the caller sees it end.
+   before the caller sees it end. A run whose caller waits for its end only (`hooks(defer_start=True)`)
+   skips the first wait: the store's own flushes leave it out while it is running and younger than
+   `flush_interval`, so a short run is written once, with its end (one row instead of an insert, an update
+   and nodes written as `running` first).
 Nodes in flight are written as `running` by the next flush, so a crash leaves them visible.
 
 One run's bad data never costs another run its records: values are escaped so any database can
@@ -79,6 +82,7 @@ class RunStore:
         self._in_flight: dict[str, set[str]] = {}  # run_id -> nodes already written as `running`
         self._inserted: set[str] = set()     # runs whose full row (graph, payload) is already written
         self._aside: set[str] = set()        # runs whose rows the database refused: no longer written
+        self._deferred: dict[str, float] = {}  # run_id -> until when its start waits to be written with its end
         self._last_flush = 0.0
         self._timer: asyncio.TimerHandle | None = None
         self._timer_loop: asyncio.AbstractEventLoop | None = None
@@ -96,9 +100,20 @@ class RunStore:
 
     # -- writing (kernel callbacks) ----------------------------------------------------------------
 
-    def hooks(self, cache: Any = None) -> RunHooks:
-        """Kernel hooks that persist a run as it goes; `cache` passes through (the reactive output cache)."""
-        return RunHooks(on_node=self._on_node, on_run=self._on_run, cache=cache, settle=self.settle)
+    def hooks(self, cache: Any = None, *, defer_start: bool = False) -> RunHooks:
+        """Kernel hooks that persist a run as it goes; `cache` passes through (the reactive output cache).
+
+        `defer_start`: for a run whose caller waits for its end, the start is not written on its own: a run that
+        ends within `flush_interval` is written once, with its end; a longer one as usual from then on.
+        """
+        on_run = self._on_deferred_run if defer_start else self._on_run
+        return RunHooks(on_node=self._on_node, on_run=on_run, cache=cache, settle=self.settle)
+
+    def _on_deferred_run(self, run: Run) -> None:
+        if run.status == "running" and run.run_id not in self._inserted:
+            with self._lock:
+                self._deferred.setdefault(run.run_id, time.monotonic() + self.flush_interval)
+        self._on_run(run)
 
     def _on_node(self, run: Run, node_id: str, record: NodeRecord) -> None:
         with self._lock:  # a flush from another thread (a reader) swaps the queue
@@ -114,14 +129,15 @@ class RunStore:
                 self._active[run.run_id] = run
             else:
                 self._active.pop(run.run_id, None)
-        self._flush_soon()
+        if run.run_id not in self._deferred:
+            self._flush_soon()
         if run.status == "running":
             self._schedule()  # the nodes it launches next are written as `running` soon after
 
     async def settle(self, run: Run) -> None:
         """Return once the run's last status change is written (or its write failed: see `flush`)."""
         with self._lock:  # a flush under way in another thread (a reader) finishes first
-            if run.run_id not in self._runs:
+            if run.run_id not in self._runs or (run.run_id in self._deferred and run.status == "running"):
                 return
             future = self._flush_soon()
         if future is not None:
@@ -146,7 +162,7 @@ class RunStore:
             if self._soon is soon:
                 self._soon = None
         try:
-            self.flush()
+            self.flush(deferring=True)
         finally:
             if not soon[1].done():
                 soon[1].set_result(None)
@@ -163,15 +179,16 @@ class RunStore:
 
     def _on_timer(self) -> None:
         self._timer = None
-        self.flush()
+        self.flush(deferring=True)
 
-    def flush(self) -> None:
-        """Write everything that changed since the last flush: one transaction, else one per run."""
+    def flush(self, *, deferring: bool = False) -> None:
+        """Write everything that changed since the last flush: one transaction, else one per run.
+        `deferring` (the store's own flushes): runs whose start is deferred and still young wait."""
         with self._lock:
             self._last_flush = time.monotonic()
             nodes, self._nodes = self._nodes, {}
             runs, self._runs = self._runs, {}
-            batch = self._batch(nodes, runs)
+            batch = self._batch(nodes, runs, deferring)
             if not batch:
                 if not self._active:  # idle: the connection goes back to the pool
                     self._release_connection()
@@ -184,8 +201,9 @@ class RunStore:
                 self._written(batch)
         self._schedule()  # a flush that finds nothing left (and no run going on) gives the connection back
 
-    def _batch(self, nodes: dict, runs: dict[str, Run]) -> dict[str, _RunWrite]:
-        """What to write, per run; a run whose rows cannot even be built is set aside with the reason."""
+    def _batch(self, nodes: dict, runs: dict[str, Run], deferring: bool) -> dict[str, _RunWrite]:
+        """What to write, per run; a run whose rows cannot even be built is set aside with the reason.
+        `deferring`: a run whose start is deferred waits while it runs and is young (see `hooks`)."""
         now = time.time()
         batch: dict[str, _RunWrite] = {}
         for key, change in nodes.items():
@@ -201,6 +219,8 @@ class RunStore:
         for run_id, run in self._active.items():
             if run_id not in batch:
                 batch[run_id] = _RunWrite(run)
+        if self._deferred:
+            self._hold_young(batch, deferring)
         for run_id in list(batch):
             if run_id in self._aside:
                 if batch.pop(run_id).run.status in FINISHED:
@@ -212,6 +232,17 @@ class RunStore:
             except Exception as error:  # noqa: BLE001 - e.g. a value whose str() raises
                 self._set_aside(batch.pop(run_id), error)
         return {run_id: write for run_id, write in batch.items() if not write.empty}
+
+    def _hold_young(self, batch: dict[str, _RunWrite], deferring: bool) -> None:
+        """Runs whose start is deferred, still running and young, go back to the queue unwritten."""
+        now = time.monotonic()
+        for run_id, until in list(self._deferred.items()):
+            write = batch.get(run_id)  # every running run is in the batch (see above)
+            if deferring and write is not None and write.run.status == "running" and now < until:
+                del batch[run_id]
+                self._requeue([write])
+            else:
+                del self._deferred[run_id]
 
     def _write(self, batch: dict[str, _RunWrite]) -> None:
         inserts = [row for w in batch.values() for row in w.inserts]

@@ -212,7 +212,8 @@ class Webhooks:
         try:
             return self.launcher.start(target.plan, started_by="test" if test else STARTED_BY,
                                        trigger=target.node_id, payload=payload(call, target), graph_id=target.graph_id,
-                                       cache="reuse" if test else "none")
+                                       cache="reuse" if test else "none",
+                                       defer_start=not test and target.respond == "last_node")
         except GraphInvalid as error:
             raise Refused(409, "; ".join(issue.message for issue in error.issues)) from None
 

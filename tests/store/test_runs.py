@@ -24,6 +24,7 @@ from nodeflow_app.contract import NodeDefinition, Socket
 
 from tests.runtime import toys
 from tests.store.postgres import POSTGRES_URL, private_schema
+from tests.store.writes import recorded_writes
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -288,4 +289,51 @@ async def test_a_busy_store_writes_through_one_connection_and_gives_it_back_when
     assert len(checkouts) <= 2, len(checkouts)  # ... one connection (no pool checkout, no pre-ping, per flush)
     store.flush()  # nothing left to write: the connection goes back to the pool
     assert engine.pool.checkedout() == 0
+    assert backend.store().get_run(run.run_id)["status"] == "completed"
+
+
+#  S --> A, 20 runs at once whose callers wait for their end
+async def test_a_deferred_start_writes_a_short_run_once_with_its_end(backend):
+    store = RunStore(backend.engine(), flush_interval=10.0)  # no run here outlives it
+    writes = recorded_writes(store)
+    reader = backend.engine()
+    graph = toys.graph([("s", "start"), ("a", "pass")], ["s.out -> a.in"])
+
+    async def one(payload: int) -> tuple[str, str | None]:
+        run = start_run(graph, toys.registry(), payload=payload, hooks=store.hooks(defer_start=True))
+        async for event_ in run.events():
+            if event_.event_type == "started" and event_.node_id == "s":  # not on record on its own
+                with reader.connect() as conn:
+                    assert conn.execute(query(RUNS.c.status).where(RUNS.c.id == run.run_id)).scalar() is None
+        with reader.connect() as conn:  # its end is, before its consumer sees it
+            return run.status, conn.execute(query(RUNS.c.status).where(RUNS.c.id == run.run_id)).scalar()
+
+    assert await asyncio.gather(*(one(i) for i in range(20))) == [("completed", "completed")] * 20
+    # One run row each, never `running` first, never updated; its nodes written once, when done.
+    assert sorted(writes) == [("node", "completed")] * 40 + [("run", "completed")] * 20
+    stored = backend.store().get_run(store.list_runs(limit=1)[0]["id"])
+    assert [(n["node_id"], n["status"]) for n in stored["nodes"]] == [("s", "completed"), ("a", "completed")]
+
+
+#  S --> Slow (0.5 s): the run outlives the interval
+async def test_a_deferred_run_that_outlives_the_interval_is_on_record_while_it_runs(backend):
+    store = RunStore(backend.engine(), flush_interval=0.02)
+    graph = toys.graph([("s", "start"), ("slow", "slow", {"delay": 0.5})], ["s.out -> slow.in"])
+    run = start_run(graph, toys.registry(), payload=1, hooks=store.hooks(defer_start=True))
+    driving = asyncio.ensure_future(run.run())
+    await asyncio.sleep(0.25)
+    seen = backend.store().get_run(run.run_id)  # another store: it reads the database only
+    assert seen["status"] == "running" and nodes_by_id(seen)["slow"]["status"] == "running"
+    await driving
+    assert backend.store().get_run(run.run_id)["status"] == "completed"
+
+
+async def test_a_reader_of_the_store_sees_a_deferred_run_at_once(backend):
+    store = RunStore(backend.engine(), flush_interval=10.0)
+    graph = toys.graph([("s", "start"), ("slow", "slow", {"delay": 0.3})], ["s.out -> slow.in"])
+    run = start_run(graph, toys.registry(), payload=1, hooks=store.hooks(defer_start=True))
+    driving = asyncio.ensure_future(run.run())
+    await asyncio.sleep(0.05)
+    assert store.get_run(run.run_id)["status"] == "running"  # its own reads write what it holds first
+    await driving
     assert backend.store().get_run(run.run_id)["status"] == "completed"

@@ -8,9 +8,12 @@ import base64
 import json
 
 import pytest
+from sqlalchemy import select
 
 from nodeflow_app.secret_values import seal
 from nodeflow_app.store.connections import ConnectionStore
+from nodeflow_app.store.runs import RUNS
+from tests.store.writes import recorded_writes
 from tests.triggers.conftest import hooked
 
 
@@ -38,11 +41,23 @@ async def test_answers_with_the_last_node_output_status_and_headers(hooks):
     assert payload["headers"]["content-type"] == "application/json"
 
 
+async def test_a_run_answered_when_it_ends_is_written_once_with_its_end(hooks):
+    _, hook = hooks.create(hooked({"respond": "last_node"}))
+    writes = recorded_writes(hooks.launcher.store)
+    async with hooks.client() as client:
+        answer = await client.post(f"/api/hooks/{hook}", json={"n": 3})
+    assert answer.json() == {"n": 3, "done": True}
+    assert sorted(writes) == [("node", "completed")] * 3 + [("run", "completed")]  # nothing `running` first
+    assert (await settled(hooks, answer.headers["x-run-id"]))["status"] == "completed"
+
+
 async def test_at_once_answers_202_with_the_run_id_and_the_run_goes_on(hooks):
     _, hook = hooks.create(hooked())
     async with hooks.client() as client:
         answer = await client.post(f"/api/hooks/{hook}", json={"n": 1})
     assert answer.status_code == 202 and answer.json()["status"] == "started"
+    with hooks.launcher.engine.connect() as conn:  # on record when its id is given out, before any flush here
+        assert conn.execute(select(RUNS.c.started_by).where(RUNS.c.id == answer.json()["run_id"])).scalar() == "webhook"
     run = await settled(hooks, answer.json()["run_id"])
     assert run["status"] == "completed" and run["started_by"] == "webhook"
 

@@ -105,7 +105,7 @@ async def _call(services: Any, tool: GraphTool, arguments: dict[str, Any]) -> ty
         launcher = services.launcher()
         plan = launcher.plan(services.graphs().get(tool.graph_id).graph)
         return launcher.start(plan, started_by=STARTED_BY, trigger=tool.node_id, payload=arguments,
-                              graph_id=tool.graph_id)
+                              graph_id=tool.graph_id, defer_start=True)  # the client gets only its end
 
     try:
         run = await run_in_threadpool(start)

@@ -82,7 +82,8 @@ def list_models(request: Request, access: ApiAccess = Depends(authorize)) -> Mod
 async def chat_completions(body: ChatCompletionRequest, request: Request, access: ApiAccess = Depends(authorize)):
     try:
         text = _last_user_text(body.messages)
-        run = await run_in_threadpool(_start, request.app.state.services, access.workspace_id, body.model, text)
+        run = await run_in_threadpool(_start, request.app.state.services, access.workspace_id, body.model, text,
+                                      not body.stream)
     except ApiError as error:
         return error.response()
     driver = drive(run, run.events())
@@ -127,13 +128,15 @@ def _graph_id(services: Any, workspace_id: str | None, model: str) -> str:
                    f"{len(named)} graphs are named '{model}': use the graph's id", "model_not_found")
 
 
-def _start(services: Any, workspace_id: str | None, model: str, text: str) -> Any:
+def _start(services: Any, workspace_id: str | None, model: str, text: str, waits: bool) -> Any:
+    """The graph's run of the user's text; `waits`: the caller gets only its end (RunLauncher.start's defer_start)."""
     graph_id = _graph_id(services, workspace_id, model)
     launcher = services.launcher()
     try:
         plan = launcher.plan(services.graphs().get(graph_id).graph)
         trigger = launcher.entry_trigger(plan, "chat")
-        return launcher.start(plan, started_by=STARTED_BY, trigger=trigger, payload=text, graph_id=graph_id)
+        return launcher.start(plan, started_by=STARTED_BY, trigger=trigger, payload=text, graph_id=graph_id,
+                              defer_start=waits)
     except GraphInvalid as error:
         raise ApiError(400, "; ".join(issue.message for issue in error.issues), "graph_invalid") from None
 

@@ -315,12 +315,16 @@ async def test_a_deferred_start_writes_a_short_run_once_with_its_end(backend):
     assert [(n["node_id"], n["status"]) for n in stored["nodes"]] == [("s", "completed"), ("a", "completed")]
 
 
-#  S --> Slow (0.5 s): the run outlives the interval
+def slow_deferred_run(store: RunStore, delay: float):
+    """S --> Slow (`delay` s), started with a deferred start and driven in a task: (run, task)."""
+    graph = toys.graph([("s", "start"), ("slow", "slow", {"delay": delay})], ["s.out -> slow.in"])
+    run = start_run(graph, toys.registry(), payload=1, hooks=store.hooks(defer_start=True))
+    return run, asyncio.ensure_future(run.run())
+
+
 async def test_a_deferred_run_that_outlives_the_interval_is_on_record_while_it_runs(backend):
     store = RunStore(backend.engine(), flush_interval=0.02)
-    graph = toys.graph([("s", "start"), ("slow", "slow", {"delay": 0.5})], ["s.out -> slow.in"])
-    run = start_run(graph, toys.registry(), payload=1, hooks=store.hooks(defer_start=True))
-    driving = asyncio.ensure_future(run.run())
+    run, driving = slow_deferred_run(store, 1.5)
     await asyncio.sleep(0.25)
     seen = backend.store().get_run(run.run_id)  # another store: it reads the database only
     assert seen["status"] == "running" and nodes_by_id(seen)["slow"]["status"] == "running"
@@ -330,9 +334,7 @@ async def test_a_deferred_run_that_outlives_the_interval_is_on_record_while_it_r
 
 async def test_a_reader_of_the_store_sees_a_deferred_run_at_once(backend):
     store = RunStore(backend.engine(), flush_interval=10.0)
-    graph = toys.graph([("s", "start"), ("slow", "slow", {"delay": 0.3})], ["s.out -> slow.in"])
-    run = start_run(graph, toys.registry(), payload=1, hooks=store.hooks(defer_start=True))
-    driving = asyncio.ensure_future(run.run())
+    run, driving = slow_deferred_run(store, 1.5)
     await asyncio.sleep(0.05)
     assert store.get_run(run.run_id)["status"] == "running"  # its own reads write what it holds first
     await driving

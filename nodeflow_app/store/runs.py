@@ -129,7 +129,7 @@ class RunStore:
                 self._active[run.run_id] = run
             else:
                 self._active.pop(run.run_id, None)
-        if run.run_id not in self._deferred:
+        if run.status != "running" or run.run_id not in self._deferred:
             self._flush_soon()
         if run.status == "running":
             self._schedule()  # the nodes it launches next are written as `running` soon after

@@ -13,6 +13,7 @@ from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
 from tests.llm.graphs import graph
+from tests.store.writes import recorded_writes
 
 EXAMPLE = Path(__file__).parents[1] / "fixtures" / "graphs" / "examples" / "mcp_tool.json"
 
@@ -51,7 +52,9 @@ async def test_the_client_lists_the_workspaces_tools(team, tools):
 
 async def test_calling_a_tool_runs_its_graph(team, tools):
     async with mcp_session(team) as session:
+        writes = recorded_writes(team.launcher.store)
         result = await session.call_tool("order_status", {"order_id": 7})
+        assert {status for _, status in writes} == {"completed"}  # written once, with its end
         wrong = await session.call_tool("order_status", {"order_id": "seven"})
         failed = await session.call_tool("always_fails", {})
         unknown = await session.call_tool("nope", {})

@@ -8,6 +8,7 @@ import openai
 import pytest
 
 from tests.llm.graphs import graph
+from tests.store.writes import recorded_writes
 
 
 def echo_graph() -> dict:
@@ -35,8 +36,10 @@ async def test_a_completion_answers_with_the_graph_by_id_or_name(team, echo):
     client = sdk(team, "viewer")  # viewers may chat
     messages = [{"role": "system", "content": "be brief"}, {"role": "user", "content": "first"},
                 {"role": "assistant", "content": "You said: first"}, {"role": "user", "content": "hello"}]
+    writes = recorded_writes(team.launcher.store)
     for model in (echo, "echo DESK"):
         completion = await client.chat.completions.create(model=model, messages=messages)
+        assert {status for _, status in writes} == {"completed"}  # written once, with its end
         assert completion.object == "chat.completion" and completion.model == model
         assert completion.choices[0].message.content == "You said: hello"
         assert completion.choices[0].finish_reason == "stop"

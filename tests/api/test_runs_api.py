@@ -8,6 +8,7 @@ import json
 
 from tests.api.conftest import fields
 from tests.llm.graphs import graph
+from tests.store.writes import recorded_writes
 
 
 def approval_graph() -> dict:
@@ -54,10 +55,12 @@ async def test_async_returns_the_run_id_at_once_and_polling_shows_every_node(tea
 
 
 async def test_wait_returns_the_final_output_and_the_trigger_default_when_no_input(team):
+    writes = recorded_writes(team.launcher.store)
     async with team.client("owner") as owner:
         answer = await owner.post(f"/api/v1/graphs/{team.graph_id}/runs", json={"mode": "wait"})
     assert answer.status_code == 200
     assert (answer.json()["status"], answer.json()["output"]) == ("completed", {"n": 1, "done": True})
+    assert sorted(writes) == [("node", "completed")] * 2 + [("run", "completed")]  # written once, with its end
 
 
 async def test_the_output_names_each_step_when_several_end_the_graph(team):

@@ -115,6 +115,10 @@ class RunStore:
                 self._deferred.setdefault(run.run_id, time.monotonic() + self.flush_interval)
         self._on_run(run)
 
+    def _held(self, run: Run) -> bool:
+        """A running run whose start is deferred (see `hooks`): nothing waits for its write yet."""
+        return run.status == "running" and run.run_id in self._deferred
+
     def _on_node(self, run: Run, node_id: str, record: NodeRecord) -> None:
         with self._lock:  # a flush from another thread (a reader) swaps the queue
             self._nodes[(run.run_id, node_id)] = (run, node_id, record)
@@ -129,7 +133,7 @@ class RunStore:
                 self._active[run.run_id] = run
             else:
                 self._active.pop(run.run_id, None)
-        if run.status != "running" or run.run_id not in self._deferred:
+        if not self._held(run):
             self._flush_soon()
         if run.status == "running":
             self._schedule()  # the nodes it launches next are written as `running` soon after
@@ -137,7 +141,7 @@ class RunStore:
     async def settle(self, run: Run) -> None:
         """Return once the run's last status change is written (or its write failed: see `flush`)."""
         with self._lock:  # a flush under way in another thread (a reader) finishes first
-            if run.run_id not in self._runs or (run.run_id in self._deferred and run.status == "running"):
+            if run.run_id not in self._runs or self._held(run):
                 return
             future = self._flush_soon()
         if future is not None:
@@ -238,7 +242,7 @@ class RunStore:
         now = time.monotonic()
         for run_id, until in list(self._deferred.items()):
             write = batch.get(run_id)  # every running run is in the batch (see above)
-            if deferring and write is not None and write.run.status == "running" and now < until:
+            if deferring and write is not None and self._held(write.run) and now < until:
                 del batch[run_id]
                 self._requeue([write])
             else:

@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
-from sqlalchemy import event, func
+from sqlalchemy import event, func, text
 from sqlalchemy import select as query
 
 from nodeflow_app.runtime.engine import start_run
@@ -290,6 +290,35 @@ async def test_a_busy_store_writes_through_one_connection_and_gives_it_back_when
     store.flush()  # nothing left to write: the connection goes back to the pool
     assert engine.pool.checkedout() == 0
     assert backend.store().get_run(run.run_id)["status"] == "completed"
+
+
+#  S --> N0 --> ... --> N39, the server dropping the store's write connection while it runs
+async def test_on_postgresql_a_write_connection_the_server_dropped_is_replaced_and_nothing_is_lost(postgres, caplog):
+    engine = postgres.engine()
+    pids = []  # server processes of the store's connections
+    event.listen(engine, "connect", lambda dbapi_conn, _record: pids.append(dbapi_conn.info.backend_pid))
+    store = RunStore(engine, flush_interval=0.001)
+    graph = toys.graph([("s", "start")] + [(f"n{i}", "slow", {"delay": 0.005}) for i in range(40)],
+                       ["s.out -> n0.in"] + [f"n{i}.out -> n{i + 1}.in" for i in range(39)])
+    run = start_run(graph, toys.registry(), payload=1, hooks=store.hooks())
+    admin = make_engine(POSTGRES_URL)
+
+    async def drop_the_write_connection() -> bool:
+        while not pids:
+            await asyncio.sleep(0.005)
+        await asyncio.sleep(0.05)  # a few flushes have gone through it
+        with admin.begin() as conn:
+            return conn.execute(text("SELECT pg_terminate_backend(:pid)"), {"pid": pids[0]}).scalar()
+
+    dropped, _ = await asyncio.gather(drop_the_write_connection(), run.run())
+    store.close()
+    admin.dispose()
+    assert dropped and run.status == "completed"
+    assert "could not write run state, will retry" in caplog.text  # a flush met the dropped connection
+    assert len(pids) >= 2, pids  # and a new connection took over
+    stored = postgres.store().get_run(run.run_id)
+    assert stored["status"] == "completed" and len(stored["nodes"]) == 41
+    assert {n["status"] for n in stored["nodes"]} == {"completed"}
 
 
 #  S --> A, 20 runs at once whose callers wait for their end

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
-from pathlib import PurePath
+from pathlib import Path, PurePath
 from typing import Any, Callable
 
 import reflex as rx
@@ -28,6 +28,17 @@ log = logging.getLogger(__name__)
 
 UPLOAD_ID = "knowledge-upload"
 READ_BLOCK = 1024 * 1024
+
+
+def _uploaded(collection: str, name: Any) -> Path:
+    """A file `upload` kept for `collection`: a plain file name of a known format, inside its folder."""
+    folder = (uploads_dir() / check_name(collection)).resolve()
+    if not isinstance(name, str) or PurePath(name).name != name or guess_format(name) is None:
+        raise NodeError(f"{name!r} is not a file uploaded to this collection")
+    path = (folder / name).resolve()
+    if path.parent != folder:
+        raise NodeError(f"{name!r} is not a file uploaded to this collection")
+    return path
 
 
 @dataclasses.dataclass
@@ -234,12 +245,14 @@ class KnowledgeState(rx.State):
     @requires("edit")
     async def index_uploads(self, collection: str, names: list[str]) -> Any:
         async with self:
-            self.busy = True
             store = self._store()
+            if collection not in store.names():  # a browser may call this: only the workspace's own collections
+                return rx.toast.error(f"No collection {collection!r} in this workspace.")
+            self.busy = True
         for position, name in enumerate(names):
             source = f"{collection}/{name}"
             try:
-                raw = await asyncio.to_thread((uploads_dir() / source).read_bytes)
+                raw = await asyncio.to_thread(_uploaded(collection, name).read_bytes)
                 result = await index_file(store, collection, raw, source)
                 status = f"{name}: {result['written']} chunks"
             except NodeError as error:

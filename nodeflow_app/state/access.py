@@ -156,6 +156,36 @@ def graph_workspace(graph_id: str) -> str | None:
     return _graph_workspaces.get(graph_id)
 
 
+# State classes whose handlers act on a graph the tab's state keeps between events: class -> (the state class
+# holding it, its attribute). The page's URL, which decides the workspace checked, comes from the browser with
+# every event; the kept graph does not. So an event of such a state gets through only while the graph it acts
+# on is in the workspace it was checked in (a viewer of one graph cannot borrow the URL of a graph they own).
+_GRAPH_HOLDERS: dict[type, tuple[type, str]] = {}
+
+
+def acts_on_graph(state_cls: type, holder: type | None = None, attribute: str = "_graph_id") -> None:
+    """Declare that `state_cls`'s handlers act on the graph in `holder.attribute` (default: its own)."""
+    _GRAPH_HOLDERS[state_cls] = (holder or state_cls, attribute)
+
+
+async def _kept_graph(state: Any, state_cls: type) -> str:
+    holder = _GRAPH_HOLDERS.get(state_cls)
+    if holder is None:
+        return ""
+    return getattr(await state.get_state(holder[0]), holder[1]) or ""
+
+
+def _page_loaders(app: Any) -> set[Callable]:
+    """The handler functions pages run on load (they take the page's graph from its URL, and keep it)."""
+    loaders: set[Callable] = set()
+    for handlers in getattr(app, "_load_events", {}).values():
+        for handler in handlers if isinstance(handlers, (list, tuple)) else [handlers]:
+            fn = getattr(handler, "fn", None) or getattr(getattr(handler, "handler", None), "fn", None)
+            if fn is not None:
+                loaders.add(fn)
+    return loaders
+
+
 def forget_graph(graph_id: str) -> None:
     _graph_workspaces.forget(graph_id)
 
@@ -215,6 +245,10 @@ class AccessMiddleware(Middleware):
         decision = decide(need, user, role)
         if not decision.allowed:
             return self._refuse(event, user, decision.reason)
+        if user is not None and handler.fn not in _page_loaders(app):
+            kept = await _kept_graph(state, state_cls)
+            if kept and graph_workspace(kept) != workspace:
+                return self._refuse(event, user, "not found")
         _current.set(Access(user, workspace, role))
         set_caller(Caller(user.id if user else None, user.name if user else "", workspace))
         use_workspace(workspace)  # provider keys of the workspace the event acts in

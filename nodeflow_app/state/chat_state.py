@@ -26,7 +26,7 @@ from nodeflow_app.state.run_history_state import RunHistoryState
 from nodeflow_app.state.run_view_state import RunViewState
 from nodeflow_app.store.chats import ChatHistory, ChatMessage, ChatNotFound
 from nodeflow_app.store.graphs import GraphNotFound, graph_store
-from nodeflow_app.state.access import requires
+from nodeflow_app.state.access import acts_on_graph, requires
 
 log = logging.getLogger(__name__)
 
@@ -232,13 +232,13 @@ class ChatState(rx.State):
     @requires("chat")
     async def retry(self, payload: dict[str, Any]):
         message_id = str(payload.get("message_id"))
-        return await self._converse(lambda service, _chat_id: service.retry(message_id))
+        return await self._converse(lambda service, chat_id: service.retry(chat_id, message_id))
 
     @rx.event(background=True)
     @requires("chat")
     async def edit(self, payload: dict[str, Any]):
         message_id, text = str(payload.get("message_id")), str(payload.get("text") or "")
-        return await self._converse(lambda service, _chat_id: service.edit(message_id, text))
+        return await self._converse(lambda service, chat_id: service.edit(chat_id, message_id, text))
 
     @rx.event(background=True)
     @requires("chat")
@@ -341,3 +341,6 @@ def _decider() -> str:
     """Who answers an approval: the signed-in caller's name (the access check resolved them)."""
     user = current().user
     return user.name if user else "someone"
+
+
+acts_on_graph(ChatState, attribute="graph_id")

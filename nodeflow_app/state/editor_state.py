@@ -31,7 +31,7 @@ from nodeflow_app.store.graphs import graph_store
 from nodeflow_app.triggers.view import trigger_view
 from nodeflow_app.validation import Issue, validate_graph
 from nodes._registry import default_registry
-from nodeflow_app.state.access import requires
+from nodeflow_app.state.access import acts_on_graph, requires
 from nodeflow_app.state.graph_room import GraphRoom, room_token
 
 # Where a clicked palette entry lands, relative to the visible area (the canvas is at least this big).
@@ -780,3 +780,6 @@ def _touches(ops: list[dict[str, Any]], node_id: str) -> bool:
         if op["op"] in ("add_edge", "remove_edge", "remove_node"):
             return True
     return False
+
+
+acts_on_graph(EditorState)

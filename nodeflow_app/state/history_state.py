@@ -22,7 +22,7 @@ from nodeflow_app.secret_values import hide_graph, is_sealed
 from nodeflow_app.state.editor_state import EditorState
 from nodeflow_app.store.graphs import GraphNotFound, graph_store
 from nodes._registry import default_registry
-from nodeflow_app.state.access import requires
+from nodeflow_app.state.access import acts_on_graph, requires
 
 NO_AUTHOR = "—"  # versions saved before accounts, or by the CLI
 
@@ -256,3 +256,6 @@ def diff_rows(diff: GraphDiff) -> list[dict[str, str]]:
     if diff.empty:
         rows.append({"kind": "note", "name": "", "status": "", "text": "No differences"})
     return rows
+
+
+acts_on_graph(HistoryState, EditorState)  # the editor's graph

@@ -23,7 +23,7 @@ from nodeflow_app.runs.service import RunRefused, approval_payload, run_service
 from nodeflow_app.runs.view import approval_cards, canvas_steps, node_rows, pretty, run_row
 from nodeflow_app.state.editor_state import EditorState
 from nodeflow_app.state.run_view_state import RunViewState
-from nodeflow_app.state.access import requires
+from nodeflow_app.state.access import acts_on_graph, requires
 
 
 class RunHistoryState(rx.State):
@@ -297,3 +297,6 @@ def _decider() -> str:
     """Who answers an approval: the signed-in caller's name (the access check resolved them)."""
     user = current().user
     return user.name if user else "someone"
+
+
+acts_on_graph(RunHistoryState)

@@ -10,7 +10,7 @@ from typing import Any
 import reflex as rx
 
 from nodeflow_app import routes
-from nodeflow_app.state.access import current, requires
+from nodeflow_app.state.access import acts_on_graph, current, requires
 from nodeflow_app.store.graphs import graph_store
 from nodeflow_app.store.templates import template_store
 from nodes._registry import default_registry
@@ -50,3 +50,6 @@ class TemplateSaveState(rx.State):
             return None
         self.open = False
         return rx.toast.success(f"Saved as the template “{template.name}”: New graph offers it to your team.")
+
+
+acts_on_graph(TemplateSaveState)

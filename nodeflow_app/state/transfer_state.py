@@ -13,7 +13,7 @@ import reflex as rx
 
 from nodeflow_app import routes
 from nodeflow_app.accounts.transfer import TransferRefused, edit_targets, transfer
-from nodeflow_app.state.access import current, requires, forget_graph
+from nodeflow_app.state.access import acts_on_graph, current, forget_graph, requires
 from nodeflow_app.store.accounts import account_store
 from nodeflow_app.store.graphs import graph_store
 
@@ -73,3 +73,6 @@ class TransferState(rx.State):
 
         done = f"Copied to {target.name} as “{copy.name}”" if copy is not None else f"Moved to {target.name}"
         return [rx.toast.success(done), GraphListState.load]
+
+
+acts_on_graph(TransferState)

@@ -15,7 +15,7 @@ from typing import Any
 import reflex as rx
 
 from nodeflow_app import routes
-from nodeflow_app.state.access import requires, user_for_token
+from nodeflow_app.state.access import current, requires, user_for_token
 from nodeflow_app.state.auth_state import AuthState
 from nodeflow_app.store.accounts import AccountError, ApiToken, account_store
 
@@ -72,19 +72,21 @@ class WorkspaceState(rx.State):
         return await self.get_state(AuthState)
 
     async def _refresh(self) -> None:
-        auth = await self._auth()
-        store, user = account_store(), user_for_token(auth.session_token)
-        self.members = [MemberRow(m.user_id, m.name, m.email, m.role) for m in store.members(auth.workspace_id)]
+        # The workspace and role the access check resolved, never the browser's own idea of them: the page URL
+        # (which decides the check) and the stored workspace both come from the browser.
+        caller = current()
+        store, user = account_store(), caller.user
+        self.members = [MemberRow(m.user_id, m.name, m.email, m.role) for m in store.members(caller.workspace_id)]
         now = time.time()
         self.invitations = [
             InvitationView(i.id, i.role, _when(i.expires_at),
                            "used" if i.used_at else "revoked" if i.revoked_at else
                            "expired" if i.expires_at <= now else "pending")
-            for i in (store.invitations(auth.workspace_id) if auth.role == "owner" else [])]
-        self.tokens = [_token_view(t) for t in store.api_tokens(user.id, auth.workspace_id)] if user else []
+            for i in (store.invitations(caller.workspace_id) if caller.role == "owner" else [])]
+        self.tokens = [_token_view(t) for t in store.api_tokens(user.id, caller.workspace_id)] if user else []
         self.member_tokens = [_token_view(t, holder) for holder, t in
-                              store.members_api_tokens(auth.workspace_id, but=user.id)] \
-            if user and auth.role == "owner" else []
+                              store.members_api_tokens(caller.workspace_id, but=user.id)] \
+            if user and caller.role == "owner" else []
 
     @rx.event
     @requires("view")
@@ -95,10 +97,10 @@ class WorkspaceState(rx.State):
     @rx.event
     @requires("manage")
     async def invite(self, form: dict[str, Any]) -> None:
-        auth = await self._auth()
+        caller = current()
         role, expiry = str(form.get("role") or "viewer"), EXPIRIES.get(str(form.get("expiry")), 7 * 86400)
-        user = user_for_token(auth.session_token)
-        raw, _ = account_store().invite(auth.workspace_id, role, user.id, expiry)
+        user = caller.user
+        raw, _ = account_store().invite(caller.workspace_id, role, user.id, expiry)
         base = routes.page_origin(self.router)
         self.new_link = f"{base}/invite/{raw}"
         await self._refresh()
@@ -106,16 +108,16 @@ class WorkspaceState(rx.State):
     @rx.event
     @requires("manage")
     async def revoke_invitation(self, invitation_id: str) -> None:
-        auth = await self._auth()
-        account_store().revoke_invitation(auth.workspace_id, invitation_id)
+        caller = current()
+        account_store().revoke_invitation(caller.workspace_id, invitation_id)
         await self._refresh()
 
     @rx.event
     @requires("manage")
     async def set_role(self, user_id: str, role: str) -> Any:
-        auth = await self._auth()
+        caller = current()
         try:
-            account_store().set_role(auth.workspace_id, user_id, role)
+            account_store().set_role(caller.workspace_id, user_id, role)
         except (AccountError, ValueError) as error:
             return rx.toast.error(str(error).capitalize() + ".")
         await self._refresh()
@@ -124,9 +126,9 @@ class WorkspaceState(rx.State):
     @rx.event
     @requires("manage")
     async def remove_member(self, user_id: str) -> Any:
-        auth = await self._auth()
+        caller = current()
         try:
-            account_store().remove_member(auth.workspace_id, user_id)
+            account_store().remove_member(caller.workspace_id, user_id)
         except AccountError as error:
             return rx.toast.error(str(error).capitalize() + ".")
         await self._refresh()
@@ -135,8 +137,8 @@ class WorkspaceState(rx.State):
     @rx.event
     @requires("signed_in")
     async def create_workspace(self, form: dict[str, Any]) -> Any:
-        auth = await self._auth()
-        user = user_for_token(auth.session_token)
+        caller = current()
+        user = caller.user
         try:
             created = account_store().create_workspace(user.id, str(form.get("name", "")))
         except AccountError as error:
@@ -146,24 +148,24 @@ class WorkspaceState(rx.State):
     @rx.event
     @requires("view")
     async def create_token(self, form: dict[str, Any]) -> None:
-        auth = await self._auth()
-        user = user_for_token(auth.session_token)
-        raw, _ = account_store().create_api_token(user.id, auth.workspace_id, str(form.get("name", "")))
+        caller = current()
+        user = caller.user
+        raw, _ = account_store().create_api_token(user.id, caller.workspace_id, str(form.get("name", "")))
         self.new_token = raw
         await self._refresh()
 
     @rx.event
     @requires("view")
     async def revoke_token(self, token_id: str) -> None:
-        auth = await self._auth()
-        account_store().revoke_api_token(user_for_token(auth.session_token).id, token_id)
+        caller = current()
+        account_store().revoke_api_token(caller.user.id, token_id)
         await self._refresh()
 
     @rx.event
     @requires("manage")
     async def revoke_member_token(self, token_id: str) -> None:
-        auth = await self._auth()
-        account_store().revoke_workspace_api_token(auth.workspace_id, token_id)
+        caller = current()
+        account_store().revoke_workspace_api_token(caller.workspace_id, token_id)
         await self._refresh()
 
     # -- accepting an invitation (/invite/<code>) -------------------------------------------------------

@@ -161,3 +161,59 @@ def test_an_event_sent_before_the_guard_chose_a_workspace_acts_in_the_callers_fi
     viewer = accounts.user_for_session(tokens["viewer"])
     assert seen.workspace_id == accounts.workspaces(viewer.id)[0].id
     assert seen.role == "owner"  # of their personal workspace, not the team's viewer
+
+
+def _own_graph(team, who: str) -> tuple[str, str]:
+    """(personal workspace, a graph in it) of `who`: somewhere they are the owner."""
+    accounts, graphs, team_workspace, _, tokens = team
+    user = accounts.user_for_session(tokens[who])
+    personal = next(w.id for w in accounts.workspaces(user.id) if w.id != team_workspace)
+    return personal, graphs.create(f"{who}'s own graph", workspace_id=personal).id
+
+
+def test_a_tab_keeping_a_graph_acts_on_it_only_in_the_workspace_the_check_resolved(team):
+    """The page URL that decides the check comes from the browser with every event; the graph a state keeps does
+    not. A viewer of the team's graph who sends its edits with the URL of a graph they own is refused, unless the
+    event is a page's loader (it takes the URL's graph)."""
+    from nodeflow_app.nodeflow_app import app
+    from nodeflow_app.state.editor_state import EditorState
+    from nodeflow_app.state.history_state import HistoryState
+
+    _, _, _, team_graph, tokens = team
+    _, own_graph = _own_graph(team, "viewer")
+    state = _page(tokens["viewer"], "", own_graph)
+    editor = state.get_substate(EditorState._get_substate_path())
+
+    def through(cls, name: str) -> bool:
+        event = Event(name=f"{cls.get_full_name()}.{name}", payload={})
+        return asyncio.run(access.AccessMiddleware().preprocess(app, state, event)) is None
+
+    editor._graph_id = team_graph  # the tab opened the team's graph before
+    assert not through(EditorState, "save") and not through(HistoryState, "restore")
+    assert through(EditorState, "load_graph")  # the page's loader: it opens the URL's graph instead
+    editor._graph_id = own_graph
+    assert through(EditorState, "save") and through(HistoryState, "restore")
+
+
+def test_workspace_changes_land_in_the_workspace_the_check_resolved(team, monkeypatch):
+    """A viewer whose browser names the team's workspace, on the page of a graph they own, passes the check as an
+    owner there: an invitation they make then belongs to their own workspace, never to the team's."""
+    from nodeflow_app.state import workspace_state
+    from nodeflow_app.state.workspace_state import WorkspaceState
+
+    accounts, _, team_workspace, _, tokens = team
+    monkeypatch.setattr(workspace_state, "account_store", lambda: accounts)
+    personal, own_graph = _own_graph(team, "viewer")
+    state = _page(tokens["viewer"], team_workspace, own_graph)
+    page = state.get_substate(WorkspaceState._get_substate_path())
+    before = len(accounts.invitations(team_workspace))
+
+    async def invite() -> None:
+        event = Event(name=f"{WorkspaceState.get_full_name()}.invite", payload={})
+        assert await access.AccessMiddleware().preprocess(None, state, event) is None  # owner of their own
+        assert access.current().workspace_id == personal
+        await WorkspaceState.invite.fn(page, {"role": "owner", "expiry": "1d"})
+
+    asyncio.run(invite())
+    assert len(accounts.invitations(team_workspace)) == before
+    assert [i.role for i in accounts.invitations(personal)] == ["owner"]

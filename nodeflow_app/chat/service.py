@@ -116,19 +116,19 @@ class ChatService:
             async for update in updates:
                 yield update
 
-    async def edit(self, message_id: str, text: str) -> AsyncIterator[ChatUpdate]:
+    async def edit(self, chat_id: str, message_id: str, text: str) -> AsyncIterator[ChatUpdate]:
         """A new user message beside `message_id` (same parent), then its answer."""
-        old = self._message(message_id)
+        old = self._message(message_id, chat_id)
         if old.role != "user":
             raise ChatError("only a user's message can be edited; retry an answer instead")
         async with aclosing(self._ask(self._chat(old.chat_id), text, old.parent_id)) as updates:
             async for update in updates:
                 yield update
 
-    async def retry(self, message_id: str) -> AsyncIterator[ChatUpdate]:
+    async def retry(self, chat_id: str, message_id: str) -> AsyncIterator[ChatUpdate]:
         """A new answer beside the assistant message `message_id` (or to the user message `message_id`)."""
-        message = self._message(message_id)
-        user = message if message.role == "user" else self._message(message.parent_id or "")
+        message = self._message(message_id, chat_id)
+        user = message if message.role == "user" else self._message(message.parent_id or "", chat_id)
         async with aclosing(self._answer(self._chat(user.chat_id), user)) as updates:
             async for update in updates:
                 yield update
@@ -254,10 +254,11 @@ class ChatService:
             raise ChatNotFound(f"no chat '{chat_id}' in the database")
         return chat
 
-    def _message(self, message_id: str) -> ChatMessage:
+    def _message(self, message_id: str, chat_id: str | None = None) -> ChatMessage:
+        """The message; with `chat_id`, only if it is one of that chat's (ids come from the browser)."""
         message = self.chats.get_message(message_id)
-        if message is None:
-            raise ChatNotFound(f"no message '{message_id}' in the database")
+        if message is None or (chat_id is not None and message.chat_id != chat_id):
+            raise ChatNotFound(f"no message '{message_id}' in " + (f"chat '{chat_id}'" if chat_id else "the database"))
         return message
 
 

@@ -142,7 +142,7 @@ async def test_stop_keeps_a_partial_stopped_answer_and_retry_makes_a_sibling(fak
 
     fake_llm.reset()
     fake_llm.script(text(["Short", " one"]))
-    retried = (await collect(service.retry(stopped.id)))[-1].message
+    retried = (await collect(service.retry(chat.id, stopped.id)))[-1].message
     assert retried.parent_id == stopped.parent_id and retried.status == "paused"
     history = service.history(chat.id)
     assert history.siblings(retried.id) == [stopped.id, retried.id]
@@ -212,7 +212,7 @@ async def test_a_tool_that_needs_confirmation_asks_in_the_chat(fake_llm, url):
 async def test_edit_makes_a_user_sibling_and_answers_it(fake_llm, service, chat):
     fake_llm.script(text("first answer"), text("second answer"))
     first = await collect(service.send(chat.id, "Frist question"))
-    edited = await collect(service.edit(first[0].message_id, "First question"))
+    edited = await collect(service.edit(chat.id, first[0].message_id, "First question"))
     new_user, new_answer = edited[0].message, edited[-1].message
     assert new_user.parent_id is None and new_answer.parent_id == new_user.id
     history = service.history(chat.id)
@@ -223,7 +223,12 @@ async def test_edit_makes_a_user_sibling_and_answers_it(fake_llm, service, chat)
     follow = await collect(service.send(chat.id, "And then?"))
     assert follow[0].message.parent_id == new_answer.id
     with pytest.raises(ChatError, match="only a user's message can be edited"):
-        await collect(service.edit(new_answer.id, "x"))
+        await collect(service.edit(chat.id, new_answer.id, "x"))
+    other = service.create_chat(chat.graph_id, "Someone else's chat")  # ids come from the browser
+    with pytest.raises(ChatNotFound, match=f"no message '{new_user.id}' in chat '{other.id}'"):
+        await collect(service.edit(other.id, new_user.id, "x"))
+    with pytest.raises(ChatNotFound, match=f"no message '{new_answer.id}' in chat '{other.id}'"):
+        await collect(service.retry(other.id, new_answer.id))
 
 
 async def test_after_a_restart_the_history_is_whole_and_a_paused_run_resumes(fake_llm, url, service, chat):

@@ -296,7 +296,7 @@ class ChatState(rx.State):
     async def _save_pending_edits(self) -> None:
         """A run uses the stored graph: unsaved edits of this graph in the editor are saved first."""
         editor = await self.get_state(EditorState)
-        await editor.save_pending_edits(self.graph_id)
+        await editor._save_pending_edits(self.graph_id)
 
     async def _apply(self, update: ChatUpdate, service: ChatService) -> None:
         """One update. The history (`messages`) changes only when an exchange starts, never per batch."""

@@ -171,25 +171,23 @@ class EditorState(rx.State):
         self.me_user = entry["user"]
         room._enter(entry, token, await _connected(room._tokens.values()))
 
-    # History's hooks (state/history_state.py) ---------------------------------------------------
+    # History's hooks (state/history_state.py), and what runs call first. Private: no event of the browser
+    # reaches them, only the handlers of other states that checked their own access.
 
-    @requires("view")
-    async def set_frozen(self, frozen: bool) -> None:
+    async def _set_frozen(self, frozen: bool) -> None:
         """While History shows a stored version, the live graph takes no edits and no selection."""
         await self._room()
         self._frozen = frozen
         if frozen and self.selected_id:
             self._select([])
 
-    @requires("edit")
-    async def save_pending(self) -> None:
+    async def _save_pending(self) -> None:
         """Edits not saved yet become a version now (before History restores another one)."""
         room, _ = await self._room()
         if self._doc is not None and room.unsaved:
             self._save(room, "autosave")
 
-    @requires("view")
-    async def reopen(self) -> None:
+    async def _reopen(self) -> None:
         """Load the graph's newest stored version again (History restored an old one): a new room epoch,
         so every tab in the room reloads it; undo histories refer to the old one and are dropped."""
         room, _ = await self._room()
@@ -253,8 +251,7 @@ class EditorState(rx.State):
         if not auto:
             return rx.toast.success(f"Saved version {version}")
 
-    @requires("edit")
-    async def save_pending_edits(self, graph_id: str) -> bool:
+    async def _save_pending_edits(self, graph_id: str) -> bool:
         """Before a run of the stored graph `graph_id` (chat, test run): save the room's unsaved edits of
         it now. Call under the state lock (`get_state` from another state's handler). False: saving failed."""
         if self._graph_id != graph_id:

@@ -153,7 +153,7 @@ class HistoryState(rx.State):
         """Version N saved again as the newest version ("restored from vN"); the editor reopens on it."""
         number = int(version)
         editor = await self.get_state(EditorState)
-        await editor.save_pending()
+        await editor._save_pending()
         if editor._doc is None:
             return  # edits not autosaved yet become a version of their own first
         try:
@@ -163,7 +163,7 @@ class HistoryState(rx.State):
         except GraphNotFound as error:
             return rx.toast.error(str(error))
         await self._back()
-        await editor.reopen()
+        await editor._reopen()
         await self._refresh()
         return rx.toast.success(f"Version {number} restored as version {restored}")
 
@@ -197,7 +197,7 @@ class HistoryState(rx.State):
 
     async def _freeze_editor(self, frozen: bool) -> None:
         editor = await self.get_state(EditorState)
-        await editor.set_frozen(frozen)
+        await editor._set_frozen(frozen)
 
     def _show(self, mode: str, graph: dict[str, Any], marks: dict[str, Any]) -> None:
         self._rev += 1

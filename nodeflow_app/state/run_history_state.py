@@ -159,7 +159,7 @@ class RunHistoryState(rx.State):
         if self.running or not self._graph_id:
             return None
         editor = await self.get_state(EditorState)
-        if not await editor.save_pending_edits(self._graph_id):
+        if not await editor._save_pending_edits(self._graph_id):
             return None
         self.running = True
         return self._graph_id

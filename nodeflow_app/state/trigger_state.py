@@ -47,7 +47,7 @@ class TriggerState(rx.State):
     async def set_active(self, on: bool):
         graph_id = routes.page_graph_id(self.router)
         editor = await self.get_state(EditorState)
-        if on and not await editor.save_pending_edits(graph_id):
+        if on and not await editor._save_pending_edits(graph_id):
             return rx.toast.error("Not activated: the graph could not be saved (see its issues).")
         try:
             if on:
@@ -68,7 +68,7 @@ class TriggerState(rx.State):
         async with self:
             graph_id = routes.page_graph_id(self.router)
             editor = await self.get_state(EditorState)
-            if not graph_id or not await editor.save_pending_edits(graph_id):
+            if not graph_id or not await editor._save_pending_edits(graph_id):
                 return
             self.listening_to, self.heard, self.heard_run = node_id, "", ""
         hook = hook_id(graph_id, node_id)

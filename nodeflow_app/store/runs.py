@@ -92,7 +92,6 @@ class RunStore:
         # PostgreSQL a pre-ping round trip each time). A flush that finds nothing to write and no run going
         # on gives it back; a write that fails drops it (the next one reconnects).
         self._conn: Connection | None = None
-        self._pipeline: Any = None  # psycopg's pipeline context of the write connection (PostgreSQL)
         dialect = self.engine.dialect.name
         self._upsert_runs = _upserter(RUNS, dialect, ("id",), _RUN_STATE)
         self._upsert_nodes = _upserter(NODES, dialect, ("run_id", "node_id"), _NODE_STATE)
@@ -254,7 +253,7 @@ class RunStore:
         updates = [row for w in batch.values() for row in w.updates]
         node_rows = [row for w in batch.values() for row in w.node_rows]  # started rows included
         if self._conn is None:
-            self._conn = self._connect()
+            self._conn = self.engine.connect()
         conn = self._conn
         try:
             with conn.begin():
@@ -268,24 +267,8 @@ class RunStore:
             self._release_connection()  # a lost connection is not used again
             raise
 
-    def _connect(self) -> Connection:
-        """The write connection. On PostgreSQL it stays in pipeline mode while held: a flush's statements and
-        its commit go out together and cost one round trip to the server, not one each."""
-        conn = self.engine.connect()
-        if self.engine.dialect.name == "postgresql":
-            driver = conn.connection.driver_connection
-            self._pipeline = driver.pipeline()
-            self._pipeline.__enter__()
-        return conn
-
     def _release_connection(self) -> None:
         conn, self._conn = self._conn, None
-        pipeline, self._pipeline = self._pipeline, None
-        if pipeline is not None:
-            try:
-                pipeline.__exit__(None, None, None)
-            except Exception:  # noqa: BLE001 - a broken connection: it is closed below
-                log.debug("run store: leaving pipeline mode failed", exc_info=True)
         if conn is not None:
             try:
                 conn.close()

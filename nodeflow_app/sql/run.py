@@ -8,18 +8,19 @@ Every driver takes exactly one statement, so a second one cannot end the read-on
 
 from __future__ import annotations
 
+import sqlite3
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from sqlalchemy import URL, Engine, create_engine, text
+from sqlalchemy import URL, Engine, create_engine, make_url, text
 from sqlalchemy.exc import ArgumentError, DBAPIError, SQLAlchemyError
 from sqlalchemy.pool import NullPool
 
 from nodeflow_app.contract import NodeError
-from nodeflow_app.settings import data_dir
+from nodeflow_app.settings import data_dir, db_url
 from nodeflow_app.connections import Connection
 
 from nodeflow_app.sql.values import to_json
@@ -80,7 +81,10 @@ def _begin(database: Any, kind: str, writable: bool, seconds: int) -> None:
         database.exec_driver_sql(f"SET LOCAL statement_timeout = {seconds * 1000}")
     if kind == "sqlite":  # sqlite3 calls the handler every 10,000 steps; True interrupts the statement
         deadline = time.monotonic() + seconds
-        database.connection.dbapi_connection.set_progress_handler(lambda: time.monotonic() > deadline, 10_000)
+        sqlite = database.connection.dbapi_connection
+        sqlite.set_progress_handler(lambda: time.monotonic() > deadline, 10_000)
+        # ATTACH (and VACUUM INTO, which attaches) would reach files outside the data folder, or NodeFlow's own.
+        sqlite.setlimit(sqlite3.SQLITE_LIMIT_ATTACHED, 0)
 
 
 def _execute(database: Any, sql: str, params: dict[str, Any], limit: int) -> Outcome:
@@ -113,15 +117,33 @@ def _engine(connection: Connection, writable: bool, timeout: int) -> Engine:
     return create_engine(url, poolclass=NullPool, connect_args=connect_args)
 
 
+# NodeFlow's own folders in the data folder: what they hold is the app's, never a connection's.
+OWN_FOLDERS = ("knowledge", "files", "uploads")
+
+
 def sqlite_file(path: str) -> Path:
-    """The SQLite file a connection names: relative to the data folder, and never outside it."""
+    """The SQLite file a connection names: relative to the data folder, never outside it, never NodeFlow's own."""
     root = data_dir().resolve()
     file = (root / path).resolve()  # an absolute `path` stays itself
     if not file.is_relative_to(root):
         raise NodeError(f"the SQLite file {path!r} is outside the data folder {root}; only files inside it can be used")
+    if _nodeflow_own(file, root):
+        raise NodeError(f"the SQLite file {path!r} is NodeFlow's own (its accounts, graphs, runs or knowledge); "
+                        "a connection may use any other SQLite file of the data folder")
     if not file.is_file():
         raise NodeError(f"no SQLite file at {file}")
     return file
+
+
+def _nodeflow_own(file: Path, root: Path) -> bool:
+    """The app's database (with its journal files), a file in one of its folders, or its key."""
+    if any(file.is_relative_to(root / folder) for folder in OWN_FOLDERS) or file == root / "secret.key":
+        return True
+    app_db = make_url(db_url())
+    if app_db.get_backend_name() != "sqlite" or not app_db.database:
+        return False
+    database = Path(app_db.database).resolve()
+    return file.parent == database.parent and file.name.startswith(database.name)  # -wal, -shm, -journal too
 
 
 def _refusal(error: DBAPIError, connection: Connection, seconds: int) -> str:

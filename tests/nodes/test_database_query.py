@@ -170,6 +170,31 @@ async def test_a_sqlite_file_outside_the_data_folder_is_refused(tmp_path, monkey
     assert not (tmp_path / "data" / "missing.db").exists()
 
 
+async def test_nodeflow_own_database_and_folders_are_refused(tmp_path, monkeypatch):
+    """Any account can store a connection: one to NodeFlow's own database would read every workspace's rows and,
+    with writes allowed, make itself admin."""
+    db = await _sqlite(tmp_path, monkeypatch)
+    data = tmp_path / "data"
+    monkeypatch.setenv("REFLEX_DB_URL", f"sqlite:///{data / 'app.db'}")
+    (data / "knowledge").mkdir()
+    for name in ("app.db", "app.db-wal", "knowledge/embeddings.sqlite"):
+        sqlite3.connect(data / name).close()
+        db.store.set("db", "sqlite", {"path": name})
+        with pytest.raises(NodeError, match=f"the SQLite file '{name}' is NodeFlow's own"):
+            await db.run("SELECT 1")
+    monkeypatch.setenv("REFLEX_DB_URL", "postgresql+psycopg://u@h/d")  # the app's database elsewhere: a file is fine
+    db.store.set("db", "sqlite", {"path": "app.db"})
+    assert (await db.run("SELECT 1 AS one"))["rows"] == [{"one": 1}]
+
+
+async def test_attach_and_vacuum_into_cannot_reach_other_files(tmp_path, monkeypatch):
+    db = await _sqlite(tmp_path, monkeypatch)
+    for statement in (f"ATTACH '{tmp_path / 'x.db'}' AS x", f"VACUUM INTO '{tmp_path / 'copy.db'}'"):
+        with pytest.raises(NodeError, match="too many attached databases"):
+            await db.run(statement, allow_writes=True)
+    assert not (tmp_path / "x.db").exists() and not (tmp_path / "copy.db").exists()
+
+
 async def test_an_http_connection_is_not_a_database(tmp_path, monkeypatch):
     db = await _sqlite(tmp_path, monkeypatch)
     db.store.set("api", "http_bearer", {"token": "t"})

@@ -110,10 +110,21 @@ def _checked(ref: ModelRef) -> ModelRef:
 # 2. Configuration ---------------------------------------------------------------------------------
 
 def api_key_for(provider: str) -> str | None:
-    """The API key for `provider`, or None: the current workspace's stored key first, then the install's
-    environment variable (the fallback every workspace shares)."""
+    """The API key for `provider`'s own URL, or None: the current workspace's stored key first, then the
+    install's environment variable (the fallback every workspace shares). The environment's key goes only to the
+    install's URL: not to a URL a workspace stored without a key of its own (any account owns a workspace)."""
+    stored = _stored(provider)
+    if stored.api_key:
+        return stored.api_key
+    if stored.base_url and not _same_url(stored.base_url, _install_url(provider) or ""):
+        return None
     env = PROVIDERS[provider].key_env
-    return _stored(provider).api_key or ((os.environ.get(env) or None) if env else None)
+    return (os.environ.get(env) or None) if env else None
+
+
+def _install_url(provider: str) -> str | None:
+    """The URL the install's environment sets for `provider` (None: the SDK's default)."""
+    return (os.environ.get(COMPATIBLE_BASE_URL_ENV) or None) if provider == "openai-compatible" else None
 
 
 def base_url_for(provider: str, explicit: str | None = None) -> str | None:
@@ -220,6 +231,9 @@ def build_model(ref_or_dict: str | dict[str, Any] | ModelRef, *, temperature: fl
     kwargs: dict[str, Any] = {"id": ref.model}
     key = api_key or _key_for(ref, foreign)
     if spec.key_env and key is None and foreign is None and ref.provider != "openai-compatible":
+        if _stored(ref.provider).base_url:
+            raise ModelConfigError(f"{spec.label} is not configured: the workspace's URL for it has no key stored "
+                                   f"with it ({spec.key_env} goes only to the install's own URL)")
         raise ModelConfigError(f"{spec.label} is not configured: set {spec.key_env}")
     if key is not None:
         kwargs["api_key"] = key
@@ -257,11 +271,18 @@ def build_model(ref_or_dict: str | dict[str, Any] | ModelRef, *, temperature: fl
 
 
 def _key_for(ref: ModelRef, foreign_url: str | None) -> str | None:
-    """The provider's own key for its own URL; for a URL written in a graph only the key of the credential
-    chosen for it (none by default): a stored or environment key never goes anywhere else (SPEC 12)."""
+    """The provider's own key for its own URL; for a URL written in a graph none, unless the credential chosen
+    for it was stored with that very URL: a stored or environment key never goes anywhere new (SPEC 12)."""
     if foreign_url is None:
         return api_key_for(ref.provider)
-    return api_key_for(ref.credential) if ref.credential else None
+    if not ref.credential:
+        return None
+    stored = _stored(ref.credential)
+    if stored.api_key and stored.base_url and _same_url(stored.base_url, foreign_url):
+        return stored.api_key
+    raise ModelConfigError(
+        f"the {ref.credential} key goes only to the URL stored with it, not to {foreign_url}: store that URL with "
+        f"its key for {ref.credential} on the Settings page, or clear 'Key for this URL'")
 
 
 def _model_class(spec: Provider, ref: ModelRef) -> type:

@@ -14,7 +14,9 @@ from typing import Iterator
 
 import pytest
 
-from nodeflow_app.llm.providers import COMPATIBLE_API_KEY_ENV, ModelRef, describe_failure
+from nodeflow_app.llm import providers
+from nodeflow_app.llm.credentials import Credential
+from nodeflow_app.llm.providers import COMPATIBLE_API_KEY_ENV, ModelConfigError, ModelRef, describe_failure
 from nodeflow_app.net.guard import ALLOWLIST_ENV
 from tests.llm.fake_openai import FakeOpenAI, FakeServer, http_error
 from tests.llm.graphs import graph, of, run_graph
@@ -71,10 +73,29 @@ async def test_the_installs_own_url_receives_its_key(foreign, fake_llm):
     assert foreign.headers == []
 
 
-async def test_a_key_chosen_for_a_graph_url_goes_there(foreign):
-    run, _ = await run_graph(selector_graph(base_url=foreign.base_url, credential="openai-compatible"), payload="hi")
+async def test_a_key_chosen_for_a_graph_url_goes_there_only_if_it_was_stored_with_that_url(foreign, monkeypatch):
+    """A graph may name a key for its URL ('Key for this URL'), but an editor chooses the URL: the key goes
+    there only when the workspace stored it with that very URL, never the install's environment key."""
+    run, events = await run_graph(selector_graph(base_url=foreign.base_url, credential="openai-compatible"),
+                                  payload="hi")
+    assert run.status == "failed" and foreign.headers == []
+    assert "the openai-compatible key goes only to the URL stored with it" in of(events, "llm", "error")[0].data["error"]
+    stored = {"openai": Credential("sk-stored-for-foreign-0001", foreign.base_url)}
+    monkeypatch.setattr(providers, "_stored", lambda provider: stored.get(provider) or Credential(None, None))
+    run, _ = await run_graph(selector_graph(base_url=foreign.base_url, credential="openai"), payload="hi")
     assert run.status == "completed", run.error
-    assert foreign.headers[0]["authorization"] == f"Bearer {INSTALL_KEY}"
+    assert foreign.headers[0]["authorization"] == "Bearer sk-stored-for-foreign-0001"
+
+
+def test_the_environment_key_never_goes_to_a_url_a_workspace_stored_without_a_key(foreign, monkeypatch):
+    """Any account owns a workspace and may store a URL for a provider: without a key stored with it, the
+    install's OPENAI_API_KEY is not sent there; the install's own URL keeps getting it."""
+    monkeypatch.setattr(providers, "_stored", lambda provider: Credential(None, "https://collector.example/v1"))
+    assert providers.api_key_for("openai") is None
+    with pytest.raises(ModelConfigError, match="the workspace's URL for it has no key stored with it"):
+        providers.build_model("openai:gpt-4o")
+    monkeypatch.setattr(providers, "_stored", lambda provider: Credential(None, None))
+    assert providers.api_key_for("openai") == OPENAI_KEY
 
 
 async def test_a_graph_url_to_an_internal_address_is_refused_before_any_request(foreign, monkeypatch):

@@ -25,7 +25,8 @@ definition = NodeDefinition(
         Parameter(id="credential", label="Key for this URL", type="select", default="", options=(
             Option(value="", label="No key"),
             *(Option(value=value, label=f"The {label} key") for value, label in PROVIDER_LABELS),
-        ), description="Only for a Base URL written here: which configured key may be sent to it."),
+        ), description="Only for a Base URL written here: the workspace key stored with this same URL "
+                       "(Settings) that may be sent to it; any other key is refused."),
         Parameter(id="temperature", label="Temperature", type="float", default=None, min=0, max=2, step=0.1,
                   description="Empty uses the provider's default."),
     ),

@@ -266,10 +266,8 @@ def delete_connection(workspace_id: str, name: str) -> bool:
 
 async def check_named_connection(workspace_id: str, name: str) -> ConnectionResult:
     """A database connection runs `SELECT 1`; an HTTP one has no URL of its own, so only its fields are checked."""
-    import asyncio
-
     from nodeflow_app.connections import DATABASE_KINDS
-    from nodeflow_app.sql.run import run_statement
+    from nodeflow_app.sql.run import run_checked
     from nodeflow_app.store.connections import default_store as connection_store
 
     store = connection_store()
@@ -283,8 +281,7 @@ async def check_named_connection(workspace_id: str, name: str) -> ConnectionResu
         return ConnectionResult(True, f"the {connection.kind} connection is complete (an HTTP connection has no URL "
                                       "of its own: a run of an HTTP Request node tests it)")
     try:
-        await asyncio.to_thread(run_statement, connection, "SELECT 1", {}, writable=False, limit=1,
-                                timeout=int(TEST_TIMEOUT_S))
+        await run_checked(connection, "SELECT 1", {}, writable=False, limit=1, timeout=int(TEST_TIMEOUT_S))
     except NodeError as error:
         return ConnectionResult(False, str(error))
     return ConnectionResult(True, f"connected to the {connection.kind} database")

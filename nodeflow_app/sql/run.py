@@ -8,6 +8,7 @@ Every driver takes exactly one statement, so a second one cannot end the read-on
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
 import time
 from dataclasses import dataclass
@@ -22,6 +23,7 @@ from sqlalchemy.pool import NullPool
 from nodeflow_app.contract import NodeError
 from nodeflow_app.settings import data_dir, db_url
 from nodeflow_app.connections import Connection
+from nodeflow_app.net.guard import BlockedUrl, checked_addresses
 
 from nodeflow_app.sql.values import to_json
 
@@ -38,10 +40,35 @@ class Outcome:
     affected: int | None
 
 
+async def run_checked(connection: Connection, sql: str, params: dict[str, Any], *, writable: bool, limit: int,
+                      timeout: int) -> Outcome:
+    """`run_statement` in a thread, after the server's address passed the SSRF guard: a connection anyone can
+    store must not reach the host's own services (the app's database, Redis, metadata) unless allowlisted."""
+    address = await checked_address(connection)
+    return await asyncio.to_thread(run_statement, connection, sql, params, writable=writable, limit=limit,
+                                   timeout=timeout, address=address)
+
+
+async def checked_address(connection: Connection) -> str | None:
+    """The address a PostgreSQL or MySQL connection may reach (None: SQLite, or a host name the allowlist names)."""
+    if connection.kind == "sqlite":
+        return None
+    host, port = str(connection.fields.get("host") or "").strip(), connection.fields.get("port")
+    if not host or host.startswith("/") or "," in host:  # a socket folder, or several hosts
+        raise NodeError(f"connection {connection.name!r} has host {host!r}: give one host name or address")
+    default = 5432 if connection.kind == "postgres" else 3306
+    try:
+        found = await checked_addresses(host, int(port) if str(port or "").isdigit() else default)
+    except BlockedUrl as error:
+        raise NodeError(f"connection {connection.name!r}: {error}") from None
+    return str(found[0]) if found else None
+
+
 def run_statement(connection: Connection, sql: str, params: dict[str, Any], *, writable: bool, limit: int,
-                  timeout: int) -> Outcome:
-    """Run `sql` with `params` bound; blocking (call it from a thread)."""
-    engine = _engine(connection, writable, timeout)
+                  timeout: int, address: str | None = None) -> Outcome:
+    """Run `sql` with `params` bound; blocking (call it from a thread). `address`: connect there (the one the
+    guard checked), whatever the host name resolves to by now."""
+    engine = _engine(connection, writable, timeout, address)
     try:
         try:
             database = engine.connect()
@@ -98,7 +125,7 @@ def _execute(database: Any, sql: str, params: dict[str, Any], limit: int) -> Out
     return Outcome(rows, columns, len(fetched) > limit, None)
 
 
-def _engine(connection: Connection, writable: bool, timeout: int) -> Engine:
+def _engine(connection: Connection, writable: bool, timeout: int, address: str | None = None) -> Engine:
     fields = connection.fields
     if connection.kind == "sqlite":
         mode = "rw" if writable else "ro"  # rw never creates a file: a typo in the path is an error
@@ -107,9 +134,12 @@ def _engine(connection: Connection, writable: bool, timeout: int) -> Engine:
     port = fields.get("port")
     if port is not None and not str(port).isdigit():
         raise NodeError(f"connection {connection.name!r} has port {port!r}, which is not a number")
+    host = address if address is not None and connection.kind == "mysql" else fields["host"]
     url = URL.create(DRIVERS[connection.kind], username=fields["user"], password=fields.get("password"),
-                     host=fields["host"], port=int(port) if port else None, database=fields["database"])
+                     host=host, port=int(port) if port else None, database=fields["database"])
     connect_args: dict[str, Any] = {"connect_timeout": timeout}
+    if connection.kind == "postgres" and address is not None:
+        connect_args["hostaddr"] = address  # the host name stays for TLS and error messages
     if connection.kind == "postgres":
         # psycopg sends a statement without parameters as a simple query, which may hold several
         # (`COMMIT; INSERT ...` would leave the read-only transaction); a prepared one holds exactly one.

@@ -11,6 +11,7 @@ from cryptography.fernet import Fernet
 from sqlalchemy import text
 
 from nodeflow_app.contract import FlowContext, NodeError
+from nodeflow_app.net.guard import ALLOWLIST_ENV
 from nodeflow_app.store.connections import ConnectionStore
 from nodeflow_app.store.db import make_engine
 from nodes.integration.database_query.definition import definition
@@ -60,6 +61,7 @@ def _create(engine, table: str, kind: str) -> None:
 
 @pytest.fixture(params=["postgres", "mysql", "sqlite"])
 def database(request, tmp_path, monkeypatch):
+    monkeypatch.setenv(ALLOWLIST_ENV, "127.0.0.1")  # the real servers of these machines (the guard refuses loopback)
     kind, store = request.param, _store(tmp_path)
     monkeypatch.setenv("NODEFLOW_DATA_DIR", str(tmp_path))
     if kind == "postgres":
@@ -195,6 +197,24 @@ async def test_attach_and_vacuum_into_cannot_reach_other_files(tmp_path, monkeyp
     assert not (tmp_path / "x.db").exists() and not (tmp_path / "copy.db").exists()
 
 
+async def test_a_database_host_passes_the_ssrf_guard(tmp_path, monkeypatch):
+    """Any account can store a connection: without the allowlist it cannot reach the host's own PostgreSQL
+    (the app's database in a team install), a socket folder, or several hosts at once."""
+    db = await _sqlite(tmp_path, monkeypatch)
+    monkeypatch.delenv(ALLOWLIST_ENV, raising=False)
+    db.store.set("db", "postgres", {"host": "127.0.0.1", "port": "5432", "database": "test", "user": "postgres"})
+    with pytest.raises(NodeError, match=f"connection 'db': refused 127.0.0.1: 127.0.0.1 is a loopback address.*"
+                                        f"{ALLOWLIST_ENV}"):
+        await db.run("SELECT 1")
+    for host in ("/var/run/postgresql", "a.example,127.0.0.1"):
+        db.store.set("db", "postgres", {"host": host, "database": "test", "user": "postgres"})
+        with pytest.raises(NodeError, match="give one host name or address"):
+            await db.run("SELECT 1")
+    monkeypatch.setenv(ALLOWLIST_ENV, "127.0.0.1")
+    db.store.set("db", "postgres", {"host": "127.0.0.1", "port": "5432", "database": "test", "user": "postgres"})
+    assert (await db.run("SELECT 1 AS one"))["rows"] == [{"one": 1}]
+
+
 async def test_an_http_connection_is_not_a_database(tmp_path, monkeypatch):
     db = await _sqlite(tmp_path, monkeypatch)
     db.store.set("api", "http_bearer", {"token": "t"})
@@ -204,6 +224,7 @@ async def test_an_http_connection_is_not_a_database(tmp_path, monkeypatch):
 
 async def test_an_unreachable_server_is_a_clear_error(tmp_path, monkeypatch):
     db = await _sqlite(tmp_path, monkeypatch)
+    monkeypatch.setenv(ALLOWLIST_ENV, "127.0.0.1")
     db.store.set("db", "postgres", {"host": "127.0.0.1", "port": "1", "database": "test", "user": "postgres"})
     with pytest.raises(NodeError, match=r"cannot connect to the postgres database of connection 'db' \(127.0.0.1/test\)"):
         await db.run("SELECT 1", timeout=2)

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 from nodes._helpers import key_value_pairs, to_number
 from nodeflow_app.contract import ExecutionResult, FlowContext, NodeError
 from nodeflow_app.connections import DATABASE_KINDS, connection_for
-from nodeflow_app.sql import bind_names, run_statement
+from nodeflow_app.sql import bind_names, run_checked
 from nodeflow_app.sql.values import to_bind
 
 
@@ -21,8 +20,8 @@ class DatabaseQueryExecutor:
         if not isinstance(sql, str) or not sql.strip():
             raise NodeError("parameter 'query' is empty; write the SQL statement to run")
         params = _bound(sql, data.get("parameters"))
-        outcome = await asyncio.to_thread(
-            run_statement, connection, sql, params, writable=bool(data.get("allow_writes")),
+        outcome = await run_checked(
+            connection, sql, params, writable=bool(data.get("allow_writes")),
             limit=_whole(data, "row_limit", 1000, 1, 100_000), timeout=_whole(data, "timeout", 30, 1, 3600))
         return ExecutionResult(outputs={"output": {
             "rows": outcome.rows, "columns": outcome.columns, "row_count": len(outcome.rows),

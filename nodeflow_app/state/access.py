@@ -175,15 +175,22 @@ async def _kept_graph(state: Any, state_cls: type) -> str:
     return getattr(await state.get_state(holder[0]), holder[1]) or ""
 
 
+_loaders: dict[int, set[Callable]] = {}  # per app (its pages are added at import, before any event)
+
+
 def _page_loaders(app: Any) -> set[Callable]:
     """The handler functions pages run on load (they take the page's graph from its URL, and keep it)."""
-    loaders: set[Callable] = set()
-    for handlers in getattr(app, "_load_events", {}).values():
-        for handler in handlers if isinstance(handlers, (list, tuple)) else [handlers]:
-            fn = getattr(handler, "fn", None) or getattr(getattr(handler, "handler", None), "fn", None)
-            if fn is not None:
-                loaders.add(fn)
-    return loaders
+    if app is None:
+        return set()
+    found = _loaders.get(id(app))
+    if found is None:
+        found = _loaders[id(app)] = set()
+        for handlers in app._load_events.values():
+            for handler in handlers if isinstance(handlers, (list, tuple)) else [handlers]:
+                fn = getattr(handler, "fn", None) or getattr(getattr(handler, "handler", None), "fn", None)
+                if fn is not None:
+                    found.add(fn)
+    return found
 
 
 def forget_graph(graph_id: str) -> None:

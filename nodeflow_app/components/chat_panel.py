@@ -66,13 +66,14 @@ def composer() -> rx.Component:
         rx.hstack(
             rx.text_area(name="message", placeholder="Message the graph… (Enter sends, Shift+Enter new line)",
                          enter_key_submit=True, auto_height=True, rows="1", max_height="200px", flex="1",
-                         custom_attrs=_testid("chat-input")),
+                         # before the page is live, Enter would do nothing and the typed text would be lost
+                         disabled=~rx.State.is_hydrated, custom_attrs=_testid("chat-input")),
             rx.cond(
                 ChatState.busy,
                 rx.button(rx.icon("square", size=14), "Stop", type="button", color_scheme="red", variant="soft",
                           on_click=ChatState.stop, custom_attrs=_testid("chat-stop")),
                 rx.button(rx.icon("send-horizontal", size=14), "Send", type="submit",
-                          custom_attrs=_testid("chat-send")),
+                          disabled=~rx.State.is_hydrated, custom_attrs=_testid("chat-send")),
             ),
             align="end",
             spacing="2",

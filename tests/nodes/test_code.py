@@ -171,6 +171,113 @@ async def test_the_sandbox_error_carries_what_was_printed():
     assert caught.value.stdout == "a\n"
 
 
+# -- isolation (confine.py): no files but the standard library and the scratch folder, no network, no programs --
+
+async def test_the_code_cannot_read_the_servers_files_or_look_at_the_server_process(tmp_path):
+    secret = tmp_path / "secret.key"
+    secret.write_text("the server's key")
+    for code in (f"return open({str(secret)!r}).read()",
+                 f"import os\nreturn os.listdir({str(tmp_path)!r})",
+                 "import os\nreturn open(f'/proc/{os.getppid()}/environ').read()",
+                 f"return open({str(Path(__file__))!r}).read()"):  # the source tree
+        message = await failure(None, code)
+        assert "PermissionError: [Errno 13] Permission denied" in message, code
+        assert "The Code node is isolated" in message
+
+
+async def test_the_code_has_no_network_not_even_the_local_database(tmp_path):
+    connections = []
+    server = await asyncio.start_server(lambda r, w: connections.append(w), "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    try:
+        for code in (f"import socket\nsocket.create_connection(('127.0.0.1', {port}), timeout=2)",
+                     f"import urllib.request\nurllib.request.urlopen('http://127.0.0.1:{port}/', timeout=2)",
+                     "import socket\nsocket.socket(socket.AF_INET, socket.SOCK_DGRAM)",  # UDP (DNS)
+                     "import socket\ns = socket.socket(socket.AF_UNIX)\ns.connect('/var/run/postgresql/.s.PGSQL.5432')"):
+            message = await failure(None, code)
+            assert "Operation not permitted" in message, (code, message)
+        await asyncio.sleep(0.1)
+        assert connections == []
+    finally:
+        server.close()
+
+
+async def test_the_code_cannot_start_programs_signal_the_server_or_leave_its_process_group():
+    for code in ("import subprocess\nsubprocess.run(['true'])",
+                 "import os\nos.execv('/bin/sh', ['sh'])",
+                 "import os\nos.kill(os.getppid(), 0)",
+                 "import os\nos.setsid()",
+                 "import resource\nresource.setrlimit(resource.RLIMIT_AS, (-1, -1))"):
+        message = await failure(None, code)
+        assert "Operation not permitted" in message or "not allowed to raise" in message, (code, message)
+    assert os.getpid()  # still here
+
+
+async def test_the_standard_library_threads_and_the_scratch_folder_still_work():
+    code = ("import sqlite3, zoneinfo, decimal, csv, hashlib, threading, os, tempfile, datetime\n"
+            "open('rows.csv', 'w').write('a,b\\n1,2\\n')\n"
+            "rows = list(csv.DictReader(open('rows.csv')))\n"
+            "os.mkdir('sub'); os.rename('rows.csv', 'sub/rows.csv')\n"
+            "thread = threading.Thread(target=lambda: None); thread.start(); thread.join()\n"
+            "pid = os.fork()\n"
+            "if pid == 0:\n    os._exit(0)\n"
+            "os.waitpid(pid, 0)\n"
+            "paris = datetime.datetime(2026, 7, 1, 12, tzinfo=zoneinfo.ZoneInfo('Europe/Paris'))\n"
+            "return {'rows': rows, 'sql': sqlite3.connect(':memory:').execute('select 6 * 7').fetchone()[0],\n"
+            "        'offset': str(paris.utcoffset()), 'sum': str(decimal.Decimal('0.1') + decimal.Decimal('0.2')),\n"
+            "        'files': os.listdir('sub'), 'temp': os.path.isdir(tempfile.mkdtemp())}")
+    assert (await run(None, code)).outputs["output"] == {
+        "rows": [{"a": "1", "b": "2"}], "sql": 42, "offset": "2:00:00", "sum": "0.3", "files": ["rows.csv"],
+        "temp": True}
+
+
+def _worker_with(prelude: str, isolation: str, code: str, tmp_path: Path) -> dict:
+    """Run worker.py by hand after `prelude` has changed its confine module (what a system without Landlock does)."""
+    import subprocess
+    import sys
+    worker = Path(__file__).parents[2] / "nodes" / "data" / "code" / "worker.py"
+    result = tmp_path / "result.json"
+    scratch = tmp_path / "work"
+    scratch.mkdir()
+    launcher = (f"import sys, runpy; sys.path.insert(0, {str(worker.parent)!r}); import confine; {prelude}; "
+                f"sys.argv = [{str(worker)!r}, {str(result)!r}, '--isolation={isolation}']; "
+                f"runpy.run_path({str(worker)!r}, run_name='__main__')")
+    job = json.dumps({"code": code, "input": None, "memory_mb": 256, "cpu_seconds": 5})
+    subprocess.run([sys.executable, "-I", "-S", "-c", launcher], input=job.encode(), cwd=scratch, check=True,
+                   timeout=30, env={"PATH": "/usr/bin:/bin"})
+    return json.loads(result.read_text())
+
+
+def test_where_the_worker_cannot_be_isolated_it_refuses_the_job_naming_the_switch(tmp_path):
+    outside = tmp_path / "outside.txt"
+    outside.write_text("readable")
+    without_landlock = "confine._CREATE_RULESET = 1_000_000"  # no such system call: what an old kernel answers
+    answer = _worker_with(without_landlock, "required", f"return open({str(outside)!r}).read()", tmp_path)
+    assert answer["ok"] is False
+    assert answer["error"].startswith("the Code node cannot run on this server: it cannot be isolated "
+                                      "(Landlock is not available on this kernel (Function not implemented;")
+    assert "NODEFLOW_CODE_ISOLATION=off" in answer["error"]
+
+
+def test_with_isolation_switched_off_the_code_runs_unconfined(tmp_path):
+    outside = tmp_path / "outside.txt"
+    outside.write_text("readable")
+    answer = _worker_with("confine._CREATE_RULESET = 1_000_000", "off", f"return open({str(outside)!r}).read()",
+                          tmp_path)
+    assert answer == {"ok": True, "value": "readable"}
+
+
+async def test_the_install_switch_reaches_new_workers(tmp_path, monkeypatch):
+    outside = tmp_path / "outside.txt"
+    outside.write_text("readable")
+    monkeypatch.setenv("NODEFLOW_CODE_ISOLATION", "off")
+    pool = WorkerPool(size=0)
+    try:
+        assert (await pool.run(f"return open({str(outside)!r}).read()", None, Limits())).value == "readable"
+    finally:
+        pool.close()
+
+
 # -- the example graph, through the CLI -----------------------------------------------------------
 
 #   Start --> Score orders (Code) --> Report

@@ -11,8 +11,9 @@ definition = NodeDefinition(
     description=(
         "Run your Python on the input, in a separate process with a time and memory limit. The code is "
         "the body of a function: `input` holds the input (`items` too when it is a list) and what it "
-        "`return`s becomes the output. Standard library only; the process sees none of the server's "
-        "environment (no keys). A guard against mistakes, not against a hostile author: see docs/security.md."
+        "`return`s becomes the output. Standard library only; the process is isolated: no network, no "
+        "programs, no file but its own scratch folder, none of the server's environment (no keys). "
+        "See docs/security.md."
     ),
     category="data",
     icon="code",

@@ -5,7 +5,9 @@ module, a patched builtin, a left-over thread or file) can reach the next job. A
 ahead of time, so a call only pays for sending the job and waiting for the exit (a few ms), not
 for starting an interpreter (~20 ms here). Never runs user code in this (the server's) process.
 
-A worker gets: a clean environment (no variable of the server, so no keys), its own scratch
+A worker confines itself before its job arrives (confine.py: no network, no programs, no other
+process, no file but the standard library's and its scratch folder's) and refuses jobs where the
+system cannot confine it, unless NODEFLOW_CODE_ISOLATION=off. It also gets: a clean environment (no variable of the server, so no keys), its own scratch
 folder as working directory and HOME (removed after the job), stdout and stderr in files the
 server reads back, and the limits of `Limits` (see worker.py). The wall-clock limit is enforced
 here: the worker's whole process group is killed when it passes.
@@ -55,6 +57,11 @@ class Outcome:
     stderr: str
 
 
+def isolation() -> str:
+    """`required` (the default) or `off` (NODEFLOW_CODE_ISOLATION): whether a worker that cannot confine itself runs code."""
+    return "off" if os.environ.get("NODEFLOW_CODE_ISOLATION", "").strip().lower() == "off" else "required"
+
+
 class _Worker:
     """One started worker process and its folder (scratch working directory, captured output, result)."""
 
@@ -65,7 +72,7 @@ class _Worker:
         self.result = self.folder / "result.json"
         with open(self.folder / "stdout", "wb") as out, open(self.folder / "stderr", "wb") as err:
             self.process = subprocess.Popen(
-                [sys.executable, "-I", "-S", "-u", str(WORKER), str(self.result)],
+                [sys.executable, "-I", "-S", "-u", str(WORKER), str(self.result), f"--isolation={isolation()}"],
                 stdin=subprocess.PIPE, stdout=out, stderr=err, cwd=self.scratch, close_fds=True,
                 env={**CLEAN_ENV, "HOME": str(self.scratch), "TMPDIR": str(self.scratch)},
                 start_new_session=True)  # its own process group: a kill takes the code's children too

@@ -1,15 +1,17 @@
 """The Code node's worker: a separate Python process that runs one job of user code and exits.
 
-Started by sandbox.py as `python -I -S -u worker.py <result file>` with a clean environment, its
+Started by sandbox.py as `python -I -S -u worker.py <result file> --isolation=required|off` with a clean environment, its
 working directory a fresh scratch folder and stdout/stderr going to files (unbuffered, so what was
 printed before a kill at the time limit is kept). Standard library only (`-S`: no site-packages),
 so nothing of NodeFlow and none of its dependencies is importable here.
 
-1. Wait for the job on stdin: `{"code", "input", "memory_mb", "cpu_seconds"}` (JSON, one line).
-2. Apply the limits (address space, CPU seconds, file size) to this process.
-3. Compile the user's code as the body of `def main(input, items)`, keeping the user's line
+1. Open the result file, then confine this process (confine.py: no network, no programs, no files
+   but the standard library and the scratch folder) unless started with `--isolation=off`.
+2. Wait for the job on stdin: `{"code", "input", "memory_mb", "cpu_seconds"}` (JSON, one line).
+3. Apply the limits (address space, CPU seconds, file size) to this process.
+4. Compile the user's code as the body of `def main(input, items)`, keeping the user's line
    numbers, so a top-level `return` gives the result and errors point at the user's lines.
-4. Run it; write `{"ok": true, "value"}` or `{"ok": false, "error"}` to the result file; exit.
+5. Run it; write `{"ok": true, "value"}` or `{"ok": false, "error"}` to the result file; exit.
 """
 
 import ast
@@ -20,6 +22,11 @@ import resource
 import sys
 import traceback
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # -I leaves this folder off the path
+import confine  # noqa: E402
+
+del sys.path[0]  # the user's `import` sees the standard library only
+
 FILENAME = "<code>"
 FILE_LIMIT = 64 * 1024 * 1024  # bytes any single file (stdout included) may grow to
 
@@ -28,13 +35,17 @@ _dumps, _open, _exit, _flush_out, _flush_err = json.dumps, open, os._exit, sys.s
 
 
 def main() -> None:
-    result_path = sys.argv[1]
+    result_path, isolation = sys.argv[1], sys.argv[2] if len(sys.argv) > 2 else "--isolation=required"
+    result = _open(result_path, "w", encoding="utf-8")  # before confinement: its folder is out of reach after
+    refusal = None if isolation == "--isolation=off" else _confine()
     line = sys.stdin.readline()
     if not line:  # the server went away before giving a job
         os._exit(0)
     job = json.loads(line)
     _limit(job["memory_mb"], job["cpu_seconds"])
     try:
+        if refusal:
+            raise _UserError(refusal)
         outcome = {"ok": True, "value": _run(job["code"], job["input"])}
         text = _dumps(outcome, ensure_ascii=False, allow_nan=False)
     except _UserError as error:
@@ -43,13 +54,31 @@ def main() -> None:
         text = _dumps({"ok": False, "error": f"the code ran out of memory (limit {job['memory_mb']} MB)"})
     _flush_out()
     _flush_err()
-    with _open(result_path, "w", encoding="utf-8") as handle:
-        handle.write(text)
+    result.write(text)
+    result.close()
     _exit(0)  # skip interpreter teardown: the process is thrown away anyway
+
+
+_isolated = False  # set once confined: a PermissionError of the user's code then gets ISOLATION_HINT
+ISOLATION_HINT = ("(The Code node is isolated: no network, no programs, no other processes, and on disk only the "
+                  "standard library and its own scratch folder. An HTTP Request node reaches the network.)")
 
 
 class _UserError(Exception):
     """A failure of the user's code, worded for the step card."""
+
+
+def _confine() -> str | None:
+    """Confine this process to its scratch folder; or, where the system cannot, why jobs are refused."""
+    global _isolated
+    try:
+        confine.confine(os.getcwd())
+    except confine.Unavailable as error:
+        return (f"the Code node cannot run on this server: it cannot be isolated ({error}). Without isolation "
+                "the code could read the server's files and reach its network; an admin can allow that with "
+                "NODEFLOW_CODE_ISOLATION=off (docs/security.md)")
+    _isolated = True
+    return None
 
 
 def _limit(memory_mb: int, cpu_seconds: int) -> None:
@@ -107,6 +136,8 @@ def _runtime_message(error: BaseException) -> str:
     """`line N: Type: message`, then the user's own frames of the traceback (not the worker's)."""
     frames = [f for f in traceback.extract_tb(error.__traceback__) if f.filename == FILENAME]
     head = f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
+    if isinstance(error, PermissionError) and _isolated:
+        head += "\n" + ISOLATION_HINT
     if not frames:
         return head
     lines = [f"line {frames[-1].lineno}: {head}", f"    {(frames[-1].line or '').strip()}"]

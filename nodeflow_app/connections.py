@@ -8,6 +8,7 @@ imports it; the store registers its lookup here (`use_lookup`) when it loads, li
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -20,12 +21,15 @@ DEFAULT_WORKSPACE = "default"
 SERVICE = "connections"  # ctx.services key: an object with `get(name, workspace_id)`; absent: the app's store
 WORKSPACE_SERVICE = "workspace_id"  # ctx.services key: the run's workspace; absent: DEFAULT_WORKSPACE
 
-# Each kind's fields: required first, then optional ones.
+# Each kind's fields: required first, then optional ones. An HTTP connection's `hosts` says where an HTTP Request
+# node may send it: without it the node refuses (a graph's editor could otherwise send the team's token to a URL of
+# their own). It is optional in storage because the same kinds also check callers (a webhook's basic login).
+HOSTS = "hosts"
 KINDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
-    "http_bearer": (("token",), ()),
-    "http_basic": (("username", "password"), ()),
-    "http_header": (("header", "value"), ()),
-    "http_query": (("param", "value"), ()),
+    "http_bearer": (("token",), (HOSTS,)),
+    "http_basic": (("username", "password"), (HOSTS,)),
+    "http_header": (("header", "value"), (HOSTS,)),
+    "http_query": (("param", "value"), (HOSTS,)),
     "postgres": (("host", "database", "user"), ("port", "password")),
     "mysql": (("host", "database", "user"), ("port", "password")),
     "sqlite": (("path",), ()),
@@ -56,7 +60,44 @@ def check_fields(kind: str, fields: dict[str, Any]) -> dict[str, str]:
     missing = [name for name in required if str(fields.get(name) or "").strip() == ""]
     if missing:
         raise CredentialError(f"a {kind} connection needs {', '.join(missing)}")
-    return {name: str(value) for name, value in fields.items() if value not in (None, "")}
+    checked = {name: str(value) for name, value in fields.items() if value not in (None, "")}
+    if HOSTS in checked:
+        checked[HOSTS] = ", ".join(_host_patterns(checked[HOSTS]))
+    return checked
+
+
+# Where an HTTP connection may be sent -----------------------------------------------------------------
+
+_HOST_PATTERN = re.compile(r"\*|(\*\.)?[a-z0-9_-]+(\.[a-z0-9_-]+)*|\[?[0-9a-f:.]+\]?")
+
+
+def _host_patterns(text: str) -> list[str]:
+    """`hosts` as a list: `api.example.com`, `*.example.com` (its subdomains) or `*` (any host)."""
+    patterns = [entry.strip().lower().rstrip(".") for entry in re.split(r"[,\s]+", text) if entry.strip()]
+    for pattern in patterns:
+        if not _HOST_PATTERN.fullmatch(pattern):
+            raise CredentialError(f"hosts: {pattern!r} is not a host name; write host names only, separated by "
+                                  "commas: api.example.com, *.example.com (its subdomains) or * (any host)")
+    if not patterns:
+        raise CredentialError("hosts is empty; write api.example.com, *.example.com or * (any host)")
+    return patterns
+
+
+def check_host(connection: Connection, host: str) -> None:
+    """A NodeError unless `connection` may be sent to `host` (its `hosts` field)."""
+    allowed = connection.fields.get(HOSTS)
+    if not allowed:
+        raise NodeError(f"connection {connection.name!r} does not say which hosts it may be sent to; its "
+                        f"workspace's owner adds hosts (api.example.com, *.example.com, or * for any host) on "
+                        f"the Credentials page or with `nodeflow connections set {connection.name} "
+                        f"{connection.kind} ... hosts=api.example.com`")
+    host = host.lower().rstrip(".")
+    for pattern in _host_patterns(allowed):
+        if pattern == "*" or pattern.strip("[]") == host or (
+                pattern.startswith("*.") and host.endswith(pattern[1:])):
+            return
+    raise NodeError(f"connection {connection.name!r} may be sent only to {allowed}, not to {host}; the "
+                    "workspace's owner can add the host to the connection's hosts")
 
 
 # The lookup ------------------------------------------------------------------------------------------

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from nodeflow_app.contract import NodeError
+from nodeflow_app.connections import HOSTS
 from nodeflow_app.llm.credentials import Credential, CredentialError, use_workspace
 from nodeflow_app.llm.credentials import stored as stored_credential
 from nodeflow_app.store.credentials import default_store
@@ -225,7 +226,7 @@ def _model_ids(provider: str, body: Any) -> list[str]:
 # The workspace's named connections (HTTP and database credentials) ----------------------------------------
 
 def connection_rows(workspace_id: str) -> list[dict[str, str]]:
-    """`{name, kind, fields}` per connection of the workspace: the field names, never a value."""
+    """`{name, kind, fields}` per connection of the workspace: the field names and hosts, never a secret value."""
     from nodeflow_app.store.connections import default_store as connection_store
 
     store = connection_store()
@@ -233,6 +234,8 @@ def connection_rows(workspace_id: str) -> list[dict[str, str]]:
     for row in (store.list(workspace_id) if store is not None else []):
         connection = _quiet(lambda: store.get(row["name"], workspace_id))
         fields = ", ".join(sorted(connection.fields)) if connection else "cannot be decrypted"
+        if connection and connection.fields.get(HOSTS):  # not a secret: where the connection may be sent
+            fields += f" (sent only to {connection.fields[HOSTS]})"
         rows.append({"name": row["name"], "kind": row["kind"], "fields": fields})
     return rows
 
@@ -278,8 +281,12 @@ async def check_named_connection(workspace_id: str, name: str) -> ConnectionResu
     if connection is None:
         return ConnectionResult(False, f"no connection named {name!r}")
     if connection.kind not in DATABASE_KINDS:
-        return ConnectionResult(True, f"the {connection.kind} connection is complete (an HTTP connection has no URL "
-                                      "of its own: a run of an HTTP Request node tests it)")
+        if not connection.fields.get(HOSTS):
+            return ConnectionResult(False, f"the {connection.kind} connection names no hosts, so an HTTP Request "
+                                           "node will not send it; add hosts=api.example.com (or * for any host)")
+        return ConnectionResult(True, f"the {connection.kind} connection is complete and goes only to "
+                                      f"{connection.fields[HOSTS]} (an HTTP connection has no URL of its own: a run "
+                                      "of an HTTP Request node tests it)")
     try:
         await run_checked(connection, "SELECT 1", {}, writable=False, limit=1, timeout=int(TEST_TIMEOUT_S))
     except NodeError as error:

@@ -12,7 +12,7 @@ import reflex as rx
 
 from nodeflow_app.components.header import header
 from nodeflow_app.components.theme import BORDER
-from nodeflow_app.connections import KINDS
+from nodeflow_app.connections import HOSTS, KINDS
 from nodeflow_app.llm.providers import PROVIDERS
 from nodeflow_app.state.auth_state import AuthState
 from nodeflow_app.state.settings_state import SettingsState
@@ -134,7 +134,9 @@ def _connection_row(row: rx.Var) -> rx.Component:
 
 def _field_hint(kind: str) -> str:
     required, optional = KINDS[kind]
-    return "\n".join([f"{f}=..." for f in required] + [f"{f}=... (optional)" for f in optional])
+    return "\n".join([f"{f}=..." for f in required] + [
+        f"{HOSTS}=api.example.com (where an HTTP Request node may send it; * for any host)" if f == HOSTS
+        else f"{f}=... (optional)" for f in optional])
 
 
 def connections_section() -> rx.Component:

@@ -186,13 +186,14 @@ def _store_team_credentials(owner, server: Server, screenshot: bool) -> None:
     owner.get_by_test_id("save-openai-compatible").click()
     expect(owner.get_by_test_id("key-openai-compatible")).to_have_text("Key: set ••••7319 (stored)")
     owner.get_by_test_id("connection-name").fill("crm")
-    owner.get_by_test_id("connection-fields").fill(f"token={CONNECTION_TOKEN}")
+    owner.get_by_test_id("connection-fields").fill(f"token={CONNECTION_TOKEN}\nhosts=crm.example.com")
     owner.get_by_test_id("connection-save").click()
     row = owner.get_by_test_id("connection-crm")
     expect(row).to_contain_text("http_bearer")
-    expect(row).to_contain_text("token")
+    expect(row).to_contain_text("hosts, token (sent only to crm.example.com)")
     owner.get_by_test_id("connection-check-crm").click()
-    expect(owner.get_by_test_id("connection-test-crm")).to_contain_text("the http_bearer connection is complete")
+    expect(owner.get_by_test_id("connection-test-crm")).to_contain_text(
+        "the http_bearer connection is complete and goes only to crm.example.com")
     expect(owner.get_by_test_id("install-settings")).to_contain_text(providers.COMPATIBLE_BASE_URL_ENV)  # admin
     if screenshot:
         owner.get_by_test_id("connections").scroll_into_view_if_needed()

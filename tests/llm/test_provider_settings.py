@@ -100,10 +100,16 @@ async def test_a_workspace_connection_is_listed_without_values_and_tested(data_d
     provider_settings.save_connection(WS, "api", "http_bearer", "token=s3cret-token")
     assert provider_settings.connection_rows(WS) == [{"name": "api", "kind": "http_bearer", "fields": "token"},
                                                      {"name": "shop", "kind": "sqlite", "fields": "path"}]
+    unbound = await provider_settings.check_named_connection(WS, "api")
+    assert not unbound.ok and "names no hosts, so an HTTP Request node will not send it" in unbound.message
+    provider_settings.save_connection(WS, "api", "http_bearer", "token=s3cret-token\nhosts=API.example.com")
+    assert provider_settings.connection_rows(WS)[0] == {
+        "name": "api", "kind": "http_bearer", "fields": "hosts, token (sent only to api.example.com)"}
     assert provider_settings.connection_rows("w-other") == []
     assert "s3cret-token" not in json.dumps(provider_settings.connection_rows(WS))
     assert (await provider_settings.check_named_connection(WS, "shop")).message == "connected to the sqlite database"
-    assert (await provider_settings.check_named_connection(WS, "api")).ok
+    bound = await provider_settings.check_named_connection(WS, "api")
+    assert bound.ok and "goes only to api.example.com" in bound.message
     assert not (await provider_settings.check_named_connection("w-other", "shop")).ok
     with pytest.raises(CredentialError, match="name=value"):
         provider_settings.save_connection(WS, "bad", "http_bearer", "token")

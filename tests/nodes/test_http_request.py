@@ -28,10 +28,10 @@ def server(monkeypatch, tmp_path):
 @pytest.fixture
 def connections(tmp_path):
     store = ConnectionStore(make_engine(f"sqlite:///{tmp_path / 'app.db'}"), Fernet.generate_key())
-    store.set("bearer", "http_bearer", {"token": "t0ken"})
-    store.set("basic", "http_basic", {"username": "ada", "password": "s3cret:x"})
-    store.set("header", "http_header", {"header": "X-Api-Key", "value": "k3y"})
-    store.set("query", "http_query", {"param": "api_key", "value": "q3y"})
+    store.set("bearer", "http_bearer", {"token": "t0ken", "hosts": "127.0.0.1"})
+    store.set("basic", "http_basic", {"username": "ada", "password": "s3cret:x", "hosts": "127.0.0.1"})
+    store.set("header", "http_header", {"header": "X-Api-Key", "value": "k3y", "hosts": "*"})
+    store.set("query", "http_query", {"param": "api_key", "value": "q3y", "hosts": "example.com, 127.0.0.1"})
     store.set("db", "sqlite", {"path": "x.db"})
     return store
 
@@ -100,6 +100,51 @@ async def test_a_non_2xx_status_can_be_an_output(server):
 async def test_every_authentication_kind(server, connections, name, check):
     await call(server.url + "/json", connections, connection=name)
     assert check(server.requests[-1])
+
+
+async def test_a_connection_goes_only_to_the_hosts_it_names(server, connections):
+    connections.set("elsewhere", "http_bearer", {"token": "t0ken", "hosts": "api.example.com, *.example.org"})
+    connections.set("unbound", "http_bearer", {"token": "t0ken"})  # stored before hosts existed, or without
+    with pytest.raises(NodeError, match=r"connection 'elsewhere' may be sent only to api.example.com, "
+                                        r"\*.example.org, not to 127.0.0.1"):
+        await call(server.url + "/json", connections, connection="elsewhere")
+    with pytest.raises(NodeError, match="connection 'unbound' does not say which hosts it may be sent to"):
+        await call(server.url + "/json", connections, connection="unbound")
+    # httpx reads this URL's host as 127.0.0.1 (the part after the last '@'), whatever precedes it
+    with pytest.raises(NodeError, match="not to 127.0.0.1"):
+        await call(server.url.replace("//", "//api.example.com\\@") + "/json", connections, connection="elsewhere")
+    assert server.requests == []
+
+
+@pytest.mark.parametrize(("hosts", "host", "allowed"), [
+    ("api.example.com", "api.example.com", True),
+    ("API.Example.com.", "api.example.com", True),
+    ("api.example.com", "example.com", False),
+    ("*.example.com", "a.b.example.com", True),
+    ("*.example.com", "example.com", False),
+    ("*.example.com", "evilexample.com", False),
+    ("*", "anything.test", True),
+    ("[::1]", "::1", True),
+    ("xn--bcher-kva.example", "xn--bcher-kva.example", True),
+])
+def test_host_patterns(hosts, host, allowed):
+    from nodeflow_app.connections import Connection, check_fields, check_host
+
+    connection = Connection("c", "http_bearer", check_fields("http_bearer", {"token": "t", "hosts": hosts}))
+    if allowed:
+        check_host(connection, host)
+    else:
+        with pytest.raises(NodeError, match="may be sent only to"):
+            check_host(connection, host)
+
+
+@pytest.mark.parametrize("hosts", ["https://api.example.com", "api.example.com/v1", "api.example.com:443", " , "])
+def test_hosts_that_are_not_host_names_are_refused_when_stored(hosts):
+    from nodeflow_app.connections import check_fields
+    from nodeflow_app.llm.credentials import CredentialError
+
+    with pytest.raises(CredentialError, match="hosts"):
+        check_fields("http_bearer", {"token": "t", "hosts": hosts})
 
 
 async def test_a_missing_or_wrong_kind_of_connection_is_a_clear_error(server, connections):

@@ -7,10 +7,12 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+import httpx
+
 from nodes._helpers import key_value_pairs, to_text
 from nodeflow_app.contract import NodeError
 from nodeflow_app.files import file_path
-from nodeflow_app.connections import Connection
+from nodeflow_app.connections import Connection, check_host
 
 from .definition import METHODS
 
@@ -90,6 +92,13 @@ def _default_header(spec: RequestSpec, name: str, value: str) -> None:
 
 
 def _authenticate(spec: RequestSpec, connection: Connection) -> None:
+    try:
+        host = httpx.URL(spec.url).raw_host.decode("ascii")  # httpx's reading (IDNA as xn--): where it goes
+    except (httpx.InvalidURL, UnicodeDecodeError):
+        host = ""
+    if not host:
+        raise NodeError(f"only http:// and https:// URLs with a host can be reached, got {spec.url[:200]!r}")
+    check_host(connection, host)  # before anything of the connection is put on the request
     fields = connection.fields
     if connection.kind == "http_bearer":
         spec.auth_headers["Authorization"] = f"Bearer {fields['token']}"

@@ -239,8 +239,9 @@ def build_model(ref_or_dict: str | dict[str, Any] | ModelRef, *, temperature: fl
         kwargs["api_key"] = key
     elif "api_key" in fields:
         # Not None: the SDKs would read their provider's key from the environment and send it to this URL.
-        # Local servers accept anything, and the SDKs refuse an empty key.
-        kwargs["api_key"] = "not-provided"
+        # Local servers accept anything, and the SDKs refuse an empty key. A provider that needs no key
+        # (Ollama) gets an empty one: Agno's Ollama takes any key as "use Ollama's cloud" and sends it there.
+        kwargs["api_key"] = "not-provided" if spec.key_env else ""
     if url is not None and spec.base_url_field:
         kwargs[spec.base_url_field] = url
     temperature = temperature if temperature is not None else ref.temperature
@@ -253,8 +254,11 @@ def build_model(ref_or_dict: str | dict[str, Any] | ModelRef, *, temperature: fl
     if retries is not None:
         if "max_retries" in fields:
             kwargs["max_retries"] = retries
-        elif "client_params" in fields:
-            kwargs["client_params"] = {"max_retries": retries}
+        elif "client_params" in fields and spec.shares_http_client:  # Anthropic's client takes it; the
+            kwargs["client_params"] = {"max_retries": retries}      # ollama and google-genai ones would fail
+    if key is None and spec.key_env is None and "client_params" in fields:
+        # The ollama package adds OLLAMA_API_KEY from the environment to every request, whatever the host.
+        kwargs["client_params"] = {**kwargs.get("client_params", {}), "auth": _without_credentials()}
     if spec.shares_http_client and "http_client" in fields:
         client = shared_http_client(ref.provider, url, guarded=foreign is not None,
                                     keyless=foreign is not None and key is None)
@@ -348,6 +352,19 @@ _AUTH_HEADERS = ("authorization", "x-api-key", "api-key", "x-goog-api-key")
 async def _drop_credentials(request: Any) -> None:
     for name in _AUTH_HEADERS:
         request.headers.pop(name, None)
+
+
+def _without_credentials() -> Any:
+    """An httpx auth (sync and async alike) that removes every authentication header before a request leaves."""
+    import httpx
+
+    class WithoutCredentials(httpx.Auth):
+        def auth_flow(self, request: httpx.Request):
+            for name in _AUTH_HEADERS:
+                request.headers.pop(name, None)
+            yield request
+
+    return WithoutCredentials()
 
 
 async def close_http_clients() -> None:

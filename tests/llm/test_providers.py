@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import httpx
 import pytest
 
 from nodeflow_app.llm import providers
@@ -67,6 +68,22 @@ def test_status_says_how_to_configure(monkeypatch):
     assert status["openai-compatible"]["configured"]
     # Ollama needs no key, only its package.
     assert status["ollama"]["steps"] in ([], ["pip install ollama"])
+
+
+@pytest.mark.parametrize("base_url", [None, "http://ollama.internal:11434"])
+def test_ollama_gets_no_key_and_stays_on_its_own_host(monkeypatch, base_url):
+    """Agno's Ollama reads OLLAMA_API_KEY itself and takes any key as "use ollama.com": neither may happen."""
+    monkeypatch.setenv("OLLAMA_API_KEY", "sk-install-ollama")
+    monkeypatch.delenv("OLLAMA_HOST", raising=False)
+    model = build_model("ollama:llama3.2:3b", base_url=base_url)
+    client = model.get_client()._client  # the httpx client the ollama package built
+    assert str(client.base_url).rstrip("/") == (base_url or "http://127.0.0.1:11434")
+    # The package puts the environment's key on its client; what matters is what leaves with a request.
+    sent = []
+    client._transport = httpx.MockTransport(lambda request: sent.append(request) or httpx.Response(200, json={}))
+    client.get("/api/version")
+    assert sent[0].url.host == httpx.URL(base_url or "http://127.0.0.1:11434").host
+    assert "authorization" not in sent[0].headers and "sk-install-ollama" not in str(sent[0].headers)
 
 
 def test_status_names_a_missing_package(monkeypatch):

@@ -1,38 +1,86 @@
-"""Where documents come from: files under the data folder's `uploads/`, and URLs through the SSRF guard.
+"""Where documents come from: the workspace's uploaded files, and URLs through the SSRF guard.
 
-A graph may name files only inside `<data>/uploads/` (the Knowledge page stores uploads there): a path
-that leaves it (`..`, a symlink, an absolute path elsewhere) is refused, so a graph cannot read the server.
+Each workspace has its own uploads folder, `<data>/uploads/<workspace>/` (the Knowledge page keeps a
+collection's files in `<collection>/` inside it). A graph may name files only inside its run's workspace
+folder: a path that leaves it (`..`, a symlink, an absolute path elsewhere) is refused, so a graph cannot
+read the server or another workspace's documents.
 """
 
 from __future__ import annotations
 
+import logging
+import re
+import threading
 from pathlib import Path
 
 from nodeflow_app.contract import NodeError
+from nodeflow_app.knowledge.collections import check_name
 from nodeflow_app.knowledge.readers import guess_format
 from nodeflow_app.settings import data_dir
+
+log = logging.getLogger(__name__)
 
 MAX_BYTES = 50 * 1024 * 1024
 MAX_FILES = 10_000
 FETCH_TIMEOUT_S = 30.0
 MAX_REDIRECTS = 5
+DEFAULT_WORKSPACE = "default"
+WORKSPACE_ID = re.compile(r"[0-9a-f]{16}")  # nodeflow_app/store/accounts.py's workspace ids
 
 
-def uploads_dir() -> Path:
-    folder = data_dir() / "uploads"
-    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+def uploads_dir(workspace: str = DEFAULT_WORKSPACE, *, create: bool = True) -> Path:
+    """The workspace's uploads folder (created when `create`)."""
+    root = data_dir() / "uploads"
+    _adopt_shared_uploads(root)
+    folder = root / check_name(workspace)
+    if create:
+        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
     return folder
 
 
-def upload_path(relative: str) -> Path:
-    """`relative` resolved inside the uploads folder, or a clear error."""
-    root = uploads_dir().resolve()
+def upload_path(relative: str, workspace: str = DEFAULT_WORKSPACE) -> Path:
+    """`relative` resolved inside the workspace's uploads folder, or a clear error."""
+    root = uploads_dir(workspace, create=False).resolve()
     path = (root / relative.strip().lstrip("/")).resolve()
     if path != root and root not in path.parents:
-        raise NodeError(f"path {relative!r} leaves the uploads folder: files must be under {root}")
+        raise NodeError(f"path {relative!r} leaves the workspace's uploads folder: files must be under {root}")
     if not path.exists():
-        raise NodeError(f"no file or folder {relative!r} in the uploads folder ({root})")
+        raise NodeError(f"no file or folder {relative!r} in the workspace's uploads folder ({root})")
     return path
+
+
+# Uploads used to be kept per collection for every workspace at once (`uploads/<collection>/`). Each such
+# folder moves, once, into the workspace that has a collection of that name (into "default", where runs before
+# accounts kept their knowledge, when none has); with several candidates it stays and the log says so.
+_adopted: set[Path] = set()
+_adopt_lock = threading.Lock()
+
+
+def _adopt_shared_uploads(root: Path) -> None:
+    with _adopt_lock:
+        if root in _adopted or not root.is_dir():
+            _adopted.add(root)
+            return
+        _adopted.add(root)
+        knowledge = root.parent / "knowledge"
+        workspaces = {p.name for p in knowledge.iterdir() if p.is_dir()} if knowledge.is_dir() else set()
+        for folder in sorted(root.iterdir()):
+            name = folder.name
+            if (not folder.is_dir() or folder.is_symlink() or name == DEFAULT_WORKSPACE or name in workspaces
+                    or WORKSPACE_ID.fullmatch(name)):
+                continue  # a workspace's own folder
+            owners = sorted(w for w in workspaces if (knowledge / w / f"{name}.json").exists())
+            if len(owners) > 1:
+                log.warning("uploads/%s: collections named %r exist in workspaces %s; move the folder into the "
+                            "right uploads/<workspace>/ by hand", name, name, ", ".join(owners))
+                continue
+            target = root / (owners[0] if owners else DEFAULT_WORKSPACE) / name
+            if target.exists():
+                log.warning("uploads/%s: %s already exists; move the folder by hand", name, target)
+                continue
+            target.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            folder.rename(target)
+            log.info("uploads/%s moved to %s (uploads are kept per workspace)", name, target)
 
 
 def files_in(folder: Path) -> list[Path]:

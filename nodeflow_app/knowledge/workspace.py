@@ -16,11 +16,17 @@ from nodeflow_app.settings import data_dir
 DEFAULT_WORKSPACE = "default"
 
 
+def workspace_of(ctx: Any) -> str:
+    """The run's workspace (its knowledge, its uploads)."""
+    services = getattr(ctx, "services", None) or {}
+    return str(services.get("workspace_id") or DEFAULT_WORKSPACE)
+
+
 def store_for(ctx: Any) -> KnowledgeStore:
     services = getattr(ctx, "services", None) or {}
     if services.get("workspace_id"):
         use_workspace(services["workspace_id"])  # its embedding model uses the workspace's keys
-    return workspace_store(str(services.get("workspace_id") or DEFAULT_WORKSPACE))
+    return workspace_store(workspace_of(ctx))
 
 
 def workspace_store(workspace: str) -> KnowledgeStore:

@@ -1,6 +1,7 @@
 """The Knowledge page's state: the workspace's collections, the chosen one's documents and chunks, uploads, search.
 
-Uploaded files are kept in `<data>/uploads/<collection>/` (so graphs can load them again) and indexed by a
+Uploaded files are kept in `<data>/uploads/<workspace>/<collection>/` (so the workspace's graphs can load them
+again) and indexed by a
 background event that reports each file as it goes. Every store call is wrapped so a failure is a toast
 or an inline message, never a crashed handler.
 """
@@ -30,9 +31,9 @@ UPLOAD_ID = "knowledge-upload"
 READ_BLOCK = 1024 * 1024
 
 
-def _uploaded(collection: str, name: Any) -> Path:
+def _uploaded(workspace: str, collection: str, name: Any) -> Path:
     """A file `upload` kept for `collection`: a plain file name of a known format, inside its folder."""
-    folder = (uploads_dir() / check_name(collection)).resolve()
+    folder = (uploads_dir(workspace) / check_name(collection)).resolve()
     if not isinstance(name, str) or PurePath(name).name != name or guess_format(name) is None:
         raise NodeError(f"{name!r} is not a file uploaded to this collection")
     path = (folder / name).resolve()
@@ -109,9 +110,12 @@ class KnowledgeState(rx.State):
     delete_open: bool = False
     delete_source: str = ""  # empty: the whole collection
 
-    def _store(self):
+    def _workspace(self) -> str:
         # The caller's workspace (checked by the access middleware before this handler ran).
-        return workspace_store(current().workspace_id or DEFAULT_WORKSPACE)
+        return current().workspace_id or DEFAULT_WORKSPACE
+
+    def _store(self):
+        return workspace_store(self._workspace())
 
     def _refresh(self) -> None:
         store = self._store()
@@ -219,7 +223,7 @@ class KnowledgeState(rx.State):
         """Keep each file under uploads/<collection>/ (read in blocks, stopped at the limit), then index them."""
         if not self.selected:
             return rx.toast.error("Create a collection first.")
-        folder = uploads_dir() / self.selected
+        folder = uploads_dir(self._workspace()) / self.selected
         folder.mkdir(parents=True, exist_ok=True, mode=0o700)
         saved, refused = [], []
         for upload in files:
@@ -245,14 +249,14 @@ class KnowledgeState(rx.State):
     @requires("edit")
     async def index_uploads(self, collection: str, names: list[str]) -> Any:
         async with self:
-            store = self._store()
+            workspace, store = self._workspace(), self._store()
             if collection not in store.names():  # a browser may call this: only the workspace's own collections
                 return rx.toast.error(f"No collection {collection!r} in this workspace.")
             self.busy = True
         for position, name in enumerate(names):
             source = f"{collection}/{name}"
             try:
-                raw = await asyncio.to_thread(_uploaded(collection, name).read_bytes)
+                raw = await asyncio.to_thread(_uploaded(workspace, collection, name).read_bytes)
                 result = await index_file(store, collection, raw, source)
                 status = f"{name}: {result['written']} chunks"
             except NodeError as error:

@@ -15,7 +15,7 @@ EXAMPLE = ROOT / "tests" / "fixtures" / "graphs" / "examples" / "rag_index_folde
 
 
 def test_the_example_indexes_a_folder_and_finds_the_answer(private_data_dir):
-    folder = private_data_dir / "uploads" / "handbook"
+    folder = private_data_dir / "uploads" / "default" / "handbook"  # the CLI runs in "default" before accounts
     folder.mkdir(parents=True)
     (folder / "returns.md").write_text("# Returns\nKeep the receipt.\n## Refunds\nRefunds are paid within 14 days.\n")
     (folder / "shipping.html").write_bytes(files.HTML)

@@ -15,8 +15,8 @@ from tests.llm.graphs import MODEL, graph, of, run_graph
 EMBED = "openai-compatible:fake-embed"
 
 
-def put_uploads(data_dir):
-    folder = data_dir / "uploads" / "handbook"
+def put_uploads(data_dir, workspace="default"):
+    folder = data_dir / "uploads" / workspace / "handbook"
     folder.mkdir(parents=True)
     (folder / "refunds.pdf").write_bytes(files.pdf(["Refunds are paid within 14 days.", "Store credit lasts a year."]))
     (folder / "guide.docx").write_bytes(files.docx(["Returns need the original receipt."]))
@@ -67,7 +67,45 @@ async def test_the_loader_never_reads_outside_the_uploads_folder(fake_llm, priva
                    ["start.output -> load.input"])
     run, events = await run_graph(loader, payload={})
     assert run.status == "failed"
-    assert "leaves the uploads folder" in of(events, "load", "error")[0].data["error"]
+    assert "leaves the workspace's uploads folder" in of(events, "load", "error")[0].data["error"]
+
+
+async def test_a_workspace_reads_only_its_own_uploads(fake_llm, private_data_dir):
+    put_uploads(private_data_dir, workspace="0123456789abcdef")
+
+    async def load(path: str, workspace: str):
+        loader = graph([("start", "manual-trigger", {}),
+                        ("load", "document-loader", {"source": "upload", "path": path})],
+                       ["start.output -> load.input"])
+        return await run_graph(loader, payload={}, services={"workspace_id": workspace})
+
+    run, _ = await load("handbook", "0123456789abcdef")
+    assert run.status == "completed" and len(run.outputs_by_name()["LOAD"]["output"]) == 4
+    for path, message in (("handbook", "no file or folder 'handbook' in the workspace's uploads folder"),
+                          (".", "no file or folder '.' in the workspace's uploads folder"),
+                          ("../0123456789abcdef/handbook", "leaves the workspace's uploads folder")):
+        run, events = await load(path, "fedcba9876543210")
+        assert run.status == "failed" and message in of(events, "load", "error")[0].data["error"], path
+
+
+async def test_uploads_kept_for_every_workspace_at_once_move_into_the_workspace_of_their_collection(
+        private_data_dir):
+    """Before uploads were per workspace they were kept in uploads/<collection>/; they move once, at first use."""
+    from nodeflow_app.knowledge import sources
+
+    for workspace, collection in (("0123456789abcdef", "handbook"), ("0123456789abcdef", "shared"),
+                                  ("fedcba9876543210", "shared")):
+        (private_data_dir / "knowledge" / workspace).mkdir(parents=True, exist_ok=True)
+        (private_data_dir / "knowledge" / workspace / f"{collection}.json").write_text("{}")
+    for collection in ("handbook", "shared", "scripts"):
+        (private_data_dir / "uploads" / collection).mkdir(parents=True)
+        (private_data_dir / "uploads" / collection / "a.md").write_text(collection)
+    assert sources.uploads_dir("0123456789abcdef") == private_data_dir / "uploads" / "0123456789abcdef"
+    uploads = private_data_dir / "uploads"
+    assert (uploads / "0123456789abcdef" / "handbook" / "a.md").read_text() == "handbook"  # its one workspace
+    assert (uploads / "default" / "scripts" / "a.md").read_text() == "scripts"  # no collection: runs before accounts
+    assert (uploads / "shared" / "a.md").exists()  # two workspaces have a 'shared': left for the admin, and logged
+    assert not (uploads / "handbook").exists() and not (uploads / "scripts").exists()
 
 
 async def test_a_url_to_a_private_address_is_refused(fake_llm):

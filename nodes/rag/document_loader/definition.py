@@ -16,7 +16,8 @@ definition = NodeDefinition(
                            Option(value="url", label="A URL")),
                   description="Where the documents come from."),
         Parameter(id="path", label="Upload path", default="", placeholder="handbook.pdf or policies/",
-                  description="A file or folder under the data folder's uploads/ (Knowledge page uploads)."),
+                  description="A file or folder of the workspace's uploads (Knowledge page uploads: "
+                              "<collection>/<file>), in the data folder's uploads/<workspace>/."),
         Parameter(id="url", label="URL", mode="hybrid", default="", placeholder="https://example.com/page",
                   description="Fetched with GET; private and local addresses are refused."),
         Parameter(id="format", label="Format", type="select", default="auto",

@@ -7,6 +7,7 @@ from nodes._helpers import primary_text
 from nodeflow_app.contract import ExecutionResult, FlowContext, NodeError
 from nodeflow_app.knowledge import sources
 from nodeflow_app.knowledge.readers import document, guess_format, read_document
+from nodeflow_app.knowledge.workspace import workspace_of
 
 
 class DocumentLoaderExecutor:
@@ -17,7 +18,8 @@ class DocumentLoaderExecutor:
         if source == "input":
             documents = _from_input(inputs.get("input"))
         elif source == "upload":
-            documents = await asyncio.to_thread(_from_upload, str(data.get("path") or ""), _format(data))
+            documents = await asyncio.to_thread(_from_upload, str(data.get("path") or ""), _format(data),
+                                                workspace_of(ctx))
         elif source == "url":
             documents = await _from_url(str(data.get("url") or "").strip(), _format(data))
         else:
@@ -42,11 +44,11 @@ def _from_input(value: Any) -> list[dict[str, Any]]:
     return [d for d in documents if d["text"].strip()]
 
 
-def _from_upload(relative: str, fmt: str | None) -> list[dict[str, Any]]:
+def _from_upload(relative: str, fmt: str | None, workspace: str) -> list[dict[str, Any]]:
     if not relative.strip():
-        raise NodeError("parameter 'path': name a file or folder under uploads/")
-    path = sources.upload_path(relative)
-    root = sources.uploads_dir().resolve()
+        raise NodeError("parameter 'path': name a file or folder of the workspace's uploads")
+    path = sources.upload_path(relative, workspace)  # the run's workspace only: never another team's files
+    root = sources.uploads_dir(workspace, create=False).resolve()
     files = sources.files_in(path) if path.is_dir() else [path]
     documents = []
     for file in files:

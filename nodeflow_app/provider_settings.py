@@ -17,10 +17,11 @@ from typing import Any
 from nodeflow_app.contract import NodeError
 from nodeflow_app.connections import HOSTS
 from nodeflow_app.llm.credentials import Credential, CredentialError, use_workspace
+from nodeflow_app.net.guard import guarded_client
 from nodeflow_app.llm.credentials import stored as stored_credential
 from nodeflow_app.store.credentials import default_store
 from nodeflow_app.llm.providers import (
-    COMPATIBLE_BASE_URL_ENV, PROVIDERS, ModelRef, api_key_for, base_url_for, provider_status, scrub,
+    COMPATIBLE_BASE_URL_ENV, PROVIDERS, ModelRef, api_key_for, base_url_for, provider_status, scrub, workspace_url,
 )
 
 # Suggestions for the model picker (any provider:model can be typed).
@@ -185,11 +186,16 @@ async def check_connection(provider: str, workspace_id: str) -> ConnectionResult
     if spec.key_env and not key and provider != "openai-compatible":
         return ConnectionResult(False, f"{spec.label} needs an API key first")
     request = _models_request(provider, url.rstrip("/"), key)
+    refused: list[str] = []
+    # A URL the workspace stored (any account can) passes the SSRF guard; the install's own URLs need not.
+    client = (guarded_client(on_refused=refused.append, timeout=TEST_TIMEOUT_S) if workspace_url(provider)
+              else httpx.AsyncClient(timeout=TEST_TIMEOUT_S, trust_env=False))
     try:
-        async with httpx.AsyncClient(timeout=TEST_TIMEOUT_S, trust_env=False) as client:
+        async with client:
             response = await client.get(request["url"], headers=request["headers"], params=request["params"])
     except httpx.HTTPError as error:
-        return ConnectionResult(False, f"cannot reach {request['url']}: {error or type(error).__name__}")
+        reason = refused[0] if refused else error or type(error).__name__
+        return ConnectionResult(False, f"cannot reach {request['url']}: {reason}")
     ref = ModelRef(provider, "models")
     if response.status_code >= 400:
         return ConnectionResult(False, f"{spec.label} answered HTTP {response.status_code}: "

@@ -18,7 +18,7 @@ from typing import Any
 
 from nodeflow_app.contract import NodeError
 from nodeflow_app.llm.providers import (
-    ModelConfigError, api_key_for, base_url_for, missing_steps, parse_ref, shared_http_client,
+    ModelConfigError, api_key_for, base_url_for, missing_steps, parse_ref, shared_http_client, workspace_url,
 )
 from nodeflow_app.settings import data_dir
 
@@ -80,7 +80,9 @@ def _embedder(parsed: Any, batch_size: int) -> Any:
     if parsed.provider == "ollama":
         base_url = (base_url or "http://localhost:11434").rstrip("/") + "/v1"
     # One HTTP client per provider and loop (a new one costs ~190 ms), shared with the chat models.
-    client_params = {"http_client": shared_http_client(parsed.provider, base_url), "max_retries": 1}
+    # A URL the workspace stored (not the install's) passes the SSRF guard on every connection.
+    guarded = workspace_url(parsed.provider) is not None
+    client_params = {"http_client": shared_http_client(parsed.provider, base_url, guarded=guarded), "max_retries": 1}
     if parsed.provider == "openai":
         return OpenAIEmbedder(id=parsed.model, api_key=api_key_for("openai"), base_url=base_url,
                               batch_size=batch_size, client_params=client_params)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from nodeflow_app.llm.credentials import current_workspace, use_workspace
-from nodeflow_app.llm.providers import ModelConfigError, ModelRef, build_model, check_graph_url, parse_ref
+from nodeflow_app.llm.providers import ModelConfigError, ModelRef, build_model, check_model_url, parse_ref
 from nodeflow_app.value_helpers import to_number
 from nodeflow_app.contract import FlowContext
 
@@ -14,7 +14,7 @@ REASONING_EFFORTS = ("none", "low", "medium", "high")
 
 async def model_ref(data: dict[str, Any], ctx: FlowContext, parameter: str = "model") -> ModelRef:
     """The reference a wired link provides (wire > inline value), else the inline `provider:model`; a base URL
-    written in the graph has passed the SSRF guard."""
+    written in the graph or stored by the workspace has passed the SSRF guard."""
     linked = await ctx.runtime.resolve_links(ctx.node_id, parameter)
     if len(linked) > 1:
         raise ModelConfigError(f"'{parameter}' takes one model, but {len(linked)} are wired")
@@ -25,7 +25,7 @@ async def model_ref(data: dict[str, Any], ctx: FlowContext, parameter: str = "mo
     ref = parse_ref(value)
     # The keys of the run's workspace (this node's own task: it reaches the model built next).
     use_workspace((ctx.services or {}).get("workspace_id") or current_workspace())
-    await check_graph_url(ref)  # before any request: a clear error naming the URL and why
+    await check_model_url(ref)  # before any request: a clear error naming the URL and why
     return ref
 
 

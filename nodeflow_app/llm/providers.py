@@ -150,21 +150,42 @@ def graph_base_url(ref: ModelRef) -> str | None:
     return None if own and _same_url(ref.base_url, own) else ref.base_url
 
 
+def workspace_url(provider: str) -> str | None:
+    """The base URL the current workspace stored for `provider`, when it is not the install's own, else None.
+
+    A workspace's owner (any account) chose it, so like a graph's URL it passes the SSRF guard; the
+    install's environment URL (an admin's choice, often a local server) does not need to.
+    """
+    url = _stored(provider).base_url
+    return url if url and not _same_url(url, _install_url(provider) or "") else None
+
+
 def _same_url(a: str, b: str) -> bool:
     return a.strip().rstrip("/").lower() == b.strip().rstrip("/").lower()
 
 
-async def check_graph_url(ref: ModelRef) -> None:
-    """Refuse a base URL written in a graph that points at an internal address (unless allowlisted)."""
+async def check_model_url(ref: ModelRef) -> None:
+    """Refuse a base URL written in a graph or stored by a workspace that points at an internal address (unless
+    allowlisted)."""
     from nodeflow_app.net.guard import BlockedUrl, check_url
 
-    url = graph_base_url(ref)
+    url = _guarded_url(ref)
     if url is None:
         return
     try:
         await check_url(url)
     except BlockedUrl as error:
         raise ModelConfigError(f"model {ref.ref}: {error}") from None
+
+
+def _guarded_url(ref: ModelRef) -> str | None:
+    """The URL a model of `ref` would reach that must pass the SSRF guard, or None (the install's own)."""
+    if PROVIDERS[ref.provider].base_url_field is None:
+        return None
+    foreign, stored = graph_base_url(ref), workspace_url(ref.provider)
+    if foreign or not stored:
+        return foreign
+    return stored if _same_url(ref.base_url or stored, stored) else None
 
 
 def _stored(provider: str) -> Any:
@@ -260,7 +281,7 @@ def build_model(ref_or_dict: str | dict[str, Any] | ModelRef, *, temperature: fl
         # The ollama package adds OLLAMA_API_KEY from the environment to every request, whatever the host.
         kwargs["client_params"] = {**kwargs.get("client_params", {}), "auth": _without_credentials()}
     if spec.shares_http_client and "http_client" in fields:
-        client = shared_http_client(ref.provider, url, guarded=foreign is not None,
+        client = shared_http_client(ref.provider, url, guarded=_guarded_url(ref) is not None,
                                     keyless=foreign is not None and key is None)
         if client is not None:
             kwargs["http_client"] = client
@@ -320,7 +341,8 @@ def shared_http_client(provider: str, base_url: str | None, *, guarded: bool = F
                        keyless: bool = False) -> Any:
     """The httpx.AsyncClient for (provider, base_url) on the running loop; None outside a loop.
 
-    `guarded` (a base URL written in a graph): every connection, redirects included, passes the SSRF guard.
+    `guarded` (a base URL written in a graph or stored by a workspace): every connection, redirects included,
+    passes the SSRF guard.
     `keyless`: requests leave without any authentication header (the SDKs insist on sending a placeholder).
     """
     try:

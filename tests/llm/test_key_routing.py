@@ -145,3 +145,61 @@ async def test_a_name_that_resolves_to_an_internal_address_at_connect_time_is_re
         "model openai-compatible:m: refused rebind.example: rebind.example is a loopback address (127.0.0.1); "
         f"only public addresses can be reached unless {ALLOWLIST_ENV} lists the host")
     assert foreign.headers == []
+
+
+# -- a base URL a workspace stored: any account owns a workspace, so it is guarded like a graph's ------------
+
+def llm_graph() -> dict:
+    return graph([("chat", "chat-start", {}), ("llm", "llm-completion", {"model": "openai-compatible:m"})],
+                 ["chat.output -> llm.input"])
+
+
+async def test_a_url_a_workspace_stored_passes_the_ssrf_guard(foreign, monkeypatch):
+    stored = Credential("sk-workspace-own-0001", foreign.base_url)
+    monkeypatch.setattr(providers, "_stored", lambda provider: stored if provider == "openai-compatible"
+                        else Credential(None, None))
+    monkeypatch.delenv(ALLOWLIST_ENV)
+    run, events = await run_graph(llm_graph(), payload="hi")
+    assert run.status == "failed"
+    assert of(events, "llm", "error")[0].data["error"] == (
+        f"model openai-compatible:m: refused {foreign.base_url}: 127.0.0.1 is a loopback address (127.0.0.1); "
+        f"only public addresses can be reached unless {ALLOWLIST_ENV} lists the host")
+    assert foreign.headers == []
+    monkeypatch.setenv(ALLOWLIST_ENV, "127.0.0.1")  # the admin lets it through: the workspace's own key goes
+    run, _ = await run_graph(llm_graph(), payload="hi")
+    assert run.status == "completed"
+    assert foreign.headers[-1]["authorization"] == "Bearer sk-workspace-own-0001"
+
+
+async def test_a_stored_url_that_resolves_to_an_internal_address_at_connect_time_is_refused(foreign, monkeypatch):
+    from nodeflow_app.net import guard
+
+    answers = iter([["93.184.216.34"]])
+
+    async def resolver(host: str, port: int) -> list[str]:
+        return next(answers, ["127.0.0.1"])  # public for the check before the call, loopback when connecting
+
+    port = foreign.base_url.split(":")[2].split("/")[0]
+    stored = Credential("sk-workspace-own-0001", f"http://rebind.example:{port}/v1")
+    monkeypatch.setattr(providers, "_stored", lambda provider: stored if provider == "openai-compatible"
+                        else Credential(None, None))
+    monkeypatch.setattr(guard, "system_resolver", resolver)
+    monkeypatch.setenv(ALLOWLIST_ENV, "")
+    run, events = await run_graph(llm_graph(), payload="hi")
+    assert "refused rebind.example: rebind.example is a loopback address" in of(events, "llm", "error")[0].data["error"]
+    assert foreign.headers == []
+
+
+async def test_the_settings_test_of_a_stored_url_passes_the_ssrf_guard_and_the_installs_url_need_not(
+        foreign, fake_llm, monkeypatch):
+    from nodeflow_app import provider_settings
+
+    monkeypatch.delenv(ALLOWLIST_ENV)
+    provider_settings.save_credential("openai-compatible", "sk-workspace-own-0001", foreign.base_url, "w-team")
+    result = await provider_settings.check_connection("openai-compatible", "w-team")
+    assert not result.ok and result.message == (
+        f"cannot reach {foreign.base_url}/models: refused 127.0.0.1: 127.0.0.1 is a loopback address (127.0.0.1); "
+        f"only public addresses can be reached unless {ALLOWLIST_ENV} lists the host")
+    assert foreign.headers == []
+    # The install's own URL (NODEFLOW_OPENAI_COMPATIBLE_BASE_URL, the session's fake on 127.0.0.1) is the admin's.
+    assert (await provider_settings.check_connection("openai-compatible", "w-other")).ok

@@ -8,6 +8,11 @@ NodeError saying to enter the secret again.
 
 For a `key_value` parameter the values are secret and the names are not. A value holding an expression
 (`{{ ... }}`) is a reference to data, not a secret, and is left as written.
+
+A secret sent to a URL (`Parameter.secret_for`, e.g. an MCP server's headers) is sealed together with that
+URL's origin and revealed only for a URL of the same origin: whoever may edit a graph but not read its secrets
+cannot point the URL at a server of their own and receive them. Changing the URL to another origin clears such
+secrets (`cleared_by`); a secret entered before the URL is refused until the URL is set.
 """
 
 from __future__ import annotations
@@ -38,15 +43,37 @@ def is_set(value: Any) -> bool:
 
 # 1. One value ------------------------------------------------------------------------------------
 
-def seal(plain: str) -> dict[str, str]:
+def seal(plain: str, bound_to: str | None = None) -> dict[str, str]:
+    """The sealed envelope of `plain`; with `bound_to` (an origin, see `origin`) it reveals only for that origin."""
     from nodeflow_app.llm.credentials import load_key
 
-    token = load_key(create=True).encrypt(json.dumps({"kind": _KIND, "value": plain}).encode())
+    content = {"kind": _KIND, "value": plain, **({"for": bound_to} if bound_to is not None else {})}
+    token = load_key(create=True).encrypt(json.dumps(content).encode())
     return {SEALED: token.decode("ascii")}
 
 
-def reveal(value: Any, where: str) -> Any:
-    """The plain value of a secret slot (plain values pass through); a NodeError naming `where` if it cannot be."""
+def origin(url: Any) -> str:
+    """`scheme://host:port` of an http(s) URL as httpx (the client that sends it) reads it; "" when it names none
+    (empty, an expression, another scheme)."""
+    if not isinstance(url, str) or "{{" in url:
+        return ""
+    import httpx
+
+    try:
+        parsed = httpx.URL(url.strip())
+        host = parsed.raw_host.decode("ascii")
+    except (httpx.InvalidURL, UnicodeDecodeError):
+        return ""
+    if parsed.scheme not in ("http", "https") or not host:
+        return ""
+    return f"{parsed.scheme}://{host}:{parsed.port or (443 if parsed.scheme == 'https' else 80)}"
+
+
+def reveal(value: Any, where: str, url: str | None = None) -> Any:
+    """The plain value of a secret slot (plain values pass through); a NodeError naming `where` if it cannot be.
+
+    `url`: where the value is about to be sent; a secret sealed for another origin (or for none) is refused.
+    """
     if not is_sealed(value):
         return value
     token = value[SEALED]
@@ -66,6 +93,10 @@ def reveal(value: Any, where: str) -> Any:
                         "or the data folder's secret.key): enter it again") from None
     if not isinstance(plain, dict) or plain.get("kind") != _KIND:
         raise NodeError(f"{where} does not hold a secret parameter value: enter it again")
+    if url is not None and plain.get("for") != origin(url):
+        entered_for, target = plain.get("for") or "no URL", origin(url) or repr(url)
+        raise NodeError(f"{where} was entered for {entered_for}, not for {target}: a secret goes only to the "
+                        "address it was entered for; enter it again")
     return plain.get("value")
 
 
@@ -102,16 +133,46 @@ def _map_value(parameter: Parameter, value: Any, change: Callable[[Any], Any]) -
     return value
 
 
-def seal_parameter(parameter: Parameter, value: Any) -> Any:
-    """A secret parameter's value with every plain secret in it sealed (other parameters' values as they are)."""
+def seal_parameter(parameter: Parameter, value: Any, data: dict[str, Any] | None = None) -> Any:
+    """A secret parameter's value with every plain secret in it sealed (other parameters' values as they are).
+
+    `data`: the node's parameters, where a secret sent to a URL finds it; without that URL a NodeError says to
+    set it first.
+    """
     if not parameter.secret:
         return value
-    return _map_value(parameter, value, lambda v: seal(v) if _sealable(v) else v)
+    bound_to = _bound_to(parameter, data or {})
+    sealed = _map_value(parameter, value, lambda v: seal(v, bound_to) if _sealable(v) else v)
+    if bound_to == "" and sealed != value:
+        raise NodeError(f"{parameter.label}: set the URL first; a secret is tied to the address it is sent to")
+    return sealed
+
+
+def _bound_to(parameter: Parameter, data: dict[str, Any]) -> str | None:
+    return origin(data.get(parameter.secret_for)) if parameter.secret_for else None
 
 
 def seal_node(definition: NodeDefinition | None, data: dict[str, Any]) -> dict[str, Any]:
-    """`data` with every plain secret sealed."""
-    return map_node_secrets(definition, data, lambda v: seal(v) if _sealable(v) else v)
+    """`data` with every plain secret sealed (one sent to a URL, for that URL's origin)."""
+    if definition is None:
+        return data
+    data = dict(data)
+    for parameter in secret_parameters(definition):
+        if parameter.id in data:
+            bound_to = _bound_to(parameter, data)
+            data[parameter.id] = _map_value(parameter, data[parameter.id],
+                                            lambda v: seal(v, bound_to) if _sealable(v) else v)
+    return data
+
+
+def cleared_by(definition: NodeDefinition | None, data: dict[str, Any], parameter_id: str,
+               value: Any) -> dict[str, Any]:
+    """The secrets that setting `parameter_id` to `value` clears, when its origin changes: the values of those
+    sent to it (a header's name stays, its value is to be entered again)."""
+    if definition is None or origin(data.get(parameter_id)) == origin(value):
+        return {}
+    return {p.id: _map_value(p, data[p.id], lambda v: "" if is_sealed(v) or _sealable(v) else v)
+            for p in secret_parameters(definition) if p.secret_for == parameter_id and p.id in data}
 
 
 def hide_node(definition: NodeDefinition | None, data: dict[str, Any]) -> dict[str, Any]:

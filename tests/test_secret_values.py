@@ -95,10 +95,13 @@ def test_the_inspector_shows_set_or_not_set_never_the_value():
     assert view.expression["headers"] is False and not fields.accepts_expression(HEADERS)
 
 
+URL = {"url": "https://mcp.example/mcp"}
+
+
 def test_editing_a_secret_row_replaces_or_keeps_it():
-    current = seal_parameter(HEADERS, [{"name": "Authorization", "value": "old"}])
+    current = seal_parameter(HEADERS, [{"name": "Authorization", "value": "old"}], URL)
     assert fields.set_row_field(HEADERS, current, 0, "value", "") == current  # left empty: kept
-    replaced = seal_parameter(HEADERS, fields.set_row_field(HEADERS, current, 0, "value", "12345"))
+    replaced = seal_parameter(HEADERS, fields.set_row_field(HEADERS, current, 0, "value", "12345"), URL)
     assert reveal(replaced[0]["value"], "x") == "12345"  # stays text, sealed
     renamed = fields.set_row_field(HEADERS, current, 0, "name", "X-Key")
     assert renamed[0]["value"] == current[0]["value"]
@@ -111,3 +114,54 @@ def test_an_imported_graph_with_a_secret_in_clear_is_stored_sealed(tmp_path):
     assert TOKEN not in json.dumps(store.get(summary.id).graph)
     row = store.get(summary.id).graph["nodes"][0]["data"]["headers"]["Authorization"]
     assert reveal(row, "x") == TOKEN
+
+
+# -- a secret sent to a URL goes only to the origin it was entered for ------------------------------------
+
+def test_a_secret_for_a_url_reveals_only_for_that_origin():
+    [row] = seal_parameter(HEADERS, [{"name": "Authorization", "value": TOKEN}], URL)
+    assert reveal(row["value"], "h", url="https://mcp.example/other/path?x=1") == TOKEN  # same origin
+    assert reveal(row["value"], "h", url="HTTPS://MCP.example:443/mcp") == TOKEN
+    for elsewhere, shown in (("https://evil.example/mcp", "https://evil.example:443"),
+                             ("http://mcp.example/mcp", "http://mcp.example:80"),  # scheme
+                             ("https://mcp.example:8443/mcp", "https://mcp.example:8443"),  # port
+                             ("https://mcp.example\\@evil.example/mcp", "https://evil.example:443"),  # httpx's reading
+                             ("{{ $json.url }}", "'{{ $json.url }}'")):
+        with pytest.raises(NodeError) as refused:
+            reveal(row["value"], "h", url=elsewhere)
+        assert str(refused.value) == (f"h was entered for https://mcp.example:443, not for {shown}: a secret goes "
+                                      "only to the address it was entered for; enter it again")
+
+
+def test_a_secret_for_a_url_cannot_be_entered_before_the_url_nor_one_sealed_without_it_used():
+    with pytest.raises(NodeError, match="Headers: set the URL first"):
+        seal_parameter(HEADERS, [{"name": "Authorization", "value": TOKEN}], {"url": ""})
+    assert seal_parameter(HEADERS, [{"name": "X", "value": "{{ $json.key }}"}], {}) == [  # a reference: not sealed
+        {"name": "X", "value": "{{ $json.key }}"}]
+    unbound = seal(TOKEN)  # sealed before secrets were tied to their URL
+    with pytest.raises(NodeError, match="h was entered for no URL, not for https://mcp.example:443"):
+        reveal(unbound, "h", url="https://mcp.example/mcp")
+
+
+def test_a_stored_graph_seals_a_secret_for_its_nodes_url(tmp_path):
+    store = GraphStore(f"sqlite:///{tmp_path / 'graphs.db'}")
+    summary, _ = store.import_json(json.dumps(mcp_graph({"Authorization": TOKEN})), REGISTRY)
+    row = store.get(summary.id).graph["nodes"][0]["data"]["headers"]["Authorization"]
+    assert reveal(row, "h", url="https://mcp.example/mcp") == TOKEN
+    with pytest.raises(NodeError, match="not for https://elsewhere.example:443"):
+        reveal(row, "h", url="https://elsewhere.example/mcp")
+
+
+def test_changing_the_url_to_another_origin_clears_its_secrets_and_undo_brings_them_back():
+    from nodeflow_app.editor.document import GraphDocument
+
+    graph = mcp_graph(seal_parameter(HEADERS, [{"name": "Authorization", "value": TOKEN}], URL))
+    doc = GraphDocument.from_graph(normalize(graph, REGISTRY)[0])
+    doc.set_parameter(REGISTRY, "m", "url", "https://mcp.example/v2/mcp")  # the same origin: kept
+    assert secrets_to_enter(doc.to_graph().model_dump(mode="json"), REGISTRY) == ["'MCP'.headers Authorization"]
+    change = doc.set_parameter(REGISTRY, "m", "url", "https://evil.example/mcp")
+    assert doc.nodes["m"].data["headers"] == [{"name": "Authorization", "value": ""}]
+    assert doc.nodes["m"].data["url"] == "https://evil.example/mcp"
+    doc.revert(change)
+    [row] = doc.nodes["m"].data["headers"]
+    assert reveal(row["value"], "h", url=doc.nodes["m"].data["url"]) == TOKEN

@@ -91,6 +91,9 @@ class Parameter(_Strict):
     # A secret (a token, a password): encrypted at rest, never sent to the browser, never exported in clear.
     # For key_value parameters the values are secret, the names are not.
     secret: bool = False
+    # For a secret sent to a URL: the id of the parameter holding that URL. The secret is sealed for the URL's
+    # origin and revealed only for it; changing the URL to another origin clears it (nodeflow_app/secret_values.py).
+    secret_for: str = ""
     # For `select` parameters whose options the install provides at run time (e.g. "mcp_servers"): the name
     # of that list; `options` stays empty and the app fills the control.
     choices: str = ""

@@ -20,6 +20,7 @@ from nodeflow_app.runtime.graph import (
     parameter_problem,
 )
 from nodeflow_app.contract import NodeDefinition, Socket
+from nodeflow_app.secret_values import cleared_by
 
 Op = dict[str, Any]
 UNDO_LIMIT = 100
@@ -273,7 +274,9 @@ class GraphDocument:
         problem = parameter_problem(parameter, value)
         if problem and not keep_invalid:
             raise EditError(f"{parameter.label}: {problem}")
-        updated = node.model_copy(update={"data": {**node.data, parameter_id: value}})
+        # Secrets sent to this URL do not follow it to another origin: they are cleared (secret_values.py).
+        cleared = cleared_by(definition, node.data, parameter_id, value)
+        updated = node.model_copy(update={"data": {**node.data, parameter_id: value, **cleared}})
         return self._commit(self._update_with_dead_edges(definitions, updated), f"edit {parameter.label}")
 
     def set_settings(self, definitions: DefinitionSource, node_id: str, settings: NodeSettings) -> Change:

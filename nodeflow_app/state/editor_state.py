@@ -25,6 +25,7 @@ from nodeflow_app.editor.document import Change, EditError, GraphDocument, UNDO_
 from nodeflow_app.editor.wire import on_wire
 from nodeflow_app.provider_settings import configured_providers, default_model, model_choices
 from nodeflow_app.accounts.roles import allows
+from nodeflow_app.contract import NodeError
 from nodeflow_app.state.access import current
 from nodeflow_app.secret_values import hide_graph, hide_node, seal_graph, seal_parameter, secrets_to_enter
 from nodeflow_app.store.graphs import graph_store
@@ -434,7 +435,11 @@ class EditorState(rx.State):
         if node.data.get(parameter_id) == value or (parameter.secret and value in (None, "")):
             self._refresh_inspector()  # an empty secret field keeps the secret (its text is never shown)
             return
-        value = seal_parameter(parameter, value)
+        try:
+            value = seal_parameter(parameter, value, node.data)
+        except NodeError as error:  # a secret for a URL not set yet
+            self.field_errors = {**self.field_errors, parameter_id: str(error)}
+            return
         return await self._edit(lambda doc: doc.set_parameter(default_registry(), node.id, parameter_id, value,
                                                               keep_invalid=keep_invalid))
 
@@ -622,7 +627,11 @@ class EditorState(rx.State):
         except fields.FieldError as error:
             self.field_errors = {**self.field_errors, parameter_id: str(error)}
             return
-        value = seal_parameter(parameter, value)
+        try:
+            value = seal_parameter(parameter, value, node.data)
+        except NodeError as error:  # a secret for a URL not set yet
+            self.field_errors = {**self.field_errors, parameter_id: str(error)}
+            return
         return await self._edit(lambda doc: doc.set_parameter(default_registry(), node.id, parameter_id, value))
 
     def _selected_ids(self) -> list[str]:

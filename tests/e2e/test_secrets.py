@@ -1,6 +1,6 @@
 """Secret parameters in Chromium (issue 12): an MCP Server's header value never reaches the browser (no frame of
 the page's websocket carries it nor its ciphertext), the inspector says "set", typing replaces it (stored
-encrypted), and the export leaves it out and says which secret to enter again."""
+encrypted), the export leaves it out and says which secret to enter again, and pointing the URL elsewhere clears it."""
 # The server's database is SQLite in its data folder; the test reads it directly to see what is at rest.
 
 from __future__ import annotations
@@ -76,6 +76,12 @@ def test_a_secret_header_never_reaches_the_browser_nor_the_export(page, nodeflow
     assert frames, "no websocket frame was recorded"
     for secret in (TOKEN, NEW_TOKEN, ciphertext, now["$secret"]):
         assert secret not in seen and secret not in exported
+
+    # Pointing the URL at another origin clears the header's value (its name stays): a secret goes only where it was entered for.
+    page.get_by_test_id("field-url").fill("https://elsewhere.example/mcp")
+    page.get_by_test_id("field-url").press("Enter")
+    expect(value).to_have_attribute("placeholder", "secret value")
+    expect(page.get_by_test_id("row-headers-name")).to_have_value("Authorization")  # a name is not a secret
 
 
 PROVIDER_KEY = "sk-e2e-workspace-key-6161"

@@ -252,18 +252,36 @@ async def test_a_secret_header_reaches_the_mcp_url_decrypted(fake_llm, monkeypat
     server = ThreadingHTTPServer(("127.0.0.1", 0), Recorder)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     monkeypatch.setenv("NODEFLOW_HTTP_ALLOWLIST", "127.0.0.1")
-    headers = seal_parameter(default_registry().definition("mcp-server").parameter("headers"),
-                             [{"name": "Authorization", "value": "Bearer tok-123456"}])
     url = f"http://127.0.0.1:{server.server_address[1]}/mcp"
+    headers = seal_parameter(default_registry().definition("mcp-server").parameter("headers"),
+                             [{"name": "Authorization", "value": "Bearer tok-123456"}], {"url": url})
     raw = graph([("chat", "chat-start", {}), agent(),
                  ("mcp", "mcp-server", {"transport": "streamable-http", "url": url, "headers": headers})],
                 ["chat.output -> a.input", "mcp.tools => a.tools"])
     try:
         run, events = await run_graph(raw, payload="hi")
+        assert run.status == "failed"
+        assert seen and set(seen) == {"Bearer tok-123456"}
+        [error] = of(events, "a", "error")
+        assert "tok-123456" not in error.data["error"]
+
+        # Whoever may edit the graph points the URL elsewhere (here: another port, another origin): the
+        # header sealed for the first origin is not revealed, and nothing is sent.
+        seen.clear()
+        elsewhere = ThreadingHTTPServer(("127.0.0.1", 0), Recorder)
+        threading.Thread(target=elsewhere.serve_forever, daemon=True).start()
+        other = f"http://127.0.0.1:{elsewhere.server_address[1]}/mcp"
+        raw["nodes"][-1]["data"]["url"] = other
+        try:
+            run, events = await run_graph(raw, payload="hi")
+        finally:
+            elsewhere.shutdown()
+            elsewhere.server_close()
+        assert run.status == "failed" and seen == []
+        [error] = of(events, "a", "error")
+        assert (f"MCP Server 'MCP' header Authorization was entered for http://127.0.0.1:{server.server_address[1]}, "
+                f"not for http://127.0.0.1:{elsewhere.server_address[1]}: a secret goes only to the address it was "
+                "entered for; enter it again") in error.data["error"]
     finally:
         server.shutdown()
         server.server_close()
-    assert run.status == "failed"
-    assert seen and set(seen) == {"Bearer tok-123456"}
-    [error] = of(events, "a", "error")
-    assert "tok-123456" not in error.data["error"]

@@ -18,9 +18,10 @@ definition = NodeDefinition(
         Parameter(id="url", label="URL", default="", placeholder="https://mcp.example.com/mcp",
                   description="streamable-http: the server's endpoint (a public address unless "
                               "NODEFLOW_HTTP_ALLOWLIST lists it)."),
-        Parameter(id="headers", label="Headers", type="key_value", default=[], secret=True,
+        Parameter(id="headers", label="Headers", type="key_value", default=[], secret=True, secret_for="url",
                   description="streamable-http: HTTP headers, e.g. Authorization. The values are secret: "
-                              "encrypted, never shown again, not exported."),
+                              "encrypted, never shown again, not exported, sent only to the URL's origin "
+                              "(set the URL first; another origin clears them)."),
         Parameter(id="tool_filter", label="Only these tools", default="", placeholder="search, fetch",
                   description="Comma-separated tool names to offer; empty offers every tool of the server."),
     ),

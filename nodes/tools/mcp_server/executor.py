@@ -1,7 +1,8 @@
 """MCP Server: connect to a Model Context Protocol server once per run and hand its tools to agents.
 
 stdio servers are the install's (nodeflow_app/llm/mcp_servers.py): the graph names one, never a command.
-A URL passes the SSRF guard first; header values are secret parameters, revealed only here.
+A URL passes the SSRF guard first; header values are secret parameters, revealed only here and only for the
+origin they were entered with.
 
 The connection is opened in `materialize` and must work: Agno's own `connect()` logs a failure and
 leaves the agent without tools, so a server that does not start is a NodeError naming it instead.
@@ -62,7 +63,7 @@ def _toolkit(data: dict[str, Any], ctx: FlowContext) -> tuple[Any, str]:
         url = to_text(data.get("url")).strip()
         if not url:
             raise NodeError(f"MCP Server '{name}' needs a URL for the streamable-http transport")
-        headers = {header: to_text(reveal(value, f"MCP Server '{name}' header {header}"))
+        headers = {header: to_text(reveal(value, f"MCP Server '{name}' header {header}", url=url))
                    for header, value in key_value_pairs(data.get("headers"), "headers") if header}
         params = StreamableHTTPClientParams(url=url, headers=headers or None)
         return RunScopedMCPTools(transport=transport, server_params=params), f"at {url}"

@@ -45,6 +45,22 @@ def test_materialize_returns_the_chosen_tools_in_order():
     assert materialize(list(definition.defaults()["tool_names"])) == [calculator, current_datetime]
 
 
+def test_agnos_calculator_refuses_what_would_stall_the_event_loop():
+    """Its tools run on the server's event loop: factorial(10**7) or is_prime(10**18) would stall every run."""
+    import json
+    import time
+
+    [toolkit] = materialize(["agno-calculator"])
+    functions = toolkit.get_functions() if hasattr(toolkit, "get_functions") else toolkit.functions
+    factorial, is_prime = functions["factorial"].entrypoint, functions["is_prime"].entrypoint
+    started = time.perf_counter()
+    assert json.loads(factorial(n=10**7)) == {"operation": "factorial", "error": "n must be at most 10,000"}
+    assert json.loads(is_prime(n=10**18 + 9)) == {"operation": "prime_check", "error": "n must be at most 1,000,000,000,000"}
+    assert time.perf_counter() - started < 1
+    assert json.loads(factorial(n=5))["result"] == 120 and json.loads(is_prime(n=97))["result"] is True
+    assert "Calculate the factorial" in functions["factorial"].description
+
+
 @pytest.mark.parametrize("tools, message", [
     ([], "choose at least one tool"),
     (None, "choose at least one tool"),

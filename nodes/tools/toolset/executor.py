@@ -7,10 +7,31 @@ from nodeflow_app.contract import FlowContext, NodeError
 from . import builtin
 
 
+MAX_FACTORIAL = 10_000  # ~36,000 digits: a millisecond; factorial(10**7) would hold the event loop for minutes
+MAX_PRIME_CHECK = 10**12  # trial division up to 10**6: tens of milliseconds at worst
+
+
 def _agno_calculator() -> Any:
+    """Agno's CalculatorTools with its two unbounded operations bounded: its tools run on the event loop, so a
+    model asking for factorial(10**7) or is_prime(10**18) would stall every run of the server."""
+    import json
+
     from agno.tools.calculator import CalculatorTools
 
-    return CalculatorTools()
+    class BoundedCalculatorTools(CalculatorTools):
+        def factorial(self, n: int) -> str:
+            if n > MAX_FACTORIAL:
+                return json.dumps({"operation": "factorial", "error": f"n must be at most {MAX_FACTORIAL:,}"})
+            return super().factorial(n)
+
+        def is_prime(self, n: int) -> str:
+            if n > MAX_PRIME_CHECK:
+                return json.dumps({"operation": "prime_check", "error": f"n must be at most {MAX_PRIME_CHECK:,}"})
+            return super().is_prime(n)
+
+    BoundedCalculatorTools.factorial.__doc__ = CalculatorTools.factorial.__doc__  # what the model is told
+    BoundedCalculatorTools.is_prime.__doc__ = CalculatorTools.is_prime.__doc__
+    return BoundedCalculatorTools()
 
 
 def _agno_reasoning() -> Any:

@@ -65,6 +65,8 @@ _X32_BIT = 0x40000000  # x86_64's x32 calls carry this bit: refused outright
 
 def confine(scratch: str) -> None:
     """Confine this process for good: read the standard library, read and write `scratch`, nothing else."""
+    if not sys.platform.startswith("linux"):
+        raise Unavailable(f"isolation uses Linux features; this system is {sys.platform}")
     libc = ctypes.CDLL(None, use_errno=True)
     machine = _MACHINES.get(platform.machine())
     if machine is None:

@@ -152,8 +152,10 @@ class GuardedBackend(httpcore.AsyncNetworkBackend):
     generic "Connection error", so callers that want to say why record it there.
     """
 
-    def __init__(self, *, resolver: Resolver | None = None, on_refused: Callable[[str], None] | None = None):
-        self._inner = httpcore.AnyIOBackend()
+    def __init__(self, *, resolver: Resolver | None = None, on_refused: Callable[[str], None] | None = None,
+                 core: Any = httpcore):
+        self._core = core  # httpcore, or httpcore2 (the MCP SDK's copy of it, under httpx2)
+        self._inner = core.AnyIOBackend()
         self._resolver = resolver
         self._on_refused = on_refused
 
@@ -164,19 +166,19 @@ class GuardedBackend(httpcore.AsyncNetworkBackend):
         except BlockedUrl as error:
             if self._on_refused is not None:
                 self._on_refused(str(error))
-            raise httpcore.ConnectError(str(error)) from None
+            raise self._core.ConnectError(str(error)) from None
         targets = [host] if addresses is None else [str(a) for a in addresses]
         last: Exception | None = None
         for target in targets:  # the checked addresses, never a second lookup of the name
             try:
                 return await self._inner.connect_tcp(target, port, timeout=timeout, local_address=local_address,
                                                      socket_options=socket_options)
-            except (httpcore.ConnectError, httpcore.ConnectTimeout, OSError) as error:
+            except (self._core.ConnectError, self._core.ConnectTimeout, OSError) as error:
                 last = error
-        raise last if last is not None else httpcore.ConnectError(f"cannot connect to {host}:{port}")
+        raise last if last is not None else self._core.ConnectError(f"cannot connect to {host}:{port}")
 
     async def connect_unix_socket(self, path: str, timeout: float | None = None, socket_options: Any = None) -> Any:
-        raise httpcore.ConnectError("Unix sockets are not reachable through the SSRF guard")
+        raise self._core.ConnectError("Unix sockets are not reachable through the SSRF guard")
 
     async def sleep(self, seconds: float) -> None:
         await self._inner.sleep(seconds)
@@ -192,6 +194,16 @@ def guarded_transport(*, resolver: Resolver | None = None, on_refused: Callable[
     # it opens each connection.
     transport._pool._network_backend = GuardedBackend(resolver=resolver, on_refused=on_refused)
     return transport
+
+
+def guarded_httpx2_client(**options: Any) -> Any:
+    """An httpx2.AsyncClient (the HTTP client of the MCP SDK) guarded like `guarded_client`."""
+    import httpcore2
+    import httpx2
+
+    transport = httpx2.AsyncHTTPTransport(trust_env=False)
+    transport._pool._network_backend = GuardedBackend(core=httpcore2)  # as in guarded_transport
+    return httpx2.AsyncClient(transport=transport, trust_env=False, **options)
 
 
 def guarded_client(*, resolver: Resolver | None = None, on_refused: Callable[[str], None] | None = None,

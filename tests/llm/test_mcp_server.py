@@ -230,6 +230,50 @@ async def test_an_unreachable_url_is_a_node_error_naming_it(fake_llm, monkeypatc
     assert fake_llm.requests == []
 
 
+async def test_a_name_that_resolves_to_an_internal_address_when_connecting_is_refused(fake_llm, monkeypatch):
+    """The check before connecting saw a public address; the MCP SDK's own HTTP client resolves the name again
+    when it connects (DNS rebinding) and that connection is refused too: nothing reaches the local server."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    from nodeflow_app.net import guard
+
+    reached: list[str] = []
+
+    class Recorder(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            reached.append(self.path)
+            self.send_response(500)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, *args) -> None:
+            pass
+
+    answers = iter([["93.184.216.34"]])
+
+    async def resolver(host: str, port: int) -> list[str]:
+        return next(answers, ["127.0.0.1"])  # public for the check, loopback for the connection
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Recorder)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    monkeypatch.setattr(guard, "system_resolver", resolver)
+    monkeypatch.setenv("NODEFLOW_HTTP_ALLOWLIST", "")
+    url = f"http://rebind.example:{server.server_address[1]}/mcp"
+    raw = graph([("chat", "chat-start", {}), agent(),
+                 ("mcp", "mcp-server", {"transport": "streamable-http", "url": url})],
+                ["chat.output -> a.input", "mcp.tools => a.tools"])
+    try:
+        run, events = await run_graph(raw, payload="hi")
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert run.status == "failed" and reached == []
+    [error] = of(events, "a", "error")
+    assert error.data["error"].startswith(f"MCP server at {url} could not be reached: ")
+    assert "rebind.example is a loopback address (127.0.0.1)" in error.data["error"]
+
+
 async def test_a_secret_header_reaches_the_mcp_url_decrypted(fake_llm, monkeypatch, tmp_path):
     """The graph holds the header sealed; the executor reveals it for the connection (and only there)."""
     import threading

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import platform
 import time
 from pathlib import Path
 
@@ -17,6 +18,7 @@ from nodes.data.code.executor import executor
 from nodes.data.code.sandbox import Limits, SandboxError, WorkerPool
 
 EXAMPLES = Path(__file__).parents[1] / "fixtures" / "graphs" / "examples"
+CLONE = {"x86_64": 56, "aarch64": 220}.get(platform.machine(), -1)  # the clone system call's number
 
 
 def ctx() -> FlowContext:
@@ -202,33 +204,56 @@ async def test_the_code_has_no_network_not_even_the_local_database(tmp_path):
         server.close()
 
 
-async def test_the_code_cannot_start_programs_signal_the_server_or_leave_its_process_group():
+async def test_the_code_cannot_start_programs_or_processes_nor_touch_the_server_process(tmp_path):
+    before = os.sched_getaffinity(0), os.getpriority(os.PRIO_PROCESS, 0)
     for code in ("import subprocess\nsubprocess.run(['true'])",
                  "import os\nos.execv('/bin/sh', ['sh'])",
+                 "import os\nos.fork()",  # threads only: no child outlives the job, no fork bomb
+                 "import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\n"  # clone(CLONE_NEWUSER | SIGCHLD)
+                 f"if libc.syscall({CLONE}, 0x10000000 | 17, 0, 0, 0, 0) < 0:\n"
+                 "    raise PermissionError(ctypes.get_errno(), 'Operation not permitted')",
                  "import os\nos.kill(os.getppid(), 0)",
+                 "import os, fcntl\nr, w = os.pipe()\nfcntl.fcntl(r, fcntl.F_SETOWN, os.getppid())",  # SIGIO
                  "import os\nos.setsid()",
+                 "import resource, os\nresource.prlimit(os.getppid(), resource.RLIMIT_CPU, (1, 1))",
+                 "import os\nos.sched_setaffinity(os.getppid(), {0})",
+                 "import os\nos.setpriority(os.PRIO_PROCESS, os.getppid(), 19)",
+                 "import os\nos.memfd_create('outside the memory limit')",
                  "import resource\nresource.setrlimit(resource.RLIMIT_AS, (-1, -1))"):
         message = await failure(None, code)
         assert "Operation not permitted" in message or "not allowed to raise" in message, (code, message)
-    assert os.getpid()  # still here
+    assert (os.sched_getaffinity(0), os.getpriority(os.PRIO_PROCESS, 0)) == before  # this process: untouched
 
 
-async def test_the_standard_library_threads_and_the_scratch_folder_still_work():
-    code = ("import sqlite3, zoneinfo, decimal, csv, hashlib, threading, os, tempfile, datetime\n"
+async def test_the_code_cannot_change_files_it_cannot_open(tmp_path):
+    """Landlock governs opening; permissions, owners, times and truncation by path are refused by seccomp."""
+    target = tmp_path / "secret.key"
+    target.write_text("key")
+    target.chmod(0o600)
+    stamp = target.stat()
+    for code in (f"import os\nos.chmod({str(target)!r}, 0o666)", f"import os\nos.chown({str(target)!r}, 0, 0)",
+                 f"import os\nos.utime({str(target)!r})", f"import os\nos.truncate({str(target)!r}, 0)",
+                 f"import os\nos.setxattr({str(target)!r}, 'user.x', b'1')"):
+        message = await failure(None, code)
+        assert "Operation not permitted" in message, (code, message)
+    after = target.stat()
+    assert (after.st_mode, after.st_mtime_ns, target.read_text()) == (stamp.st_mode, stamp.st_mtime_ns, "key")
+
+
+async def test_the_standard_library_threads_asyncio_and_the_scratch_folder_still_work():
+    code = ("import sqlite3, zoneinfo, decimal, csv, hashlib, threading, os, tempfile, datetime, asyncio\n"
             "open('rows.csv', 'w').write('a,b\\n1,2\\n')\n"
             "rows = list(csv.DictReader(open('rows.csv')))\n"
             "os.mkdir('sub'); os.rename('rows.csv', 'sub/rows.csv')\n"
             "thread = threading.Thread(target=lambda: None); thread.start(); thread.join()\n"
-            "pid = os.fork()\n"
-            "if pid == 0:\n    os._exit(0)\n"
-            "os.waitpid(pid, 0)\n"
+            "async def seven():\n    return 7\n"
             "paris = datetime.datetime(2026, 7, 1, 12, tzinfo=zoneinfo.ZoneInfo('Europe/Paris'))\n"
             "return {'rows': rows, 'sql': sqlite3.connect(':memory:').execute('select 6 * 7').fetchone()[0],\n"
             "        'offset': str(paris.utcoffset()), 'sum': str(decimal.Decimal('0.1') + decimal.Decimal('0.2')),\n"
-            "        'files': os.listdir('sub'), 'temp': os.path.isdir(tempfile.mkdtemp())}")
+            "        'files': os.listdir('sub'), 'temp': os.path.isdir(tempfile.mkdtemp()), 'async': asyncio.run(seven())}")
     assert (await run(None, code)).outputs["output"] == {
         "rows": [{"a": "1", "b": "2"}], "sql": 42, "offset": "2:00:00", "sum": "0.3", "files": ["rows.csv"],
-        "temp": True}
+        "temp": True, "async": 7}
 
 
 def _worker_with(prelude: str, isolation: str, code: str, tmp_path: Path) -> dict:

@@ -9,9 +9,11 @@ ctypes; worker.py imports this before its job arrives, so a warm call pays nothi
   folder, the source tree, other jobs' folders, `/proc` and `/etc` are out of reach, and so are
   other processes (a Landlock domain cannot ptrace or, from ABI 6, signal what is outside it).
 - **seccomp**: system calls that reach beyond the process fail with EPERM: sockets (no network,
-  no local database or Redis, no UNIX sockets), starting programs, signalling or tracing other
-  processes, leaving the process group (the time limit's kill must take every child), namespaces,
-  mounts, io_uring, bpf and the kernel keyring.
+  no local database or Redis, no UNIX sockets), starting programs, creating processes (threads only),
+  signalling, tracing, limiting or re-prioritising other processes (SIGIO owners included), leaving
+  the process group, namespaces, mounts, io_uring, bpf, the kernel keyring, memfd (outside the memory
+  limit), and what Landlock does not cover: permissions, owners, times and extended attributes by
+  path, and truncate by path.
 
 `confine` raises `Unavailable` naming what is missing; the worker then refuses jobs unless the
 install switched isolation off (NODEFLOW_CODE_ISOLATION=off, see docs/security.md).
@@ -45,20 +47,53 @@ _FILE_RIGHTS = _EXECUTE | _WRITE_FILE | _READ_FILE | (1 << 14) | (1 << 15)  # th
 # seccomp (include/uapi/linux/seccomp.h, filter.h)
 _PR_SET_NO_NEW_PRIVS, _PR_SET_SECCOMP, _SECCOMP_MODE_FILTER = 38, 22, 2
 _PR_CAPBSET_DROP, _PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL = 24, 47, 4
-_RET_ALLOW, _RET_KILL, _RET_EPERM = 0x7FFF0000, 0x80000000, 0x00050000 | 1
-_LOAD, _JUMP_EQUAL, _JUMP_AT_LEAST, _RETURN = 0x20, 0x15, 0x35, 0x06
+_RET_ALLOW, _RET_KILL, _RET_EPERM, _RET_ENOSYS = 0x7FFF0000, 0x80000000, 0x00050000 | 1, 0x00050000 | 38
+_LOAD, _JEQ, _JGE, _JSET, _RET = 0x20, 0x15, 0x35, 0x45, 0x06  # BPF_LD|W|ABS, BPF_JMP|JEQ/JGE/JSET|K, BPF_RET|K
+_NUMBER, _ARCH, _ARG0, _ARG1 = 0, 4, 16, 24  # offsets in struct seccomp_data (the low 32 bits of an argument)
+_CLONE_THREAD = 0x00010000
+_CLONE_NEW = 0x00020000 | 0x02000000 | 0x04000000 | 0x08000000 | 0x10000000 | 0x20000000 | 0x40000000
+_SIGNAL_OWNER_FCNTL = (8, 10, 15)  # F_SETOWN, F_SETSIG, F_SETOWN_EX: SIGIO aimed at another process
+_SIGNAL_OWNER_IOCTL = (0x8901, 0x8902)  # FIOSETOWN, SIOCSPGRP
 
-# Denied system calls by machine: (audit architecture, {name: number}).
-_DENIED_NAMES = ("socket", "socketpair", "execve", "execveat", "ptrace", "process_vm_readv", "process_vm_writev",
-                 "kill", "tkill", "tgkill", "rt_sigqueueinfo", "rt_tgsigqueueinfo", "pidfd_open",
-                 "pidfd_send_signal", "pidfd_getfd", "setsid", "setpgid", "unshare", "setns", "mount",
-                 "io_uring_setup", "io_uring_enter", "io_uring_register", "bpf", "perf_event_open",
-                 "userfaultfd", "add_key", "request_key", "keyctl")
-_MACHINES = {
-    "x86_64": (0xC000003E, (41, 53, 59, 322, 101, 310, 311, 62, 200, 234, 129, 297, 434, 424, 438, 112, 109, 272,
-                            308, 165, 425, 426, 427, 321, 298, 323, 248, 249, 250)),
-    "aarch64": (0xC00000B7, (198, 199, 221, 281, 117, 270, 271, 129, 130, 131, 138, 240, 434, 424, 438, 157, 154, 97,
-                             268, 40, 425, 426, 427, 280, 241, 282, 217, 218, 219)),
+# Refused outright (EPERM): what reaches beyond the process, or what Landlock does not cover (permissions,
+# owners, times and extended attributes by path; truncate by path before Landlock ABI 3), or what escapes the
+# memory limit (memfd) or bothers other processes (scheduling, priority, memory placement).
+_DENIED = (
+    "socket", "execve", "execveat", "fork", "vfork", "ptrace", "process_vm_readv", "process_vm_writev",
+    "kill", "tkill", "tgkill", "rt_sigqueueinfo", "rt_tgsigqueueinfo", "pidfd_open", "pidfd_send_signal",
+    "pidfd_getfd", "setsid", "setpgid", "unshare", "setns", "mount", "io_uring_setup", "io_uring_enter",
+    "io_uring_register", "bpf", "perf_event_open", "userfaultfd", "add_key", "request_key", "keyctl",
+    "chmod", "fchmodat", "fchmodat2", "chown", "lchown", "fchownat", "utime", "utimes", "futimesat", "utimensat",
+    "setxattr", "lsetxattr", "removexattr", "lremovexattr", "setxattrat", "removexattrat", "truncate",
+    "memfd_create", "memfd_secret", "sched_setaffinity", "sched_setscheduler", "sched_setparam", "sched_setattr",
+    "setpriority", "ioprio_set", "migrate_pages", "move_pages",
+)
+# The same on every architecture (system calls added since Linux 5.1 share one numbering).
+_COMMON = {"pidfd_send_signal": 424, "io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427,
+           "pidfd_open": 434, "clone3": 435, "pidfd_getfd": 438, "memfd_secret": 447, "fchmodat2": 452,
+           "setxattrat": 463, "removexattrat": 466}
+_MACHINES = {  # audit architecture, system call numbers (a name missing here does not exist there)
+    "x86_64": (0xC000003E, {
+        **_COMMON, "ioctl": 16, "clone": 56, "fork": 57, "vfork": 58, "execve": 59, "kill": 62, "fcntl": 72,
+        "truncate": 76, "chmod": 90, "chown": 92, "lchown": 94, "ptrace": 101, "setpgid": 109, "setsid": 112,
+        "rt_sigqueueinfo": 129, "utime": 132, "setpriority": 141, "sched_setparam": 142,
+        "sched_setscheduler": 144, "mount": 165, "setxattr": 188, "lsetxattr": 189, "removexattr": 197,
+        "lremovexattr": 198, "tkill": 200, "sched_setaffinity": 203, "tgkill": 234, "utimes": 235,
+        "add_key": 248, "request_key": 249, "keyctl": 250, "ioprio_set": 251, "migrate_pages": 256,
+        "fchownat": 260, "futimesat": 261, "fchmodat": 268, "unshare": 272, "move_pages": 279, "utimensat": 280,
+        "rt_tgsigqueueinfo": 297, "perf_event_open": 298, "prlimit64": 302, "setns": 308,
+        "process_vm_readv": 310, "process_vm_writev": 311, "sched_setattr": 314, "memfd_create": 319,
+        "bpf": 321, "execveat": 322, "userfaultfd": 323, "socket": 41}),
+    "aarch64": (0xC00000B7, {
+        **_COMMON, "setxattr": 5, "lsetxattr": 6, "removexattr": 14, "lremovexattr": 15, "fcntl": 25,
+        "ioctl": 29, "ioprio_set": 30, "mount": 40, "truncate": 45, "fchmodat": 53, "fchownat": 54,
+        "utimensat": 88, "unshare": 97, "ptrace": 117, "sched_setparam": 118, "sched_setscheduler": 119,
+        "sched_setaffinity": 122, "kill": 129, "tkill": 130, "tgkill": 131, "rt_sigqueueinfo": 138,
+        "setpriority": 140, "setpgid": 154, "setsid": 157, "socket": 198, "add_key": 217, "request_key": 218,
+        "keyctl": 219, "clone": 220, "execve": 221, "migrate_pages": 238, "move_pages": 239,
+        "rt_tgsigqueueinfo": 240, "perf_event_open": 241, "prlimit64": 261, "setns": 268,
+        "process_vm_readv": 270, "process_vm_writev": 271, "sched_setattr": 274, "memfd_create": 279,
+        "bpf": 280, "execveat": 281, "userfaultfd": 282}),
 }
 _X32_BIT = 0x40000000  # x86_64's x32 calls carry this bit: refused outright
 
@@ -106,13 +141,11 @@ def _drop_capabilities(libc) -> None:
 def _readable_places() -> list[str]:
     """What the interpreter may still need after the job starts: its modules, shared libraries, time zones."""
     paths = sysconfig.get_paths()
+    # Not sys.base_prefix nor /usr/local/lib: on a Docker or conda Python they hold every installed package.
+    # (Where site-packages lies inside the stdlib folder, as on python:3.x images, it stays readable.)
     places = {paths["stdlib"], paths["platstdlib"], os.path.join(paths["platstdlib"], "lib-dynload"),
-              sys.base_prefix, "/usr/lib", "/usr/lib64", "/lib", "/lib64", "/usr/local/lib",
-              "/usr/share/zoneinfo", "/etc/localtime", "/dev/null", "/dev/zero", "/dev/urandom"}
-    # sys.base_prefix holds the stdlib of a standalone Python (e.g. uv's); on a system Python it is /usr,
-    # which is too wide: the system's folders above cover it.
-    places.discard("/usr")
-    places.discard("/")
+              "/usr/lib", "/usr/lib64", "/lib", "/lib64", "/usr/share/zoneinfo", "/etc/localtime",
+              "/dev/null", "/dev/zero", "/dev/urandom"}
     return sorted(place for place in places if os.path.exists(place))
 
 
@@ -144,20 +177,51 @@ def _allow(libc, ruleset: int, place: str, rights: int) -> None:
         os.close(descriptor)
 
 
-def _filter_system_calls(libc, architecture: int, denied: tuple[int, ...]) -> None:
-    """A classic-BPF program: wrong architecture or x32 call -> kill; a denied call -> EPERM; else allow."""
-    count = len(denied)
-    program = [
-        (_LOAD, 0, 0, 4),                    # the call's architecture
-        (_JUMP_EQUAL, 1, 0, architecture),
-        (_RETURN, 0, 0, _RET_KILL),
-        (_LOAD, 0, 0, 0),                    # the call's number
-        (_JUMP_AT_LEAST, count + 2, 0, _X32_BIT),  # -> the kill at the end
-    ]
-    for index, number in enumerate(denied):
-        program.append((_JUMP_EQUAL, count - index, 0, number))  # -> the EPERM return
-    program += [(_RETURN, 0, 0, _RET_ALLOW), (_RETURN, 0, 0, _RET_EPERM), (_RETURN, 0, 0, _RET_KILL)]
+def _filter_system_calls(libc, architecture: int, numbers: dict[str, int]) -> None:
+    """A classic-BPF program (see `_program`), installed for good."""
+    program = _program(architecture, numbers)
     code = b"".join(struct.pack("HBBI", *instruction) for instruction in program)
     buffer = ctypes.create_string_buffer(code, len(code))
     fprog = struct.pack("HxxxxxxP", len(program), ctypes.addressof(buffer))  # struct sock_fprog
     _check(libc.prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, fprog, 0, 0), "seccomp")
+
+
+def _program(architecture: int, numbers: dict[str, int]) -> list[tuple[int, int, int, int]]:
+    """Another architecture, or an x32 call: kill. A `_DENIED` call: EPERM. clone3: ENOSYS (the C library then
+    uses clone, whose flags can be read). clone: threads only (no fork, no new namespaces). prlimit64: this
+    process only. fcntl / ioctl: not setting who gets a file's SIGIO. Everything else: allowed."""
+    code: list[tuple] = [(_LOAD, _ARCH), (_JEQ, architecture, None, "kill"), (_LOAD, _NUMBER)]
+    if architecture == _MACHINES["x86_64"][0]:
+        code.append((_JGE, _X32_BIT, "kill", None))
+    code += [(_JEQ, numbers[name], "eperm", None) for name in _DENIED if name in numbers]
+    code += [(_JEQ, numbers["clone3"], "enosys", None), (_JEQ, numbers["prlimit64"], "prlimit", None),
+             (_JEQ, numbers["clone"], "clone", None), (_JEQ, numbers["fcntl"], "fcntl", None),
+             (_JEQ, numbers["ioctl"], "ioctl", None), (_RET, _RET_ALLOW),
+             "prlimit", (_LOAD, _ARG0), (_JEQ, 0, "allow", "eperm"),
+             "clone", (_LOAD, _ARG0), (_JSET, _CLONE_THREAD, None, "eperm"), (_JSET, _CLONE_NEW, "eperm", "allow"),
+             "fcntl", (_LOAD, _ARG1), *[(_JEQ, command, "eperm", None) for command in _SIGNAL_OWNER_FCNTL],
+             (_RET, _RET_ALLOW),
+             "ioctl", (_LOAD, _ARG1), *[(_JEQ, command, "eperm", None) for command in _SIGNAL_OWNER_IOCTL],
+             "allow", (_RET, _RET_ALLOW), "eperm", (_RET, _RET_EPERM), "enosys", (_RET, _RET_ENOSYS),
+             "kill", (_RET, _RET_KILL)]
+    return _assemble(code)
+
+
+def _assemble(code: list) -> list[tuple[int, int, int, int]]:
+    """(op, k) and (jump, k, target if true, target if false) with label targets (None: the next) to BPF."""
+    labels, instructions = {}, []
+    for item in code:
+        if isinstance(item, str):
+            labels[item] = len(instructions)
+        else:
+            instructions.append(item)
+    program = []
+    for index, item in enumerate(instructions):
+        if len(item) == 2:
+            program.append((item[0], 0, 0, item[1]))
+        else:
+            op, k, if_true, if_false = item
+            offsets = [labels[t] - index - 1 if t is not None else 0 for t in (if_true, if_false)]
+            assert all(0 <= offset < 256 for offset in offsets), "a BPF jump goes backwards or too far"
+            program.append((op, offsets[0], offsets[1], k))
+    return program

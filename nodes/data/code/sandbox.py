@@ -83,11 +83,12 @@ class _Worker:
         self.process.stdin.close()
 
     def kill(self) -> None:
+        """Kill the worker's whole process group, also after the worker itself exited (children it left)."""
+        try:
+            os.killpg(self.process.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
         if self.process.poll() is None:
-            try:
-                os.killpg(self.process.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
             self.process.wait()
         elif self.process.stdin and not self.process.stdin.closed:
             self.process.stdin.close()

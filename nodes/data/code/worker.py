@@ -29,6 +29,7 @@ del sys.path[0]  # the user's `import` sees the standard library only
 
 FILENAME = "<code>"
 FILE_LIMIT = 64 * 1024 * 1024  # bytes any single file (stdout included) may grow to
+FILE_HANDLES = 256  # open files at once
 
 # Taken before the user's code runs: it may replace `json.dumps`, `open` or `os._exit` for itself.
 _dumps, _open, _exit, _flush_out, _flush_err = json.dumps, open, os._exit, sys.stdout.flush, sys.stderr.flush
@@ -86,6 +87,7 @@ def _limit(memory_mb: int, cpu_seconds: int) -> None:
     resource.setrlimit(resource.RLIMIT_CPU, (cpu_seconds, cpu_seconds + 1))
     resource.setrlimit(resource.RLIMIT_FSIZE, (FILE_LIMIT, FILE_LIMIT))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    resource.setrlimit(resource.RLIMIT_NOFILE, (FILE_HANDLES, FILE_HANDLES))
 
 
 def _compile(code: str):

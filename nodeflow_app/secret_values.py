@@ -93,7 +93,7 @@ def reveal(value: Any, where: str, url: str | None = None) -> Any:
                         "or the data folder's secret.key): enter it again") from None
     if not isinstance(plain, dict) or plain.get("kind") != _KIND:
         raise NodeError(f"{where} does not hold a secret parameter value: enter it again")
-    if url is not None and plain.get("for") != origin(url):
+    if url is not None and (not origin(url) or plain.get("for") != origin(url)):
         entered_for, target = plain.get("for") or "no URL", origin(url) or repr(url)
         raise NodeError(f"{where} was entered for {entered_for}, not for {target}: a secret goes only to the "
                         "address it was entered for; enter it again")

@@ -126,7 +126,8 @@ def test_a_secret_for_a_url_reveals_only_for_that_origin():
                              ("http://mcp.example/mcp", "http://mcp.example:80"),  # scheme
                              ("https://mcp.example:8443/mcp", "https://mcp.example:8443"),  # port
                              ("https://mcp.example\\@evil.example/mcp", "https://evil.example:443"),  # httpx's reading
-                             ("{{ $json.url }}", "'{{ $json.url }}'")):
+                             ("{{ $json.url }}", "'{{ $json.url }}'"),
+                             ("", "''")):
         with pytest.raises(NodeError) as refused:
             reveal(row["value"], "h", url=elsewhere)
         assert str(refused.value) == (f"h was entered for https://mcp.example:443, not for {shown}: a secret goes "
@@ -139,6 +140,9 @@ def test_a_secret_for_a_url_cannot_be_entered_before_the_url_nor_one_sealed_with
     assert seal_parameter(HEADERS, [{"name": "X", "value": "{{ $json.key }}"}], {}) == [  # a reference: not sealed
         {"name": "X", "value": "{{ $json.key }}"}]
     unbound = seal(TOKEN)  # sealed before secrets were tied to their URL
+    for url in ("", "{{ $json.url }}"):  # sealed for no URL: never revealed for a URL without an origin either
+        with pytest.raises(NodeError, match="was entered for no URL"):
+            reveal(seal(TOKEN, ""), "h", url=url)
     with pytest.raises(NodeError, match="h was entered for no URL, not for https://mcp.example:443"):
         reveal(unbound, "h", url="https://mcp.example/mcp")
 

@@ -280,6 +280,9 @@ def build_model(ref_or_dict: str | dict[str, Any] | ModelRef, *, temperature: fl
     if key is None and spec.key_env is None and "client_params" in fields:
         # The ollama package adds OLLAMA_API_KEY from the environment to every request, whatever the host.
         kwargs["client_params"] = {**kwargs.get("client_params", {}), "auth": _without_credentials()}
+    if not spec.shares_http_client and _guarded_url(ref) and "client_params" in fields:
+        # Its own client follows redirects unchecked: a checked URL could send it to an internal address.
+        kwargs["client_params"] = {**kwargs.get("client_params", {}), "follow_redirects": False}
     if spec.shares_http_client and "http_client" in fields:
         client = shared_http_client(ref.provider, url, guarded=_guarded_url(ref) is not None,
                                     keyless=foreign is not None and key is None)

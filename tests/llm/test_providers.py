@@ -84,6 +84,8 @@ def test_ollama_gets_no_key_and_stays_on_its_own_host(monkeypatch, base_url):
     client.get("/api/version")
     assert sent[0].url.host == httpx.URL(base_url or "http://127.0.0.1:11434").host
     assert "authorization" not in sent[0].headers and "sk-install-ollama" not in str(sent[0].headers)
+    # A URL written in a graph was checked by the SSRF guard; its client must not follow a redirect elsewhere.
+    assert client.follow_redirects is (base_url is None)
 
 
 def test_status_names_a_missing_package(monkeypatch):

@@ -113,6 +113,8 @@ async def test_a_connection_goes_only_to_the_hosts_it_names(server, connections)
     # httpx reads this URL's host as 127.0.0.1 (the part after the last '@'), whatever precedes it
     with pytest.raises(NodeError, match="not to 127.0.0.1"):
         await call(server.url.replace("//", "//api.example.com\\@") + "/json", connections, connection="elsewhere")
+    with pytest.raises(NodeError, match="a Host header cannot be sent with a connection"):
+        await call(server.url + "/json", connections, connection="bearer", headers=[{"name": "host", "value": "x"}])
     assert server.requests == []
 
 

@@ -99,6 +99,8 @@ def _authenticate(spec: RequestSpec, connection: Connection) -> None:
     if not host:
         raise NodeError(f"only http:// and https:// URLs with a host can be reached, got {spec.url[:200]!r}")
     check_host(connection, host)  # before anything of the connection is put on the request
+    if any(name.strip().lower() == "host" for name in spec.headers):  # it would pick another site on a shared front
+        raise NodeError("a Host header cannot be sent with a connection: the connection goes only to the URL's host")
     fields = connection.fields
     if connection.kind == "http_bearer":
         spec.auth_headers["Authorization"] = f"Bearer {fields['token']}"

@@ -7,7 +7,7 @@ from nodeflow_app.contract import FlowContext, NodeError
 from . import builtin
 
 
-MAX_FACTORIAL = 10_000  # ~36,000 digits: a millisecond; factorial(10**7) would hold the event loop for minutes
+MAX_FACTORIAL = 1_500  # ~4,100 digits, under Python's 4,300-digit limit for int -> str (factorial(10**7): minutes)
 MAX_PRIME_CHECK = 10**12  # trial division up to 10**6: tens of milliseconds at worst
 
 

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Iterator
 
 import pytest
 
@@ -230,59 +234,10 @@ async def test_an_unreachable_url_is_a_node_error_naming_it(fake_llm, monkeypatc
     assert fake_llm.requests == []
 
 
-async def test_a_name_that_resolves_to_an_internal_address_when_connecting_is_refused(fake_llm, monkeypatch):
-    """The check before connecting saw a public address; the MCP SDK's own HTTP client resolves the name again
-    when it connects (DNS rebinding) and that connection is refused too: nothing reaches the local server."""
-    import threading
-    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-
-    from nodeflow_app.net import guard
-
-    reached: list[str] = []
-
-    class Recorder(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:
-            reached.append(self.path)
-            self.send_response(500)
-            self.send_header("Content-Length", "0")
-            self.end_headers()
-
-        def log_message(self, *args) -> None:
-            pass
-
-    answers = iter([["93.184.216.34"]])
-
-    async def resolver(host: str, port: int) -> list[str]:
-        return next(answers, ["127.0.0.1"])  # public for the check, loopback for the connection
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Recorder)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    monkeypatch.setattr(guard, "system_resolver", resolver)
-    monkeypatch.setenv("NODEFLOW_HTTP_ALLOWLIST", "")
-    url = f"http://rebind.example:{server.server_address[1]}/mcp"
-    raw = graph([("chat", "chat-start", {}), agent(),
-                 ("mcp", "mcp-server", {"transport": "streamable-http", "url": url})],
-                ["chat.output -> a.input", "mcp.tools => a.tools"])
-    try:
-        run, events = await run_graph(raw, payload="hi")
-    finally:
-        server.shutdown()
-        server.server_close()
-    assert run.status == "failed" and reached == []
-    [error] = of(events, "a", "error")
-    assert error.data["error"].startswith(f"MCP server at {url} could not be reached: ")
-    assert "rebind.example is a loopback address (127.0.0.1)" in error.data["error"]
-
-
-async def test_a_secret_header_reaches_the_mcp_url_decrypted(fake_llm, monkeypatch, tmp_path):
-    """The graph holds the header sealed; the executor reveals it for the connection (and only there)."""
-    import threading
-    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-
-    from nodeflow_app.secret_values import seal_parameter
-
-    seen: list[str | None] = []
-
+@contextlib.contextmanager
+def recording_server(seen: list) -> Iterator[int]:
+    """An HTTP server on 127.0.0.1 that records each POST's Authorization header in `seen` and answers 500;
+    yields its port."""
     class Recorder(BaseHTTPRequestHandler):
         def do_POST(self) -> None:
             seen.append(self.headers.get("Authorization"))
@@ -295,37 +250,65 @@ async def test_a_secret_header_reaches_the_mcp_url_decrypted(fake_llm, monkeypat
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Recorder)
     threading.Thread(target=server.serve_forever, daemon=True).start()
-    monkeypatch.setenv("NODEFLOW_HTTP_ALLOWLIST", "127.0.0.1")
-    url = f"http://127.0.0.1:{server.server_address[1]}/mcp"
-    headers = seal_parameter(default_registry().definition("mcp-server").parameter("headers"),
-                             [{"name": "Authorization", "value": "Bearer tok-123456"}], {"url": url})
-    raw = graph([("chat", "chat-start", {}), agent(),
-                 ("mcp", "mcp-server", {"transport": "streamable-http", "url": url, "headers": headers})],
-                ["chat.output -> a.input", "mcp.tools => a.tools"])
     try:
-        run, events = await run_graph(raw, payload="hi")
-        assert run.status == "failed"
-        assert seen and set(seen) == {"Bearer tok-123456"}
-        [error] = of(events, "a", "error")
-        assert "tok-123456" not in error.data["error"]
-
-        # Whoever may edit the graph points the URL elsewhere (here: another port, another origin): the
-        # header sealed for the first origin is not revealed, and nothing is sent.
-        seen.clear()
-        elsewhere = ThreadingHTTPServer(("127.0.0.1", 0), Recorder)
-        threading.Thread(target=elsewhere.serve_forever, daemon=True).start()
-        other = f"http://127.0.0.1:{elsewhere.server_address[1]}/mcp"
-        raw["nodes"][-1]["data"]["url"] = other
-        try:
-            run, events = await run_graph(raw, payload="hi")
-        finally:
-            elsewhere.shutdown()
-            elsewhere.server_close()
-        assert run.status == "failed" and seen == []
-        [error] = of(events, "a", "error")
-        assert (f"MCP Server 'MCP' header Authorization was entered for http://127.0.0.1:{server.server_address[1]}, "
-                f"not for http://127.0.0.1:{elsewhere.server_address[1]}: a secret goes only to the address it was "
-                "entered for; enter it again") in error.data["error"]
+        yield server.server_address[1]
     finally:
         server.shutdown()
         server.server_close()
+
+
+async def test_a_name_that_resolves_to_an_internal_address_when_connecting_is_refused(fake_llm, monkeypatch):
+    """The check before connecting saw a public address; the MCP SDK's own HTTP client resolves the name again
+    when it connects (DNS rebinding) and that connection is refused too: nothing reaches the local server."""
+    from nodeflow_app.net import guard
+
+    answers = iter([["93.184.216.34"]])
+
+    async def resolver(host: str, port: int) -> list[str]:
+        return next(answers, ["127.0.0.1"])  # public for the check, loopback for the connection
+
+    monkeypatch.setattr(guard, "system_resolver", resolver)
+    monkeypatch.setenv("NODEFLOW_HTTP_ALLOWLIST", "")
+    reached: list = []
+    with recording_server(reached) as port:
+        url = f"http://rebind.example:{port}/mcp"
+        raw = graph([("chat", "chat-start", {}), agent(),
+                     ("mcp", "mcp-server", {"transport": "streamable-http", "url": url})],
+                    ["chat.output -> a.input", "mcp.tools => a.tools"])
+        run, events = await run_graph(raw, payload="hi")
+    assert run.status == "failed" and reached == []
+    [error] = of(events, "a", "error")
+    assert error.data["error"].startswith(f"MCP server at {url} could not be reached: ")
+    assert "rebind.example is a loopback address (127.0.0.1)" in error.data["error"]
+
+
+async def test_a_secret_header_reaches_the_mcp_url_decrypted(fake_llm, monkeypatch, tmp_path):
+    """The graph holds the header sealed; the executor reveals it for the connection (and only there)."""
+    from nodeflow_app.secret_values import seal_parameter
+
+    monkeypatch.setenv("NODEFLOW_HTTP_ALLOWLIST", "127.0.0.1")
+    seen: list[str | None] = []
+    with recording_server(seen) as port:
+        url = f"http://127.0.0.1:{port}/mcp"
+        headers = seal_parameter(default_registry().definition("mcp-server").parameter("headers"),
+                                 [{"name": "Authorization", "value": "Bearer tok-123456"}], {"url": url})
+        raw = graph([("chat", "chat-start", {}), agent(),
+                     ("mcp", "mcp-server", {"transport": "streamable-http", "url": url, "headers": headers})],
+                    ["chat.output -> a.input", "mcp.tools => a.tools"])
+        run, events = await run_graph(raw, payload="hi")
+    assert run.status == "failed"
+    assert seen and set(seen) == {"Bearer tok-123456"}
+    [error] = of(events, "a", "error")
+    assert "tok-123456" not in error.data["error"]
+
+    # Whoever may edit the graph points the URL elsewhere (here: another port, another origin): the header
+    # sealed for the first origin is not revealed, and nothing is sent.
+    seen.clear()
+    with recording_server(seen) as other:
+        raw["nodes"][-1]["data"]["url"] = f"http://127.0.0.1:{other}/mcp"
+        run, events = await run_graph(raw, payload="hi")
+    assert run.status == "failed" and seen == []
+    [error] = of(events, "a", "error")
+    assert (f"MCP Server 'MCP' header Authorization was entered for http://127.0.0.1:{port}, not for "
+            f"http://127.0.0.1:{other}: a secret goes only to the address it was entered for; enter it again"
+            ) in error.data["error"]

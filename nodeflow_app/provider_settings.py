@@ -17,12 +17,12 @@ from typing import Any
 from nodeflow_app.contract import NodeError
 from nodeflow_app.connections import HOSTS
 from nodeflow_app.llm.credentials import Credential, CredentialError, use_workspace
-from nodeflow_app.net.guard import guarded_client
 from nodeflow_app.llm.credentials import stored as stored_credential
 from nodeflow_app.store.credentials import default_store
 from nodeflow_app.llm.providers import (
     COMPATIBLE_BASE_URL_ENV, PROVIDERS, ModelRef, api_key_for, base_url_for, provider_status, scrub, workspace_url,
 )
+from nodeflow_app.net.guard import guarded_client
 
 # Suggestions for the model picker (any provider:model can be typed).
 SUGGESTED_MODELS: dict[str, tuple[str, ...]] = {

@@ -93,10 +93,10 @@ def reveal(value: Any, where: str, url: str | None = None) -> Any:
                         "or the data folder's secret.key): enter it again") from None
     if not isinstance(plain, dict) or plain.get("kind") != _KIND:
         raise NodeError(f"{where} does not hold a secret parameter value: enter it again")
-    if url is not None and (not origin(url) or plain.get("for") != origin(url)):
-        entered_for, target = plain.get("for") or "no URL", origin(url) or repr(url)
-        raise NodeError(f"{where} was entered for {entered_for}, not for {target}: a secret goes only to the "
-                        "address it was entered for; enter it again")
+    target = origin(url) if url is not None else None
+    if url is not None and (not target or plain.get("for") != target):
+        raise NodeError(f"{where} was entered for {plain.get('for') or 'no URL'}, not for {target or repr(url)}: "
+                        "a secret goes only to the address it was entered for; enter it again")
     return plain.get("value")
 
 
@@ -141,28 +141,25 @@ def seal_parameter(parameter: Parameter, value: Any, data: dict[str, Any] | None
     """
     if not parameter.secret:
         return value
-    bound_to = _bound_to(parameter, data or {})
-    sealed = _map_value(parameter, value, lambda v: seal(v, bound_to) if _sealable(v) else v)
-    if bound_to == "" and sealed != value:
+    sealed = _sealed(parameter, value, data or {})
+    if _bound_to(parameter, data or {}) == "" and sealed != value:
         raise NodeError(f"{parameter.label}: set the URL first; a secret is tied to the address it is sent to")
     return sealed
 
 
-def _bound_to(parameter: Parameter, data: dict[str, Any]) -> str | None:
-    return origin(data.get(parameter.secret_for)) if parameter.secret_for else None
-
-
 def seal_node(definition: NodeDefinition | None, data: dict[str, Any]) -> dict[str, Any]:
     """`data` with every plain secret sealed (one sent to a URL, for that URL's origin)."""
-    if definition is None:
-        return data
-    data = dict(data)
-    for parameter in secret_parameters(definition):
-        if parameter.id in data:
-            bound_to = _bound_to(parameter, data)
-            data[parameter.id] = _map_value(parameter, data[parameter.id],
-                                            lambda v: seal(v, bound_to) if _sealable(v) else v)
-    return data
+    parameters = [p for p in secret_parameters(definition) if p.id in data]
+    return {**data, **{p.id: _sealed(p, data[p.id], data) for p in parameters}} if parameters else data
+
+
+def _sealed(parameter: Parameter, value: Any, data: dict[str, Any]) -> Any:
+    bound_to = _bound_to(parameter, data)
+    return _map_value(parameter, value, lambda v: seal(v, bound_to) if _sealable(v) else v)
+
+
+def _bound_to(parameter: Parameter, data: dict[str, Any]) -> str | None:
+    return origin(data.get(parameter.secret_for)) if parameter.secret_for else None
 
 
 def cleared_by(definition: NodeDefinition | None, data: dict[str, Any], parameter_id: str,

@@ -280,11 +280,12 @@ def build_model(ref_or_dict: str | dict[str, Any] | ModelRef, *, temperature: fl
     if key is None and spec.key_env is None and "client_params" in fields:
         # The ollama package adds OLLAMA_API_KEY from the environment to every request, whatever the host.
         kwargs["client_params"] = {**kwargs.get("client_params", {}), "auth": _without_credentials()}
-    if not spec.shares_http_client and _guarded_url(ref) and "client_params" in fields:
+    guarded = _guarded_url(ref) is not None
+    if not spec.shares_http_client and guarded and "client_params" in fields:
         # Its own client follows redirects unchecked: a checked URL could send it to an internal address.
         kwargs["client_params"] = {**kwargs.get("client_params", {}), "follow_redirects": False}
     if spec.shares_http_client and "http_client" in fields:
-        client = shared_http_client(ref.provider, url, guarded=_guarded_url(ref) is not None,
+        client = shared_http_client(ref.provider, url, guarded=guarded,
                                     keyless=foreign is not None and key is None)
         if client is not None:
             kwargs["http_client"] = client
@@ -374,9 +375,13 @@ def shared_http_client(provider: str, base_url: str | None, *, guarded: bool = F
 _AUTH_HEADERS = ("authorization", "x-api-key", "api-key", "x-goog-api-key")
 
 
-async def _drop_credentials(request: Any) -> None:
+def _remove_credentials(request: Any) -> None:
     for name in _AUTH_HEADERS:
         request.headers.pop(name, None)
+
+
+async def _drop_credentials(request: Any) -> None:
+    _remove_credentials(request)
 
 
 def _without_credentials() -> Any:
@@ -385,8 +390,7 @@ def _without_credentials() -> Any:
 
     class WithoutCredentials(httpx.Auth):
         def auth_flow(self, request: httpx.Request):
-            for name in _AUTH_HEADERS:
-                request.headers.pop(name, None)
+            _remove_credentials(request)
             yield request
 
     return WithoutCredentials()

@@ -623,13 +623,8 @@ class EditorState(rx.State):
             return
         parameter = definition.parameter(parameter_id)
         try:
-            value = update(parameter, node.data.get(parameter_id))
-        except fields.FieldError as error:
-            self.field_errors = {**self.field_errors, parameter_id: str(error)}
-            return
-        try:
-            value = seal_parameter(parameter, value, node.data)
-        except NodeError as error:  # a secret for a URL not set yet
+            value = seal_parameter(parameter, update(parameter, node.data.get(parameter_id)), node.data)
+        except (fields.FieldError, NodeError) as error:  # NodeError: a secret for a URL not set yet
             self.field_errors = {**self.field_errors, parameter_id: str(error)}
             return
         return await self._edit(lambda doc: doc.set_parameter(default_registry(), node.id, parameter_id, value))

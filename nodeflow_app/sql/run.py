@@ -4,11 +4,17 @@ Read-only is enforced by the database, not by reading the SQL: PostgreSQL `SET T
 MySQL / MariaDB `START TRANSACTION READ ONLY`, SQLite a file opened with `mode=ro`. A SQLite file must lie
 inside the data folder. Each call opens and closes its own connection (NullPool): a node runs now and then.
 Every driver takes exactly one statement, so a second one cannot end the read-only transaction.
+
+A PostgreSQL or MySQL role that reaches beyond its data to the database host is refused before the statement
+runs (`refuse_privileged`): a graph must never start a program (`COPY ... TO PROGRAM`) or read and write the
+server's files (`pg_read_file`, `LOAD_FILE`, `INTO OUTFILE`), and any account may store a connection in its
+own workspace. NODEFLOW_DB_ALLOW_PRIVILEGED=1 lifts this for an install whose graph editors may do that.
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
 import sqlite3
 import time
 from dataclasses import dataclass
@@ -30,6 +36,24 @@ from nodeflow_app.sql.values import to_json
 DRIVERS = {"postgres": "postgresql+psycopg", "mysql": "mysql+pymysql"}
 READ_ONLY_START = {"postgres": "SET TRANSACTION READ ONLY", "mysql": "START TRANSACTION READ ONLY"}
 WRITE_REFUSED = "the statement tries to write, but the node is read-only; turn on 'Allow writes' to let it"
+ALLOW_PRIVILEGED_ENV = "NODEFLOW_DB_ALLOW_PRIVILEGED"
+_PG_SUPERUSER = "(SELECT rolsuper FROM pg_roles WHERE rolname = current_user)"
+# What a PostgreSQL role may do beyond its data: (SQL that is true when it may, why that matters).
+PG_PRIVILEGES = (
+    (_PG_SUPERUSER, "is a superuser (it could run programs on the database host with COPY ... TO PROGRAM)"),
+    *((f"(NOT {_PG_SUPERUSER} AND {granted})", why) for granted, why in (  # a superuser has them all
+        ("(SELECT rolcreaterole FROM pg_roles WHERE rolname = current_user)",
+         "has CREATEROLE (it could grant itself pg_execute_server_program)"),
+        ("pg_has_role(current_user, 'pg_execute_server_program', 'MEMBER')",
+         "is a member of pg_execute_server_program (programs on the database host)"),
+        ("pg_has_role(current_user, 'pg_read_server_files', 'MEMBER')",
+         "is a member of pg_read_server_files (files of the database host)"),
+        ("pg_has_role(current_user, 'pg_write_server_files', 'MEMBER')",
+         "is a member of pg_write_server_files (files of the database host)"))),
+)
+# A MySQL / MariaDB global privilege that reaches beyond the data (ALL PRIVILEGES includes both): why it matters.
+MYSQL_PRIVILEGES = {"FILE": "has the FILE privilege (files of the database host)",
+                    "SUPER": "has the SUPER privilege (server settings such as its log files)"}
 
 
 @dataclass(slots=True)
@@ -75,6 +99,7 @@ def run_statement(connection: Connection, sql: str, params: dict[str, Any], *, w
         except SQLAlchemyError as error:
             raise NodeError(f"cannot connect to {_where(connection)}: {_first_line(error)}") from None
         with database:
+            refuse_privileged(database, connection)
             _begin(database, connection.kind, writable, timeout)
             try:
                 outcome = _execute(database, sql, params, limit)
@@ -92,6 +117,39 @@ def bind_names(sql: str) -> set[str]:
         return set(text(sql)._bindparams)
     except ArgumentError as error:
         raise NodeError(f"parameter 'query' is not valid: {error}") from None
+
+
+def refuse_privileged(database: Any, connection: Connection) -> None:
+    """NodeError naming each way the connection's role reaches beyond its data (see the module's docstring)."""
+    if connection.kind == "sqlite" or os.environ.get(ALLOW_PRIVILEGED_ENV, "").strip().lower() in ("1", "true", "yes"):
+        return
+    try:
+        reasons = _pg_reach(database) if connection.kind == "postgres" else _mysql_reach(database)
+    except DBAPIError as error:
+        raise NodeError(f"cannot read the rights of {_where(connection)}'s role: {_first_line(error)}") from None
+    finally:
+        database.rollback()  # the check's own transaction: the statement starts a fresh one
+    if reasons:
+        raise NodeError(f"{_where(connection)} logs in as {connection.fields.get('user')!r}, which "
+                        f"{'; and '.join(reasons)}. Store a role that reaches its data only, or set "
+                        f"{ALLOW_PRIVILEGED_ENV}=1 if everyone who edits graphs on this install may do that")
+
+
+def _pg_reach(database: Any) -> list[str]:
+    granted = database.exec_driver_sql(f"SELECT {', '.join(sql for sql, _ in PG_PRIVILEGES)}").one()
+    return [why for (_, why), yes in zip(PG_PRIVILEGES, granted) if yes]
+
+
+def _mysql_reach(database: Any) -> list[str]:
+    """From SHOW GRANTS, which on MariaDB also lists the grants of the role in use (`GRANT FILE ON *.* TO ...`)."""
+    held: set[str] = set()
+    for (line,) in database.exec_driver_sql("SHOW GRANTS"):
+        granted, on, rest = str(line).partition(" ON ")
+        if on and rest.startswith("*.*") and granted.startswith("GRANT "):
+            held |= {name.strip().upper() for name in granted.removeprefix("GRANT ").split(",")}
+    if "ALL PRIVILEGES" in held:
+        held |= set(MYSQL_PRIVILEGES)
+    return [why for name, why in MYSQL_PRIVILEGES.items() if name in held]
 
 
 def _begin(database: Any, kind: str, writable: bool, seconds: int) -> None:

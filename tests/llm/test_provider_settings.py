@@ -115,3 +115,12 @@ async def test_a_workspace_connection_is_listed_without_values_and_tested(data_d
         provider_settings.save_connection(WS, "bad", "http_bearer", "token")
     assert provider_settings.delete_connection(WS, "api") is True
     assert [r["name"] for r in provider_settings.connection_rows(WS)] == ["shop"]
+
+
+async def test_testing_a_superuser_database_connection_says_why_runs_will_refuse_it(data_dir, monkeypatch):
+    """The real PostgreSQL of these machines: its `postgres` role could run programs on the host."""
+    monkeypatch.setenv("NODEFLOW_HTTP_ALLOWLIST", "127.0.0.1")
+    provider_settings.save_connection(WS, "pg", "postgres", "host=127.0.0.1\nport=5432\ndatabase=test\nuser=postgres")
+    tested = await provider_settings.check_named_connection(WS, "pg")
+    assert not tested.ok
+    assert "logs in as 'postgres', which is a superuser (it could run programs on the database host" in tested.message

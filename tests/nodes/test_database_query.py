@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import contextlib
 import sqlite3
 import uuid
 
@@ -12,6 +13,7 @@ from sqlalchemy import text
 
 from nodeflow_app.contract import FlowContext, NodeError
 from nodeflow_app.net.guard import ALLOWLIST_ENV
+from nodeflow_app.sql.run import ALLOW_PRIVILEGED_ENV
 from nodeflow_app.store.connections import ConnectionStore
 from nodeflow_app.store.db import make_engine
 from nodes.integration.database_query.definition import definition
@@ -59,6 +61,30 @@ def _create(engine, table: str, kind: str) -> None:
         conn.execute(text(f"INSERT INTO {table} VALUES {row}".replace(":", "\\:")))
 
 
+@contextlib.contextmanager
+def _role(url: str, kind: str, grants: list[str]):
+    """A login role of its own on the real server (trust auth: no password), dropped afterwards; `grants` are
+    statements with {role} in them. Connections use such roles: the node refuses superusers and their like."""
+    role = f"nodeflow_test_{uuid.uuid4().hex[:12]}"
+    quoted = f'"{role}"' if kind == "postgres" else f"'{role}'@'%'"
+    engine = make_engine(url)
+    try:
+        with engine.begin() as conn:
+            conn.execute(text(f"CREATE {'ROLE' if kind == 'postgres' else 'USER'} {quoted}"
+                              f"{' LOGIN' if kind == 'postgres' else ''}"))
+            for grant in grants:
+                conn.execute(text(grant.format(role=quoted)))
+        yield role
+    finally:
+        with engine.begin() as conn:
+            if kind == "postgres":
+                conn.execute(text(f"DROP OWNED BY {quoted}"))
+                conn.execute(text(f"DROP ROLE {quoted}"))
+            else:
+                conn.execute(text(f"DROP USER {quoted}"))
+        engine.dispose()
+
+
 @pytest.fixture(params=["postgres", "mysql", "sqlite"])
 def database(request, tmp_path, monkeypatch):
     monkeypatch.setenv(ALLOWLIST_ENV, "127.0.0.1")  # the real servers of these machines (the guard refuses loopback)
@@ -69,15 +95,18 @@ def database(request, tmp_path, monkeypatch):
             engine = make_engine(POSTGRES_URL)
             _create(engine, f'"{schema}".items', kind)
             engine.dispose()
-            store.set("db", "postgres", {"host": "127.0.0.1", "port": "5432", "database": "test", "user": "postgres"})
-            yield Database(kind, f'"{schema}".items', store)
+            with _role(POSTGRES_URL, kind, [f'GRANT USAGE ON SCHEMA "{schema}" TO {{role}}',
+                                            f'GRANT SELECT, INSERT ON "{schema}".items TO {{role}}']) as role:
+                store.set("db", "postgres", {"host": "127.0.0.1", "port": "5432", "database": "test", "user": role})
+                yield Database(kind, f'"{schema}".items', store)
     elif kind == "mysql":
         table = f"nodeflow_test_{uuid.uuid4().hex[:12]}"
         engine = make_engine(MARIADB_URL)
         _create(engine, table, kind)
-        store.set("db", "mysql", {"host": "127.0.0.1", "port": "3306", "database": "test", "user": "root"})
         try:
-            yield Database(kind, table, store)
+            with _role(MARIADB_URL, kind, [f"GRANT SELECT, INSERT ON test.{table} TO {{role}}"]) as role:
+                store.set("db", "mysql", {"host": "127.0.0.1", "port": "3306", "database": "test", "user": role})
+                yield Database(kind, table, store)
         finally:
             with engine.begin() as conn:
                 conn.execute(text(f"DROP TABLE {table}"))
@@ -211,8 +240,70 @@ async def test_a_database_host_passes_the_ssrf_guard(tmp_path, monkeypatch):
         with pytest.raises(NodeError, match="give one host name or address"):
             await db.run("SELECT 1")
     monkeypatch.setenv(ALLOWLIST_ENV, "127.0.0.1")
+    with _role(POSTGRES_URL, "postgres", []) as role:
+        db.store.set("db", "postgres", {"host": "127.0.0.1", "port": "5432", "database": "test", "user": role})
+        assert (await db.run("SELECT 1 AS one"))["rows"] == [{"one": 1}]
+
+
+# -- roles that reach the database host ------------------------------------------------------------------
+
+async def test_a_superuser_connection_is_refused_before_its_statement_runs(tmp_path, monkeypatch):
+    """A superuser's `COPY ... TO PROGRAM` would start a program on the database host (here: this machine)."""
+    db = await _sqlite(tmp_path, monkeypatch)
+    monkeypatch.setenv(ALLOWLIST_ENV, "127.0.0.1")
+    marker = f"/tmp/nodeflow-copy-to-program-{uuid.uuid4().hex[:12]}"
     db.store.set("db", "postgres", {"host": "127.0.0.1", "port": "5432", "database": "test", "user": "postgres"})
-    assert (await db.run("SELECT 1 AS one"))["rows"] == [{"one": 1}]
+    for writes in (False, True):
+        with pytest.raises(NodeError, match=r"connection 'db' .* logs in as 'postgres', which is a superuser \(it "
+                                            r"could run programs on the database host with COPY ... TO PROGRAM\)\. "
+                                            f"Store a role that reaches its data only, or set {ALLOW_PRIVILEGED_ENV}=1"):
+            await db.run(f"COPY (SELECT 1) TO PROGRAM 'touch {marker}'", allow_writes=writes)
+    import os
+
+    assert not os.path.exists(marker)
+    monkeypatch.setenv(ALLOW_PRIVILEGED_ENV, "1")  # the install says its graph editors may
+    assert (await db.run("SELECT current_user AS who"))["rows"] == [{"who": "postgres"}]
+
+
+@pytest.mark.parametrize("grant, reason", [
+    ("GRANT pg_execute_server_program TO {role}", "is a member of pg_execute_server_program"),
+    ("GRANT pg_read_server_files TO {role}", "is a member of pg_read_server_files"),
+    ("GRANT pg_write_server_files TO {role}", "is a member of pg_write_server_files"),
+    ("ALTER ROLE {role} CREATEROLE", r"has CREATEROLE \(it could grant itself pg_execute_server_program\)"),
+])
+async def test_a_postgres_role_that_reaches_the_host_is_refused(tmp_path, monkeypatch, grant, reason):
+    db = await _sqlite(tmp_path, monkeypatch)
+    monkeypatch.setenv(ALLOWLIST_ENV, "127.0.0.1")
+    with _role(POSTGRES_URL, "postgres", [grant]) as role:
+        db.store.set("db", "postgres", {"host": "127.0.0.1", "port": "5432", "database": "test", "user": role})
+        with pytest.raises(NodeError, match=f"logs in as '{role}', which {reason}"):
+            await db.run("SELECT 1")
+
+
+async def test_a_mariadb_account_with_file_or_super_is_refused(tmp_path, monkeypatch):
+    """root has ALL PRIVILEGES; a role in use counts too (FILE reads and writes the server's files)."""
+    db = await _sqlite(tmp_path, monkeypatch)
+    monkeypatch.setenv(ALLOWLIST_ENV, "127.0.0.1")
+    db.store.set("db", "mysql", {"host": "127.0.0.1", "port": "3306", "database": "test", "user": "root"})
+    with pytest.raises(NodeError, match="logs in as 'root', which has the FILE privilege .*; and has the SUPER privilege"):
+        await db.run("SELECT LOAD_FILE('/etc/hostname') AS stolen")
+    role_name = f"nodeflow_test_role_{uuid.uuid4().hex[:8]}"
+    engine = make_engine(MARIADB_URL)
+    with engine.begin() as conn:
+        conn.execute(text(f"CREATE ROLE {role_name}"))
+        conn.execute(text(f"GRANT FILE ON *.* TO {role_name}"))
+    try:
+        with _role(MARIADB_URL, "mysql", [f"GRANT {role_name} TO {{role}}", f"SET DEFAULT ROLE {role_name} FOR {{role}}"]) as user:
+            db.store.set("db", "mysql", {"host": "127.0.0.1", "port": "3306", "database": "information_schema", "user": user})
+            with pytest.raises(NodeError, match=f"logs in as '{user}', which has the FILE privilege"):
+                await db.run("SELECT 1")
+            with engine.begin() as conn:
+                conn.execute(text(f"REVOKE {role_name} FROM '{user}'@'%'"))
+            assert (await db.run("SELECT 1 AS one"))["rows"] == [{"one": 1}]
+    finally:
+        with engine.begin() as conn:
+            conn.execute(text(f"DROP ROLE {role_name}"))
+        engine.dispose()
 
 
 async def test_an_http_connection_is_not_a_database(tmp_path, monkeypatch):

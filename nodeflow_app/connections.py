@@ -68,23 +68,26 @@ def check_fields(kind: str, fields: dict[str, Any]) -> dict[str, str]:
 
 # Where an HTTP connection may be sent -----------------------------------------------------------------
 
-_HOST_PATTERN = re.compile(r"\*|(\*\.)?[a-z0-9_-]+(\.[a-z0-9_-]+)*|\[?[0-9a-f:.]+\]?")
+_HOST_PATTERN = re.compile(r"(http://)?(\*|(\*\.)?[a-z0-9_-]+(\.[a-z0-9_-]+)*|\[?[0-9a-f:.]+\]?)")
+PLAIN_HTTP = "http://"  # a hosts entry that lets the connection travel unencrypted to that host
 
 
 def _host_patterns(text: str) -> list[str]:
-    """`hosts` as a list: `api.example.com`, `*.example.com` (its subdomains) or `*` (any host)."""
+    """`hosts` as a list: `api.example.com`, `*.example.com` (its subdomains) or `*` (any host), each over https
+    only, unless written `http://api.example.com` (plain http allowed too, e.g. a service on the local network)."""
     patterns = [entry.strip().lower().rstrip(".") for entry in re.split(r"[,\s]+", text) if entry.strip()]
     for pattern in patterns:
         if not _HOST_PATTERN.fullmatch(pattern):
             raise CredentialError(f"hosts: {pattern!r} is not a host name; write host names only, separated by "
-                                  "commas: api.example.com, *.example.com (its subdomains) or * (any host)")
+                                  "commas: api.example.com, *.example.com (its subdomains) or * (any host); "
+                                  "http://host lets the connection go to that host over plain http too")
     if not patterns:
         raise CredentialError("hosts is empty; write api.example.com, *.example.com or * (any host)")
     return patterns
 
 
-def check_host(connection: Connection, host: str) -> None:
-    """A NodeError unless `connection` may be sent to `host` (its `hosts` field)."""
+def check_host(connection: Connection, host: str, scheme: str = "https") -> None:
+    """A NodeError unless `connection` may be sent to `host` over `scheme` (its `hosts` field)."""
     allowed = connection.fields.get(HOSTS)
     if not allowed:
         raise NodeError(f"connection {connection.name!r} does not say which hosts it may be sent to; its "
@@ -92,12 +95,18 @@ def check_host(connection: Connection, host: str) -> None:
                         f"the Credentials page or with `nodeflow connections set {connection.name} "
                         f"{connection.kind} ... hosts=api.example.com`")
     host = host.lower().rstrip(".")
-    for pattern in _host_patterns(allowed):
-        if pattern == "*" or pattern.strip("[]") == host or (
-                pattern.startswith("*.") and host.endswith(pattern[1:])):
-            return
-    raise NodeError(f"connection {connection.name!r} may be sent only to {allowed}, not to {host}; the "
-                    "workspace's owner can add the host to the connection's hosts")
+    matching = [p for p in _host_patterns(allowed) if _matches(p.removeprefix(PLAIN_HTTP), host)]
+    if not matching:
+        raise NodeError(f"connection {connection.name!r} may be sent only to {allowed}, not to {host}; the "
+                        "workspace's owner can add the host to the connection's hosts")
+    if scheme.lower() != "https" and not any(p.startswith(PLAIN_HTTP) for p in matching):
+        raise NodeError(f"connection {connection.name!r} goes to {host} over https only, and this URL is "
+                        f"{scheme}://: use https://, or the workspace's owner writes hosts=http://{host} to let "
+                        "it travel unencrypted")
+
+
+def _matches(pattern: str, host: str) -> bool:
+    return pattern == "*" or pattern.strip("[]") == host or (pattern.startswith("*.") and host.endswith(pattern[1:]))
 
 
 # The lookup ------------------------------------------------------------------------------------------

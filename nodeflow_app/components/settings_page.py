@@ -135,7 +135,8 @@ def _connection_row(row: rx.Var) -> rx.Component:
 def _field_hint(kind: str) -> str:
     required, optional = KINDS[kind]
     return "\n".join([f"{f}=..." for f in required] + [
-        f"{HOSTS}=api.example.com (where an HTTP Request node may send it; * for any host)" if f == HOSTS
+        f"{HOSTS}=api.example.com (where an HTTP Request node may send it, over https; * for any host; "
+        "http://host allows plain http too)" if f == HOSTS
         else f"{f}=... (optional)" for f in optional])
 
 

@@ -28,10 +28,11 @@ def server(monkeypatch, tmp_path):
 @pytest.fixture
 def connections(tmp_path):
     store = ConnectionStore(make_engine(f"sqlite:///{tmp_path / 'app.db'}"), Fernet.generate_key())
-    store.set("bearer", "http_bearer", {"token": "t0ken", "hosts": "127.0.0.1"})
-    store.set("basic", "http_basic", {"username": "ada", "password": "s3cret:x", "hosts": "127.0.0.1"})
-    store.set("header", "http_header", {"header": "X-Api-Key", "value": "k3y", "hosts": "*"})
-    store.set("query", "http_query", {"param": "api_key", "value": "q3y", "hosts": "example.com, 127.0.0.1"})
+    # The test server speaks plain http: each connection says it may go there unencrypted (http://).
+    store.set("bearer", "http_bearer", {"token": "t0ken", "hosts": "http://127.0.0.1"})
+    store.set("basic", "http_basic", {"username": "ada", "password": "s3cret:x", "hosts": "http://127.0.0.1"})
+    store.set("header", "http_header", {"header": "X-Api-Key", "value": "k3y", "hosts": "http://*"})
+    store.set("query", "http_query", {"param": "api_key", "value": "q3y", "hosts": "example.com, http://127.0.0.1"})
     store.set("db", "sqlite", {"path": "x.db"})
     return store
 
@@ -118,8 +119,24 @@ async def test_a_connection_goes_only_to_the_hosts_it_names(server, connections)
     assert server.requests == []
 
 
+async def test_a_connection_travels_over_https_only_unless_its_hosts_say_http(server, connections):
+    """A listed host reached over plain http would show the token to anyone on the path."""
+    connections.set("tls", "http_bearer", {"token": "t0ken", "hosts": "127.0.0.1, *.example.com"})
+    with pytest.raises(NodeError, match=r"connection 'tls' goes to 127.0.0.1 over https only, and this URL is "
+                                        r"http://: use https://, or the workspace's owner writes "
+                                        r"hosts=http://127.0.0.1 to let it travel unencrypted"):
+        await call(server.url + "/json", connections, connection="tls")
+    assert server.requests == []
+    connections.set("tls", "http_bearer", {"token": "t0ken", "hosts": "*.example.com, http://127.0.0.1"})
+    await call(server.url + "/json", connections, connection="tls")
+    assert server.requests[-1].headers["authorization"] == "Bearer t0ken"
+
+
 @pytest.mark.parametrize(("hosts", "host", "allowed"), [
     ("api.example.com", "api.example.com", True),
+    ("http://api.example.com", "api.example.com", True),
+    ("http://*.example.com", "a.example.com", True),
+    ("http://api.example.com", "example.com", False),
     ("API.Example.com.", "api.example.com", True),
     ("api.example.com", "example.com", False),
     ("*.example.com", "a.b.example.com", True),
@@ -140,7 +157,8 @@ def test_host_patterns(hosts, host, allowed):
             check_host(connection, host)
 
 
-@pytest.mark.parametrize("hosts", ["https://api.example.com", "api.example.com/v1", "api.example.com:443", " , "])
+@pytest.mark.parametrize("hosts", ["https://api.example.com", "ftp://api.example.com", "api.example.com/v1",
+                                   "api.example.com:443", "http://", " , "])
 def test_hosts_that_are_not_host_names_are_refused_when_stored(hosts):
     from nodeflow_app.connections import check_fields
     from nodeflow_app.llm.credentials import CredentialError

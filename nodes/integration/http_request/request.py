@@ -93,12 +93,13 @@ def _default_header(spec: RequestSpec, name: str, value: str) -> None:
 
 def _authenticate(spec: RequestSpec, connection: Connection) -> None:
     try:
-        host = httpx.URL(spec.url).raw_host.decode("ascii")  # httpx's reading (IDNA as xn--): where it goes
+        url = httpx.URL(spec.url)
+        host = url.raw_host.decode("ascii")  # httpx's reading (IDNA as xn--): where it goes
     except (httpx.InvalidURL, UnicodeDecodeError):
         host = ""
     if not host:
         raise NodeError(f"only http:// and https:// URLs with a host can be reached, got {spec.url[:200]!r}")
-    check_host(connection, host)  # before anything of the connection is put on the request
+    check_host(connection, host, url.scheme)  # before anything of the connection is put on the request
     if any(name.strip().lower() == "host" for name in spec.headers):  # it would pick another site on a shared front
         raise NodeError("a Host header cannot be sent with a connection: the connection goes only to the URL's host")
     fields = connection.fields

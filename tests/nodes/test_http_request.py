@@ -256,6 +256,44 @@ async def test_the_credential_is_not_sent_to_another_origin(server, connections)
     assert "authorization" not in other.requests[0].headers
 
 
+# -- secret headers -------------------------------------------------------------------------------------
+
+def _secret_headers(url: str, **values: str) -> list[dict]:
+    """Rows as the editor stores them: each value sealed for the URL's origin (nodeflow_app/secret_values.py)."""
+    from nodeflow_app.secret_values import seal_parameter
+
+    parameter = next(p for p in definition.parameters if p.id == "secret_headers")
+    rows = [{"name": name.replace("_", "-"), "value": value} for name, value in values.items()]
+    return seal_parameter(parameter, rows, {"url": url})
+
+
+async def test_secret_headers_are_sealed_for_the_url_and_sent_there_only(server):
+    rows = _secret_headers(server.url + "/json", X_Api_Key="k3y-s3cret")
+    assert "k3y-s3cret" not in json.dumps(rows)  # what the graph (and its export, its runs) holds
+    with RecordingServer() as other:
+        await call(server.url + f"/redirect?to={other.url}/json", secret_headers=rows,
+                   headers=[{"name": "Accept", "value": "application/json"}])
+        assert "x-api-key" not in other.requests[0].headers  # a redirect to another origin gets no secret
+        with pytest.raises(NodeError, match=r"secret header X-Api-Key was entered for http://127.0.0.1:\d+, not "
+                                            r"for http://127.0.0.1:\d+"):
+            await call(other.url + "/json", secret_headers=rows)  # the URL changed outside the editor
+        assert len(other.requests) == 1
+    assert (server.requests[0].headers["x-api-key"], server.requests[0].headers["accept"]) == (
+        "k3y-s3cret", "application/json")
+    with pytest.raises(NodeError, match="a Host header cannot be sent with a connection or secret headers"):
+        await call(server.url + "/json", secret_headers=rows, headers=[{"name": "Host", "value": "other.test"}])
+    assert len(server.requests) == 1
+
+
+def test_secret_headers_need_a_written_url():
+    from nodeflow_app.secret_values import seal_parameter
+
+    parameter = next(p for p in definition.parameters if p.id == "secret_headers")
+    assert parameter.secret and parameter.secret_for == "url"
+    with pytest.raises(NodeError, match="Secret headers: set the URL first"):
+        seal_parameter(parameter, [{"name": "X-Api-Key", "value": "k"}], {"url": "{{ $json.api }}/items"})
+
+
 # -- timeout --------------------------------------------------------------------------------------------
 
 async def test_a_timeout_is_a_clear_error(server):

@@ -20,7 +20,15 @@ definition = NodeDefinition(
                   description="http:// or https://; private addresses are refused unless allowlisted."),
         Parameter(id="query", label="Query", type="key_value", default=[],
                   description="Name and value per row, added to the URL's query."),
-        Parameter(id="headers", label="Headers", type="key_value", default=[]),
+        Parameter(id="headers", label="Headers", type="key_value", default=[],
+                  description="Shown to everyone who sees the graph and exported with it: put a token in "
+                              "Secret headers or a connection."),
+        Parameter(id="secret_headers", label="Secret headers", type="key_value", default=[], secret=True,
+                  secret_for="url",
+                  description="Headers whose values are secrets (an API key): encrypted, never shown again or "
+                              "exported, and sent only to the URL's origin (never after a redirect elsewhere). "
+                              "The URL must be written out, without {{ }}; for a URL from an expression use a "
+                              "connection."),
         Parameter(id="connection", label="Authentication", default="", placeholder="connection name",
                   description="A stored HTTP connection (bearer, basic, API key in a header or the query); "
                               "empty sends none. It is sent only to the hosts the connection names. Secrets "

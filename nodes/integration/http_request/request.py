@@ -13,6 +13,7 @@ from nodes._helpers import key_value_pairs, to_text
 from nodeflow_app.contract import NodeError
 from nodeflow_app.files import file_path
 from nodeflow_app.connections import Connection, check_host
+from nodeflow_app.secret_values import reveal
 
 from .definition import METHODS
 
@@ -48,9 +49,24 @@ def build_request(data: dict[str, Any], connection: Connection | None) -> Reques
                        query=[(name, to_text(value)) for name, value in key_value_pairs(data.get("query"), "query")],
                        headers={name: to_text(value) for name, value in key_value_pairs(data.get("headers"), "headers")})
     _add_body(spec, data)
+    _add_secret_headers(spec, data)
     if connection is not None:
         _authenticate(spec, connection)
+    if (spec.auth_headers or spec.auth_query) and any(
+            name.strip().lower() == "host" for name in [*spec.headers, *spec.auth_headers]):
+        # It would pick another site behind the same address (a shared front), which would get the secret.
+        raise NodeError("a Host header cannot be sent with a connection or secret headers: they go only to the "
+                        "URL's host")
     return spec
+
+
+def _add_secret_headers(spec: RequestSpec, data: dict[str, Any]) -> None:
+    """Each revealed only for the origin it was sealed for; like a connection's, dropped when a redirect or a
+    next page leaves that origin (they travel as `auth_headers`)."""
+    for name, value in key_value_pairs(data.get("secret_headers"), "secret_headers"):
+        if not name.strip():
+            raise NodeError("a secret header has a value but no name")
+        spec.auth_headers[name.strip()] = to_text(reveal(value, f"secret header {name.strip()}", url=spec.url))
 
 
 def _add_body(spec: RequestSpec, data: dict[str, Any]) -> None:
@@ -100,8 +116,6 @@ def _authenticate(spec: RequestSpec, connection: Connection) -> None:
     if not host:
         raise NodeError(f"only http:// and https:// URLs with a host can be reached, got {spec.url[:200]!r}")
     check_host(connection, host, url.scheme)  # before anything of the connection is put on the request
-    if any(name.strip().lower() == "host" for name in spec.headers):  # it would pick another site on a shared front
-        raise NodeError("a Host header cannot be sent with a connection: the connection goes only to the URL's host")
     fields = connection.fields
     if connection.kind == "http_bearer":
         spec.auth_headers["Authorization"] = f"Bearer {fields['token']}"

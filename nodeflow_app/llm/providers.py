@@ -282,8 +282,13 @@ def build_model(ref_or_dict: str | dict[str, Any] | ModelRef, *, temperature: fl
         kwargs["client_params"] = {**kwargs.get("client_params", {}), "auth": _without_credentials()}
     guarded = _guarded_url(ref) is not None
     if not spec.shares_http_client and guarded and "client_params" in fields:
-        # Its own client follows redirects unchecked: a checked URL could send it to an internal address.
-        kwargs["client_params"] = {**kwargs.get("client_params", {}), "follow_redirects": False}
+        # Its own httpx client (the SDK passes client_params on): no redirect it would follow unchecked, and
+        # every connection through the guard's transport, so a name that resolves elsewhere by the time it
+        # connects (DNS rebinding) is refused. Runs are async; a sync client of this model cannot send at all.
+        from nodeflow_app.net.guard import guarded_transport
+
+        kwargs["client_params"] = {**kwargs.get("client_params", {}), "follow_redirects": False,
+                                   "transport": guarded_transport(on_refused=_record_refusal)}
     if spec.shares_http_client and "http_client" in fields:
         client = shared_http_client(ref.provider, url, guarded=guarded,
                                     keyless=foreign is not None and key is None)

@@ -88,6 +88,33 @@ def test_ollama_gets_no_key_and_stays_on_its_own_host(monkeypatch, base_url):
     assert client.follow_redirects is (base_url is None)
 
 
+async def test_an_ollama_host_that_resolves_inside_when_connecting_is_refused(monkeypatch):
+    """The check before the call saw a public address; the ollama package's own client connects through the
+    guard's transport, which resolves the name again and refuses loopback (DNS rebinding)."""
+    import socket
+
+    from nodeflow_app.net import guard
+
+    answers = iter([["93.184.216.34"]])
+
+    async def resolver(host: str, port: int) -> list[str]:
+        return next(answers, ["127.0.0.1"])  # public for the first look-up, loopback afterwards
+
+    monkeypatch.setattr(guard, "system_resolver", resolver)
+    monkeypatch.setenv(guard.ALLOWLIST_ENV, "")
+    with socket.socket() as listener:  # what the name points at by then: it must never see a connection
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        listener.setblocking(False)
+        url = f"http://rebind.example:{listener.getsockname()[1]}"
+        await guard.check_url(url)  # as a run does before the call
+        model = build_model("ollama:llama3.2:3b", base_url=url)
+        with pytest.raises(httpx.ConnectError, match="rebind.example is a loopback address"):
+            await model.get_async_client()._client.get("/api/version")
+        with pytest.raises(BlockingIOError):
+            listener.accept()
+
+
 def test_status_names_a_missing_package(monkeypatch):
     monkeypatch.setattr(providers.importlib.util, "find_spec", lambda name: None)
     monkeypatch.setenv("ANTHROPIC_API_KEY", "k")

@@ -83,6 +83,23 @@ async def test_the_memory_limit_stops_a_greedy_allocation():
     assert message == "the code ran out of memory (limit 128 MB)"
 
 
+@pytest.mark.parametrize(("limit", "code", "message"), [
+    ("SCRATCH_LIMIT", "for i in range(10**6):\n    open(f'f{i}', 'wb').write(b'x' * 1_000_000)",
+     "the code wrote more than 8 MB to its scratch folder and was stopped"),
+    ("SCRATCH_ENTRIES", "import os\nfor i in range(10**7):\n    os.makedirs(f'd{i % 50}', exist_ok=True)\n"
+                        "    open(f'd{i % 50}/e{i}', 'w').close()",
+     "the code created more than 500 files and folders in its scratch folder and was stopped"),
+])
+async def test_filling_the_scratch_folder_stops_the_code(monkeypatch, limit, code, message):
+    """Each file is capped by the worker's rlimit; the folder as a whole by the server watching it."""
+    from nodes.data.code import sandbox
+
+    monkeypatch.setattr(sandbox, limit, 8 * 1024 * 1024 if limit == "SCRATCH_LIMIT" else 500)
+    started = time.perf_counter()
+    assert await failure(None, code, time_limit=20) == message
+    assert time.perf_counter() - started < 5  # stopped at once, not at the time limit
+
+
 async def test_a_non_json_result_is_refused_naming_where():
     message = await failure(None, "return {'ok': [1, {2, 3}]}")
     assert message.startswith("the result['ok'][1] is a set, which is not JSON")

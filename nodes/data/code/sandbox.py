@@ -10,7 +10,10 @@ process, no file but the standard library's and its scratch folder's) and refuse
 system cannot confine it, unless NODEFLOW_CODE_ISOLATION=off. It also gets: a clean environment (no variable of the server, so no keys), its own scratch
 folder as working directory and HOME (removed after the job), stdout and stderr in files the
 server reads back, and the limits of `Limits` (see worker.py). The wall-clock limit is enforced
-here: the worker's whole process group is killed when it passes.
+here: the worker's whole process group is killed when it passes. So is the scratch folder's size: each file
+is capped by the worker's RLIMIT_FSIZE, and all of them together (bytes and count) are looked at every
+SCRATCH_CHECK_S while the job runs, since no unprivileged limit covers a folder and a full disk (or a full
+tmpfs, which is memory) would harm the server and every other run.
 """
 
 from __future__ import annotations
@@ -34,6 +37,9 @@ CAPTURE_LIMIT = 16 * 1024  # characters of stdout / stderr kept for the step car
 RESULT_LIMIT = 32 * 1024 * 1024  # bytes of result JSON accepted back
 PIPE_BUFFER = 64 * 1024  # a job smaller than the pipe's buffer is written without waiting for the worker
 CLEAN_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8"}
+SCRATCH_LIMIT = 256 * 1024 * 1024  # bytes all of a job's scratch files together may take
+SCRATCH_ENTRIES = 10_000  # files and folders a job may create
+SCRATCH_CHECK_S = 0.1  # how often a running job's scratch folder is measured
 
 
 class SandboxError(Exception):
@@ -137,7 +143,7 @@ class WorkerPool:
                 worker.send(job)
             else:  # it would fill the pipe and wait for the worker to read: not on the event loop
                 await asyncio.to_thread(worker.send, job)
-            exited = await _wait_exit(worker.process, limits.timeout)
+            exited = await _wait_within_scratch(worker, limits.timeout)
             stdout, stderr = worker.read("stdout"), worker.read("stderr")
             if not exited:
                 raise SandboxError(f"the code did not finish within {limits.timeout:g} s and was stopped "
@@ -203,6 +209,58 @@ def _death(returncode: int | None, limits: Limits) -> str:
     if returncode == -signal.SIGSEGV:  # an allocation that failed where Python could not raise MemoryError
         return f"the code crashed, probably out of memory (limit {limits.memory_mb} MB)"
     return f"the code stopped without a result (exit status {returncode})"
+
+
+async def _wait_within_scratch(worker: _Worker, timeout: float) -> bool:
+    """`_wait_exit`, while the job's scratch folder stays within its limits; SandboxError when it does not."""
+    exit_task = asyncio.ensure_future(_wait_exit(worker.process, timeout))
+    watch = asyncio.ensure_future(_watch_scratch(worker.scratch))
+    try:
+        await asyncio.wait((exit_task, watch), return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for task in (exit_task, watch):
+            if not task.done():
+                task.cancel()
+    if watch.done() and not watch.cancelled():
+        worker.kill()
+        raise SandboxError(watch.result())
+    return exit_task.result()
+
+
+async def _watch_scratch(folder: Path) -> str:
+    """Return (only) when `folder` passes its limits, saying how; measured in a thread (it may be large)."""
+    while True:
+        await asyncio.sleep(SCRATCH_CHECK_S)
+        overflow = await asyncio.to_thread(_scratch_overflow, folder)
+        if overflow:
+            return overflow
+
+
+def _scratch_overflow(folder: Path) -> str:
+    """Why `folder` is over its limits ("" when it is not); stops counting as soon as it is."""
+    size, entries, pending = 0, 0, [str(folder)]
+    while pending:
+        try:
+            listing = os.scandir(pending.pop())
+        except OSError:  # removed meanwhile
+            continue
+        with listing:
+            for entry in listing:
+                entries += 1
+                try:
+                    if entry.is_dir(follow_symlinks=False):
+                        pending.append(entry.path)
+                    else:
+                        size += entry.stat(follow_symlinks=False).st_size
+                except OSError:
+                    continue
+                if entries > SCRATCH_ENTRIES:
+                    return (f"the code created more than {SCRATCH_ENTRIES:,} files and folders in its scratch "
+                            "folder and was stopped")
+                if size > SCRATCH_LIMIT:
+                    return (f"the code wrote more than {SCRATCH_LIMIT // 1024 // 1024} MB to its scratch folder "
+                            "and was stopped")
+    return ""
 
 
 async def _wait_exit(process: subprocess.Popen, timeout: float) -> bool:

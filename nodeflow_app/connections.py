@@ -101,8 +101,8 @@ def check_host(connection: Connection, host: str, scheme: str = "https") -> None
                         "workspace's owner can add the host to the connection's hosts")
     if scheme.lower() != "https" and not any(p.startswith(PLAIN_HTTP) for p in matching):
         raise NodeError(f"connection {connection.name!r} goes to {host} over https only, and this URL is "
-                        f"{scheme}://: use https://, or the workspace's owner writes hosts=http://{host} to let "
-                        "it travel unencrypted")
+                        f"{scheme}://: use https://, or the workspace's owner adds http://{host} to the "
+                        "connection's hosts to let it travel unencrypted")
 
 
 def _matches(pattern: str, host: str) -> bool:

@@ -291,8 +291,9 @@ async def check_named_connection(workspace_id: str, name: str) -> ConnectionResu
             return ConnectionResult(False, f"the {connection.kind} connection names no hosts, so an HTTP Request "
                                            "node will not send it; add hosts=api.example.com (or * for any host)")
         return ConnectionResult(True, f"the {connection.kind} connection is complete and goes only to "
-                                      f"{connection.fields[HOSTS]} (an HTTP connection has no URL of its own: a run "
-                                      "of an HTTP Request node tests it)")
+                                      f"{connection.fields[HOSTS]}, over https unless an entry says http:// (an "
+                                      "HTTP connection has no URL of its own: a run of an HTTP Request node "
+                                      "tests it)")
     try:
         await run_checked(connection, "SELECT 1", {}, writable=False, limit=1, timeout=int(TEST_TIMEOUT_S))
     except NodeError as error:

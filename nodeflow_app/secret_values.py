@@ -95,9 +95,20 @@ def reveal(value: Any, where: str, url: str | None = None) -> Any:
         raise NodeError(f"{where} does not hold a secret parameter value: enter it again")
     target = origin(url) if url is not None else None
     if url is not None and (not target or plain.get("for") != target):
-        raise NodeError(f"{where} was entered for {plain.get('for') or 'no URL'}, not for {target or repr(url)}: "
-                        "a secret goes only to the address it was entered for; enter it again")
+        raise NodeError(f"{where} was entered for {plain.get('for') or 'no URL'}, not for "
+                        f"{target or 'a URL without an http(s) address'}: a secret goes only to the address it "
+                        "was entered for; enter it again")
     return plain.get("value")
+
+
+def reveal_set(value: Any, where: str, url: str | None = None) -> Any:
+    """`reveal`, refusing an empty value: the editor empties a secret sent to a URL when that URL moves to
+    another address, and an empty header would only earn a vague 401 from the server."""
+    plain = reveal(value, where, url=url)
+    if plain in (None, ""):
+        raise NodeError(f"{where} is empty (a secret is cleared when its URL changes to another address): "
+                        "enter it again")
+    return plain
 
 
 def _sealable(value: Any) -> bool:

@@ -126,12 +126,23 @@ def test_a_secret_for_a_url_reveals_only_for_that_origin():
                              ("http://mcp.example/mcp", "http://mcp.example:80"),  # scheme
                              ("https://mcp.example:8443/mcp", "https://mcp.example:8443"),  # port
                              ("https://mcp.example\\@evil.example/mcp", "https://evil.example:443"),  # httpx's reading
-                             ("{{ $json.url }}", "'{{ $json.url }}'"),
-                             ("", "''")):
+                             ("{{ $json.url }}?key=s3cret", "a URL without an http(s) address"),  # never quoted
+                             ("", "a URL without an http(s) address")):
         with pytest.raises(NodeError) as refused:
             reveal(row["value"], "h", url=elsewhere)
         assert str(refused.value) == (f"h was entered for https://mcp.example:443, not for {shown}: a secret goes "
                                       "only to the address it was entered for; enter it again")
+
+
+def test_a_secret_emptied_when_its_url_moved_is_refused_by_name():
+    from nodeflow_app.secret_values import reveal_set
+
+    [row] = seal_parameter(HEADERS, [{"name": "Authorization", "value": TOKEN}], URL)
+    assert reveal_set(row["value"], "h", url="https://mcp.example/mcp") == TOKEN
+    for emptied in ("", None):
+        with pytest.raises(NodeError, match=r"^h is empty \(a secret is cleared when its URL changes to another "
+                                            r"address\): enter it again$"):
+            reveal_set(emptied, "h", url="https://other.example/mcp")
 
 
 def test_a_secret_for_a_url_cannot_be_entered_before_the_url_nor_one_sealed_without_it_used():

@@ -37,23 +37,21 @@ DRIVERS = {"postgres": "postgresql+psycopg", "mysql": "mysql+pymysql"}
 READ_ONLY_START = {"postgres": "SET TRANSACTION READ ONLY", "mysql": "START TRANSACTION READ ONLY"}
 WRITE_REFUSED = "the statement tries to write, but the node is read-only; turn on 'Allow writes' to let it"
 ALLOW_PRIVILEGED_ENV = "NODEFLOW_DB_ALLOW_PRIVILEGED"
-_PG_SUPERUSER = "(SELECT rolsuper FROM pg_roles WHERE rolname = current_user)"
-# What a PostgreSQL role may do beyond its data: (SQL that is true when it may, why that matters).
-PG_PRIVILEGES = (
-    (_PG_SUPERUSER, "is a superuser (it could run programs on the database host with COPY ... TO PROGRAM)"),
-    *((f"(NOT {_PG_SUPERUSER} AND {granted})", why) for granted, why in (  # a superuser has them all
-        ("(SELECT rolcreaterole FROM pg_roles WHERE rolname = current_user)",
-         "has CREATEROLE (it could grant itself pg_execute_server_program)"),
-        ("pg_has_role(current_user, 'pg_execute_server_program', 'MEMBER')",
-         "is a member of pg_execute_server_program (programs on the database host)"),
-        ("pg_has_role(current_user, 'pg_read_server_files', 'MEMBER')",
-         "is a member of pg_read_server_files (files of the database host)"),
-        ("pg_has_role(current_user, 'pg_write_server_files', 'MEMBER')",
-         "is a member of pg_write_server_files (files of the database host)"))),
-)
-# A MySQL / MariaDB global privilege that reaches beyond the data (ALL PRIVILEGES includes both): why it matters.
+# PostgreSQL roles whose members reach the database host: name -> why that matters.
+PG_SERVER_ROLES = {"pg_execute_server_program": "programs on the database host",
+                   "pg_read_server_files": "files of the database host",
+                   "pg_write_server_files": "files of the database host"}
+# Every role the login (session_user) or the role it is set to (current_user) is or may become (SET ROLE, also
+# inside a DO block) that is a superuser, has CREATEROLE or is one of the server roles. By oid: a server
+# without some of those roles simply has no rows for them.
+PG_REACH = ("SELECT r.rolname, r.rolsuper, r.rolcreaterole, r.rolname IN (session_user, current_user) FROM pg_roles r "
+            "WHERE (r.rolsuper OR r.rolcreaterole OR r.rolname IN ("
+            + ", ".join(f"'{name}'" for name in PG_SERVER_ROLES) + ")) AND (pg_has_role(session_user, r.oid, "
+            "'MEMBER') OR pg_has_role(current_user, r.oid, 'MEMBER')) ORDER BY r.rolname")
+# A MySQL / MariaDB global privilege that reaches beyond the data (ALL PRIVILEGES includes them): why it matters.
 MYSQL_PRIVILEGES = {"FILE": "has the FILE privilege (files of the database host)",
-                    "SUPER": "has the SUPER privilege (server settings such as its log files)"}
+                    "SUPER": "has the SUPER privilege (server settings such as its log files)",
+                    "SYSTEM_VARIABLES_ADMIN": "has SYSTEM_VARIABLES_ADMIN (server settings such as its log files)"}
 
 
 @dataclass(slots=True)
@@ -126,7 +124,9 @@ def refuse_privileged(database: Any, connection: Connection) -> None:
     try:
         reasons = _pg_reach(database) if connection.kind == "postgres" else _mysql_reach(database)
     except DBAPIError as error:
-        raise NodeError(f"cannot read the rights of {_where(connection)}'s role: {_first_line(error)}") from None
+        raise NodeError(f"cannot read the rights of {_where(connection)}'s role, so it is not used: "
+                        f"{_first_line(error)} (set {ALLOW_PRIVILEGED_ENV}=1 if everyone who edits graphs on "
+                        "this install may reach that host)") from None
     finally:
         database.rollback()  # the check's own transaction: the statement starts a fresh one
     if reasons:
@@ -136,20 +136,52 @@ def refuse_privileged(database: Any, connection: Connection) -> None:
 
 
 def _pg_reach(database: Any) -> list[str]:
-    granted = database.exec_driver_sql(f"SELECT {', '.join(sql for sql, _ in PG_PRIVILEGES)}").one()
-    return [why for (_, why), yes in zip(PG_PRIVILEGES, granted) if yes]
+    rows = database.exec_driver_sql(PG_REACH).all()
+    superusers = [(name, own) for name, superuser, _, own in rows if superuser]
+    if superusers:  # a superuser can do everything else too
+        programs = " (it could run programs on the database host with COPY ... TO PROGRAM)"
+        if any(own for _, own in superusers):
+            return ["is a superuser" + programs]
+        return [f"can become the superuser {name!r} (SET ROLE){programs}" for name, _ in superusers]
+    return [("has" if own else f"can become {name!r}, which has")
+            + " CREATEROLE (it could grant itself pg_execute_server_program)" if creates
+            else f"is a member of {name} ({PG_SERVER_ROLES[name]})" for name, _, creates, own in rows]
 
 
 def _mysql_reach(database: Any) -> list[str]:
-    """From SHOW GRANTS, which on MariaDB also lists the grants of the role in use (`GRANT FILE ON *.* TO ...`)."""
+    """From SHOW GRANTS: the account's own, then (MariaDB) each role granted to it, set in turn, which lists
+    what that role and the roles granted to it hold. MySQL does not show a role's rights that way, so there an
+    account with roles is refused."""
+    held = _global_privileges(database)
+    roles = [name for (name,) in database.exec_driver_sql(
+        "SELECT ROLE_NAME FROM information_schema.APPLICABLE_ROLES WHERE GRANTEE = CURRENT_USER()")]
+    if roles and not database.dialect.is_mariadb:
+        return ["has roles, whose rights MySQL does not show it (grant the rights to the account itself)"]
+    if roles:
+        in_use = database.exec_driver_sql("SELECT CURRENT_ROLE()").scalar()
+        try:
+            for role in roles:
+                database.exec_driver_sql(f"SET ROLE {_mysql_name(role)}")
+                held |= _global_privileges(database)
+        finally:
+            database.exec_driver_sql(f"SET ROLE {_mysql_name(in_use) if in_use else 'NONE'}")
+    if "ALL PRIVILEGES" in held:
+        held |= set(MYSQL_PRIVILEGES)
+    return [why for name, why in MYSQL_PRIVILEGES.items() if name in held]
+
+
+def _global_privileges(database: Any) -> set[str]:
+    """The privileges `GRANT ... ON *.* TO ...` lines of SHOW GRANTS give (the account's and its role's in use)."""
     held: set[str] = set()
     for (line,) in database.exec_driver_sql("SHOW GRANTS"):
         granted, on, rest = str(line).partition(" ON ")
         if on and rest.startswith("*.*") and granted.startswith("GRANT "):
             held |= {name.strip().upper() for name in granted.removeprefix("GRANT ").split(",")}
-    if "ALL PRIVILEGES" in held:
-        held |= set(MYSQL_PRIVILEGES)
-    return [why for name, why in MYSQL_PRIVILEGES.items() if name in held]
+    return held
+
+
+def _mysql_name(name: str) -> str:
+    return "`" + str(name).replace("`", "``") + "`"
 
 
 def _begin(database: Any, kind: str, writable: bool, seconds: int) -> None:

@@ -280,29 +280,72 @@ async def test_a_postgres_role_that_reaches_the_host_is_refused(tmp_path, monkey
             await db.run("SELECT 1")
 
 
+@contextlib.contextmanager
+def _server_role(url: str, create: str):
+    """A role (not a login) made with `create` ({name} in it) on the real server, dropped afterwards."""
+    name = f"nodeflow_test_role_{uuid.uuid4().hex[:8]}"
+    engine = make_engine(url)
+    with engine.begin() as conn:
+        for statement in create.format(name=name).split(";"):
+            conn.execute(text(statement))
+    try:
+        yield name
+    finally:
+        with engine.begin() as conn:
+            conn.execute(text(f"DROP ROLE {name}"))
+        engine.dispose()
+
+
+async def test_a_postgres_role_that_can_become_a_superuser_is_refused(tmp_path, monkeypatch):
+    """Neither SUPERUSER nor CREATEROLE is inherited: a member of a superuser role, or a superuser login set to
+    another role, could still SET ROLE inside one DO block and run a program."""
+    db = await _sqlite(tmp_path, monkeypatch)
+    monkeypatch.setenv(ALLOWLIST_ENV, "127.0.0.1")
+    marker = f"/tmp/nodeflow-do-{uuid.uuid4().hex[:8]}"
+    with _server_role(POSTGRES_URL, "CREATE ROLE {name} SUPERUSER NOLOGIN") as dba:
+        escape = f"DO $$BEGIN SET ROLE {dba}; EXECUTE 'COPY (SELECT 1) TO PROGRAM ''touch {marker}'''; END$$"
+        with _role(POSTGRES_URL, "postgres", [f"GRANT {dba} TO {{role}}"]) as member:
+            db.store.set("db", "postgres", {"host": "127.0.0.1", "port": "5432", "database": "test", "user": member})
+            with pytest.raises(NodeError, match=f"logs in as '{member}', which can become the superuser '{dba}' "
+                                                r"\(SET ROLE\) \(it could run programs on the database host"):
+                await db.run(escape, allow_writes=True)
+        with _role(POSTGRES_URL, "postgres", []) as reader, _role(
+                POSTGRES_URL, "postgres", ["ALTER ROLE {role} SUPERUSER", f'ALTER ROLE {{role}} SET role = "{reader}"']
+        ) as admin:
+            db.store.set("db", "postgres", {"host": "127.0.0.1", "port": "5432", "database": "test", "user": admin})
+            with pytest.raises(NodeError, match=f"logs in as '{admin}', which is a superuser"):
+                await db.run("SELECT current_user AS who")  # current_user would be the reader
+
+
 async def test_a_mariadb_account_with_file_or_super_is_refused(tmp_path, monkeypatch):
-    """root has ALL PRIVILEGES; a role in use counts too (FILE reads and writes the server's files)."""
+    """root has ALL PRIVILEGES; a role counts too, in use or only granted, and the roles granted to it."""
     db = await _sqlite(tmp_path, monkeypatch)
     monkeypatch.setenv(ALLOWLIST_ENV, "127.0.0.1")
     db.store.set("db", "mysql", {"host": "127.0.0.1", "port": "3306", "database": "test", "user": "root"})
     with pytest.raises(NodeError, match="logs in as 'root', which has the FILE privilege .*; and has the SUPER privilege"):
         await db.run("SELECT LOAD_FILE('/etc/hostname') AS stolen")
-    role_name = f"nodeflow_test_role_{uuid.uuid4().hex[:8]}"
     engine = make_engine(MARIADB_URL)
-    with engine.begin() as conn:
-        conn.execute(text(f"CREATE ROLE {role_name}"))
-        conn.execute(text(f"GRANT FILE ON *.* TO {role_name}"))
     try:
-        with _role(MARIADB_URL, "mysql", [f"GRANT {role_name} TO {{role}}", f"SET DEFAULT ROLE {role_name} FOR {{role}}"]) as user:
-            db.store.set("db", "mysql", {"host": "127.0.0.1", "port": "3306", "database": "information_schema", "user": user})
-            with pytest.raises(NodeError, match=f"logs in as '{user}', which has the FILE privilege"):
-                await db.run("SELECT 1")
-            with engine.begin() as conn:
-                conn.execute(text(f"REVOKE {role_name} FROM '{user}'@'%'"))
-            assert (await db.run("SELECT 1 AS one"))["rows"] == [{"one": 1}]
+        with _server_role(MARIADB_URL, "CREATE ROLE {name}; GRANT FILE ON *.* TO {name}") as files, \
+                _server_role(MARIADB_URL, f"CREATE ROLE {{name}}; GRANT {files} TO {{name}}") as nested, \
+                _server_role(MARIADB_URL, "CREATE ROLE {name}") as plain:
+            for grants in ([f"GRANT {files} TO {{role}}", f"SET DEFAULT ROLE {files} FOR {{role}}"],  # in use
+                           [f"GRANT {files} TO {{role}}"],  # granted, not in use: SET ROLE would take it
+                           [f"GRANT {nested} TO {{role}}"]):  # through a role granted to a role
+                with _role(MARIADB_URL, "mysql", grants) as user:
+                    db.store.set("db", "mysql", {"host": "127.0.0.1", "port": "3306",
+                                                 "database": "information_schema", "user": user})
+                    with pytest.raises(NodeError, match=f"logs in as '{user}', which has the FILE privilege"):
+                        await db.run("SELECT 1")
+            with _role(MARIADB_URL, "mysql", [f"GRANT {plain} TO {{role}}", f"SET DEFAULT ROLE {plain} FOR {{role}}",
+                                              f"GRANT {files} TO {{role}}"]) as user:
+                db.store.set("db", "mysql", {"host": "127.0.0.1", "port": "3306",
+                                             "database": "information_schema", "user": user})
+                with engine.begin() as conn:
+                    conn.execute(text(f"REVOKE {files} FROM '{user}'@'%'"))
+                output = await db.run("SELECT CURRENT_ROLE() AS role")  # the check left the role in use as it was
+                assert output["rows"] == [{"role": plain}]
     finally:
-        with engine.begin() as conn:
-            conn.execute(text(f"DROP ROLE {role_name}"))
         engine.dispose()
 
 

@@ -123,8 +123,8 @@ async def test_a_connection_travels_over_https_only_unless_its_hosts_say_http(se
     """A listed host reached over plain http would show the token to anyone on the path."""
     connections.set("tls", "http_bearer", {"token": "t0ken", "hosts": "127.0.0.1, *.example.com"})
     with pytest.raises(NodeError, match=r"connection 'tls' goes to 127.0.0.1 over https only, and this URL is "
-                                        r"http://: use https://, or the workspace's owner writes "
-                                        r"hosts=http://127.0.0.1 to let it travel unencrypted"):
+                                        r"http://: use https://, or the workspace's owner adds "
+                                        r"http://127.0.0.1 to the connection's hosts to let it travel unencrypted"):
         await call(server.url + "/json", connections, connection="tls")
     assert server.requests == []
     connections.set("tls", "http_bearer", {"token": "t0ken", "hosts": "*.example.com, http://127.0.0.1"})
@@ -283,6 +283,25 @@ async def test_secret_headers_are_sealed_for_the_url_and_sent_there_only(server)
     with pytest.raises(NodeError, match="a Host header cannot be sent with a connection or secret headers"):
         await call(server.url + "/json", secret_headers=rows, headers=[{"name": "Host", "value": "other.test"}])
     assert len(server.requests) == 1
+
+
+async def test_secret_headers_leave_with_no_next_page_elsewhere_and_clash_with_nothing(server, connections):
+    rows = _secret_headers(server.url + "/json", X_Api_Key="k3y-s3cret")
+    with RecordingServer() as other:
+        await call(server.url + f"/elsewhere?to={other.url}/json", secret_headers=rows,
+                   pagination="next_url", next_url_path="body.next")
+        assert "x-api-key" not in other.requests[0].headers
+    assert server.requests[0].headers["x-api-key"] == "k3y-s3cret"
+    sent = len(server.requests)
+    with pytest.raises(NodeError, match="header x-api-key is set both in Headers and by the secret headers"):
+        await call(server.url + "/json", secret_headers=rows, headers=[{"name": "x-api-key", "value": "plain"}])
+    with pytest.raises(NodeError, match="header X-Api-Key is set both by a secret header and by the connection"):
+        await call(server.url + "/json", connections, connection="header", secret_headers=rows)
+    emptied = [{**row, "value": ""} for row in rows]  # what the editor leaves when the URL moves elsewhere
+    with pytest.raises(NodeError, match=r"secret header X-Api-Key is empty \(a secret is cleared when its URL "
+                                        r"changes to another address\): enter it again"):
+        await call(server.url + "/json", secret_headers=emptied)
+    assert len(server.requests) == sent
 
 
 def test_secret_headers_need_a_written_url():

@@ -31,8 +31,8 @@ definition = NodeDefinition(
                               "connection."),
         Parameter(id="connection", label="Authentication", default="", placeholder="connection name",
                   description="A stored HTTP connection (bearer, basic, API key in a header or the query); "
-                              "empty sends none. It is sent only to the hosts the connection names. Secrets "
-                              "stay on the server."),
+                              "empty sends none. It is sent only to the hosts the connection names, over "
+                              "https unless its hosts say http://host. Secrets stay on the server."),
         Parameter(id="body_type", label="Body", type="select", default="none", options=(
             Option(value="none", label="None"), Option(value="json", label="JSON"),
             Option(value="form", label="Form (urlencoded)"), Option(value="multipart", label="Multipart form"),

@@ -13,7 +13,7 @@ from nodes._helpers import key_value_pairs, to_text
 from nodeflow_app.contract import NodeError
 from nodeflow_app.files import file_path
 from nodeflow_app.connections import Connection, check_host
-from nodeflow_app.secret_values import reveal
+from nodeflow_app.secret_values import reveal_set
 
 from .definition import METHODS
 
@@ -25,9 +25,9 @@ class RequestSpec:
     method: str
     url: str
     query: list[tuple[str, str]] = field(default_factory=list)
-    auth_query: list[tuple[str, str]] = field(default_factory=list)
+    auth_query: list[tuple[str, str]] = field(default_factory=list, repr=False)  # secrets: never in a repr
     headers: dict[str, str] = field(default_factory=dict)
-    auth_headers: dict[str, str] = field(default_factory=dict)
+    auth_headers: dict[str, str] = field(default_factory=dict, repr=False)
     content: bytes | None = None
     files: dict[str, Any] | None = None
     form: list[tuple[str, str]] | None = None
@@ -57,6 +57,10 @@ def build_request(data: dict[str, Any], connection: Connection | None) -> Reques
         # It would pick another site behind the same address (a shared front), which would get the secret.
         raise NodeError("a Host header cannot be sent with a connection or secret headers: they go only to the "
                         "URL's host")
+    twice = sorted({n.lower() for n in spec.headers} & {n.lower() for n in spec.auth_headers})
+    if twice:  # both would be sent, and which one the server reads is its choice
+        raise NodeError(f"header {twice[0]} is set both in Headers and by the secret headers or the connection; "
+                        "keep one")
     return spec
 
 
@@ -66,7 +70,7 @@ def _add_secret_headers(spec: RequestSpec, data: dict[str, Any]) -> None:
     for name, value in key_value_pairs(data.get("secret_headers"), "secret_headers"):
         if not name.strip():
             raise NodeError("a secret header has a value but no name")
-        spec.auth_headers[name.strip()] = to_text(reveal(value, f"secret header {name.strip()}", url=spec.url))
+        spec.auth_headers[name.strip()] = to_text(reveal_set(value, f"secret header {name.strip()}", url=spec.url))
 
 
 def _add_body(spec: RequestSpec, data: dict[str, Any]) -> None:
@@ -118,11 +122,17 @@ def _authenticate(spec: RequestSpec, connection: Connection) -> None:
     check_host(connection, host, url.scheme)  # before anything of the connection is put on the request
     fields = connection.fields
     if connection.kind == "http_bearer":
-        spec.auth_headers["Authorization"] = f"Bearer {fields['token']}"
+        _connection_header(spec, "Authorization", f"Bearer {fields['token']}")
     elif connection.kind == "http_basic":
         pair = f"{fields['username']}:{fields['password']}".encode()
-        spec.auth_headers["Authorization"] = "Basic " + base64.b64encode(pair).decode("ascii")
+        _connection_header(spec, "Authorization", "Basic " + base64.b64encode(pair).decode("ascii"))
     elif connection.kind == "http_header":
-        spec.auth_headers[fields["header"]] = fields["value"]
+        _connection_header(spec, fields["header"], fields["value"])
     elif connection.kind == "http_query":
         spec.auth_query.append((fields["param"], fields["value"]))
+
+
+def _connection_header(spec: RequestSpec, name: str, value: str) -> None:
+    if any(given.lower() == name.lower() for given in spec.auth_headers):
+        raise NodeError(f"header {name} is set both by a secret header and by the connection; keep one")
+    spec.auth_headers[name] = value

@@ -15,7 +15,7 @@ from typing import Any
 
 from nodeflow_app.contract import FlowContext, NodeError
 from nodeflow_app.llm.mcp_servers import McpConfigError, declared_server, how_to_declare
-from nodeflow_app.secret_values import reveal
+from nodeflow_app.secret_values import reveal_set
 from nodes._helpers import key_value_pairs, to_text
 
 
@@ -63,7 +63,7 @@ def _toolkit(data: dict[str, Any], ctx: FlowContext) -> tuple[Any, str]:
         url = to_text(data.get("url")).strip()
         if not url:
             raise NodeError(f"MCP Server '{name}' needs a URL for the streamable-http transport")
-        headers = {header: to_text(reveal(value, f"MCP Server '{name}' header {header}", url=url))
+        headers = {header: to_text(reveal_set(value, f"MCP Server '{name}' header {header}", url=url))
                    for header, value in key_value_pairs(data.get("headers"), "headers") if header}
         params = StreamableHTTPClientParams(url=url, headers=headers or None)
         return RunScopedMCPTools(transport=transport, server_params=params), f"at {url}"

@@ -152,32 +152,42 @@ def _mysql_reach(database: Any) -> list[str]:
     """From SHOW GRANTS: the account's own, then (MariaDB) each role granted to it, set in turn, which lists
     what that role and the roles granted to it hold. MySQL does not show a role's rights that way, so there an
     account with roles is refused."""
-    held = _global_privileges(database)
-    roles = [name for (name,) in database.exec_driver_sql(
-        "SELECT ROLE_NAME FROM information_schema.APPLICABLE_ROLES WHERE GRANTEE = CURRENT_USER()")]
-    if roles and not database.dialect.is_mariadb:
-        return ["has roles, whose rights MySQL does not show it (grant the rights to the account itself)"]
-    if roles:
-        in_use = database.exec_driver_sql("SELECT CURRENT_ROLE()").scalar()
-        try:
-            for role in roles:
-                database.exec_driver_sql(f"SET ROLE {_mysql_name(role)}")
-                held |= _global_privileges(database)
-        finally:
-            database.exec_driver_sql(f"SET ROLE {_mysql_name(in_use) if in_use else 'NONE'}")
+    lines = [str(line) for (line,) in database.exec_driver_sql("SHOW GRANTS")]
+    held = _global_privileges(lines)
+    if not database.dialect.is_mariadb:
+        # MySQL's APPLICABLE_ROLES lists the current account's roles only (GRANTEE holds no host there).
+        if any(_grants_a_role(line) for line in lines) or database.exec_driver_sql(
+                "SELECT COUNT(*) FROM information_schema.APPLICABLE_ROLES").scalar():
+            return ["has roles, whose rights MySQL does not show it (grant the rights to the account itself)"]
+    else:
+        roles = [name for (name,) in database.exec_driver_sql(  # MariaDB writes both as user@host
+            "SELECT ROLE_NAME FROM information_schema.APPLICABLE_ROLES WHERE GRANTEE = CURRENT_USER()")]
+        if roles:
+            in_use = database.exec_driver_sql("SELECT CURRENT_ROLE()").scalar()
+            try:
+                for role in roles:
+                    database.exec_driver_sql(f"SET ROLE {_mysql_name(role)}")
+                    held |= _global_privileges([str(line) for (line,) in database.exec_driver_sql("SHOW GRANTS")])
+            finally:
+                database.exec_driver_sql(f"SET ROLE {_mysql_name(in_use) if in_use else 'NONE'}")
     if "ALL PRIVILEGES" in held:
         held |= set(MYSQL_PRIVILEGES)
     return [why for name, why in MYSQL_PRIVILEGES.items() if name in held]
 
 
-def _global_privileges(database: Any) -> set[str]:
+def _global_privileges(lines: list[str]) -> set[str]:
     """The privileges `GRANT ... ON *.* TO ...` lines of SHOW GRANTS give (the account's and its role's in use)."""
     held: set[str] = set()
-    for (line,) in database.exec_driver_sql("SHOW GRANTS"):
-        granted, on, rest = str(line).partition(" ON ")
+    for line in lines:
+        granted, on, rest = line.partition(" ON ")
         if on and rest.startswith("*.*") and granted.startswith("GRANT "):
             held |= {name.strip().upper() for name in granted.removeprefix("GRANT ").split(",")}
     return held
+
+
+def _grants_a_role(line: str) -> bool:
+    """`GRANT role TO user` (no ON): a role granted to the account."""
+    return line.startswith("GRANT ") and " ON " not in line and " TO " in line
 
 
 def _mysql_name(name: str) -> str:

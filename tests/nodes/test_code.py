@@ -89,6 +89,15 @@ async def test_the_memory_limit_stops_a_greedy_allocation():
     ("SCRATCH_ENTRIES", "import os\nfor i in range(10**7):\n    os.makedirs(f'd{i % 50}', exist_ok=True)\n"
                         "    open(f'd{i % 50}/e{i}', 'w').close()",
      "the code created more than 500 files and folders in its scratch folder and was stopped"),
+    # below folders too deep for a path to reach (longer than PATH_MAX): walked by folder handle
+    ("SCRATCH_LIMIT", "import os\nfor _ in range(20):\n    os.mkdir('d' * 250)\n    os.chdir('d' * 250)\n"
+                      "for i in range(10**6):\n    open(f'f{i}', 'wb').write(b'x' * 1_000_000)",
+     "the code wrote more than 8 MB to its scratch folder and was stopped"),
+    # deleted but kept open: no folder shows them, the disk still holds them
+    ("SCRATCH_LIMIT", "import os, time\nkept = []\nfor i in range(200):\n    f = open(f'f{i}', 'wb')\n"
+                      "    f.write(b'x' * 1_000_000)\n    f.flush()\n    os.unlink(f'f{i}')\n    kept.append(f)\n"
+                      "time.sleep(30)",
+     "the code wrote more than 8 MB to its scratch folder and was stopped"),
 ])
 async def test_filling_the_scratch_folder_stops_the_code(monkeypatch, limit, code, message):
     """Each file is capped by the worker's rlimit; the folder as a whole by the server watching it."""

@@ -24,6 +24,7 @@ import json
 import os
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
@@ -214,7 +215,7 @@ def _death(returncode: int | None, limits: Limits) -> str:
 async def _wait_within_scratch(worker: _Worker, timeout: float) -> bool:
     """`_wait_exit`, while the job's scratch folder stays within its limits; SandboxError when it does not."""
     exit_task = asyncio.ensure_future(_wait_exit(worker.process, timeout))
-    watch = asyncio.ensure_future(_watch_scratch(worker.scratch))
+    watch = asyncio.ensure_future(_watch_scratch(worker.scratch, worker.process.pid))
     try:
         await asyncio.wait((exit_task, watch), return_when=asyncio.FIRST_COMPLETED)
     finally:
@@ -223,44 +224,65 @@ async def _wait_within_scratch(worker: _Worker, timeout: float) -> bool:
                 task.cancel()
     if watch.done() and not watch.cancelled():
         worker.kill()
-        raise SandboxError(watch.result())
+        failure = watch.exception()
+        raise SandboxError(watch.result() if failure is None
+                           else f"the code was stopped: its scratch folder could not be measured ({failure})")
     return exit_task.result()
 
 
-async def _watch_scratch(folder: Path) -> str:
-    """Return (only) when `folder` passes its limits, saying how; measured in a thread (it may be large)."""
+async def _watch_scratch(folder: Path, pid: int) -> str:
+    """Return (only) when the job passes its scratch limits, saying how; measured in a thread."""
     while True:
         await asyncio.sleep(SCRATCH_CHECK_S)
-        overflow = await asyncio.to_thread(_scratch_overflow, folder)
+        overflow = await asyncio.to_thread(_scratch_overflow, folder, pid)
         if overflow:
             return overflow
 
 
-def _scratch_overflow(folder: Path) -> str:
-    """Why `folder` is over its limits ("" when it is not); stops counting as soon as it is."""
-    size, entries, pending = 0, 0, [str(folder)]
-    while pending:
-        try:
-            listing = os.scandir(pending.pop())
-        except OSError:  # removed meanwhile
-            continue
-        with listing:
-            for entry in listing:
-                entries += 1
+def _scratch_overflow(folder: Path, pid: int) -> str:
+    """Why the job is over its limits ("" when it is not): the files under `folder` (walked by folder handle, so
+    no path is ever too long to open) plus files it deleted but keeps open; stops counting as soon as it is over."""
+    size, entries = _deleted_but_open(pid), 0
+    try:
+        for _, folders, files, handle in os.fwalk(folder, onerror=_unless_gone):
+            entries += len(folders) + len(files)
+            for name in files:
                 try:
-                    if entry.is_dir(follow_symlinks=False):
-                        pending.append(entry.path)
-                    else:
-                        size += entry.stat(follow_symlinks=False).st_size
-                except OSError:
+                    size += os.stat(name, dir_fd=handle, follow_symlinks=False).st_size
+                except FileNotFoundError:  # removed meanwhile
                     continue
-                if entries > SCRATCH_ENTRIES:
-                    return (f"the code created more than {SCRATCH_ENTRIES:,} files and folders in its scratch "
-                            "folder and was stopped")
-                if size > SCRATCH_LIMIT:
-                    return (f"the code wrote more than {SCRATCH_LIMIT // 1024 // 1024} MB to its scratch folder "
-                            "and was stopped")
+            if entries > SCRATCH_ENTRIES:
+                return (f"the code created more than {SCRATCH_ENTRIES:,} files and folders in its scratch folder "
+                        "and was stopped")
+            if size > SCRATCH_LIMIT:
+                break
+    except OSError as error:  # a folder it made unreadable: what cannot be measured is not allowed
+        return f"the code was stopped: its scratch folder could not be measured ({error.strerror})"
+    if size > SCRATCH_LIMIT:
+        return f"the code wrote more than {SCRATCH_LIMIT // 1024 // 1024} MB to its scratch folder and was stopped"
     return ""
+
+
+def _unless_gone(error: OSError) -> None:
+    if not isinstance(error, FileNotFoundError):
+        raise error
+
+
+def _deleted_but_open(pid: int) -> int:
+    """Bytes of the files the process deleted but keeps open (they take space until it exits); 0 off Linux."""
+    total = 0
+    try:
+        descriptors = os.listdir(f"/proc/{pid}/fd")
+    except OSError:
+        return 0
+    for fd in descriptors:
+        try:
+            info = os.stat(f"/proc/{pid}/fd/{fd}")
+        except OSError:
+            continue
+        if stat.S_ISREG(info.st_mode) and info.st_nlink == 0:
+            total += info.st_size
+    return total
 
 
 async def _wait_exit(process: subprocess.Popen, timeout: float) -> bool:

@@ -57,7 +57,7 @@ def build_request(data: dict[str, Any], connection: Connection | None) -> Reques
         # It would pick another site behind the same address (a shared front), which would get the secret.
         raise NodeError("a Host header cannot be sent with a connection or secret headers: they go only to the "
                         "URL's host")
-    twice = sorted({n.lower() for n in spec.headers} & {n.lower() for n in spec.auth_headers})
+    twice = sorted({n.strip().lower() for n in spec.headers} & {n.strip().lower() for n in spec.auth_headers})
     if twice:  # both would be sent, and which one the server reads is its choice
         raise NodeError(f"header {twice[0]} is set both in Headers and by the secret headers or the connection; "
                         "keep one")
@@ -70,6 +70,8 @@ def _add_secret_headers(spec: RequestSpec, data: dict[str, Any]) -> None:
     for name, value in key_value_pairs(data.get("secret_headers"), "secret_headers"):
         if not name.strip():
             raise NodeError("a secret header has a value but no name")
+        if any(given.lower() == name.strip().lower() for given in spec.auth_headers):
+            raise NodeError(f"secret header {name.strip()} is given twice; keep one")
         spec.auth_headers[name.strip()] = to_text(reveal_set(value, f"secret header {name.strip()}", url=spec.url))
 
 

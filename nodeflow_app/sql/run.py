@@ -160,19 +160,28 @@ def _mysql_reach(database: Any) -> list[str]:
                 "SELECT COUNT(*) FROM information_schema.APPLICABLE_ROLES").scalar():
             return ["has roles, whose rights MySQL does not show it (grant the rights to the account itself)"]
     else:
-        roles = [name for (name,) in database.exec_driver_sql(  # MariaDB writes both as user@host
-            "SELECT ROLE_NAME FROM information_schema.APPLICABLE_ROLES WHERE GRANTEE = CURRENT_USER()")]
-        if roles:
-            in_use = database.exec_driver_sql("SELECT CURRENT_ROLE()").scalar()
-            try:
-                for role in roles:
-                    database.exec_driver_sql(f"SET ROLE {_mysql_name(role)}")
-                    held |= _global_privileges([str(line) for (line,) in database.exec_driver_sql("SHOW GRANTS")])
-            finally:
-                database.exec_driver_sql(f"SET ROLE {_mysql_name(in_use) if in_use else 'NONE'}")
+        held |= _mariadb_role_privileges(database)
     if "ALL PRIVILEGES" in held:
         held |= set(MYSQL_PRIVILEGES)
     return [why for name, why in MYSQL_PRIVILEGES.items() if name in held]
+
+
+def _mariadb_role_privileges(database: Any) -> set[str]:
+    """What the roles granted to the account hold: each set in turn (SHOW GRANTS then lists that role's and the
+    roles granted to it), then the role in use restored."""
+    roles = [name for (name,) in database.exec_driver_sql(  # MariaDB writes both as user@host
+        "SELECT ROLE_NAME FROM information_schema.APPLICABLE_ROLES WHERE GRANTEE = CURRENT_USER()")]
+    held: set[str] = set()
+    if not roles:
+        return held
+    in_use = database.exec_driver_sql("SELECT CURRENT_ROLE()").scalar()
+    try:
+        for role in roles:
+            database.exec_driver_sql(f"SET ROLE {_mysql_name(role)}")
+            held |= _global_privileges([str(line) for (line,) in database.exec_driver_sql("SHOW GRANTS")])
+    finally:
+        database.exec_driver_sql(f"SET ROLE {_mysql_name(in_use) if in_use else 'NONE'}")
+    return held
 
 
 def _global_privileges(lines: list[str]) -> set[str]:

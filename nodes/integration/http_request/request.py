@@ -52,6 +52,12 @@ def build_request(data: dict[str, Any], connection: Connection | None) -> Reques
     _add_secret_headers(spec, data)
     if connection is not None:
         _authenticate(spec, connection)
+    _refuse_ambiguous_headers(spec)
+    return spec
+
+
+def _refuse_ambiguous_headers(spec: RequestSpec) -> None:
+    """Headers that would let a secret reach someone else, or leave the server to pick one of two values."""
     if (spec.auth_headers or spec.auth_query) and any(
             name.strip().lower() == "host" for name in [*spec.headers, *spec.auth_headers]):
         # It would pick another site behind the same address (a shared front), which would get the secret.
@@ -61,18 +67,16 @@ def build_request(data: dict[str, Any], connection: Connection | None) -> Reques
     if twice:  # both would be sent, and which one the server reads is its choice
         raise NodeError(f"header {twice[0]} is set both in Headers and by the secret headers or the connection; "
                         "keep one")
-    return spec
 
 
 def _add_secret_headers(spec: RequestSpec, data: dict[str, Any]) -> None:
     """Each revealed only for the origin it was sealed for; like a connection's, dropped when a redirect or a
     next page leaves that origin (they travel as `auth_headers`)."""
     for name, value in key_value_pairs(data.get("secret_headers"), "secret_headers"):
-        if not name.strip():
+        name = name.strip()
+        if not name:
             raise NodeError("a secret header has a value but no name")
-        if any(given.lower() == name.strip().lower() for given in spec.auth_headers):
-            raise NodeError(f"secret header {name.strip()} is given twice; keep one")
-        spec.auth_headers[name.strip()] = to_text(reveal_set(value, f"secret header {name.strip()}", url=spec.url))
+        _add_auth_header(spec, name, to_text(reveal_set(value, f"secret header {name}", url=spec.url)))
 
 
 def _add_body(spec: RequestSpec, data: dict[str, Any]) -> None:
@@ -124,17 +128,19 @@ def _authenticate(spec: RequestSpec, connection: Connection) -> None:
     check_host(connection, host, url.scheme)  # before anything of the connection is put on the request
     fields = connection.fields
     if connection.kind == "http_bearer":
-        _connection_header(spec, "Authorization", f"Bearer {fields['token']}")
+        _add_auth_header(spec, "Authorization", f"Bearer {fields['token']}", from_connection=True)
     elif connection.kind == "http_basic":
-        pair = f"{fields['username']}:{fields['password']}".encode()
-        _connection_header(spec, "Authorization", "Basic " + base64.b64encode(pair).decode("ascii"))
+        pair = base64.b64encode(f"{fields['username']}:{fields['password']}".encode()).decode("ascii")
+        _add_auth_header(spec, "Authorization", f"Basic {pair}", from_connection=True)
     elif connection.kind == "http_header":
-        _connection_header(spec, fields["header"], fields["value"])
+        _add_auth_header(spec, fields["header"], fields["value"], from_connection=True)
     elif connection.kind == "http_query":
         spec.auth_query.append((fields["param"], fields["value"]))
 
 
-def _connection_header(spec: RequestSpec, name: str, value: str) -> None:
+def _add_auth_header(spec: RequestSpec, name: str, value: str, *, from_connection: bool = False) -> None:
+    """A secret header or the connection's, refused when one of that name is already there (a secret header)."""
     if any(given.lower() == name.lower() for given in spec.auth_headers):
-        raise NodeError(f"header {name} is set both by a secret header and by the connection; keep one")
+        raise NodeError(f"header {name} is set both by a secret header and by the connection; keep one"
+                        if from_connection else f"secret header {name} is given twice; keep one")
     spec.auth_headers[name] = value

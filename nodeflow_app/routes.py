@@ -15,6 +15,7 @@ WORKSPACE = "/workspace"
 INVITE = "/invite/[code]"
 KNOWLEDGE = "/knowledge"
 SETTINGS = "/workspace/credentials"  # the current workspace's (its owner's)
+SESSION_START = "/api/session/start"  # an HTTP route, not a page: sets the session cookie (api/session.py)
 
 
 def editor_url(graph_id: str) -> str:

@@ -23,12 +23,11 @@ from starlette.concurrency import run_in_threadpool
 
 from nodeflow_app.llm.credentials import use_workspace
 from nodeflow_app.runs.caller import Caller, set_caller
-from nodeflow_app.state.access import Need, declared, decide, requires
+from nodeflow_app.state.access import SESSION_COOKIE, Need, declared, decide, requires
 from nodeflow_app.store.accounts import User
 
 log = logging.getLogger("nodeflow.api.access")
 
-SESSION_COOKIE = "nf_session"
 NO_CALLER = "a valid API token is required (Authorization: Bearer nf_...)"
 
 __all__ = ["ApiAccess", "authorize", "requires"]

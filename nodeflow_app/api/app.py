@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from fastapi import Depends, FastAPI
 
-from nodeflow_app.api import hooks, mcp_endpoint, openai_compat, v1
+from nodeflow_app.api import hooks, mcp_endpoint, openai_compat, session, v1
 from nodeflow_app.api.access import authorize
 from nodeflow_app.api.services import Services
 
@@ -24,4 +24,5 @@ def create_api(services: Services | None = None) -> FastAPI:
     app.include_router(openai_compat.router)
     app.include_router(mcp_endpoint.router)
     app.include_router(hooks.router)
+    app.include_router(session.router)
     return app

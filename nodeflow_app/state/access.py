@@ -37,6 +37,7 @@ ACTION_ATTRIBUTE = "__nodeflow_requires__"
 REFLEX_INTERNAL = frozenset({"hydrate", "hydrate_and_load", "set_is_hydrated", "on_load_internal",
                              "update_vars_internal", "handle_frontend_exception"})
 SIGN_IN_FIRST = "sign in first"
+SESSION_COOKIE = "nf_session"  # HttpOnly, set by the sign-in route (nodeflow_app/api/session.py)
 SESSION_CACHE_S = 5.0  # a revoked session (or a graph moved away) is refused within this time on every worker
 
 
@@ -125,6 +126,17 @@ def user_for_token(token: str) -> User | None:
 
 def forget_token(token: str) -> None:
     _sessions.forget(token)
+
+
+def session_token(state: Any) -> str:
+    """The tab's session token: the cookie its browser sent when the websocket connected. Reflex reads request
+    headers on the server only; the page's scripts cannot read the cookie (HttpOnly)."""
+    header = state.router.headers.cookie if state.router else ""
+    for pair in (header or "").split(";"):
+        name, _, value = pair.strip().partition("=")
+        if name == SESSION_COOKIE:
+            return value.strip()
+    return ""
 
 
 def target_workspace(state: Any, current_workspace: str | None) -> str | None:
@@ -244,7 +256,7 @@ class AccessMiddleware(Middleware):
         from nodeflow_app.state.auth_state import AuthState
 
         auth = await state.get_state(AuthState)
-        user = user_for_token(auth.session_token)
+        user = user_for_token(session_token(state))
         workspace = target_workspace(state, auth.workspace_id)
         if workspace is None and user is not None:  # an event sent before the page's guard chose one
             workspace = default_workspace(user.id)

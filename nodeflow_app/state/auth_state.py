@@ -1,7 +1,9 @@
 """Who is using this browser: the session cookie, the account, the current workspace; sign-up, sign-in, sign-out.
 
-The session token lives in a cookie (the user's own secret, checked against its hash on every event by
-`state.access.AccessMiddleware`); the account and workspace shown here are derived from it on the server.
+The session token lives in an HttpOnly cookie that only the sign-in route sets (nodeflow_app/api/session.py: a
+sign-in here makes a one-minute session and sends the browser there, which swaps it for the real one), so no
+script on the page can read it. The server reads it from the websocket's request headers and checks it against
+its hash on every event (`state.access.AccessMiddleware`); the account and workspace shown here derive from it.
 Protected pages call `AuthState.guard` first in their on_load: no account yet -> the setup page, not
 signed in -> the sign-in page (coming back afterwards).
 """
@@ -9,14 +11,16 @@ signed in -> the sign-in page (coming back afterwards).
 from __future__ import annotations
 
 import dataclasses
+import json
 import logging
 from typing import Any
+from urllib.parse import urlencode, urlsplit
 
 import reflex as rx
 
 from nodeflow_app import routes
-from nodeflow_app.state.access import adopt_unowned_graphs, forget_token, requires, user_for_token
-from nodeflow_app.store.accounts import SESSION_SECONDS, AccountError, account_store
+from nodeflow_app.state.access import adopt_unowned_graphs, forget_token, requires, session_token, user_for_token
+from nodeflow_app.store.accounts import HANDOFF_SECONDS, AccountError, account_store
 
 log = logging.getLogger(__name__)
 
@@ -29,7 +33,6 @@ class WorkspaceOption:
 
 
 class AuthState(rx.State):
-    session_token: str = rx.Cookie("", name="nf_session", max_age=SESSION_SECONDS, same_site="strict")
     user_name: str = ""
     user_email: str = ""
     is_admin: bool = False
@@ -41,7 +44,7 @@ class AuthState(rx.State):
     busy: bool = False
 
     def _signed_in_user(self):
-        return user_for_token(self.session_token)
+        return user_for_token(session_token(self))
 
     def _load_account(self) -> bool:
         """Fill the view of the signed-in account; False when nobody is signed in."""
@@ -113,31 +116,28 @@ class AuthState(rx.State):
 
     def _sign_in(self, email: str, password: str) -> Any:
         try:
-            token, _user = account_store().sign_in(email, password)
+            token, _user = account_store().sign_in(email, password, seconds=HANDOFF_SECONDS)
         except AccountError as error:
             self.error = str(error).capitalize() + "."
             return None
-        self.session_token, self.error = token, ""
-        self._load_account()
-        return rx.redirect(routes.GRAPHS)
+        self.error = ""
+        return start_session(self.router, token, routes.GRAPHS)
 
     @rx.event
     @requires("signed_in")
     def sign_out(self) -> Any:
-        token = self.session_token
+        token = session_token(self)
         account_store().sign_out(token)
         forget_token(token)
-        self.session_token = ""
         self.reset()
         return rx.redirect(routes.SIGN_IN)
 
     @rx.event
     @requires("signed_in")
     def sign_out_everywhere(self) -> Any:
-        token = self.session_token
+        token = session_token(self)
         account_store().sign_out(token, everywhere=True)
         forget_token(token)
-        self.session_token = ""
         self.reset()
         return rx.redirect(routes.SIGN_IN)
 
@@ -153,7 +153,7 @@ class AuthState(rx.State):
         except AccountError as error:
             self.error = str(error).capitalize() + "."
             return None
-        forget_token(self.session_token)
+        forget_token(session_token(self))
         return self._sign_in(user.email, str(form.get("new", "")))  # every session ended: start a new one
 
     @rx.event
@@ -162,3 +162,32 @@ class AuthState(rx.State):
         self.workspace_id = workspace_id
         self._load_account()
         return rx.redirect(routes.GRAPHS)
+
+
+# Where Reflex's page connects its websocket when the configured backend is on this machine (Reflex's
+# getBackendURL in .web/utils/state.js): the page's own host name, so the cookie lands where the websocket goes.
+_SAME_HOST_NAMES = ("localhost", "0.0.0.0", "::", "0:0:0:0:0:0:0:0")
+
+
+def backend_origin(page_origin: str, api_url: str | None = None) -> str:
+    """The backend address the page at `page_origin` talks to, as Reflex's front end works it out from `api_url`
+    (the config's by default)."""
+    from reflex.config import get_config
+
+    api, page = urlsplit(api_url or get_config().api_url), urlsplit(page_origin)
+    scheme, host, port = api.scheme, api.hostname or "", api.port
+    if host in _SAME_HOST_NAMES and page.hostname:
+        host = page.hostname
+        if page.scheme == "https":
+            scheme, port = "https", None
+    host = f"[{host}]" if ":" in host else host
+    return f"{scheme}://{host}" + (f":{port}" if port else "")
+
+
+def start_session(router: Any, token: str, page: str) -> Any:
+    """Send the browser with its short session to the sign-in route, which sets the HttpOnly cookie and sends it
+    on to `page`. A full page load: the websocket then reconnects with the cookie."""
+    origin = (router.headers.origin if router else "") or ""
+    base = backend_origin(origin) if origin else ""  # no Origin (not a browser): the one port of `make run`
+    url = f"{base}{routes.SESSION_START}?{urlencode({'token': token, 'next': origin + page})}"
+    return rx.call_script(f"window.location.replace({json.dumps(url)})")

@@ -15,9 +15,9 @@ from typing import Any
 import reflex as rx
 
 from nodeflow_app import routes
-from nodeflow_app.state.access import current, requires, user_for_token
-from nodeflow_app.state.auth_state import AuthState
-from nodeflow_app.store.accounts import AccountError, ApiToken, account_store
+from nodeflow_app.state.access import current, requires, session_token, user_for_token
+from nodeflow_app.state.auth_state import AuthState, start_session
+from nodeflow_app.store.accounts import HANDOFF_SECONDS, AccountError, ApiToken, account_store
 
 EXPIRIES = {"1 day": 86400, "7 days": 7 * 86400, "30 days": 30 * 86400}
 
@@ -190,17 +190,16 @@ class WorkspaceState(rx.State):
         """Join with the current account, or create one from the form first (then join)."""
         auth = await self._auth()
         store = account_store()
-        user = user_for_token(auth.session_token)
+        user, token = user_for_token(session_token(self)), ""
         try:
             if user is None:
                 email, password = str((form or {}).get("email", "")), str((form or {}).get("password", ""))
                 if store.user_by_email(email) is None:
                     store.create_user(str((form or {}).get("name", "")), email, password)
-                token, user = store.sign_in(email, password)
-                auth.session_token = token
+                token, user = store.sign_in(email, password, seconds=HANDOFF_SECONDS)
             joined = store.accept(self.invite_code, user.id)
         except AccountError as error:
             self.message = str(error).capitalize() + "."
             return None
         auth.workspace_id = joined.id
-        return rx.redirect(routes.GRAPHS)
+        return start_session(self.router, token, routes.GRAPHS) if token else rx.redirect(routes.GRAPHS)

@@ -26,6 +26,9 @@ from nodeflow_app.store.models import (
 )
 
 SESSION_SECONDS = 14 * 86400
+# A sign-in in the browser first makes a session this short; the page hands it at once to the sign-in route
+# (nodeflow_app/api/session.py), which swaps it for a full session kept only in an HttpOnly cookie.
+HANDOFF_SECONDS = 60
 INVITATION_SECONDS = 7 * 86400
 MAX_FAILED_SIGN_INS = 5  # per email, within SIGN_IN_WINDOW_S
 SIGN_IN_WINDOW_S = 15 * 60
@@ -201,8 +204,9 @@ class AccountStore:
 
     # 2. Sessions -------------------------------------------------------------------------------------------
 
-    def sign_in(self, email: str, password: str) -> tuple[str, User]:
-        """(raw session token, user); a clear error for bad credentials or too many failed attempts."""
+    def sign_in(self, email: str, password: str, *, seconds: float | None = None) -> tuple[str, User]:
+        """(raw session token, user); a clear error for bad credentials or too many failed attempts.
+        `seconds`: how long the session lasts (SESSION_SECONDS by default)."""
         email = (email or "").strip().lower()
         now = time.time()
         with self.engine.connect() as conn:
@@ -217,10 +221,31 @@ class AccountStore:
             raise AccountError("wrong email or password")
         with self.engine.begin() as conn:
             conn.execute(delete(SignInAttemptRow).where(SignInAttemptRow.email == email))
-            raw = secrets.token_urlsafe(32)
-            conn.execute(SessionRow.__table__.insert().values(
-                token_hash=_hash_token(raw), user_id=row.id, created_at=now, expires_at=now + SESSION_SECONDS))
+            raw = self._new_session(conn, row.id, now, SESSION_SECONDS if seconds is None else seconds)
         return raw, User(row.id, row.email, row.name, row.is_admin)
+
+    @staticmethod
+    def _new_session(conn, user_id: str, now: float, seconds: float) -> str:
+        raw = secrets.token_urlsafe(32)
+        conn.execute(SessionRow.__table__.insert().values(
+            token_hash=_hash_token(raw), user_id=user_id, created_at=now, expires_at=now + seconds))
+        return raw
+
+    def renew_session(self, raw: str | None) -> str | None:
+        """A new full-length session for the user of a valid one, which ends (used once); None when `raw` is
+        not a valid session."""
+        if not raw:
+            return None
+        now = time.time()
+        with self.engine.begin() as conn:
+            user_id = conn.execute(select(SessionRow.user_id).where(
+                SessionRow.token_hash == _hash_token(raw), SessionRow.expires_at > now)).scalar()
+            if user_id is None:
+                return None
+            ended = conn.execute(delete(SessionRow).where(SessionRow.token_hash == _hash_token(raw))).rowcount
+            if ended != 1:  # another request renewed it first
+                return None
+            return self._new_session(conn, user_id, now, SESSION_SECONDS)
 
     def user_for_session(self, raw: str | None) -> User | None:
         if not raw:

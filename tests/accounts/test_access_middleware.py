@@ -61,10 +61,10 @@ def _page(token: str, workspace_id: str, graph_id: str | None) -> State:
     """A browser tab's state: its session cookie, the workspace its local storage names, the page it is on."""
     state = State(_reflex_internal_init=True)
     route, path = (routes.EDITOR, f"/graph/{graph_id}") if graph_id else (routes.WORKSPACE, "/workspace")
-    state.router = RouterData.from_router_data({"pathname": route, "asPath": path, "query": {},
-                                                "headers": {"origin": "http://127.0.0.1:3000"}})
+    state.router = RouterData.from_router_data({"pathname": route, "asPath": path, "query": {}, "headers": {
+        "origin": "http://127.0.0.1:3000", "cookie": f"nf_workspace=x; nf_session={token}; other=1"}})
     auth = state.get_substate(AuthState._get_substate_path())
-    auth.session_token, auth.workspace_id = token, workspace_id
+    auth.workspace_id = workspace_id
     return state
 
 

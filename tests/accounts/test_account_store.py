@@ -69,6 +69,19 @@ def test_sessions_expire(store, monkeypatch):
     assert store.user_for_session(token) is None
 
 
+def test_a_short_session_is_renewed_once_into_a_full_one(store):
+    user = store.create_user("Ada", "ada@example.org", PASSWORD)
+    short, _ = store.sign_in("ada@example.org", PASSWORD, seconds=accounts_module.HANDOFF_SECONDS)
+    renewed = store.renew_session(short)
+    assert renewed and renewed != short and store.user_for_session(renewed) == user
+    assert store.user_for_session(short) is None  # it works once
+    assert store.renew_session(short) is None and store.renew_session("forged") is None
+    assert store.renew_session("") is None and store.renew_session(None) is None
+    expiring, _ = store.sign_in("ada@example.org", PASSWORD, seconds=0.05)
+    time.sleep(0.1)
+    assert store.renew_session(expiring) is None
+
+
 def test_wrong_passwords_are_rate_limited_per_email(store):
     store.create_user("Ada", "ada@example.org", PASSWORD)
     for _ in range(accounts_module.MAX_FAILED_SIGN_INS):

@@ -1,5 +1,5 @@
-"""Accounts in Chromium: every page needs a session, sign-in (a wrong password explained), sign-out ending the
-session, and an event forged by a signed-out browser refused by the server."""
+"""Accounts in Chromium: every page needs a session, sign-in (a wrong password explained; the session in an
+HttpOnly cookie), sign-out ending the session, and an event forged by a signed-out browser refused by the server."""
 
 from __future__ import annotations
 
@@ -24,6 +24,11 @@ def test_a_visitor_without_a_session_is_sent_to_sign_in_and_signs_in(browser, no
     page.get_by_test_id("auth-submit").click()
     expect(page.get_by_test_id("new-graph")).to_be_visible(timeout=15_000)
     expect(page.get_by_test_id("user-menu")).to_contain_text("workspace")
+    # The session is in an HttpOnly cookie the sign-in route set: no script on the page can read it.
+    (session,) = [c for c in context.cookies() if c["name"] == "nf_session"]
+    assert session["httpOnly"] and session["sameSite"] == "Strict" and session["path"] == "/"
+    assert "nf_session" not in page.evaluate("document.cookie")
+    assert "token=" not in page.url and "/api/session" not in page.url
     page.reload()  # the session survives a reload
     expect(page.get_by_test_id("new-graph")).to_be_visible()
     context.close()
@@ -49,3 +54,27 @@ def test_sign_out_ends_the_session_and_forged_events_are_refused(browser, nodefl
     assert "refused" in log and "anonymous" in log
     replay.close()
     context.close()
+
+
+def test_changing_the_password_signs_in_again_through_the_httponly_cookie(browser, nodeflow_server):
+    from nodeflow_app.store.accounts import AccountStore
+
+    accounts = AccountStore(nodeflow_server.db_url)
+    try:
+        accounts.create_user("Pat Change", "pat@example.org", "pat's first password", admin=False)
+        context = signed_in_context(browser, nodeflow_server, "pat@example.org", "pat's first password")
+        old = next(c for c in context.cookies() if c["name"] == "nf_session")["value"]
+        page = context.new_page()
+        page.goto(f"{nodeflow_server.url}/account")
+        page.get_by_test_id("auth-current").fill("pat's first password")
+        page.get_by_test_id("auth-new").fill("pat's second password")
+        page.get_by_test_id("auth-confirm").fill("pat's second password")
+        page.get_by_test_id("auth-submit").click()
+        expect(page.get_by_test_id("new-graph")).to_be_visible(timeout=15_000)  # signed in again, on the graphs
+        (session,) = [c for c in context.cookies() if c["name"] == "nf_session"]
+        assert session["httpOnly"] and session["value"] != old
+        assert accounts.user_for_session(old) is None  # the change ended the old session
+        assert accounts.user_for_session(session["value"]).email == "pat@example.org"
+        context.close()
+    finally:
+        accounts.engine.dispose()

@@ -1,0 +1,92 @@
+"""`/api/session/start`: a sign-in's one-minute session becomes a full one in an HttpOnly cookie, once, from
+NodeFlow's own pages only, and the browser goes on to a NodeFlow page only."""
+
+from __future__ import annotations
+
+import asyncio
+
+import httpx
+import pytest
+
+from nodeflow_app.store.accounts import HANDOFF_SECONDS, SESSION_SECONDS
+
+from .conftest import PASSWORD
+
+
+def _short_session(team) -> str:
+    return team.accounts.sign_in("ada@example.org", PASSWORD, seconds=HANDOFF_SECONDS)[0]
+
+
+async def _start(team, token: str, next_page: str | None = None, *, base: str = "http://api.test",
+                 headers: dict | None = None) -> httpx.Response:
+    params = {"token": token, **({"next": next_page} if next_page is not None else {})}
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=team.api), base_url=base) as client:
+        return await client.get("/api/session/start", params=params, headers=headers or {})
+
+
+def test_the_short_session_becomes_a_full_one_in_an_httponly_cookie_once(team):
+    short = _short_session(team)
+    answer = asyncio.run(_start(team, short, "/graph/abc?run=1"))
+    assert answer.status_code == 303 and answer.headers["location"] == "/graph/abc?run=1"
+    assert answer.headers["cache-control"] == "no-store" and answer.headers["referrer-policy"] == "no-referrer"
+    cookie = answer.headers["set-cookie"]
+    attributes = {part.strip().split("=")[0].lower() for part in cookie.split(";")}
+    assert {"httponly", "path", "max-age", "samesite"} <= attributes and "secure" not in attributes
+    assert "samesite=strict" in cookie.lower() and f"max-age={SESSION_SECONDS}" in cookie.lower()
+    full = answer.cookies["nf_session"]
+    assert full != short and team.accounts.user_for_session(full).email == "ada@example.org"
+    assert team.accounts.user_for_session(short) is None
+
+    async def graphs_with_the_cookie() -> int:
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=team.api), base_url="http://api.test",
+                                     cookies={"nf_session": full}) as client:
+            return (await client.get("/api/v1/graphs")).status_code
+
+    assert asyncio.run(graphs_with_the_cookie()) == 200
+    again = asyncio.run(_start(team, short, "/graph/abc"))  # used: to sign-in, no cookie
+    assert again.status_code == 303 and again.headers["location"] == "/signin" and "set-cookie" not in again.headers
+
+
+def test_a_start_from_another_site_is_refused_and_leaves_the_session_unused(team):
+    short = _short_session(team)
+    answer = asyncio.run(_start(team, short, "/", headers={"sec-fetch-site": "cross-site"}))
+    assert answer.status_code == 403 and "another site" in answer.json()["detail"]
+    assert "set-cookie" not in answer.headers and team.accounts.user_for_session(short) is not None
+    sibling = {"sec-fetch-site": "same-site", "referer": "http://evil.api.test/"}  # another host of the site
+    assert asyncio.run(_start(team, short, "/", headers=sibling)).status_code == 403
+    assert asyncio.run(_start(team, short, "/", headers={"sec-fetch-site": "same-site"})).status_code == 403
+    assert team.accounts.user_for_session(short) is not None
+    for headers in ({"sec-fetch-site": "same-origin"}, {"sec-fetch-site": "none"}, {},  # the page, typed in, curl
+                    {"sec-fetch-site": "same-site", "referer": "http://api.test:3000/signin"}):  # `make dev`
+        assert asyncio.run(_start(team, _short_session(team), "/", headers=headers)).status_code == 303
+
+
+@pytest.mark.parametrize("next_page, lands", [
+    ("/", "/"),
+    ("/workspace", "/workspace"),
+    ("http://api.test:3000/graph/x", "http://api.test:3000/graph/x"),  # `make dev`: pages on another port
+    ("https://evil.example/x", "/"),
+    ("//evil.example/x", "/"),
+    ("/\\evil.example", "/"),
+    ("javascript:alert(1)", "/"),
+    ("http://api.test.evil.example/", "/"),
+    ("", "/"),
+])
+def test_the_browser_goes_on_to_nodeflow_pages_only(team, next_page, lands):
+    answer = asyncio.run(_start(team, _short_session(team), next_page))
+    assert answer.status_code == 303 and answer.headers["location"] == lands
+
+
+def test_an_unknown_session_goes_to_sign_in_on_the_page_host(team):
+    answer = asyncio.run(_start(team, "forged", "http://api.test:3000/graph/x"))
+    assert answer.headers["location"] == "http://api.test:3000/signin" and "set-cookie" not in answer.headers
+
+
+@pytest.mark.parametrize("base, headers, next_page", [
+    ("https://api.test", {}, "/"),
+    ("http://api.test", {"x-forwarded-proto": "https"}, "/"),  # a proxy ends TLS
+    ("http://api.test", {}, "https://api.test/"),
+])
+def test_the_cookie_is_secure_over_https(team, base, headers, next_page):
+    answer = asyncio.run(_start(team, _short_session(team), next_page, base=base, headers=headers))
+    assert "; secure" in answer.headers["set-cookie"].lower()

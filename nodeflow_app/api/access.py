@@ -23,7 +23,7 @@ from starlette.concurrency import run_in_threadpool
 
 from nodeflow_app.llm.credentials import use_workspace
 from nodeflow_app.runs.caller import Caller, set_caller
-from nodeflow_app.state.access import SESSION_COOKIE, Need, declared, decide, requires
+from nodeflow_app.state.access import Need, declared, decide, requires, session_cookie
 from nodeflow_app.store.accounts import User
 
 log = logging.getLogger("nodeflow.api.access")
@@ -95,7 +95,7 @@ def resolve(request: Request) -> ApiAccess:
         workspace = token.workspace_id if target is None else target
         role = token.role if workspace == token.workspace_id else None  # a token acts in its workspace only
         return ApiAccess(token.user, workspace, role, "token")
-    user = accounts.user_for_session(request.cookies.get(SESSION_COOKIE))
+    user = accounts.user_for_session(session_cookie("; ".join(request.headers.getlist("cookie"))))
     if user is None:
         return ApiAccess(None, None, None, "none")
     workspace = accounts.personal_workspace(user.id).id if target is None else target

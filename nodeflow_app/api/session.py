@@ -7,12 +7,13 @@ it for a full session (the short one ends: it works once), sets that as an HttpO
 redirects to the page the person was going to. The websocket and the API read the cookie from request headers.
 
 Refused: a start from another site (`Sec-Fetch-Site`: a page elsewhere signing the browser into the attacker's
-account), and a `next` outside NodeFlow (an open redirect). An unknown or used session goes to sign-in.
+account), a session that is not a sign-in's one-minute one, and a `next` outside NodeFlow (an open redirect).
 """
 
 from __future__ import annotations
 
-from urllib.parse import urljoin, urlsplit
+import re
+from urllib.parse import urlsplit
 
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse, RedirectResponse, Response
@@ -20,10 +21,15 @@ from reflex.config import get_config
 from starlette.concurrency import run_in_threadpool
 
 from nodeflow_app import routes
-from nodeflow_app.api.access import SESSION_COOKIE, requires
+from nodeflow_app.api.access import requires
+from nodeflow_app.state.access import SESSION_COOKIE
 from nodeflow_app.store.accounts import SESSION_SECONDS
 
 router = APIRouter(tags=["session"], include_in_schema=False)  # the browser's, not the API's
+# Browsers rewrite or drop backslashes, spaces and control characters in a URL (a backslash reads as a slash, and
+# a slash, a tab and a slash as "//": another host).
+UNSAFE = re.compile(r"[\\\x00-\x20\x7f]")
+
 
 @router.get(routes.SESSION_START)
 @requires("public")  # the session in the query is the credential
@@ -33,12 +39,11 @@ async def start_session(request: Request, token: str = Query(""),
         return JSONResponse({"detail": "a session starts from NodeFlow's own sign-in page, not from another site"},
                             403)
     target = safe_next(next_page, request)
-    renewed = await run_in_threadpool(request.app.state.services.accounts().renew_session, token)
-    if renewed is None:  # expired, used, or never issued
-        return _redirect(urljoin(target, routes.SIGN_IN))
-    answer = _redirect(target)
-    answer.set_cookie(SESSION_COOKIE, renewed, max_age=SESSION_SECONDS, path="/", httponly=True,
-                      samesite="strict", secure=_over_https(request, target))
+    session = await run_in_threadpool(request.app.state.services.accounts().claim_handoff, token)
+    answer = _redirect(target)  # without a session (expired, used, never issued) the page sends on to sign-in
+    if session is not None:
+        answer.set_cookie(SESSION_COOKIE, session, max_age=SESSION_SECONDS, path="/", httponly=True,
+                          samesite="strict", secure=_over_https(request, target))
     return answer
 
 
@@ -52,8 +57,11 @@ def _from_nodeflow(request: Request) -> bool:
     if site != "same-site":
         return False
     referer = request.headers.get("referer", "")
-    return bool(referer) and (urlsplit(referer).hostname == request.url.hostname
-                              or _origin(referer) == _origin(get_config().deploy_url or ""))
+    try:
+        return bool(referer) and (urlsplit(referer).hostname == request.url.hostname
+                                  or _origin(referer) == _origin(get_config().deploy_url or ""))
+    except ValueError:
+        return False
 
 
 def _over_https(request: Request, target: str) -> bool:
@@ -64,17 +72,23 @@ def _over_https(request: Request, target: str) -> bool:
 def safe_next(next_url: str, request: Request) -> str:
     """`next` when it is a page of NodeFlow: a path, or an address on this host (any port: `make dev` serves
     pages on another port than this route) or on the configured front end; else the graph list."""
-    parts = urlsplit(next_url)
-    if not parts.scheme and not parts.netloc and next_url.startswith("/") and "\\" not in next_url:
-        return next_url
-    if parts.scheme in ("http", "https") and parts.hostname and "\\" not in next_url:
-        if parts.hostname == request.url.hostname or _origin(next_url) == _origin(get_config().deploy_url or ""):
-            return next_url
-    return routes.GRAPHS
+    if not next_url or UNSAFE.search(next_url):
+        return routes.GRAPHS
+    if next_url.startswith("/"):
+        return routes.GRAPHS if next_url.startswith("//") else next_url  # "//x" and "///x" are host x
+    try:
+        parts = urlsplit(next_url)
+        ours = parts.hostname == request.url.hostname or _origin(next_url) == _origin(get_config().deploy_url or "")
+    except ValueError:  # e.g. "http://[x"
+        return routes.GRAPHS
+    return next_url if parts.scheme in ("http", "https") and parts.hostname and ours else routes.GRAPHS
 
 
 def _origin(url: str) -> str:
-    parts = urlsplit(url)
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return ""
     return f"{parts.scheme}://{parts.netloc}".lower() if parts.scheme and parts.netloc else ""
 
 

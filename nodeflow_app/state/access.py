@@ -131,12 +131,15 @@ def forget_token(token: str) -> None:
 def session_token(state: Any) -> str:
     """The tab's session token: the cookie its browser sent when the websocket connected. Reflex reads request
     headers on the server only; the page's scripts cannot read the cookie (HttpOnly)."""
-    header = state.router.headers.cookie if state.router else ""
-    for pair in (header or "").split(";"):
-        name, _, value = pair.strip().partition("=")
-        if name == SESSION_COOKIE:
-            return value.strip()
-    return ""
+    return session_cookie(state.router.headers.cookie if state.router else "")
+
+
+def session_cookie(header: str | None) -> str:
+    """The session token in a Cookie header; "" when it holds none or several (another host of the same site can
+    add an nf_session cookie for the whole site: it must not decide whose session this is)."""
+    pairs = (pair.strip().partition("=") for pair in (header or "").split(";"))
+    values = [value.strip() for name, _, value in pairs if name == SESSION_COOKIE]
+    return values[0] if len(values) == 1 else ""
 
 
 def target_workspace(state: Any, current_workspace: str | None) -> str | None:

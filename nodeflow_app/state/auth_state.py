@@ -17,6 +17,7 @@ from typing import Any
 from urllib.parse import urlencode, urlsplit
 
 import reflex as rx
+from reflex.config import get_config
 
 from nodeflow_app import routes
 from nodeflow_app.state.access import adopt_unowned_graphs, forget_token, requires, session_token, user_for_token
@@ -172,8 +173,6 @@ _SAME_HOST_NAMES = ("localhost", "0.0.0.0", "::", "0:0:0:0:0:0:0:0")
 def backend_origin(page_origin: str, api_url: str | None = None) -> str:
     """The backend address the page at `page_origin` talks to, as Reflex's front end works it out from `api_url`
     (the config's by default)."""
-    from reflex.config import get_config
-
     api, page = urlsplit(api_url or get_config().api_url), urlsplit(page_origin)
     scheme, host, port = api.scheme, api.hostname or "", api.port
     if host in _SAME_HOST_NAMES and page.hostname:
@@ -189,5 +188,7 @@ def start_session(router: Any, token: str, page: str) -> Any:
     on to `page`. A full page load: the websocket then reconnects with the cookie."""
     origin = (router.headers.origin if router else "") or ""
     base = backend_origin(origin) if origin else ""  # no Origin (not a browser): the one port of `make run`
-    url = f"{base}{routes.SESSION_START}?{urlencode({'token': token, 'next': origin + page})}"
+    mounted = (get_config().frontend_path or "").strip("/")  # REFLEX_FRONTEND_PATH: pages under /<path>/
+    prefix = f"/{mounted}" if mounted else ""
+    url = f"{base}{routes.SESSION_START}?{urlencode({'token': token, 'next': origin + prefix + page})}"
     return rx.call_script(f"window.location.replace({json.dumps(url)})")

@@ -16,7 +16,7 @@ import uuid
 from dataclasses import dataclass
 
 from argon2 import PasswordHasher
-from sqlalchemy import Engine, delete, func, select, update
+from sqlalchemy import Engine, and_, delete, func, select, update
 from sqlalchemy.exc import IntegrityError
 
 from nodeflow_app.accounts.roles import ROLES, Role, check_role
@@ -231,20 +231,19 @@ class AccountStore:
             token_hash=_hash_token(raw), user_id=user_id, created_at=now, expires_at=now + seconds))
         return raw
 
-    def renew_session(self, raw: str | None) -> str | None:
-        """A new full-length session for the user of a valid one, which ends (used once); None when `raw` is
-        not a valid session."""
+    def claim_handoff(self, raw: str | None) -> str | None:
+        """A full-length session for the user of a valid handoff session (one made to last at most
+        HANDOFF_SECONDS), which ends: it works once. None for anything else, a full session included (a link
+        holding someone's own session must not sign a visitor into their account)."""
         if not raw:
             return None
         now = time.time()
+        handoff = and_(SessionRow.token_hash == _hash_token(raw), SessionRow.expires_at > now,
+                       SessionRow.expires_at - SessionRow.created_at <= HANDOFF_SECONDS + 1)  # + rounding
         with self.engine.begin() as conn:
-            user_id = conn.execute(select(SessionRow.user_id).where(
-                SessionRow.token_hash == _hash_token(raw), SessionRow.expires_at > now)).scalar()
-            if user_id is None:
-                return None
-            ended = conn.execute(delete(SessionRow).where(SessionRow.token_hash == _hash_token(raw))).rowcount
-            if ended != 1:  # another request renewed it first
-                return None
+            user_id = conn.execute(select(SessionRow.user_id).where(handoff)).scalar()
+            if user_id is None or conn.execute(delete(SessionRow).where(handoff)).rowcount != 1:
+                return None  # unknown, expired, a full session, or another request claimed it first
             return self._new_session(conn, user_id, now, SESSION_SECONDS)
 
     def user_for_session(self, raw: str | None) -> User | None:

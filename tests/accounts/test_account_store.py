@@ -69,17 +69,18 @@ def test_sessions_expire(store, monkeypatch):
     assert store.user_for_session(token) is None
 
 
-def test_a_short_session_is_renewed_once_into_a_full_one(store):
+def test_a_handoff_session_is_claimed_once_for_a_full_one_and_nothing_else_is(store):
     user = store.create_user("Ada", "ada@example.org", PASSWORD)
     short, _ = store.sign_in("ada@example.org", PASSWORD, seconds=accounts_module.HANDOFF_SECONDS)
-    renewed = store.renew_session(short)
-    assert renewed and renewed != short and store.user_for_session(renewed) == user
+    full = store.claim_handoff(short)
+    assert full and full != short and store.user_for_session(full) == user
     assert store.user_for_session(short) is None  # it works once
-    assert store.renew_session(short) is None and store.renew_session("forged") is None
-    assert store.renew_session("") is None and store.renew_session(None) is None
+    assert store.claim_handoff(short) is None and store.claim_handoff("forged") is None
+    assert store.claim_handoff("") is None and store.claim_handoff(None) is None
+    assert store.claim_handoff(full) is None and store.user_for_session(full) == user  # a full session stays as is
     expiring, _ = store.sign_in("ada@example.org", PASSWORD, seconds=0.05)
     time.sleep(0.1)
-    assert store.renew_session(expiring) is None
+    assert store.claim_handoff(expiring) is None
 
 
 def test_wrong_passwords_are_rate_limited_per_email(store):

@@ -43,8 +43,37 @@ def test_the_short_session_becomes_a_full_one_in_an_httponly_cookie_once(team):
             return (await client.get("/api/v1/graphs")).status_code
 
     assert asyncio.run(graphs_with_the_cookie()) == 200
-    again = asyncio.run(_start(team, short, "/graph/abc"))  # used: to sign-in, no cookie
-    assert again.status_code == 303 and again.headers["location"] == "/signin" and "set-cookie" not in again.headers
+    again = asyncio.run(_start(team, short, "/graph/abc"))  # used: no cookie (the page's guard sends to sign-in)
+    assert again.status_code == 303 and again.headers["location"] == "/graph/abc" and "set-cookie" not in again.headers
+
+
+def test_a_link_holding_a_full_session_signs_nobody_in(team):
+    """Someone's own 14-day session in a link (sent in a mail, written in a chat) must not sign a visitor into
+    their account: only a sign-in's one-minute session is swapped."""
+    full = team.sessions["owner"]
+    answer = asyncio.run(_start(team, full, "/", headers={"sec-fetch-site": "none"}))
+    assert answer.status_code == 303 and "set-cookie" not in answer.headers
+    assert team.accounts.user_for_session(full) is not None  # and it is not spent either
+
+
+def test_two_session_cookies_sign_nobody_in():
+    """Another host of the site can add its own nf_session for the whole site: then nobody is signed in, rather
+    than whoever's cookie the browser lists first."""
+    from nodeflow_app.state.access import session_cookie
+
+    assert session_cookie("a=1; nf_session=abc; b=2") == "abc"
+    assert session_cookie("nf_session=abc; nf_session=evil") == "" and session_cookie("xnf_session=abc") == ""
+    assert session_cookie(None) == "" and session_cookie("") == "" and session_cookie("nf_session") == ""
+
+
+def test_the_api_refuses_a_request_with_two_session_cookies(team):
+    async def graphs(cookie: str) -> int:
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=team.api), base_url="http://api.test") as c:
+            return (await c.get("/api/v1/graphs", headers={"cookie": cookie})).status_code
+
+    session = team.sessions["owner"]
+    assert asyncio.run(graphs(f"nf_session={session}")) == 200
+    assert asyncio.run(graphs(f"nf_session={session}; nf_session=other")) == 401
 
 
 def test_a_start_from_another_site_is_refused_and_leaves_the_session_unused(team):
@@ -70,6 +99,13 @@ def test_a_start_from_another_site_is_refused_and_leaves_the_session_unused(team
     ("/\\evil.example", "/"),
     ("javascript:alert(1)", "/"),
     ("http://api.test.evil.example/", "/"),
+    ("http://api.test@evil.example/", "/"),
+    ("///evil.example/x", "/"),
+    ("/\t/evil.example/x", "/"),
+    ("/ok\n", "/"),
+    (" /x", "/"),
+    ("http:/evil.example", "/"),
+    ("http://[x", "/"),
     ("", "/"),
 ])
 def test_the_browser_goes_on_to_nodeflow_pages_only(team, next_page, lands):
@@ -77,9 +113,14 @@ def test_the_browser_goes_on_to_nodeflow_pages_only(team, next_page, lands):
     assert answer.status_code == 303 and answer.headers["location"] == lands
 
 
-def test_an_unknown_session_goes_to_sign_in_on_the_page_host(team):
+def test_an_unknown_session_sets_no_cookie(team):
     answer = asyncio.run(_start(team, "forged", "http://api.test:3000/graph/x"))
-    assert answer.headers["location"] == "http://api.test:3000/signin" and "set-cookie" not in answer.headers
+    assert answer.headers["location"] == "http://api.test:3000/graph/x" and "set-cookie" not in answer.headers
+
+
+def test_a_broken_referer_is_refused_not_a_crash(team):
+    headers = {"sec-fetch-site": "same-site", "referer": "http://[x"}
+    assert asyncio.run(_start(team, _short_session(team), "/", headers=headers)).status_code == 403
 
 
 @pytest.mark.parametrize("base, headers, next_page", [

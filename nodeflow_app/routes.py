@@ -15,7 +15,9 @@ WORKSPACE = "/workspace"
 INVITE = "/invite/[code]"
 KNOWLEDGE = "/knowledge"
 SETTINGS = "/workspace/credentials"  # the current workspace's (its owner's)
-SESSION_START = "/api/session/start"  # an HTTP route, not a page: sets the session cookie (api/session.py)
+# HTTP routes, not pages: they set and clear the HttpOnly session cookie (nodeflow_app/api/session.py).
+SESSION_START = "/api/session/start"
+SESSION_END = "/api/session/end"
 
 
 def editor_url(graph_id: str) -> str:

@@ -1,4 +1,5 @@
-"""`/api/session/start`: where a browser's sign-in ends, so the session lives in an HttpOnly cookie.
+"""`/api/session/start` and `/end`: where a browser's sign-in ends and its sign-out too, so the session lives in an
+HttpOnly cookie.
 
 A Reflex event cannot set an HttpOnly cookie (Reflex's cookies are written by the page's JavaScript, so any script
 on the page could read them). Signing in therefore happens in two steps: the sign-in event checks the password
@@ -6,7 +7,10 @@ and makes a session that lasts a minute (HANDOFF_SECONDS), then sends the browse
 it for a full session (the short one ends: it works once), sets that as an HttpOnly, SameSite=Strict cookie and
 redirects to the page the person was going to. The websocket and the API read the cookie from request headers.
 
-Refused: a start from another site (`Sec-Fetch-Site`: a page elsewhere signing the browser into the attacker's
+`/end` (after the sign-out event ended the session) ends the session the cookie names, if any, clears the cookie
+and goes on to `next`. The cookie is SameSite=Strict, so another site's link reaches it without one.
+
+Refused: a start or an end from another site (`Sec-Fetch-Site`: a page elsewhere signing the browser into the attacker's
 account), a session that is not a sign-in's one-minute one, and a `next` outside NodeFlow (an open redirect).
 """
 
@@ -22,7 +26,7 @@ from starlette.concurrency import run_in_threadpool
 
 from nodeflow_app import routes
 from nodeflow_app.api.access import requires
-from nodeflow_app.state.access import SESSION_COOKIE
+from nodeflow_app.state.access import SESSION_COOKIE, session_cookie
 from nodeflow_app.store.accounts import SESSION_SECONDS
 
 router = APIRouter(tags=["session"], include_in_schema=False)  # the browser's, not the API's
@@ -44,6 +48,21 @@ async def start_session(request: Request, token: str = Query(""),
     if session is not None:
         answer.set_cookie(SESSION_COOKIE, session, max_age=SESSION_SECONDS, path="/", httponly=True,
                           samesite="strict", secure=_over_https(request, target))
+    return answer
+
+
+@router.get(routes.SESSION_END)
+@requires("public")  # ends the session its own cookie names, nothing else
+async def end_session(request: Request, next_page: str = Query(routes.SIGN_IN, alias="next")) -> Response:
+    if not _from_nodeflow(request):
+        return JSONResponse({"detail": "sign out from NodeFlow's own pages, not from another site"}, 403)
+    token = session_cookie("; ".join(request.headers.getlist("cookie")))
+    if token:
+        await run_in_threadpool(request.app.state.services.accounts().sign_out, token)
+    target = safe_next(next_page, request)
+    answer = _redirect(target)
+    answer.delete_cookie(SESSION_COOKIE, path="/", httponly=True, samesite="strict",
+                         secure=_over_https(request, target))
     return answer
 
 

@@ -127,20 +127,20 @@ class AuthState(rx.State):
     @rx.event
     @requires("signed_in")
     def sign_out(self) -> Any:
-        token = session_token(self)
-        account_store().sign_out(token)
-        forget_token(token)
-        self.reset()
-        return rx.redirect(routes.SIGN_IN)
+        return self._sign_out(everywhere=False)
 
     @rx.event
     @requires("signed_in")
     def sign_out_everywhere(self) -> Any:
+        return self._sign_out(everywhere=True)
+
+    def _sign_out(self, *, everywhere: bool) -> Any:
+        """End the session (or every session of the account) here, then let the sign-out route clear the cookie."""
         token = session_token(self)
-        account_store().sign_out(token, everywhere=True)
+        account_store().sign_out(token, everywhere=everywhere)
         forget_token(token)
         self.reset()
-        return rx.redirect(routes.SIGN_IN)
+        return _session_route(self.router, routes.SESSION_END, {}, routes.SIGN_IN)
 
     @rx.event
     @requires("signed_in")
@@ -186,9 +186,15 @@ def backend_origin(page_origin: str, api_url: str | None = None) -> str:
 def start_session(router: Any, token: str, page: str) -> Any:
     """Send the browser with its short session to the sign-in route, which sets the HttpOnly cookie and sends it
     on to `page`. A full page load: the websocket then reconnects with the cookie."""
+    return _session_route(router, routes.SESSION_START, {"token": token}, page)
+
+
+def _session_route(router: Any, route: str, query: dict[str, str], page: str) -> Any:
+    """A full page load of one of the session routes on the backend the websocket talks to (where the cookie
+    lives), which redirects on to `page`."""
     origin = (router.headers.origin if router else "") or ""
     base = backend_origin(origin) if origin else ""  # no Origin (not a browser): the one port of `make run`
     mounted = (get_config().frontend_path or "").strip("/")  # REFLEX_FRONTEND_PATH: pages under /<path>/
     prefix = f"/{mounted}" if mounted else ""
-    url = f"{base}{routes.SESSION_START}?{urlencode({'token': token, 'next': origin + prefix + page})}"
+    url = f"{base}{route}?{urlencode({**query, 'next': origin + prefix + page})}"
     return rx.call_script(f"window.location.replace({json.dumps(url)})")

@@ -20,7 +20,8 @@ from nodeflow_app.state.access import declared
 DOCS = {"/api/v1/openapi.json", "/api/v1/docs"}
 # A public route must be added here on purpose (and reviewed as such).
 PUBLIC: set[str] = {"/api/hooks/{hook_id}", "/api/hooks-test/{hook_id}",  # webhooks check their own callers
-                    "/api/session/start"}  # the short session in its query is the credential (test_session_route.py)
+                    "/api/session/start",  # the short session in its query is the credential (test_session_route.py)
+                    "/api/session/end"}  # ends the session its own cookie names
 
 
 def _routes():

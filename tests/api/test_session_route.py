@@ -131,3 +131,27 @@ def test_a_broken_referer_is_refused_not_a_crash(team):
 def test_the_cookie_is_secure_over_https(team, base, headers, next_page):
     answer = asyncio.run(_start(team, _short_session(team), next_page, base=base, headers=headers))
     assert "; secure" in answer.headers["set-cookie"].lower()
+
+
+async def _end(team, cookie: str | None, next_page: str = "/signin", headers: dict | None = None) -> httpx.Response:
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=team.api), base_url="http://api.test") as client:
+        return await client.get("/api/session/end", params={"next": next_page},
+                                headers={**({"cookie": f"nf_session={cookie}"} if cookie else {}), **(headers or {})})
+
+
+def test_the_sign_out_route_ends_the_session_and_clears_the_cookie(team):
+    session = team.sessions["owner"]
+    answer = asyncio.run(_end(team, session, headers={"sec-fetch-site": "same-origin"}))
+    assert answer.status_code == 303 and answer.headers["location"] == "/signin"
+    cookie = answer.headers["set-cookie"].lower()
+    assert cookie.startswith("nf_session=") and "max-age=0" in cookie and "httponly" in cookie
+    assert team.accounts.user_for_session(session) is None
+    assert asyncio.run(_end(team, None)).status_code == 303  # no cookie (already signed out): nothing to end
+    assert asyncio.run(_end(team, None, "https://evil.example/")).headers["location"] == "/"
+
+
+def test_another_site_cannot_sign_anyone_out(team):
+    session = team.sessions["owner"]
+    answer = asyncio.run(_end(team, session, headers={"sec-fetch-site": "cross-site"}))
+    assert answer.status_code == 403 and "set-cookie" not in answer.headers
+    assert team.accounts.user_for_session(session) is not None

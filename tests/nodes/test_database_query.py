@@ -349,6 +349,28 @@ async def test_a_mariadb_account_with_file_or_super_is_refused(tmp_path, monkeyp
         engine.dispose()
 
 
+async def test_a_mariadb_account_is_refused_when_public_holds_file(tmp_path, monkeypatch):
+    """MariaDB 10.11 lets an admin grant FILE to PUBLIC, so to every account: SHOW GRANTS lists that line too."""
+    db = await _sqlite(tmp_path, monkeypatch)
+    monkeypatch.setenv(ALLOWLIST_ENV, "127.0.0.1")
+    engine = make_engine(MARIADB_URL)
+    try:
+        with _role(MARIADB_URL, "mysql", []) as user:
+            db.store.set("db", "mysql", {"host": "127.0.0.1", "port": "3306", "database": "information_schema",
+                                         "user": user})
+            assert (await db.run("SELECT 1 AS one"))["rows"] == [{"one": 1}]
+            with engine.begin() as conn:
+                conn.execute(text("GRANT FILE ON *.* TO PUBLIC"))
+            try:
+                with pytest.raises(NodeError, match=f"logs in as '{user}', which has the FILE privilege"):
+                    await db.run("SELECT LOAD_FILE('/etc/hostname') AS stolen")
+            finally:
+                with engine.begin() as conn:
+                    conn.execute(text("REVOKE FILE ON *.* FROM PUBLIC"))
+    finally:
+        engine.dispose()
+
+
 async def test_an_http_connection_is_not_a_database(tmp_path, monkeypatch):
     db = await _sqlite(tmp_path, monkeypatch)
     db.store.set("api", "http_bearer", {"token": "t"})

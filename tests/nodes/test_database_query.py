@@ -292,6 +292,8 @@ def _server_role(url: str, create: str):
         yield name
     finally:
         with engine.begin() as conn:
+            if url.startswith("postgresql"):
+                conn.execute(text(f"DROP OWNED BY {name}"))  # also revokes what was granted to it
             conn.execute(text(f"DROP ROLE {name}"))
         engine.dispose()
 
@@ -315,6 +317,39 @@ async def test_a_postgres_role_that_can_become_a_superuser_is_refused(tmp_path, 
             db.store.set("db", "postgres", {"host": "127.0.0.1", "port": "5432", "database": "test", "user": admin})
             with pytest.raises(NodeError, match=f"logs in as '{admin}', which is a superuser"):
                 await db.run("SELECT current_user AS who")  # current_user would be the reader
+
+
+async def test_a_postgres_role_that_may_call_file_functions_is_refused(tmp_path, monkeypatch):
+    """pg_read_file, lo_import and their like are superuser-only until an admin grants EXECUTE: to the role, to a
+    role it may become, or to PUBLIC. Each way reads the database host's files."""
+    db = await _sqlite(tmp_path, monkeypatch)
+    monkeypatch.setenv(ALLOWLIST_ENV, "127.0.0.1")
+    engine = make_engine(POSTGRES_URL)
+    read = "SELECT length(pg_read_file('/etc/hostname')) AS stolen"
+    try:
+        with _server_role(POSTGRES_URL, "CREATE ROLE {name} NOLOGIN; "
+                                        "GRANT EXECUTE ON FUNCTION lo_import(text) TO {name}") as importer:
+            for grants, function in ((["GRANT EXECUTE ON FUNCTION pg_read_file(text) TO {role}"], "pg_read_file"),
+                                     ([f"GRANT {importer} TO {{role}}"], "lo_import")):
+                with _role(POSTGRES_URL, "postgres", grants) as user:
+                    db.store.set("db", "postgres", {"host": "127.0.0.1", "port": "5432", "database": "test",
+                                                    "user": user})
+                    with pytest.raises(NodeError, match=f"logs in as '{user}', which may call {function} "
+                                                        r"\(files of the database host\)"):
+                        await db.run(read)
+            with _role(POSTGRES_URL, "postgres", []) as user:
+                db.store.set("db", "postgres", {"host": "127.0.0.1", "port": "5432", "database": "test", "user": user})
+                assert (await db.run("SELECT 1 AS one"))["rows"] == [{"one": 1}]
+                with engine.begin() as conn:
+                    conn.execute(text("GRANT EXECUTE ON FUNCTION pg_ls_dir(text) TO PUBLIC"))
+                try:
+                    with pytest.raises(NodeError, match="which may call pg_ls_dir"):
+                        await db.run("SELECT pg_ls_dir('/etc') AS name")
+                finally:
+                    with engine.begin() as conn:
+                        conn.execute(text("REVOKE EXECUTE ON FUNCTION pg_ls_dir(text) FROM PUBLIC"))
+    finally:
+        engine.dispose()
 
 
 async def test_a_mariadb_account_with_file_or_super_is_refused(tmp_path, monkeypatch):

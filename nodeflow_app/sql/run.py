@@ -48,15 +48,21 @@ PG_REACH = ("SELECT r.rolname, r.rolsuper, r.rolcreaterole, r.rolname IN (sessio
             "WHERE (r.rolsuper OR r.rolcreaterole OR r.rolname IN ("
             + ", ".join(f"'{name}'" for name in PG_SERVER_ROLES) + ")) AND (pg_has_role(session_user, r.oid, "
             "'MEMBER') OR pg_has_role(current_user, r.oid, 'MEMBER')) ORDER BY r.rolname")
-# Functions that read, list or write the database host's files (and so its secrets). Only superusers may call
-# them until an admin grants EXECUTE: to the role, to a role it is or may become, or to PUBLIC.
-PG_FILE_FUNCTIONS = ("lo_import(text)", "lo_import(text,oid)", "lo_export(oid,text)", "pg_read_file(text)",
-                     "pg_read_file(text,bigint,bigint)", "pg_read_file(text,bigint,bigint,boolean)",
-                     "pg_read_binary_file(text)", "pg_read_binary_file(text,bigint,bigint)",
-                     "pg_read_binary_file(text,bigint,bigint,boolean)", "pg_ls_dir(text)",
-                     "pg_ls_dir(text,boolean,boolean)", "pg_stat_file(text)", "pg_stat_file(text,boolean)")
-PG_FILE_ACCESS = ("SELECT DISTINCT p.proname FROM pg_proc p, pg_roles r WHERE p.oid IN (SELECT to_regprocedure(f)::oid "
-                  "FROM unnest(ARRAY[" + ", ".join(f"'{f}'" for f in PG_FILE_FUNCTIONS) + "]) f) "
+# Functions that read, list or write the database host's files (and so its secrets), or log in to a database as
+# the server itself (dblink_connect_u: no password asked). Only superusers may call them until an admin grants
+# EXECUTE: to the role, to a role it is or may become, or to PUBLIC.
+PG_FILE_FUNCTIONS = ("lo_import(text)", "lo_import(text, oid)", "lo_export(oid, text)", "pg_read_file(text)",
+                     "pg_read_file(text, bigint, bigint)", "pg_read_file(text, bigint, bigint, boolean)",
+                     "pg_read_binary_file(text)", "pg_read_binary_file(text, bigint, bigint)",
+                     "pg_read_binary_file(text, bigint, bigint, boolean)", "pg_ls_dir(text)",
+                     "pg_ls_dir(text, boolean, boolean)", "pg_stat_file(text)", "pg_stat_file(text, boolean)",
+                     "pg_file_write(text, text, boolean)", "pg_file_rename(text, text)",
+                     "pg_file_rename(text, text, text)", "pg_file_unlink(text)", "dblink_connect_u(text)",
+                     "dblink_connect_u(text, text)")
+# By name and argument types in any schema: an extension may live outside the search path and still be called.
+PG_FILE_ACCESS = ("SELECT DISTINCT p.proname FROM pg_proc p, pg_roles r "
+                  "WHERE p.proname || '(' || oidvectortypes(p.proargtypes) || ')' IN ("
+                  + ", ".join(f"'{f}'" for f in PG_FILE_FUNCTIONS) + ") "
                   "AND (pg_has_role(session_user, r.oid, 'MEMBER') OR pg_has_role(current_user, r.oid, 'MEMBER')) "
                   "AND has_function_privilege(r.oid, p.oid, 'EXECUTE') ORDER BY 1")
 # A MySQL / MariaDB global privilege that reaches beyond the data (ALL PRIVILEGES includes them): why it matters.
@@ -159,7 +165,7 @@ def _pg_reach(database: Any) -> list[str]:
                else f"is a member of {name} ({PG_SERVER_ROLES[name]})" for name, _, creates, own in rows]
     functions = [name for (name,) in database.exec_driver_sql(PG_FILE_ACCESS)]
     if functions:
-        reasons.append(f"may call {', '.join(functions)} (files of the database host)")
+        reasons.append(f"may call {', '.join(functions)} (the database host's files, or its databases as the server)")
     return reasons
 
 

@@ -320,8 +320,8 @@ async def test_a_postgres_role_that_can_become_a_superuser_is_refused(tmp_path, 
 
 
 async def test_a_postgres_role_that_may_call_file_functions_is_refused(tmp_path, monkeypatch):
-    """pg_read_file, lo_import and their like are superuser-only until an admin grants EXECUTE: to the role, to a
-    role it may become, or to PUBLIC. Each way reads the database host's files."""
+    """pg_read_file, lo_import, dblink_connect_u and their like are superuser-only until an admin grants EXECUTE: to
+    the role, to a role it may become, or to PUBLIC. Each way reads the host's files or logs in as the server."""
     db = await _sqlite(tmp_path, monkeypatch)
     monkeypatch.setenv(ALLOWLIST_ENV, "127.0.0.1")
     engine = make_engine(POSTGRES_URL)
@@ -335,8 +335,23 @@ async def test_a_postgres_role_that_may_call_file_functions_is_refused(tmp_path,
                     db.store.set("db", "postgres", {"host": "127.0.0.1", "port": "5432", "database": "test",
                                                     "user": user})
                     with pytest.raises(NodeError, match=f"logs in as '{user}', which may call {function} "
-                                                        r"\(files of the database host\)"):
+                                                        r"\(the database host's files"):
                         await db.run(read)
+            schema = f"nodeflow_test_{uuid.uuid4().hex[:8]}"  # dblink outside the search path: still callable
+            with engine.begin() as conn:
+                conn.execute(text(f"CREATE SCHEMA {schema}"))
+                conn.execute(text(f"CREATE EXTENSION dblink SCHEMA {schema}"))
+            try:
+                grant = f"GRANT USAGE ON SCHEMA {schema} TO {{role}}; " \
+                        f"GRANT EXECUTE ON FUNCTION {schema}.dblink_connect_u(text) TO {{role}}"
+                with _role(POSTGRES_URL, "postgres", grant.split("; ")) as user:
+                    db.store.set("db", "postgres", {"host": "127.0.0.1", "port": "5432", "database": "test",
+                                                    "user": user})
+                    with pytest.raises(NodeError, match="which may call dblink_connect_u"):
+                        await db.run(f"SELECT {schema}.dblink_connect_u('dbname=test user=postgres') AS linked")
+            finally:
+                with engine.begin() as conn:
+                    conn.execute(text(f"DROP SCHEMA {schema} CASCADE"))
             with _role(POSTGRES_URL, "postgres", []) as user:
                 db.store.set("db", "postgres", {"host": "127.0.0.1", "port": "5432", "database": "test", "user": user})
                 assert (await db.run("SELECT 1 AS one"))["rows"] == [{"one": 1}]

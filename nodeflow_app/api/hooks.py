@@ -61,9 +61,9 @@ async def _serve(request: Request, hook: str, *, test: bool) -> Response:
         call = Call(request.method, {k.lower(): v for k, v in request.headers.items()},
                     dict(request.query_params), await _body(request, target.max_body()))
         if target.data.get("auth_connection"):
-            await run_in_threadpool(hooks.check, target, call)  # reads the connection from the database
+            call = await run_in_threadpool(hooks.check, target, call)  # reads the connection from the database
         else:
-            hooks.check(target, call)
+            call = hooks.check(target, call)
         if test and await run_in_threadpool(hooks.triggers.take_test_call, hook, payload(call, target)) is None:
             raise Refused(404, "nobody is listening for a test call: press 'Listen for test event' in the editor")
         run = hooks.start(target, call, test=test)

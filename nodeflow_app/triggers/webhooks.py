@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import dataclasses
 import hashlib
 import hmac
 import json
@@ -57,6 +58,7 @@ class Call:
     headers: dict[str, str]  # names lower-case
     query: dict[str, str]
     body: bytes
+    token_header: str = ""  # the header that carried the webhook's token (set by `check`): never recorded
 
 
 @dataclass(frozen=True)
@@ -158,32 +160,36 @@ class Webhooks:
 
     # -- checking the call -----------------------------------------------------------------------------
 
-    def check(self, target: Target, call: Call) -> None:
-        """Method, then authentication, then size; Refused names what is wrong."""
+    def check(self, target: Target, call: Call) -> Call:
+        """Method, then authentication, then size; Refused names what is wrong. The call back, with the header
+        that carried the token named (its own, or the connection's: payloads leave it out)."""
         allowed = methods(target.data)
         if call.method.upper() not in allowed:
             raise Refused(405, f"this webhook accepts {', '.join(allowed)}, not {call.method.upper()}",
                           {"Allow": ", ".join(allowed)})
-        self.authenticate(target, call.headers)
+        token_header = self.authenticate(target, call.headers)
         if len(call.body) > target.max_body():
             raise Refused(413, too_large(target.max_body()))
+        return dataclasses.replace(call, token_header=token_header)
 
-    def authenticate(self, target: Target, headers: dict[str, str]) -> None:
+    def authenticate(self, target: Target, headers: dict[str, str]) -> str:
+        """"" when the call may go on; for a header token, that header's name (lower-case)."""
         data = target.data
         kind = data.get("auth") or "none"
         if kind == "none":
-            return
+            return ""
         name, secret = self._secret(target, kind)
         if kind == "header":
             given = headers.get(name.lower(), "")
             if not given or not hmac.compare_digest(given.encode(), secret.encode()):
                 raise Refused(401, f"this webhook needs its token in the {name} header")
-            return
+            return name.strip().lower()
         user, password = _basic(headers.get("authorization", ""))
         if not (hmac.compare_digest(user.encode(), name.encode())
                 and hmac.compare_digest(password.encode(), secret.encode())):
             raise Refused(401, "this webhook needs Basic authentication (user and password)",
                           {"WWW-Authenticate": 'Basic realm="webhook"'})
+        return ""
 
     def _secret(self, target: Target, kind: str) -> tuple[str, str]:
         """(header name or user, token or password): from the named connection, else the node's fields."""
@@ -235,8 +241,8 @@ HIDDEN_HEADER = "(hidden)"
 
 def payload(call: Call, target: Target | None = None) -> dict[str, Any]:
     """`{body, headers, query}`: a JSON body parsed, a form as an object, anything else as text; credentials in
-    headers (and the webhook's own token header) hidden."""
-    hidden = set(CREDENTIAL_HEADERS)
+    headers (and the webhook's own token header, named by `check` or by the node) hidden."""
+    hidden = set(CREDENTIAL_HEADERS) | {call.token_header}
     if target is not None and target.data.get("auth") == "header":
         hidden.add(str(target.data.get("auth_name") or "").strip().lower())
     headers = {name: HIDDEN_HEADER if name in hidden else value for name, value in call.headers.items()}

@@ -135,6 +135,19 @@ async def test_basic_authentication_from_a_workspace_connection(hooks):
         assert (await client.post(f"/api/hooks/{hook}", json={}, headers=basic("shop", "pw"))).status_code == 202
 
 
+async def test_a_header_token_from_a_connection_is_not_recorded(hooks):
+    """The header's name comes from the connection, not the node: it is hidden in the run's payload all the same
+    (viewers read payloads; only owners see connection values)."""
+    ConnectionStore(hooks.launcher.engine).set("hook-key", "http_header", {"header": "X-Hook-Key", "value": "c0nn"})
+    _, hook = hooks.create(hooked({"auth": "header", "auth_connection": "hook-key"}))
+    async with hooks.client() as client:
+        assert (await client.post(f"/api/hooks/{hook}", json={}, headers={"x-hook-key": "nope"})).status_code == 401
+        accepted = await client.post(f"/api/hooks/{hook}", json={}, headers={"x-hook-key": "c0nn", "x-shop": "7"})
+        assert accepted.status_code == 202
+    headers = (await settled(hooks, accepted.json()["run_id"]))["payload"]["headers"]
+    assert headers["x-hook-key"] == "(hidden)" and headers["x-shop"] == "7" and "c0nn" not in json.dumps(headers)
+
+
 async def test_the_test_address_serves_one_listening_editor_with_the_stored_graph(hooks):
     graph_id, hook = hooks.create(hooked({"respond": "last_node"}), active=False)
     async with hooks.client() as client:

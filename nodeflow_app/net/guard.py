@@ -15,6 +15,7 @@ Two ways in, one rule:
 from __future__ import annotations
 
 import asyncio
+import functools
 import ipaddress
 import os
 import socket
@@ -184,12 +185,52 @@ class GuardedBackend(httpcore.AsyncNetworkBackend):
         await self._inner.sleep(seconds)
 
 
+# Compressed bodies are decoded a network read (<= 64 KB) at a time; gzip and deflate expand at most ~1,000
+# times, so each step stays bounded. zstd (httpx decodes it when `zstandard` is installed) and a body compressed
+# twice (`Content-Encoding: gzip, gzip`) expand without such a bound: a few KB became gigabytes in memory.
+ACCEPT_ENCODING = "gzip, deflate"
+BOUNDED_CODINGS = frozenset({"gzip", "x-gzip", "deflate"})
+
+
+def refuse_unbounded_encoding(headers: Any, error: Callable[[str], Exception]) -> None:
+    """Raise `error(message)` when a response's Content-Encoding could expand without bound."""
+    codings = [c.strip().lower() for value in headers.get_list("content-encoding") for c in value.split(",")]
+    codings = [c for c in codings if c and c != "identity"]
+    if len(codings) > 1 or (codings and codings[0] not in BOUNDED_CODINGS):
+        raise error(f"the response is compressed as {', '.join(codings)}; NodeFlow reads one layer of gzip or "
+                    "deflate only (a body compressed otherwise can expand without limit)")
+
+
+class _ReadsBoundedBodies:
+    """Transport mixin: asks for gzip or deflate only and refuses a response compressed any other way."""
+
+    _decoding_error: Any
+
+    async def handle_async_request(self, request: Any) -> Any:
+        request.headers["accept-encoding"] = ACCEPT_ENCODING
+        response = await super().handle_async_request(request)  # type: ignore[misc]
+        try:
+            refuse_unbounded_encoding(response.headers, lambda message: self._decoding_error(message, request=request))
+        except Exception:
+            await response.aclose()
+            raise
+        return response
+
+
+@functools.cache
+def _bounded(client_module: Any) -> type:
+    """`client_module`'s (httpx or httpx2) AsyncHTTPTransport with `_ReadsBoundedBodies`."""
+    return type("BoundedTransport", (_ReadsBoundedBodies, client_module.AsyncHTTPTransport),
+                {"_decoding_error": client_module.DecodingError})
+
+
 def guarded_transport(*, resolver: Resolver | None = None, on_refused: Callable[[str], None] | None = None,
                       **options: Any) -> Any:
-    """An httpx.AsyncHTTPTransport whose connections go through `GuardedBackend` (no proxy from the environment)."""
+    """An httpx.AsyncHTTPTransport whose connections go through `GuardedBackend` (no proxy from the environment)
+    and whose responses are decoded within bounds (`refuse_unbounded_encoding`)."""
     import httpx
 
-    transport = httpx.AsyncHTTPTransport(trust_env=False, **options)
+    transport = _bounded(httpx)(trust_env=False, **options)
     # httpx has no public argument for the network backend; the pool it builds reads this attribute when
     # it opens each connection.
     transport._pool._network_backend = GuardedBackend(resolver=resolver, on_refused=on_refused)
@@ -201,7 +242,7 @@ def guarded_httpx2_client(**options: Any) -> Any:
     import httpcore2
     import httpx2
 
-    transport = httpx2.AsyncHTTPTransport(trust_env=False)
+    transport = _bounded(httpx2)(trust_env=False)
     transport._pool._network_backend = GuardedBackend(core=httpcore2)  # as in guarded_transport
     return httpx2.AsyncClient(transport=transport, trust_env=False, **options)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import ipaddress
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -92,6 +93,19 @@ async def test_other_schemes_are_refused(url):
 
 # At connect time ----------------------------------------------------------------------------------
 
+def _zstd(data: bytes) -> bytes:
+    import zstandard
+
+    return zstandard.ZstdCompressor().compress(data)
+
+
+BOMB = bytes(64 * 1024 * 1024)  # 64 MB of zeros: a few KB once compressed twice
+COMPRESSED = {"/gzip": (gzip.compress(b"hello"), "gzip"),
+              "/gzip-twice": (gzip.compress(gzip.compress(BOMB)), "gzip, gzip"),
+              "/zstd": (_zstd(BOMB), "zstd")}
+del BOMB
+
+
 class _Handler(BaseHTTPRequestHandler):
     def do_GET(self) -> None:
         port = self.server.server_address[1]
@@ -100,9 +114,15 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header("Location", f"http://127.0.0.2:{port}/hello")
             self.end_headers()
             return
-        body = b"hello"
+        body, encoding = b"hello", ""
+        if self.path == "/accept-encoding":
+            body = self.headers.get("accept-encoding", "").encode()
+        elif self.path in COMPRESSED:
+            body, encoding = COMPRESSED[self.path]
         self.send_response(200)
         self.send_header("Content-Length", str(len(body)))
+        if encoding:
+            self.send_header("Content-Encoding", encoding)
         self.end_headers()
         self.wfile.write(body)
 
@@ -148,3 +168,16 @@ async def test_a_redirect_to_a_private_address_is_refused(port, monkeypatch):
         assert (await client.get(f"http://127.0.0.1:{port}/hello")).text == "hello"
         with pytest.raises(httpx.ConnectError, match=r"127\.0\.0\.2 is a loopback address"):
             await client.get(f"http://127.0.0.1:{port}/to-internal")
+
+
+async def test_a_body_compressed_beyond_one_bounded_layer_is_refused_before_it_is_read(port, monkeypatch):
+    """gzip or deflate once: each network read expands at most ~1,000 times. Twice, or zstd: a few KB become
+    gigabytes in memory (a server any graph names could take NodeFlow down)."""
+    monkeypatch.setenv(ALLOWLIST_ENV, "127.0.0.1")
+    async with guarded_client() as client:
+        assert (await client.get(f"http://127.0.0.1:{port}/gzip")).text == "hello"
+        asked = await client.get(f"http://127.0.0.1:{port}/accept-encoding", headers={"accept-encoding": "zstd, br"})
+        assert asked.text == "gzip, deflate"
+        for path, coding in (("/gzip-twice", "gzip, gzip"), ("/zstd", "zstd")):
+            with pytest.raises(httpx.DecodingError, match=f"compressed as {coding}; NodeFlow reads one layer"):
+                await client.get(f"http://127.0.0.1:{port}{path}")

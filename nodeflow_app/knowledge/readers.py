@@ -90,9 +90,23 @@ def _pdf(raw: bytes, source: str) -> list[dict[str, Any]]:
             for number, page in enumerate(reader.pages, start=1)]
 
 
+# A .docx is a zip that python-docx unpacks whole into memory: a few hundred KB of zeros unpack to gigabytes.
+# zipfile never yields more than a member's declared size, so the declared sizes bound what is unpacked.
+MAX_DOCX_UNPACKED = 100 * 1024 * 1024
+
+
 def _docx(raw: bytes, source: str) -> list[dict[str, Any]]:
+    import zipfile
+
     import docx
 
+    try:
+        unpacked = sum(member.file_size for member in zipfile.ZipFile(io.BytesIO(raw)).infolist())
+    except zipfile.BadZipFile:
+        unpacked = 0  # python-docx says what is wrong with it
+    if unpacked > MAX_DOCX_UNPACKED:
+        raise NodeError(f"{source}: unpacks to {unpacked // (1024 * 1024)} MB; a .docx may unpack to at most "
+                        f"{MAX_DOCX_UNPACKED // (1024 * 1024)} MB")
     parsed = docx.Document(io.BytesIO(raw))
     title = parsed.core_properties.title or None
     return [document("\n\n".join(p.text for p in parsed.paragraphs if p.text.strip()), source, title=title)]

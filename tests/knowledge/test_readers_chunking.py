@@ -25,6 +25,20 @@ def test_docx_paragraphs_and_title():
     assert doc["metadata"] == {"source": "g.docx", "title": "Guide"}
 
 
+def test_a_docx_that_unpacks_too_far_is_refused_before_it_is_unpacked():
+    import io
+    import zipfile
+
+    from nodeflow_app.knowledge import readers
+
+    bomb = io.BytesIO()
+    with zipfile.ZipFile(bomb, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("word/document.xml", bytes(readers.MAX_DOCX_UNPACKED + 1))
+    assert len(bomb.getvalue()) < 200_000
+    with pytest.raises(NodeError, match=r"bomb.docx: unpacks to 100 MB; a .docx may unpack to at most 100 MB"):
+        read_document(bomb.getvalue(), "bomb.docx", "docx")
+
+
 def test_html_keeps_the_main_text_only():
     [doc] = read_document(files.HTML, "https://shop.example/shipping", "html")
     assert doc["text"] == "Shipping policy\nOrders over 50 euros ship free.\nDelivery takes 3 days."

@@ -17,6 +17,8 @@ secrets (`cleared_by`); a secret entered before the URL is refused until the URL
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import json
 from typing import Any, Callable, Iterator
 
@@ -204,6 +206,32 @@ def hide_graph(graph: dict[str, Any], definitions: Definitions) -> dict[str, Any
     return {**graph, "nodes": [
         {**n, "data": hide_node(definitions.definition(str(n.get("type"))), n["data"])}
         if isinstance(n, dict) and isinstance(n.get("data"), dict) else n for n in graph.get("nodes") or []]}
+
+
+def fingerprint_graph(graph: dict[str, Any], definitions: Definitions, key: bytes) -> dict[str, Any]:
+    """A copy of the graph JSON with every secret (sealed, or plain in an old version) replaced by a keyed digest
+    of it: two graphs fingerprinted with one fresh `key` differ where their secrets differ, and the digests say
+    nothing else (comparing versions shows that a secret changed, never its value)."""
+    def stand_in(value: Any) -> Any:
+        if not (is_sealed(value) or _sealable(value)):
+            return value
+        digest = hmac.new(key, json.dumps(value, sort_keys=True).encode(), hashlib.sha256).hexdigest()[:16]
+        return {SEALED: digest}
+
+    return {**graph, "nodes": [
+        {**n, "data": map_node_secrets(definitions.definition(str(n.get("type"))), n["data"], stand_in)}
+        if isinstance(n, dict) and isinstance(n.get("data"), dict) else n for n in graph.get("nodes") or []]}
+
+
+def holds_secret(value: Any) -> bool:
+    """Whether a secret's envelope sits anywhere in `value` (a whole value, or a row of a key_value list)."""
+    if is_sealed(value):
+        return True
+    if isinstance(value, dict):
+        return any(holds_secret(v) for v in value.values())
+    if isinstance(value, list):
+        return any(holds_secret(v) for v in value)
+    return False
 
 
 def secrets_to_enter(graph: dict[str, Any], definitions: Definitions) -> list[str]:

@@ -178,6 +178,15 @@ def graph_workspace(graph_id: str) -> str | None:
 _GRAPH_HOLDERS: dict[type, tuple[type, str]] = {}
 
 
+def still_checked(graph_id: str) -> bool:
+    """For a background handler (`@rx.event(background=True)`), which reads the ids its state keeps only after the
+    access check, once other events of the tab may have run: a page load in between changes the kept graph, so a
+    check made on the caller's own graph would cover a graph of another workspace. True when `graph_id` is in
+    the workspace the check allowed."""
+    workspace = current().workspace_id
+    return bool(graph_id) and workspace is not None and graph_workspace(graph_id) == workspace
+
+
 def acts_on_graph(state_cls: type, holder: type | None = None, attribute: str = "_graph_id") -> None:
     """Declare that `state_cls`'s handlers act on the graph in `holder.attribute` (default: its own)."""
     _GRAPH_HOLDERS[state_cls] = (holder or state_cls, attribute)

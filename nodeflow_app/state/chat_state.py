@@ -26,7 +26,7 @@ from nodeflow_app.state.run_history_state import RunHistoryState
 from nodeflow_app.state.run_view_state import RunViewState
 from nodeflow_app.store.chats import ChatHistory, ChatMessage, ChatNotFound
 from nodeflow_app.store.graphs import GraphNotFound, graph_store
-from nodeflow_app.state.access import acts_on_graph, requires
+from nodeflow_app.state.access import acts_on_graph, requires, still_checked
 
 log = logging.getLogger(__name__)
 
@@ -263,6 +263,8 @@ class ChatState(rx.State):
         async with self:
             if self.busy:
                 return rx.toast.warning("An answer is still streaming.")
+            if not still_checked(self.graph_id):
+                return rx.toast.error("Nothing sent: the page changed meanwhile.")
             if not self.chat_id:
                 if not new_chat:
                     return rx.toast.error("Open a chat first.")

@@ -32,7 +32,7 @@ from nodeflow_app.store.graphs import graph_store
 from nodeflow_app.triggers.view import trigger_view
 from nodeflow_app.validation import Issue, validate_graph
 from nodes._registry import default_registry
-from nodeflow_app.state.access import acts_on_graph, requires
+from nodeflow_app.state.access import acts_on_graph, requires, still_checked
 from nodeflow_app.state.graph_room import GraphRoom, room_token
 
 # Where a clicked palette entry lands, relative to the visible area (the canvas is at least this big).
@@ -232,7 +232,7 @@ class EditorState(rx.State):
         async with self:
             room, _ = await self._room()
             # Every tab in the room asks to autosave after a burst: the first one claims the edits.
-            if self._doc is None or (auto and not room.unsaved):
+            if self._doc is None or (auto and not room.unsaved) or not still_checked(self._doc.id):
                 return
             graph_id, graph = self._doc.id, self._doc.to_json()
             edits, authors = room._claim_save()

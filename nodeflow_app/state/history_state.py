@@ -8,17 +8,19 @@ The live graph stays in EditorState untouched meanwhile; its edits are refused u
 from __future__ import annotations
 
 import re
+import secrets
 import time
 from typing import Any
 
 import reflex as rx
 
+from nodeflow_app import routes
 from nodeflow_app.state.access import current
 
 from nodeflow_app.editor.diff import FieldChange, GraphDiff, diff_graphs, diff_view
 from nodeflow_app.editor.timeline import AUTOSAVE, Entry, group_versions
 from nodeflow_app.runs.view import ago
-from nodeflow_app.secret_values import hide_graph, is_sealed
+from nodeflow_app.secret_values import fingerprint_graph, hide_graph, holds_secret
 from nodeflow_app.state.editor_state import EditorState
 from nodeflow_app.store.graphs import GraphNotFound, graph_store
 from nodes._registry import default_registry
@@ -49,8 +51,8 @@ class HistoryState(rx.State):
         canvas, the list fresh."""
         self.picked, self.naming = [], ""
         await self._back(unfreeze=False)
-        if self.panel_open:
-            await self._refresh()
+        if self.panel_open:  # the page's graph (checked): the editor still keeps the previous page's until its load
+            await self._refresh(routes.page_graph_id(self.router))
 
     @rx.event
     @requires("view")
@@ -66,8 +68,8 @@ class HistoryState(rx.State):
         if self.panel_open:
             await self._refresh()
 
-    async def _refresh(self) -> None:
-        graph_id = await self._graph_id()
+    async def _refresh(self, graph_id: str | None = None) -> None:
+        graph_id = await self._graph_id() if graph_id is None else graph_id
         if not graph_id:
             self.entries = []
             return
@@ -127,7 +129,9 @@ class HistoryState(rx.State):
         old, new = (graph_store().get_version(graph_id, v) for v in (older, newer))
         if old is None or new is None:
             return rx.toast.error("One of these versions is gone; refresh the list")
-        diff = diff_graphs(old.graph, new.graph, parameter_defaults())
+        key = secrets.token_bytes(16)  # this comparison's: its digests of secrets match nothing elsewhere
+        older_graph, newer_graph = (fingerprint_graph(v.graph, default_registry(), key) for v in (old, new))
+        diff = diff_graphs(older_graph, newer_graph, parameter_defaults())
         view = diff_view(old.graph, new.graph, diff)
         self._show("diff", view["graph"], view["marks"])
         self.viewing, self.diff_title, self.diff_rows = 0, f"v{older} → v{newer}", diff_rows(diff)
@@ -234,7 +238,7 @@ def entry_row(entry: Entry, counts: dict[int, int], now: float) -> dict[str, str
 
 def change_line(change: FieldChange) -> str:
     """`field: old -> new`; a secret parameter (sealed in the stored graph) never shows its value."""
-    if is_sealed(change.old) or is_sealed(change.new):
+    if holds_secret(change.old) or holds_secret(change.new):
         return f"{change.field}: secret changed"
     return change.line()
 

@@ -23,7 +23,7 @@ from nodeflow_app.runs.service import RunRefused, approval_payload, run_service
 from nodeflow_app.runs.view import approval_cards, canvas_steps, node_rows, pretty, run_row
 from nodeflow_app.state.editor_state import EditorState
 from nodeflow_app.state.run_view_state import RunViewState
-from nodeflow_app.state.access import acts_on_graph, requires
+from nodeflow_app.state.access import acts_on_graph, requires, still_checked
 
 
 class RunHistoryState(rx.State):
@@ -156,7 +156,7 @@ class RunHistoryState(rx.State):
 
     async def _begin(self) -> str | None:
         """Under the lock: the graph to run, after saving the editor's unsaved edits (None: nothing to run)."""
-        if self.running or not self._graph_id:
+        if self.running or not still_checked(self._graph_id):
             return None
         editor = await self.get_state(EditorState)
         if not await editor._save_pending_edits(self._graph_id):
@@ -187,6 +187,8 @@ class RunHistoryState(rx.State):
         """An approval card's button: the run goes on where it executes, else here (streamed to the canvas)."""
         async with self:
             run_id, note = self.run_id, self.approval_note.strip() or None
+            if run_id and not still_checked(self._graph_id):  # the run chosen is of the graph of this page
+                return rx.toast.error("Not answered: the page changed meanwhile.")
         if not run_id:
             return
         try:

@@ -15,7 +15,7 @@ import time
 import reflex as rx
 
 from nodeflow_app import routes
-from nodeflow_app.state.access import requires
+from nodeflow_app.state.access import requires, still_checked
 from nodeflow_app.state.editor_state import EditorState
 from nodeflow_app.state.run_history_state import RunHistoryState
 from nodeflow_app.store.triggers import trigger_store
@@ -68,7 +68,7 @@ class TriggerState(rx.State):
         async with self:
             graph_id = routes.page_graph_id(self.router)
             editor = await self.get_state(EditorState)
-            if not graph_id or not await editor._save_pending_edits(graph_id):
+            if not still_checked(graph_id) or not await editor._save_pending_edits(graph_id):
                 return
             self.listening_to, self.heard, self.heard_run = node_id, "", ""
         hook = hook_id(graph_id, node_id)

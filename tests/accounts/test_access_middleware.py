@@ -195,6 +195,27 @@ def test_a_tab_keeping_a_graph_acts_on_it_only_in_the_workspace_the_check_resolv
     assert through(EditorState, "save") and through(HistoryState, "restore")
 
 
+def test_a_background_handler_acts_only_on_a_graph_of_the_workspace_its_check_allowed(team):
+    """A background handler (a test run, a chat message, a save, an approval) reads what its state keeps after the
+    check, once other events of the tab may have run: a page load of the team's graph in between must not let a
+    check made on the viewer's own graph run, save or answer the team's."""
+    from nodeflow_app.nodeflow_app import app
+    from nodeflow_app.state.run_history_state import RunHistoryState
+
+    _, _, _, team_graph, tokens = team
+    _, own_graph = _own_graph(team, "viewer")
+    state = _page(tokens["viewer"], "", own_graph)
+
+    async def check_then_page_load() -> tuple[bool, bool, bool]:
+        event = Event(name=f"{RunHistoryState.get_full_name()}.test_run", payload={"node_id": ""})
+        assert await access.AccessMiddleware().preprocess(app, state, event) is None  # an owner of own_graph
+        # ... the page load of the team's graph runs here; then the handler reads the kept graph:
+        return access.still_checked(own_graph), access.still_checked(team_graph), access.still_checked("")
+
+    assert asyncio.run(check_then_page_load()) == (True, False, False)
+    assert not access.still_checked(own_graph)  # outside any checked event: nothing is allowed
+
+
 def test_workspace_changes_land_in_the_workspace_the_check_resolved(team, monkeypatch):
     """A viewer whose browser names the team's workspace, on the page of a graph they own, passes the check as an
     owner there: an invitation they make then belongs to their own workspace, never to the team's."""

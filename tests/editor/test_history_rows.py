@@ -45,3 +45,33 @@ def test_a_changed_secret_parameter_never_shows_its_value(tmp_path, monkeypatch)
     assert change_line(FieldChange("headers", old, new)) == "headers: secret changed"
     assert change_line(FieldChange("headers", None, new)) == "headers: secret changed"
     assert change_line(FieldChange("url", "a", "b")) == 'url: "a" -> "b"'
+
+
+def test_comparing_versions_shows_a_changed_secret_row_never_its_ciphertext_or_an_old_plain_value(tmp_path, monkeypatch):
+    """A secret inside a key_value list (MCP headers) or in clear in a version stored before sealing: the diff
+    sees that it changed, and shows neither the value, its ciphertext nor a digest that works elsewhere."""
+    import secrets as random
+
+    from nodeflow_app.secret_values import fingerprint_graph
+    from nodes._registry import default_registry
+
+    monkeypatch.setenv("NODEFLOW_DATA_DIR", str(tmp_path))
+    monkeypatch.delenv("NODEFLOW_SECRET_KEY", raising=False)
+
+    def graph(headers) -> dict:
+        return {"id": "g", "name": "g", "edges": [], "nodes": [
+            {"id": "m", "type": "mcp-server", "version": 2, "name": "MCP", "position": {"x": 0, "y": 0},
+             "data": {"transport": "streamable-http", "url": "https://mcp.example/mcp", "headers": headers}}]}
+
+    sealed = seal("Bearer sk-new")
+    old = graph([{"name": "Authorization", "value": "Bearer sk-old-in-clear"}])  # a version from before sealing
+    new = graph([{"name": "Authorization", "value": sealed}])
+    key = random.token_bytes(16)
+    rows = diff_rows(diff_graphs(*(fingerprint_graph(g, default_registry(), key) for g in (old, new))))
+    assert [r["text"] for r in rows if r["kind"] == "change"] == ["headers: secret changed"]
+    shown = repr(fingerprint_graph(new, default_registry(), key)) + repr(rows)
+    assert "sk-" not in shown and sealed["$secret"][:20] not in shown
+    same = [fingerprint_graph(g, default_registry(), key) for g in (new, graph([{"name": "Authorization",
+                                                                                   "value": sealed}]))]
+    assert diff_rows(diff_graphs(*same))[-1]["text"] == "No differences"
+    assert fingerprint_graph(new, default_registry(), random.token_bytes(16)) != same[0]  # a key per comparison

@@ -23,7 +23,7 @@ from starlette.concurrency import run_in_threadpool
 
 from nodeflow_app.llm.credentials import use_workspace
 from nodeflow_app.runs.caller import Caller, set_caller
-from nodeflow_app.state.access import Need, declared, decide, requires, session_cookie
+from nodeflow_app.state.access import Need, declared, decide, from_this_site, requires, session_cookie
 from nodeflow_app.store.accounts import User
 
 log = logging.getLogger("nodeflow.api.access")
@@ -95,7 +95,10 @@ def resolve(request: Request) -> ApiAccess:
         workspace = token.workspace_id if target is None else target
         role = token.role if workspace == token.workspace_id else None  # a token acts in its workspace only
         return ApiAccess(token.user, workspace, role, "token")
-    user = accounts.user_for_session(session_cookie("; ".join(request.headers.getlist("cookie"))))
+    cookie = session_cookie("; ".join(request.headers.getlist("cookie")))
+    from_page = from_this_site(request.headers.get("sec-fetch-site", ""),
+                               request.headers.get("origin") or request.headers.get("referer", ""), request.url.netloc)
+    user = accounts.user_for_session(cookie) if from_page else None  # a sibling host's page sends the cookie too
     if user is None:
         return ApiAccess(None, None, None, "none")
     workspace = accounts.personal_workspace(user.id).id if target is None else target

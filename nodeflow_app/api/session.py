@@ -26,7 +26,7 @@ from starlette.concurrency import run_in_threadpool
 
 from nodeflow_app import routes
 from nodeflow_app.api.access import requires
-from nodeflow_app.state.access import SESSION_COOKIE, session_cookie
+from nodeflow_app.state.access import SESSION_COOKIE, from_this_site, session_cookie, url_origin
 from nodeflow_app.store.accounts import SESSION_SECONDS
 
 router = APIRouter(tags=["session"], include_in_schema=False)  # the browser's, not the API's
@@ -67,20 +67,10 @@ async def end_session(request: Request, next_page: str = Query(routes.SIGN_IN, a
 
 
 def _from_nodeflow(request: Request) -> bool:
-    """The browser came from a NodeFlow page (or the address was typed in). Another site's page is refused, and
-    so is a sibling host of the same site (`Sec-Fetch-Site: same-site`) unless it is this host on another port
-    (`make dev`) or the configured front end. Clients that send no Sec-Fetch-Site are no browsers to trick."""
-    site = request.headers.get("sec-fetch-site", "")
-    if site in ("", "same-origin", "none"):
-        return True
-    if site != "same-site":
-        return False
-    referer = request.headers.get("referer", "")
-    try:
-        return bool(referer) and (urlsplit(referer).hostname == request.url.hostname
-                                  or _origin(referer) == _origin(get_config().deploy_url or ""))
-    except ValueError:
-        return False
+    """The browser came from a NodeFlow page (or the address was typed in): see `from_this_site`. A navigation
+    sends no Origin; its Referer names the page."""
+    return from_this_site(request.headers.get("sec-fetch-site", ""), request.headers.get("referer", ""),
+                          request.url.netloc)
 
 
 def _over_https(request: Request, target: str) -> bool:
@@ -97,18 +87,11 @@ def safe_next(next_url: str, request: Request) -> str:
         return routes.GRAPHS if next_url.startswith("//") else next_url  # "//x" and "///x" are host x
     try:
         parts = urlsplit(next_url)
-        ours = parts.hostname == request.url.hostname or _origin(next_url) == _origin(get_config().deploy_url or "")
+        front_end = url_origin(get_config().deploy_url or "")
+        ours = parts.hostname == request.url.hostname or url_origin(next_url) == front_end
     except ValueError:  # e.g. "http://[x"
         return routes.GRAPHS
     return next_url if parts.scheme in ("http", "https") and parts.hostname and ours else routes.GRAPHS
-
-
-def _origin(url: str) -> str:
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return ""
-    return f"{parts.scheme}://{parts.netloc}".lower() if parts.scheme and parts.netloc else ""
 
 
 def _redirect(url: str) -> RedirectResponse:

@@ -17,8 +17,10 @@ import logging
 import time
 from dataclasses import dataclass
 from typing import Any, Callable, Literal
+from urllib.parse import urlsplit
 
 import reflex as rx
+from reflex.config import get_config
 from reflex.middleware import Middleware
 from reflex_base.event import Event
 from reflex.state import StateUpdate
@@ -130,8 +132,39 @@ def forget_token(token: str) -> None:
 
 def session_token(state: Any) -> str:
     """The tab's session token: the cookie its browser sent when the websocket connected. Reflex reads request
-    headers on the server only; the page's scripts cannot read the cookie (HttpOnly)."""
-    return session_cookie(state.router.headers.cookie if state.router else "")
+    headers on the server only; the page's scripts cannot read the cookie (HttpOnly). "" for a websocket opened
+    by a page of another host of the site (`from_this_site`)."""
+    if not state.router:
+        return ""
+    headers = state.router.headers
+    if not from_this_site(headers.raw_headers.get("sec-fetch-site", ""), headers.origin, headers.host):
+        return ""
+    return session_cookie(headers.cookie)
+
+
+def from_this_site(fetch_site: str, source: str, host: str) -> bool:
+    """Whether a browser request that carries the session cookie comes from NodeFlow's own pages, by its Fetch
+    Metadata (`Sec-Fetch-Site`) and `source`, its Origin or Referer. Another site's requests carry no cookie
+    (SameSite=Strict), but another host of the same site (x.example.com beside nodeflow.example.com) sends it:
+    refused, unless it is this `host` on another port (`make dev`) or the configured front end. Clients that send
+    no Sec-Fetch-Site are no browser to trick."""
+    if fetch_site in ("", "same-origin", "none"):
+        return True
+    if fetch_site != "same-site" or not source:
+        return False
+    try:
+        return urlsplit(source).hostname == urlsplit(f"//{host}").hostname or url_origin(source) == url_origin(
+            get_config().deploy_url or "")
+    except ValueError:  # e.g. "http://[x"
+        return False
+
+
+def url_origin(url: str) -> str:
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return ""
+    return f"{parts.scheme}://{parts.netloc}".lower() if parts.scheme and parts.netloc else ""
 
 
 def session_cookie(header: str | None) -> str:

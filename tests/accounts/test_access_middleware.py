@@ -195,6 +195,20 @@ def test_a_tab_keeping_a_graph_acts_on_it_only_in_the_workspace_the_check_resolv
     assert through(EditorState, "save") and through(HistoryState, "restore")
 
 
+def test_a_websocket_opened_by_a_sibling_hosts_page_has_no_session(team):
+    """SameSite=Strict keeps other sites' pages from sending the cookie, not another host of the same site."""
+    _, _, workspace_id, graph_id, tokens = team
+    load = next((cls, name) for cls, name, h in HANDLERS if name == "load_graph")
+    ours = _page(tokens["owner"], workspace_id, graph_id)
+    assert _gets_through(ours, *load)
+    sibling = _page(tokens["owner"], workspace_id, graph_id)
+    sibling.router = RouterData.from_router_data({"pathname": routes.EDITOR, "asPath": f"/graph/{graph_id}",
+                                                  "query": {}, "headers": {
+        "origin": "https://evil.example.org", "host": "nodeflow.example.org", "sec-fetch-site": "same-site",
+        "cookie": f"nf_session={tokens['owner']}"}})
+    assert not _gets_through(sibling, *load)
+
+
 def test_a_background_handler_acts_only_on_a_graph_of_the_workspace_its_check_allowed(team):
     """A background handler (a test run, a chat message, a save, an approval) reads what its state keeps after the
     check, once other events of the tab may have run: a page load of the team's graph in between must not let a

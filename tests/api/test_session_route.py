@@ -155,3 +155,30 @@ def test_another_site_cannot_sign_anyone_out(team):
     answer = asyncio.run(_end(team, session, headers={"sec-fetch-site": "cross-site"}))
     assert answer.status_code == 403 and "set-cookie" not in answer.headers
     assert team.accounts.user_for_session(session) is not None
+
+
+@pytest.mark.parametrize("site, source, host, allowed", [
+    ("", "", "nodeflow.example", True),  # curl, an old browser: nothing to trick
+    ("same-origin", "https://nodeflow.example/x", "nodeflow.example", True),
+    ("none", "", "nodeflow.example", True),  # typed in, a bookmark
+    ("same-site", "http://localhost:3000", "localhost:8000", True),  # `make dev`: pages on another port
+    ("same-site", "https://x.example", "nodeflow.example", False),  # a sibling host of the site
+    ("same-site", "", "nodeflow.example", False),
+    ("same-site", "http://[x", "nodeflow.example", False),
+    ("cross-site", "https://nodeflow.example", "nodeflow.example", False),
+])
+def test_a_request_carrying_the_cookie_counts_from_nodeflow_pages_only(site, source, host, allowed):
+    from nodeflow_app.state.access import from_this_site
+
+    assert from_this_site(site, source, host) is allowed
+
+
+def test_the_api_ignores_the_cookie_a_sibling_hosts_page_sends(team):
+    async def graphs(headers: dict) -> int:
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=team.api), base_url="http://api.test") as c:
+            return (await c.get("/api/v1/graphs", headers={"cookie": f"nf_session={team.sessions['owner']}",
+                                                             **headers})).status_code
+
+    assert asyncio.run(graphs({"sec-fetch-site": "same-origin", "origin": "http://api.test"})) == 200
+    assert asyncio.run(graphs({"sec-fetch-site": "same-site", "origin": "http://api.test:3000"})) == 200
+    assert asyncio.run(graphs({"sec-fetch-site": "same-site", "origin": "http://x.api.test"})) == 401

@@ -208,6 +208,16 @@ def hide_graph(graph: dict[str, Any], definitions: Definitions) -> dict[str, Any
         if isinstance(n, dict) and isinstance(n.get("data"), dict) else n for n in graph.get("nodes") or []]}
 
 
+def forget_sealed(graph: dict[str, Any], definitions: Definitions) -> dict[str, Any]:
+    """A copy of the graph JSON whose sealed secrets are emptied, to be entered again: a graph from elsewhere (a
+    file, another workspace) brings no sealed value along. Plain ones (written in clear in a file) stay, to be
+    sealed."""
+    return {**graph, "nodes": [
+        {**n, "data": map_node_secrets(definitions.definition(str(n.get("type"))), n["data"],
+                                       lambda v: dict(HIDDEN) if is_sealed(v) else v)}
+        if isinstance(n, dict) and isinstance(n.get("data"), dict) else n for n in graph.get("nodes") or []]}
+
+
 def fingerprint_graph(graph: dict[str, Any], definitions: Definitions, key: bytes) -> dict[str, Any]:
     """A copy of the graph JSON with every secret (sealed, or plain in an old version) replaced by a keyed digest
     of it: two graphs fingerprinted with one fresh `key` differ where their secrets differ, and the digests say

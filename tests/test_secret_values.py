@@ -116,6 +116,14 @@ def test_an_imported_graph_with_a_secret_in_clear_is_stored_sealed(tmp_path):
     assert reveal(row, "x") == TOKEN
 
 
+def test_an_imported_graph_brings_no_sealed_secret_along(tmp_path):
+    """A sealed value in a file (taken from another workspace's graph) is emptied, to be entered again."""
+    store = GraphStore(f"sqlite:///{tmp_path / 'graphs.db'}")
+    summary, issues = store.import_json(json.dumps(mcp_graph({"Authorization": seal(TOKEN)})), REGISTRY)
+    assert issues == []
+    assert store.get(summary.id).graph["nodes"][0]["data"]["headers"]["Authorization"] == HIDDEN
+
+
 # -- a secret sent to a URL goes only to the origin it was entered for ------------------------------------
 
 def test_a_secret_for_a_url_reveals_only_for_that_origin():

@@ -1,7 +1,8 @@
 """Copying or moving a graph to another workspace (issue 14, point 2): the person needs edit in both.
 
 A copy is a new graph (new id, its own history) in the target; chats, runs and pins stay with the original,
-which they name by id. A move keeps the id, so the graph takes its chats, runs and pins along.
+which they name by id, and so do its secrets: the copy asks for them again (an editor may use a team's secrets,
+not take them along). A move keeps the id, so the graph takes its chats, runs and pins along.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from typing import Literal
 from nodeflow_app.accounts.roles import allows
 from nodeflow_app.store.accounts import AccountStore, Workspace
 from nodeflow_app.store.graphs import GraphStore, GraphSummary
+from nodes._registry import default_registry
 
 Mode = Literal["copy", "move"]
 
@@ -34,7 +36,7 @@ def transfer(graphs: GraphStore, accounts: AccountStore, user_id: str, graph_id:
         raise TransferRefused("you may not edit in that workspace")
     if workspace_id == source:
         raise TransferRefused("the graph is in that workspace already")
-    if mode == "copy":
-        return graphs.duplicate(graph_id, workspace_id)
+    if mode == "copy":  # secrets stay where they were entered: whoever may use them there may not read them
+        return graphs.duplicate(graph_id, workspace_id, forget_secrets=default_registry())
     graphs.move(graph_id, workspace_id)
     return None

@@ -22,7 +22,7 @@ from sqlalchemy.exc import IntegrityError
 
 from nodeflow_app.runtime.graph import DefinitionSource, Graph, GraphIssue, normalize
 from nodeflow_app.runtime.values import MAX_DEPTH
-from nodeflow_app.secret_values import seal_graph
+from nodeflow_app.secret_values import forget_sealed, seal_graph
 from nodeflow_app.store.db import create_all, make_engine, process_wide
 from nodeflow_app.store.models import GraphRow, GraphVersionRow, RunRow
 
@@ -181,11 +181,14 @@ class GraphStore:
         if current != name:
             self._write(graph_id, "renamed", name=name)
 
-    def duplicate(self, graph_id: str, workspace_id: str | None = None) -> GraphSummary:
-        """A copy named "<name> (copy)" with a new id and a history of its own, in the same workspace or another."""
+    def duplicate(self, graph_id: str, workspace_id: str | None = None, *,
+                  forget_secrets: DefinitionSource | None = None) -> GraphSummary:
+        """A copy named "<name> (copy)" with a new id and a history of its own, in the same workspace or another.
+        With `forget_secrets` (the registry), the copy's secrets are emptied, to be entered again."""
         stored = self._require(graph_id)
         suffix = " (copy)"
-        return self.create(stored.name[:NAME_MAX - len(suffix)] + suffix, stored.graph,
+        graph = forget_sealed(stored.graph, forget_secrets) if forget_secrets is not None else stored.graph
+        return self.create(stored.name[:NAME_MAX - len(suffix)] + suffix, graph,
                            note=f"duplicated from {stored.name}",
                            workspace_id=workspace_id or self.workspace_of(graph_id))
 
@@ -239,7 +242,8 @@ class GraphStore:
             name = clean_name(graph.name)
         except ValueError as error:
             return None, [GraphIssue(rule="name", message=str(error))]
-        document = seal_graph(graph.model_dump(mode="json"), registry)  # secrets written in clear in the file
+        # Secrets written in clear in the file are sealed; sealed ones (from another install or workspace) dropped.
+        document = seal_graph(forget_sealed(graph.model_dump(mode="json"), registry), registry)
         if _KEEPABLE_ID.fullmatch(graph.id) and self.get(graph.id) is None:
             try:
                 return self._insert(graph.id, name, document, "imported", workspace_id), []

@@ -50,6 +50,25 @@ def test_a_copy_is_a_new_graph_in_the_target_and_the_chats_stay_with_the_origina
     assert [c.id for c in chats.list_chats(original.id)] == [chat.id] and chats.list_chats(copy.id) == []
 
 
+def test_a_copy_for_another_workspace_leaves_the_secrets_behind(stores, tmp_path, monkeypatch):
+    """An editor of a team may use its secrets, not take them along: the copy asks for them again."""
+    from nodeflow_app.secret_values import is_set, origin, reveal, seal
+
+    monkeypatch.setenv("NODEFLOW_DATA_DIR", str(tmp_path))
+    monkeypatch.delenv("NODEFLOW_SECRET_KEY", raising=False)
+    accounts, graphs, _chats = stores
+    ada, _bob, team = people(accounts)
+    mcp = {"id": "m", "type": "mcp-server", "version": 2, "name": "MCP", "position": {"x": 0, "y": 0},
+           "data": {"transport": "streamable-http", "url": "https://mcp.example/mcp",
+                    "headers": [{"name": "Authorization", "value": seal("Bearer sk-team", origin("https://mcp.example/mcp"))}]}}
+    original = graphs.create("Team tools", {"nodes": [mcp], "edges": []}, workspace_id=team.id)
+    copy = transfer(graphs, accounts, ada.id, original.id, accounts.personal_workspace(ada.id).id, "copy")
+    copied = graphs.get(copy.id).graph["nodes"][0]["data"]["headers"]
+    assert [row["name"] for row in copied] == ["Authorization"] and not is_set(copied[0]["value"])
+    kept = graphs.get(original.id).graph["nodes"][0]["data"]["headers"][0]["value"]
+    assert reveal(kept, "the header", url="https://mcp.example/mcp") == "Bearer sk-team"
+
+
 def test_a_move_keeps_the_id_and_changes_the_workspace(stores):
     accounts, graphs, _chats = stores
     ada, _bob, team = people(accounts)

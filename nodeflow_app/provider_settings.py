@@ -259,10 +259,14 @@ def parse_fields(text: str) -> dict[str, str]:
     return fields
 
 
-def save_connection(workspace_id: str, name: str, kind: str, fields_text: str) -> None:
-    """Store (or replace) the connection `name` of the workspace (encrypted)."""
+def save_connection(workspace_id: str, name: str, kind: str, fields_text: str, *, admin: bool) -> None:
+    """Store (or replace) the connection `name` of the workspace (encrypted). A SQLite connection names a file of
+    the install's data folder, which every workspace shares: only the instance admin (`admin`) stores one."""
     from nodeflow_app.store.connections import default_store as connection_store
 
+    if kind == "sqlite" and not admin:
+        raise CredentialError("only the instance admin may store a SQLite connection: its file lies in the "
+                              "install's data folder, which every workspace shares (ask them to add it here)")
     connection_store(create=True).set(name, kind, parse_fields(fields_text), workspace_id)
 
 

@@ -14,6 +14,7 @@ own workspace. NODEFLOW_DB_ALLOW_PRIVILEGED=1 lifts this for an install whose gr
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import sqlite3
 import time
@@ -292,7 +293,21 @@ def sqlite_file(path: str) -> Path:
                         "a connection may use any other SQLite file of the data folder")
     if not file.is_file():
         raise NodeError(f"no SQLite file at {file}")
+    if _holds_nodeflow_tables(file):
+        raise NodeError(f"the SQLite file {path!r} holds a NodeFlow database (accounts, graphs, runs: a copy, a "
+                        "backup, or the one left behind when the app moved to PostgreSQL); a connection may not use it")
     return file
+
+
+def _holds_nodeflow_tables(file: Path) -> bool:
+    """Whether the file is a NodeFlow database wherever it lies (read-only look; a file SQLite cannot read is left
+    to the statement, which says so)."""
+    try:
+        with contextlib.closing(sqlite3.connect(f"{file.as_uri()}?mode=ro", uri=True)) as database:
+            return database.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name IN "
+                                    "('user_account', 'user_session')").fetchone() is not None
+    except sqlite3.Error:
+        return False
 
 
 def _nodeflow_own(file: Path, root: Path) -> bool:

@@ -80,7 +80,8 @@ class SettingsState(rx.State):
     def save_connection(self, form: dict[str, Any]):
         name = str(form.get("name") or "").strip()
         try:
-            provider_settings.save_connection(_workspace(), name, self.connection_kind, str(form.get("fields") or ""))
+            provider_settings.save_connection(_workspace(), name, self.connection_kind, str(form.get("fields") or ""),
+                                              admin=bool(current().user and current().user.is_admin))
         except CredentialError as error:
             return rx.toast.error(str(error))
         self._refresh()

@@ -96,13 +96,16 @@ async def test_a_workspace_connection_is_listed_without_values_and_tested(data_d
 
     tmp_path = data_dir
     sqlite3.connect(tmp_path / "shop.db").execute("create table t (x)").connection.close()
-    provider_settings.save_connection(WS, "shop", "sqlite", f"path={tmp_path / 'shop.db'}\n")
-    provider_settings.save_connection(WS, "api", "http_bearer", "token=s3cret-token")
+    with pytest.raises(CredentialError, match="only the instance admin may store a SQLite connection"):
+        provider_settings.save_connection(WS, "shop", "sqlite", f"path={tmp_path / 'shop.db'}\n", admin=False)
+    provider_settings.save_connection(WS, "shop", "sqlite", f"path={tmp_path / 'shop.db'}\n", admin=True)
+    provider_settings.save_connection(WS, "api", "http_bearer", "token=s3cret-token", admin=False)
     assert provider_settings.connection_rows(WS) == [{"name": "api", "kind": "http_bearer", "fields": "token"},
                                                      {"name": "shop", "kind": "sqlite", "fields": "path"}]
     unbound = await provider_settings.check_named_connection(WS, "api")
     assert not unbound.ok and "names no hosts, so an HTTP Request node will not send it" in unbound.message
-    provider_settings.save_connection(WS, "api", "http_bearer", "token=s3cret-token\nhosts=API.example.com")
+    provider_settings.save_connection(WS, "api", "http_bearer", "token=s3cret-token\nhosts=API.example.com",
+                                      admin=False)
     assert provider_settings.connection_rows(WS)[0] == {
         "name": "api", "kind": "http_bearer", "fields": "hosts, token (sent only to api.example.com)"}
     assert provider_settings.connection_rows("w-other") == []
@@ -112,7 +115,7 @@ async def test_a_workspace_connection_is_listed_without_values_and_tested(data_d
     assert bound.ok and "goes only to api.example.com" in bound.message
     assert not (await provider_settings.check_named_connection("w-other", "shop")).ok
     with pytest.raises(CredentialError, match="name=value"):
-        provider_settings.save_connection(WS, "bad", "http_bearer", "token")
+        provider_settings.save_connection(WS, "bad", "http_bearer", "token", admin=True)
     assert provider_settings.delete_connection(WS, "api") is True
     assert [r["name"] for r in provider_settings.connection_rows(WS)] == ["shop"]
 
@@ -120,7 +123,8 @@ async def test_a_workspace_connection_is_listed_without_values_and_tested(data_d
 async def test_testing_a_superuser_database_connection_says_why_runs_will_refuse_it(data_dir, monkeypatch):
     """The real PostgreSQL of these machines: its `postgres` role could run programs on the host."""
     monkeypatch.setenv("NODEFLOW_HTTP_ALLOWLIST", "127.0.0.1")
-    provider_settings.save_connection(WS, "pg", "postgres", "host=127.0.0.1\nport=5432\ndatabase=test\nuser=postgres")
+    provider_settings.save_connection(WS, "pg", "postgres", "host=127.0.0.1\nport=5432\ndatabase=test\nuser=postgres",
+                                      admin=False)
     tested = await provider_settings.check_named_connection(WS, "pg")
     assert not tested.ok
     assert "logs in as 'postgres', which is a superuser (it could run programs on the database host" in tested.message

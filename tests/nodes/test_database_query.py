@@ -218,6 +218,21 @@ async def test_nodeflow_own_database_and_folders_are_refused(tmp_path, monkeypat
     assert (await db.run("SELECT 1 AS one"))["rows"] == [{"one": 1}]
 
 
+async def test_a_copy_of_a_nodeflow_database_is_refused_wherever_it_lies(tmp_path, monkeypatch):
+    """A backup, a copy, or the SQLite database left behind when the app moved to PostgreSQL: it holds every
+    workspace's accounts, graphs and runs, whatever its name."""
+    from nodeflow_app.store.accounts import AccountStore
+
+    db = await _sqlite(tmp_path, monkeypatch)
+    monkeypatch.setenv("REFLEX_DB_URL", "postgresql+psycopg://u@h/d")  # the app's database is elsewhere now
+    left_behind = AccountStore(f"sqlite:///{tmp_path / 'data' / 'old-nodeflow.db'}")
+    left_behind.create_user("Ada", "ada@example.org", "a long enough password")
+    left_behind.engine.dispose()
+    db.store.set("db", "sqlite", {"path": "old-nodeflow.db"})
+    with pytest.raises(NodeError, match="the SQLite file 'old-nodeflow.db' holds a NodeFlow database"):
+        await db.run("SELECT email FROM user_account")
+
+
 async def test_attach_and_vacuum_into_cannot_reach_other_files(tmp_path, monkeypatch):
     db = await _sqlite(tmp_path, monkeypatch)
     for statement in (f"ATTACH '{tmp_path / 'x.db'}' AS x", f"VACUUM INTO '{tmp_path / 'copy.db'}'"):

@@ -66,8 +66,8 @@ def upload_zone() -> rx.Component:
             id=UPLOAD_ID,
             multiple=True,
             accept=ACCEPTED,
-            on_drop=KnowledgeState.upload(rx.upload_files(upload_id=UPLOAD_ID,
-                                                          on_upload_progress=KnowledgeState.set_upload_progress)),
+            on_drop=KnowledgeState.upload(rx.upload_files_chunk(
+                upload_id=UPLOAD_ID, on_upload_progress=KnowledgeState.set_upload_progress)),
             border="1px dashed var(--gray-a7)", border_radius="var(--radius-3)", padding="18px", width="100%",
             cursor="pointer", custom_attrs=_testid("knowledge-upload"),
         ),

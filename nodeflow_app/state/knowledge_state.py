@@ -28,7 +28,7 @@ from nodeflow_app.state.access import requires
 log = logging.getLogger(__name__)
 
 UPLOAD_ID = "knowledge-upload"
-READ_BLOCK = 1024 * 1024
+MAX_UPLOAD_FILES = 100  # per drop
 
 
 def _uploaded(workspace: str, collection: str, name: Any) -> Path:
@@ -217,33 +217,22 @@ class KnowledgeState(rx.State):
     def set_upload_progress(self, progress: dict[str, Any]) -> None:
         self.upload_progress = round(float(progress.get("progress") or 0) * 100)
 
-    @rx.event
+    @rx.event(background=True)
     @requires("edit")
-    async def upload(self, files: list[rx.UploadFile]) -> Any:
-        """Keep each file under uploads/<collection>/ (read in blocks, stopped at the limit), then index them."""
-        if not self.selected:
+    async def upload(self, chunks: rx.UploadChunkIterator) -> Any:
+        """Keep each file under uploads/<collection>/ as it streams in, then index them.
+
+        Streamed, not buffered: Reflex reads a buffered upload whole onto the disk before any access check, so
+        anyone could fill it. A file past MAX_BYTES, or past MAX_UPLOAD_FILES, is dropped as it arrives."""
+        async with self:
+            collection = self.selected
+        if not collection:
             return rx.toast.error("Create a collection first.")
-        folder = uploads_dir(self._workspace()) / self.selected
-        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-        saved, refused = [], []
-        for upload in files:
-            name = PurePath(upload.name or "upload").name
-            if guess_format(name) is None:
-                refused.append(f"{name}: unknown format")
-                continue
-            raw = bytearray()
-            while block := await upload.read(READ_BLOCK):
-                raw += block
-                if len(raw) > MAX_BYTES:
-                    break
-            if len(raw) > MAX_BYTES:
-                refused.append(f"{name}: larger than {MAX_BYTES // 1_048_576} MB")
-                continue
-            (folder / name).write_bytes(bytes(raw))
-            saved.append(name)
-        self.indexing = [f"{name}: waiting" for name in saved] + refused
-        self.upload_progress = 100
-        return KnowledgeState.index_uploads(self.selected, saved) if saved else None
+        saved, refused = await save_upload(chunks, uploads_dir(self._workspace()) / collection)
+        async with self:
+            self.indexing = [f"{name}: waiting" for name in saved] + refused
+            self.upload_progress = 100
+        return KnowledgeState.index_uploads(collection, saved) if saved else None
 
     @rx.event(background=True)
     @requires("edit")
@@ -293,3 +282,46 @@ class KnowledgeState(rx.State):
                                  c["metadata"].get("source", "")) for c in found]
         self.searched = True
         return None
+
+
+async def save_upload(chunks: Any, folder: Path) -> tuple[list[str], list[str]]:
+    """(names saved, "name: why" refused) of a streamed upload written into `folder`: a file of an unknown format,
+    one past MAX_BYTES (its part written so far removed) and files past MAX_UPLOAD_FILES are refused."""
+    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    saved: list[str] = []
+    refused: dict[str, str] = {}
+    name, handle, size = "", None, 0
+
+    def close(keep: bool) -> None:
+        if handle is not None:
+            handle.close()
+            if keep:
+                saved.append(name)
+            else:
+                (folder / name).unlink(missing_ok=True)
+
+    try:
+        async for chunk in chunks:
+            current_name = PurePath(chunk.filename or "upload").name
+            if current_name != name:  # the next file
+                close(keep=True)
+                name, handle, size = current_name, None, 0
+                if guess_format(name) is None:
+                    refused[name] = f"{name}: unknown format"
+                elif len(saved) + 1 > MAX_UPLOAD_FILES:
+                    refused[name] = f"{name}: more than {MAX_UPLOAD_FILES} files at once"
+                else:
+                    handle = (folder / name).open("wb")
+            if handle is None:
+                continue  # refused: read on, keep nothing
+            size += len(chunk.data)
+            if size > MAX_BYTES:
+                close(keep=False)
+                handle, refused[name] = None, f"{name}: larger than {MAX_BYTES // 1_048_576} MB"
+                continue
+            handle.write(chunk.data)
+        close(keep=True)
+    except BaseException:
+        close(keep=False)  # the upload broke off: no half file stays
+        raise
+    return saved, list(refused.values())

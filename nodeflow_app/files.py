@@ -1,7 +1,11 @@
-"""Files nodes produce or consume, stored once by content in `<data>/files/<sha256>` and passed by reference.
+"""Files nodes produce or consume, stored once by content per workspace in `<data>/files/<workspace>/<sha256>` and
+passed by reference.
 
 A reference is `{file_id, name, content_type, size}`: graph data, run records and the browser carry that,
-never the bytes. The same content is stored once whatever its name. The folder is private (0700, files 0600).
+never the bytes. The same content is stored once per workspace whatever its name. A reference opens only in the
+workspace that stored it: a file id read in another workspace's run records (by a viewer, or someone who left)
+opens nothing elsewhere. Runs without a workspace (the CLI before accounts) use "default". The folders are
+private (0700, files 0600).
 """
 
 from __future__ import annotations
@@ -17,18 +21,31 @@ from nodeflow_app.contract import NodeError
 from nodeflow_app.settings import data_dir
 
 FILES_FOLDER = "files"
+DEFAULT_WORKSPACE = "default"
 _FILE_ID = re.compile(r"^[0-9a-f]{64}$")
+_WORKSPACE = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
 
-def files_dir() -> Path:
-    folder = data_dir() / FILES_FOLDER
-    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+def workspace_of(services: Any) -> str:
+    """The workspace whose files a run uses: its services' `workspace_id`, else "default"."""
+    return str((services or {}).get("workspace_id") or DEFAULT_WORKSPACE)
+
+
+def files_dir(workspace: str = DEFAULT_WORKSPACE, *, create: bool = True) -> Path:
+    """The workspace's folder of stored files."""
+    if not _WORKSPACE.fullmatch(workspace):
+        raise NodeError(f"no files folder for workspace {workspace[:40]!r}")
+    folder = data_dir() / FILES_FOLDER / workspace
+    if create:
+        folder.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        folder.mkdir(mode=0o700, exist_ok=True)
     return folder
 
 
-async def store_stream(chunks: AsyncIterator[bytes], name: str, content_type: str, max_bytes: int) -> dict[str, Any]:
-    """Write `chunks` to the store (refusing more than `max_bytes`) and return the file's reference."""
-    folder = files_dir()
+async def store_stream(chunks: AsyncIterator[bytes], name: str, content_type: str, max_bytes: int,
+                       workspace: str = DEFAULT_WORKSPACE) -> dict[str, Any]:
+    """Write `chunks` to the workspace's store (refusing more than `max_bytes`) and return the file's reference."""
+    folder = files_dir(workspace)
     digest, size = hashlib.sha256(), 0
     fd, temp = tempfile.mkstemp(dir=folder, prefix=".incoming-")
     try:
@@ -47,10 +64,10 @@ async def store_stream(chunks: AsyncIterator[bytes], name: str, content_type: st
     return {"file_id": file_id, "name": name, "content_type": content_type, "size": size}
 
 
-def store_bytes(content: bytes, name: str, content_type: str) -> dict[str, Any]:
-    """Store `content` and return its reference (for small files already in memory)."""
+def store_bytes(content: bytes, name: str, content_type: str, workspace: str = DEFAULT_WORKSPACE) -> dict[str, Any]:
+    """Store `content` in the workspace's store and return its reference (for small files already in memory)."""
     file_id = hashlib.sha256(content).hexdigest()
-    path = files_dir() / file_id
+    path = files_dir(workspace) / file_id
     if not path.exists():
         fd, temp = tempfile.mkstemp(dir=path.parent, prefix=".incoming-")
         with os.fdopen(fd, "wb") as file:
@@ -59,13 +76,13 @@ def store_bytes(content: bytes, name: str, content_type: str) -> dict[str, Any]:
     return {"file_id": file_id, "name": name, "content_type": content_type, "size": len(content)}
 
 
-def file_path(reference: Any, where: str = "the file") -> Path:
-    """The stored file a reference (or a bare file id) points at; a NodeError when it is not one."""
+def file_path(reference: Any, where: str = "the file", workspace: str = DEFAULT_WORKSPACE) -> Path:
+    """The workspace's stored file a reference (or a bare file id) points at; a NodeError when it is not one."""
     file_id = reference.get("file_id") if isinstance(reference, dict) else reference
-    if not isinstance(file_id, str) or not _FILE_ID.match(file_id):
+    if not isinstance(file_id, str) or not _FILE_ID.fullmatch(file_id):
         raise NodeError(f"{where} must be a file reference {{file_id, name, content_type, size}}, got "
                         f"{str(reference)[:80]!r}")
-    path = data_dir() / FILES_FOLDER / file_id
+    path = files_dir(workspace, create=False) / file_id
     if not path.is_file():
-        raise NodeError(f"{where}: no stored file {file_id}")
+        raise NodeError(f"{where}: no stored file {file_id} in this workspace")
     return path

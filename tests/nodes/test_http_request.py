@@ -69,8 +69,27 @@ async def test_a_binary_response_is_stored_once_and_passed_by_reference(server, 
     assert first == again == {"file_id": first["file_id"], "name": "report.pdf", "content_type": "application/pdf",
                               "size": len(FILE_BYTES)}
     assert file_path(first).read_bytes() == FILE_BYTES
-    assert [p.name for p in (tmp_path / "files").iterdir()] == [first["file_id"]]
+    assert [p.name for p in (tmp_path / "files" / "default").iterdir()] == [first["file_id"]]  # no workspace: "default"
     assert (tmp_path / "files").stat().st_mode & 0o777 == 0o700 and file_path(first).stat().st_mode & 0o777 == 0o600
+    assert (tmp_path / "files" / "default").stat().st_mode & 0o777 == 0o700
+
+
+async def test_a_stored_file_opens_only_in_the_workspace_that_stored_it(server, tmp_path):
+    """A file id read in another workspace's run records (by a viewer, or someone who left) opens nothing
+    elsewhere: not its bytes, not even whether it exists."""
+    async def in_workspace(workspace: str, **data):
+        ctx = FlowContext(node_id="http", node_type="http-request", run_id="run-1", runtime=None,
+                          services={"workspace_id": workspace})
+        result = await executor.execute({**definition.defaults(), **data}, {"input": None}, ctx)
+        return result.outputs["output"]
+
+    team_file = (await in_workspace("teamworkspace01", url=server.url + "/file"))["body"]
+    assert (tmp_path / "files" / "teamworkspace01" / team_file["file_id"]).is_file()
+    send = {"url": server.url + "/json", "method": "POST", "body_type": "multipart", "file": team_file}
+    with pytest.raises(NodeError, match=f"parameter 'file': no stored file {team_file['file_id']} in this workspace"):
+        await in_workspace("personal000001", **send)
+    await in_workspace("teamworkspace01", **send)
+    assert FILE_BYTES in server.requests[-1].body
 
 
 async def test_head_has_no_body(server):

@@ -10,6 +10,7 @@ import httpx
 from nodes._helpers import get_path, is_empty, to_number
 from nodeflow_app.contract import ExecutionResult, FlowContext, NodeError
 from nodeflow_app.connections import HTTP_KINDS, connection_for
+from nodeflow_app.files import workspace_of
 
 from .fetch import open_response, read_body, response_headers, same_origin
 from .guard import guarded_client
@@ -29,11 +30,12 @@ class HttpRequestExecutor:
         mode = data.get("pagination") or "off"
         if mode not in ("off", "next_url", "page_number"):
             raise NodeError(f"parameter 'pagination' must be off, next_url or page_number, got {mode!r}")
-        spec = build_request(data, connection)
+        workspace = workspace_of(ctx.services)  # its stored files: the ones it may send and where it keeps more
+        spec = build_request(data, connection, workspace)
         try:
             async with guarded_client(timeout=timeout, follow_redirects=False,
                                       headers={"User-Agent": USER_AGENT}) as client:
-                call = _Caller(client, data)
+                call = _Caller(client, data, workspace)
                 if mode == "off":
                     return ExecutionResult(outputs={"output": await call(spec)})
                 pages = await (_by_next_url if mode == "next_url" else _by_page_number)(call, spec, data)
@@ -45,8 +47,8 @@ class HttpRequestExecutor:
 class _Caller:
     """Sends one request and shapes its response as {status, headers, body} (the node's options applied)."""
 
-    def __init__(self, client: httpx.AsyncClient, data: dict[str, Any]):
-        self.client = client
+    def __init__(self, client: httpx.AsyncClient, data: dict[str, Any], workspace: str):
+        self.client, self.workspace = client, workspace
         self.follow = bool(data.get("follow_redirects", True))
         self.max_redirects = int(_number(data, "max_redirects", 5, 0, 20))
         self.format = data.get("response_format") or "auto"
@@ -63,7 +65,7 @@ class _Caller:
             self.final_url = str(response.url)
             status = response.status_code
             failed = self.fail_on_status and status >= 400  # a 3xx not followed is an answer, not a failure
-            body = await read_body(response, "text" if failed else self.format, spec.method)
+            body = await read_body(response, "text" if failed else self.format, spec.method, self.workspace)
             if failed:
                 shown = (body or "")[:ERROR_BODY_SHOWN]
                 raise NodeError(f"{spec.method} {response.url.copy_with(query=None)} answered {status} "

@@ -88,8 +88,9 @@ def _shown(url: httpx.URL) -> str:
     return str(url.copy_with(query=None, fragment=None))
 
 
-async def read_body(response: httpx.Response, response_format: str, method: str) -> Any:
-    """The body as JSON, text or a stored file reference, as `response_format` (or the content type) says."""
+async def read_body(response: httpx.Response, response_format: str, method: str, workspace: str) -> Any:
+    """The body as JSON, text or a file stored in `workspace` (its reference), as `response_format` (or the
+    content type) says."""
     if method == "HEAD":
         return None
     content_type = response.headers.get("content-type", "")
@@ -98,7 +99,8 @@ async def read_body(response: httpx.Response, response_format: str, method: str)
         response_format = "json" if "json" in content_type.lower() else "text" if textual else "file"
     if response_format == "file":
         return await store_stream(response.aiter_bytes(), _file_name(response),
-                                  content_type.split(";")[0].strip() or "application/octet-stream", MAX_FILE_BYTES)
+                                  content_type.split(";")[0].strip() or "application/octet-stream", MAX_FILE_BYTES,
+                                  workspace)
     raw = await _read_limited(response)
     text = raw.decode(response.encoding or "utf-8", errors="replace")
     if response_format == "text":

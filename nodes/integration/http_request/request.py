@@ -11,7 +11,7 @@ import httpx
 
 from nodes._helpers import key_value_pairs, to_text
 from nodeflow_app.contract import NodeError
-from nodeflow_app.files import file_path
+from nodeflow_app.files import DEFAULT_WORKSPACE, file_path
 from nodeflow_app.connections import Connection, check_host
 from nodeflow_app.secret_values import reveal_set
 
@@ -38,7 +38,8 @@ class RequestSpec:
             handle.close()
 
 
-def build_request(data: dict[str, Any], connection: Connection | None) -> RequestSpec:
+def build_request(data: dict[str, Any], connection: Connection | None,
+                  workspace: str = DEFAULT_WORKSPACE) -> RequestSpec:
     method = str(data.get("method") or "GET").upper()
     if method not in METHODS:
         raise NodeError(f"parameter 'method' must be one of {', '.join(METHODS)}, got {method!r}")
@@ -48,7 +49,7 @@ def build_request(data: dict[str, Any], connection: Connection | None) -> Reques
     spec = RequestSpec(method=method, url=url.strip(),
                        query=[(name, to_text(value)) for name, value in key_value_pairs(data.get("query"), "query")],
                        headers={name: to_text(value) for name, value in key_value_pairs(data.get("headers"), "headers")})
-    _add_body(spec, data)
+    _add_body(spec, data, workspace)
     _add_secret_headers(spec, data)
     if connection is not None:
         _authenticate(spec, connection)
@@ -79,7 +80,7 @@ def _add_secret_headers(spec: RequestSpec, data: dict[str, Any]) -> None:
         _add_auth_header(spec, name, to_text(reveal_set(value, f"secret header {name}", url=spec.url)))
 
 
-def _add_body(spec: RequestSpec, data: dict[str, Any]) -> None:
+def _add_body(spec: RequestSpec, data: dict[str, Any], workspace: str) -> None:
     kind = data.get("body_type") or "none"
     if kind == "none":
         return
@@ -96,16 +97,16 @@ def _add_body(spec: RequestSpec, data: dict[str, Any]) -> None:
         spec.form = [(name, to_text(value)) for name, value in key_value_pairs(data.get("form"), "form")]
     elif kind == "multipart":
         spec.form = [(name, to_text(value)) for name, value in key_value_pairs(data.get("form"), "form")]
-        spec.files = _multipart_file(data)
+        spec.files = _multipart_file(data, workspace)
     else:
         raise NodeError(f"parameter 'body_type' must be none, json, form, multipart or text, got {kind!r}")
 
 
-def _multipart_file(data: dict[str, Any]) -> dict[str, Any] | None:
+def _multipart_file(data: dict[str, Any], workspace: str) -> dict[str, Any] | None:
     reference = data.get("file")
     if reference in (None, "", {}):
         return None
-    path = file_path(reference, "parameter 'file'")
+    path = file_path(reference, "parameter 'file'", workspace)
     name = reference.get("name") if isinstance(reference, dict) else None
     content_type = reference.get("content_type") if isinstance(reference, dict) else None
     field_name = str(data.get("file_field") or "file")

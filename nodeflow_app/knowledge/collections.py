@@ -42,7 +42,7 @@ class CollectionInfo:
 
 
 def check_name(name: Any) -> str:
-    if not isinstance(name, str) or not NAME.match(name):
+    if not isinstance(name, str) or not NAME.fullmatch(name):
         raise NodeError(f"collection name {name!r}: use 1-64 letters, digits, '-' or '_', starting with a "
                         "letter or digit")
     return name

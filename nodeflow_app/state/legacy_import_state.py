@@ -36,7 +36,7 @@ def legacy_migration(text: str, file_name: str) -> Migration | None:
     """The migration of `text` if it is a graph of the older runtime; None for anything else."""
     try:
         raw = json.loads(text)
-    except json.JSONDecodeError:
+    except (ValueError, RecursionError):  # not JSON, a whole number too long, nested too deep: the import says so
         return None
     if not is_legacy_graph(raw):
         return None

@@ -94,3 +94,12 @@ def test_vectors_of_another_size_or_missing_vectors_are_refused(store):
         store.write("help", POLICY[1:])
     with pytest.raises(NodeError, match="item 0: a chunk is an object with a 'text' string"):
         store.write("help", ["just text"])
+
+
+@pytest.mark.parametrize("name", ["docs\n", "", "-docs", "a/b", "x" * 65, None])
+def test_a_collection_name_is_checked_whole(name):
+    from nodeflow_app.contract import NodeError
+    from nodeflow_app.knowledge.collections import check_name
+
+    with pytest.raises(NodeError, match="collection name"):
+        check_name(name)

@@ -56,3 +56,12 @@ def test_an_imported_file_that_cannot_be_read_is_an_issue_not_a_crash(tmp_path, 
     store = GraphStore(f"sqlite:///{tmp_path / 'g.db'}")
     summary, issues = store.import_json(text, default_registry())
     assert summary is None and [i.message for i in issues] == [message]
+
+
+@pytest.mark.parametrize("text", ["[" * 100_000 + "]" * 100_000, '{"id": ' + "7" * 5000 + "}", "{nope"])
+def test_a_file_json_cannot_hold_is_no_legacy_graph_and_no_crash(text):
+    """The import looks for a graph of the older runtime first: a file it cannot parse is not one (the import's
+    own check then names the problem) rather than an error that stops the upload's handler."""
+    from nodeflow_app.state.legacy_import_state import legacy_migration
+
+    assert legacy_migration(text, "deep.json") is None

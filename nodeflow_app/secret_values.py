@@ -210,12 +210,26 @@ def hide_graph(graph: dict[str, Any], definitions: Definitions) -> dict[str, Any
 
 def forget_sealed(graph: dict[str, Any], definitions: Definitions) -> dict[str, Any]:
     """A copy of the graph JSON whose sealed secrets are emptied, to be entered again: a graph from elsewhere (a
-    file, another workspace) brings no sealed value along. Plain ones (written in clear in a file) stay, to be
-    sealed."""
+    file, another workspace, a clipboard) brings no sealed value along. Plain ones (written in clear in a file)
+    stay, to be sealed."""
     return {**graph, "nodes": [
-        {**n, "data": map_node_secrets(definitions.definition(str(n.get("type"))), n["data"],
-                                       lambda v: dict(HIDDEN) if is_sealed(v) else v)}
+        {**n, "data": forget_sealed_node(definitions.definition(str(n.get("type"))), n["data"])}
         if isinstance(n, dict) and isinstance(n.get("data"), dict) else n for n in graph.get("nodes") or []]}
+
+
+def forget_sealed_node(definition: NodeDefinition | None, data: dict[str, Any]) -> dict[str, Any]:
+    """`data` with its sealed secrets emptied (see `forget_sealed`)."""
+    return map_node_secrets(definition, data, _forget)
+
+
+def forget_sealed_value(parameter: Parameter, value: Any) -> Any:
+    """A value typed in the browser, which never sees a sealed value: one it sends (a ciphertext seen elsewhere)
+    is emptied rather than taken as a secret the sender may use."""
+    return _map_value(parameter, value, _forget) if parameter.secret else value
+
+
+def _forget(value: Any) -> Any:
+    return dict(HIDDEN) if is_sealed(value) and value[SEALED] else value
 
 
 def fingerprint_graph(graph: dict[str, Any], definitions: Definitions, key: bytes) -> dict[str, Any]:

@@ -1,4 +1,5 @@
-"""Copying or moving a graph to another workspace (issue 14, point 2): the person needs edit in both.
+"""Copying or moving a graph to another workspace (issue 14, point 2): the person needs edit in both, and to move
+it out, owner in its workspace.
 
 A copy is a new graph (new id, its own history) in the target; chats, runs and pins stay with the original,
 which they name by id, and so do its secrets: the copy asks for them again (an editor may use a team's secrets,
@@ -38,5 +39,7 @@ def transfer(graphs: GraphStore, accounts: AccountStore, user_id: str, graph_id:
         raise TransferRefused("the graph is in that workspace already")
     if mode == "copy":  # secrets stay where they were entered: whoever may use them there may not read them
         return graphs.duplicate(graph_id, workspace_id, forget_secrets=default_registry())
+    if not allows(accounts.role(user_id, source), "manage"):  # the graph takes its history, secrets included
+        raise TransferRefused("only an owner of the graph's workspace may move it out (an editor may copy it)")
     graphs.move(graph_id, workspace_id)
     return None

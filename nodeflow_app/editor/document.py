@@ -20,7 +20,7 @@ from nodeflow_app.runtime.graph import (
     parameter_problem,
 )
 from nodeflow_app.contract import NodeDefinition, Socket
-from nodeflow_app.secret_values import cleared_by
+from nodeflow_app.secret_values import cleared_by, forget_sealed_node
 
 Op = dict[str, Any]
 UNDO_LIMIT = 100
@@ -504,4 +504,8 @@ def _parse_fragment(text: str, definitions: DefinitionSource) -> tuple[list[Node
     blocking = [i for i in issues if i.edge_id is None]  # a broken edge is dropped, a broken node refuses
     if blocking or graph is None:
         raise EditError("Cannot paste: " + "; ".join(i.message for i in blocking[:3]))
-    return graph.nodes, [e for e in graph.edges if not any(i.edge_id == e.id for i in issues)]
+    # A clipboard never holds a sealed value NodeFlow put there (copies carry them emptied): one that does is text
+    # from elsewhere, and gets no use of a secret.
+    nodes = [n.model_copy(update={"data": forget_sealed_node(definitions.definition(n.type), n.data)})
+             for n in graph.nodes]
+    return nodes, [e for e in graph.edges if not any(i.edge_id == e.id for i in issues)]

@@ -27,7 +27,9 @@ from nodeflow_app.provider_settings import configured_providers, default_model, 
 from nodeflow_app.accounts.roles import allows
 from nodeflow_app.contract import NodeError
 from nodeflow_app.state.access import current
-from nodeflow_app.secret_values import hide_graph, hide_node, seal_graph, seal_parameter, secrets_to_enter
+from nodeflow_app.secret_values import (
+    forget_sealed_value, hide_graph, hide_node, seal_graph, seal_parameter, secrets_to_enter,
+)
 from nodeflow_app.store.graphs import graph_store
 from nodeflow_app.triggers.view import trigger_view
 from nodeflow_app.validation import Issue, validate_graph
@@ -422,7 +424,7 @@ class EditorState(rx.State):
         parameter = definition.parameter(parameter_id)
         keep_invalid = False
         try:
-            value = fields.parse_field(parameter, raw)
+            value = forget_sealed_value(parameter, fields.parse_field(parameter, raw))
         except fields.FieldError as error:
             self._typed_errors[parameter_id] = str(error)
             value = fields.typed_number(raw) if parameter.type in fields.NUMBER_TYPES else None

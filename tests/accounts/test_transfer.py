@@ -79,6 +79,20 @@ def test_a_move_keeps_the_id_and_changes_the_workspace(stores):
         transfer(graphs, accounts, ada.id, graph.id, team.id, "move")
 
 
+def test_only_an_owner_moves_a_graph_out_of_its_workspace(stores):
+    """A move takes the graph's history along, its sealed secrets included: an editor who moved a team's graph
+    into a personal workspace, duplicated it there and moved it back would keep the team's secrets."""
+    accounts, graphs, _chats = stores
+    ada, bob, team = people(accounts)
+    accounts.set_role(team.id, bob.id, "editor")
+    in_team = graphs.create("Team's", workspace_id=team.id)
+    with pytest.raises(TransferRefused, match="only an owner of the graph's workspace may move it out"):
+        transfer(graphs, accounts, bob.id, in_team.id, accounts.personal_workspace(bob.id).id, "move")
+    assert graphs.workspace_of(in_team.id) == team.id
+    assert transfer(graphs, accounts, bob.id, in_team.id, accounts.personal_workspace(bob.id).id, "copy") is not None
+    assert transfer(graphs, accounts, ada.id, in_team.id, accounts.personal_workspace(ada.id).id, "move") is None
+
+
 def test_edit_is_needed_in_the_source_and_in_the_target(stores):
     accounts, graphs, _chats = stores
     ada, bob, team = people(accounts)

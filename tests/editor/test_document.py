@@ -200,3 +200,23 @@ def test_a_new_node_can_take_install_defaults_for_its_known_parameters():
                           defaults={"model": "openai-compatible:local-model", "not_a_parameter": 1})
     node = doc.nodes[change.ops[0]["node"]["id"]]
     assert node.data["model"] == "openai-compatible:local-model" and "not_a_parameter" not in node.data
+
+
+def test_a_pasted_sealed_secret_is_emptied_not_taken_over(tmp_path, monkeypatch) -> None:
+    """Copies carry secrets emptied; a clipboard holding a sealed value (a ciphertext seen elsewhere) gets no use of
+    that secret: it is emptied, to be entered again. A value typed in the inspector is treated the same."""
+    from nodeflow_app.secret_values import HIDDEN, forget_sealed_value, seal
+
+    monkeypatch.setenv("NODEFLOW_DATA_DIR", str(tmp_path))
+    monkeypatch.delenv("NODEFLOW_SECRET_KEY", raising=False)
+    sealed = seal("Bearer sk-team")
+    node = {"id": "m", "type": "mcp-server", "version": 2, "name": "MCP", "position": {"x": 0, "y": 0},
+            "data": {"transport": "streamable-http", "url": "https://mcp.example/mcp",
+                     "headers": [{"name": "Authorization", "value": sealed}]}}
+    doc = empty()
+    change = doc.paste(REGISTRY, json.dumps({"nodes": [node], "edges": []}), None)
+    [added] = [op["node"] for op in change.ops if op["op"] == "add_node"]
+    assert added["data"]["headers"] == [{"name": "Authorization", "value": HIDDEN}]
+    headers = REGISTRY.definition("mcp-server").parameter("headers")
+    assert forget_sealed_value(headers, [{"name": "A", "value": sealed}]) == [{"name": "A", "value": HIDDEN}]
+    assert forget_sealed_value(headers, [{"name": "A", "value": "typed"}]) == [{"name": "A", "value": "typed"}]

@@ -52,17 +52,11 @@ PG_REACH = ("SELECT r.rolname, r.rolsuper, r.rolcreaterole, r.rolname IN (sessio
 # Functions that read, list or write the database host's files (and so its secrets), or log in to a database as
 # the server itself (dblink_connect_u: no password asked). Only superusers may call them until an admin grants
 # EXECUTE: to the role, to a role it is or may become, or to PUBLIC.
-PG_FILE_FUNCTIONS = ("lo_import(text)", "lo_import(text, oid)", "lo_export(oid, text)", "pg_read_file(text)",
-                     "pg_read_file(text, bigint, bigint)", "pg_read_file(text, bigint, bigint, boolean)",
-                     "pg_read_binary_file(text)", "pg_read_binary_file(text, bigint, bigint)",
-                     "pg_read_binary_file(text, bigint, bigint, boolean)", "pg_ls_dir(text)",
-                     "pg_ls_dir(text, boolean, boolean)", "pg_stat_file(text)", "pg_stat_file(text, boolean)",
-                     "pg_file_write(text, text, boolean)", "pg_file_rename(text, text)",
-                     "pg_file_rename(text, text, text)", "pg_file_unlink(text)", "dblink_connect_u(text)",
-                     "dblink_connect_u(text, text)")
-# By name and argument types in any schema: an extension may live outside the search path and still be called.
-PG_FILE_ACCESS = ("SELECT DISTINCT p.proname FROM pg_proc p, pg_roles r "
-                  "WHERE p.proname || '(' || oidvectortypes(p.proargtypes) || ')' IN ("
+PG_FILE_FUNCTIONS = ("lo_import", "lo_export", "pg_read_file", "pg_read_binary_file", "pg_ls_dir", "pg_stat_file",
+                     "pg_file_write", "pg_file_rename", "pg_file_unlink", "dblink_connect_u")
+# Every overload (PostgreSQL 16 added pg_read_file(text, boolean)), in any schema: an extension may live outside
+# the search path and still be called. The client-side large-object functions have other names (lo_open...).
+PG_FILE_ACCESS = ("SELECT DISTINCT p.proname FROM pg_proc p, pg_roles r WHERE p.proname IN ("
                   + ", ".join(f"'{f}'" for f in PG_FILE_FUNCTIONS) + ") "
                   "AND (pg_has_role(session_user, r.oid, 'MEMBER') OR pg_has_role(current_user, r.oid, 'MEMBER')) "
                   "AND has_function_privilege(r.oid, p.oid, 'EXECUTE') ORDER BY 1")
@@ -304,8 +298,10 @@ def _holds_nodeflow_tables(file: Path) -> bool:
     to the statement, which says so)."""
     try:
         with contextlib.closing(sqlite3.connect(f"{file.as_uri()}?mode=ro", uri=True)) as database:
-            return database.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name IN "
-                                    "('user_account', 'user_session')").fetchone() is not None
+            found = database.execute("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN "
+                                     "('graph_version', 'node_run', 'pinned_output', 'user_session', "
+                                     "'sign_in_attempt', 'webhook_address')").fetchone()[0]
+            return found >= 2  # two of NodeFlow's own tables (one alone may be another app's name)
     except sqlite3.Error:
         return False
 

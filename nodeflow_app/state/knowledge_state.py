@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
+import tempfile
 from pathlib import Path, PurePath
 from typing import Any, Callable
 
@@ -286,19 +287,23 @@ class KnowledgeState(rx.State):
 
 async def save_upload(chunks: Any, folder: Path) -> tuple[list[str], list[str]]:
     """(names saved, "name: why" refused) of a streamed upload written into `folder`: a file of an unknown format,
-    one past MAX_BYTES (its part written so far removed) and files past MAX_UPLOAD_FILES are refused."""
+    one past MAX_BYTES and files past MAX_UPLOAD_FILES are refused. Each file is written beside its place and
+    moved there whole: a refused or broken-off file leaves the one of that name as it was."""
     folder.mkdir(parents=True, exist_ok=True, mode=0o700)
     saved: list[str] = []
     refused: dict[str, str] = {}
     name, handle, size = "", None, 0
 
     def close(keep: bool) -> None:
-        if handle is not None:
-            handle.close()
-            if keep:
-                saved.append(name)
-            else:
-                (folder / name).unlink(missing_ok=True)
+        if handle is None:
+            return
+        handle.close()
+        partial = Path(handle.name)
+        if keep:
+            partial.replace(folder / name)
+            saved.append(name)
+        else:
+            partial.unlink(missing_ok=True)
 
     try:
         async for chunk in chunks:
@@ -311,7 +316,7 @@ async def save_upload(chunks: Any, folder: Path) -> tuple[list[str], list[str]]:
                 elif len(saved) + 1 > MAX_UPLOAD_FILES:
                     refused[name] = f"{name}: more than {MAX_UPLOAD_FILES} files at once"
                 else:
-                    handle = (folder / name).open("wb")
+                    handle = tempfile.NamedTemporaryFile(dir=folder, prefix=".incoming-", delete=False)
             if handle is None:
                 continue  # refused: read on, keep nothing
             size += len(chunk.data)

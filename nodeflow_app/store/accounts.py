@@ -249,9 +249,10 @@ class AccountStore:
     def user_for_session(self, raw: str | None) -> User | None:
         if not raw:
             return None
-        with self.engine.connect() as conn:
+        with self.engine.connect() as conn:  # a sign-in's handoff session is no session yet (see claim_handoff)
             row = conn.execute(select(UserRow).join(SessionRow, SessionRow.user_id == UserRow.id).where(
-                SessionRow.token_hash == _hash_token(raw), SessionRow.expires_at > time.time())).first()
+                SessionRow.token_hash == _hash_token(raw), SessionRow.expires_at > time.time(),
+                SessionRow.expires_at - SessionRow.created_at > HANDOFF_SECONDS + 1)).first()
         return User(row.id, row.email, row.name, row.is_admin) if row else None
 
     def sign_out(self, raw: str, *, everywhere: bool = False) -> None:

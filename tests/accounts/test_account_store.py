@@ -63,15 +63,17 @@ def test_sign_in_sessions_and_sign_out_everywhere(store):
 
 def test_sessions_expire(store, monkeypatch):
     store.create_user("Ada", "ada@example.org", PASSWORD)
-    monkeypatch.setattr(accounts_module, "SESSION_SECONDS", 0.05)
     token, _ = store.sign_in("ada@example.org", PASSWORD)
-    time.sleep(0.1)
+    assert store.user_for_session(token) is not None
+    later = time.time() + accounts_module.SESSION_SECONDS + 1
+    monkeypatch.setattr(accounts_module.time, "time", lambda: later)
     assert store.user_for_session(token) is None
 
 
 def test_a_handoff_session_is_claimed_once_for_a_full_one_and_nothing_else_is(store):
     user = store.create_user("Ada", "ada@example.org", PASSWORD)
     short, _ = store.sign_in("ada@example.org", PASSWORD, seconds=accounts_module.HANDOFF_SECONDS)
+    assert store.user_for_session(short) is None  # no session yet: only the sign-in route may use it
     full = store.claim_handoff(short)
     assert full and full != short and store.user_for_session(full) == user
     assert store.user_for_session(short) is None  # it works once

@@ -41,15 +41,19 @@ async def test_a_drop_of_too_many_files_keeps_the_first_ones(tmp_path, monkeypat
     assert refused == ["2.txt: more than 2 files at once", "3.txt: more than 2 files at once"]
 
 
-async def test_an_upload_that_breaks_off_leaves_no_half_file(tmp_path):
+async def test_an_upload_that_breaks_off_or_is_refused_leaves_the_earlier_file_as_it_was(tmp_path, monkeypatch):
     class Broken(Stream):
         async def _each(self):
             yield self.chunks[0]
             raise ConnectionError("the browser went away")
 
+    (tmp_path / "notes.md").write_text("the good copy")
     with pytest.raises(ConnectionError):
         await save_upload(Broken([("notes.md", 900)]), tmp_path)
-    assert list(tmp_path.iterdir()) == []
+    monkeypatch.setattr(knowledge_state, "MAX_BYTES", 1000)
+    assert await save_upload(Stream([("notes.md", 5000)]), tmp_path) == ([], ["notes.md: larger than 0 MB"])
+    assert [p.name for p in tmp_path.iterdir()] == ["notes.md"]
+    assert (tmp_path / "notes.md").read_text() == "the good copy"
 
 
 def test_no_handler_takes_a_buffered_upload():

@@ -252,3 +252,23 @@ def test_workspace_changes_land_in_the_workspace_the_check_resolved(team, monkey
     asyncio.run(invite())
     assert len(accounts.invitations(team_workspace)) == before
     assert [i.role for i in accounts.invitations(personal)] == ["owner"]
+
+
+def test_every_background_handler_that_acts_on_a_kept_graph_checks_it_again():
+    """`still_checked` only protects where it is called: every background handler of a state that keeps a graph
+    (and the trigger panel, which reads the page's) calls it, itself or in a helper of its class it calls."""
+    import inspect
+    import re
+
+    from nodeflow_app.state.trigger_state import TriggerState
+
+    holders = {*access._GRAPH_HOLDERS, TriggerState}
+    unchecked = []
+    for cls, name, handler in HANDLERS:
+        if cls not in holders or not handler.is_background:
+            continue
+        source = inspect.getsource(handler.fn)
+        helpers = [getattr(cls, h) for h in re.findall(r"self\.(_\w+)\(", source) if hasattr(cls, h)]
+        if "still_checked(" not in source + "".join(inspect.getsource(h) for h in helpers):
+            unchecked.append(f"{cls.__name__}.{name}")
+    assert unchecked == []

@@ -95,14 +95,19 @@ def resolve(request: Request) -> ApiAccess:
         workspace = token.workspace_id if target is None else target
         role = token.role if workspace == token.workspace_id else None  # a token acts in its workspace only
         return ApiAccess(token.user, workspace, role, "token")
-    cookie = session_cookie("; ".join(request.headers.getlist("cookie")))
-    from_page = from_this_site(request.headers.get("sec-fetch-site", ""),
-                               request.headers.get("origin") or request.headers.get("referer", ""), request.url.netloc)
+    page = request.headers.get("origin") or request.headers.get("referer", "")
+    cookie = session_cookie("; ".join(request.headers.getlist("cookie")), secure=over_https(request, page))
+    from_page = from_this_site(request.headers.get("sec-fetch-site", ""), page, request.url.netloc)
     user = accounts.user_for_session(cookie) if from_page else None  # a sibling host's page sends the cookie too
     if user is None:
         return ApiAccess(None, None, None, "none")
     workspace = accounts.personal_workspace(user.id).id if target is None else target
     return ApiAccess(user, workspace, accounts.role(user.id, workspace), "session")
+
+
+def over_https(request: Request, page: str = "") -> bool:
+    """Whether the browser is on https: the request's scheme, a proxy's X-Forwarded-Proto, or the page's address."""
+    return "https" in (request.url.scheme, request.headers.get("x-forwarded-proto", ""), page.split(":", 1)[0].lower())
 
 
 def _bearer(request: Request) -> str:

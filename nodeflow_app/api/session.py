@@ -25,8 +25,10 @@ from reflex.config import get_config
 from starlette.concurrency import run_in_threadpool
 
 from nodeflow_app import routes
-from nodeflow_app.api.access import requires
-from nodeflow_app.state.access import SESSION_COOKIE, from_this_site, session_cookie, url_origin
+from nodeflow_app.api.access import over_https, requires
+from nodeflow_app.state.access import (
+    SESSION_COOKIE, from_this_site, session_cookie, session_cookie_name, url_origin,
+)
 from nodeflow_app.store.accounts import SESSION_SECONDS
 
 router = APIRouter(tags=["session"], include_in_schema=False)  # the browser's, not the API's
@@ -46,8 +48,9 @@ async def start_session(request: Request, token: str = Query(""),
     session = await run_in_threadpool(request.app.state.services.accounts().claim_handoff, token)
     answer = _redirect(target)  # without a session (expired, used, never issued) the page sends on to sign-in
     if session is not None:
-        answer.set_cookie(SESSION_COOKIE, session, max_age=SESSION_SECONDS, path="/", httponly=True,
-                          samesite="strict", secure=_over_https(request, target))
+        secure = over_https(request, target)
+        answer.set_cookie(session_cookie_name(secure), session, max_age=SESSION_SECONDS, path="/", httponly=True,
+                          samesite="strict", secure=secure)
     return answer
 
 
@@ -56,13 +59,14 @@ async def start_session(request: Request, token: str = Query(""),
 async def end_session(request: Request, next_page: str = Query(routes.SIGN_IN, alias="next")) -> Response:
     if not _from_nodeflow(request):
         return JSONResponse({"detail": "sign out from NodeFlow's own pages, not from another site"}, 403)
-    token = session_cookie("; ".join(request.headers.getlist("cookie")))
+    target = safe_next(next_page, request)
+    secure = over_https(request, target)
+    token = session_cookie("; ".join(request.headers.getlist("cookie")), secure=secure)
     if token:
         await run_in_threadpool(request.app.state.services.accounts().sign_out, token)
-    target = safe_next(next_page, request)
     answer = _redirect(target)
-    answer.delete_cookie(SESSION_COOKIE, path="/", httponly=True, samesite="strict",
-                         secure=_over_https(request, target))
+    for name in {session_cookie_name(secure), SESSION_COOKIE}:  # one from before https, too
+        answer.delete_cookie(name, path="/", httponly=True, samesite="strict", secure=name != SESSION_COOKIE)
     return answer
 
 
@@ -71,11 +75,6 @@ def _from_nodeflow(request: Request) -> bool:
     sends no Origin; its Referer names the page."""
     return from_this_site(request.headers.get("sec-fetch-site", ""), request.headers.get("referer", ""),
                           request.url.netloc)
-
-
-def _over_https(request: Request, target: str) -> bool:
-    """Secure cookie when the browser is on https (also behind a proxy that ends TLS)."""
-    return "https" in (request.url.scheme, request.headers.get("x-forwarded-proto", ""), urlsplit(target).scheme)
 
 
 def safe_next(next_url: str, request: Request) -> str:

@@ -40,6 +40,9 @@ REFLEX_INTERNAL = frozenset({"hydrate", "hydrate_and_load", "set_is_hydrated", "
                              "update_vars_internal", "handle_frontend_exception"})
 SIGN_IN_FIRST = "sign in first"
 SESSION_COOKIE = "nf_session"  # HttpOnly, set by the sign-in route (nodeflow_app/api/session.py)
+# Its name over https: browsers take a __Host- cookie only from this very host (Secure, Path=/, no Domain), so
+# another host of the site cannot plant one.
+SECURE_SESSION_COOKIE = "__Host-nf_session"
 SESSION_CACHE_S = 5.0  # a revoked session (or a graph moved away) is refused within this time on every worker
 
 
@@ -139,7 +142,7 @@ def session_token(state: Any) -> str:
     headers = state.router.headers
     if not from_this_site(headers.raw_headers.get("sec-fetch-site", ""), headers.origin, headers.host):
         return ""
-    return session_cookie(headers.cookie)
+    return session_cookie(headers.cookie, secure=headers.origin.lower().startswith("https:"))
 
 
 def from_this_site(fetch_site: str, source: str, host: str) -> bool:
@@ -167,12 +170,20 @@ def url_origin(url: str) -> str:
     return f"{parts.scheme}://{parts.netloc}".lower() if parts.scheme and parts.netloc else ""
 
 
-def session_cookie(header: str | None) -> str:
-    """The session token in a Cookie header; "" when it holds none or several (another host of the same site can
-    add an nf_session cookie for the whole site: it must not decide whose session this is)."""
-    pairs = (pair.strip().partition("=") for pair in (header or "").split(";"))
-    values = [value.strip() for name, _, value in pairs if name == SESSION_COOKIE]
-    return values[0] if len(values) == 1 else ""
+def session_cookie(header: str | None, *, secure: bool = False) -> str:
+    """The session token in a Cookie header: the __Host- cookie when there is one, and over https (`secure`) only
+    that one; else nf_session. "" when it holds none or several (another host of the same site can add an
+    nf_session cookie for the whole site: it must not decide whose session this is)."""
+    pairs = [pair.strip().partition("=") for pair in (header or "").split(";")]
+    for name in (SECURE_SESSION_COOKIE,) if secure else (SECURE_SESSION_COOKIE, SESSION_COOKIE):
+        values = [value.strip() for cookie, _, value in pairs if cookie == name]
+        if values:
+            return values[0] if len(values) == 1 else ""
+    return ""
+
+
+def session_cookie_name(secure: bool) -> str:
+    return SECURE_SESSION_COOKIE if secure else SESSION_COOKIE
 
 
 def target_workspace(state: Any, current_workspace: str | None) -> str | None:

@@ -209,6 +209,21 @@ def test_a_websocket_opened_by_a_sibling_hosts_page_has_no_session(team):
     assert not _gets_through(sibling, *load)
 
 
+def test_over_https_a_websocket_counts_the_host_only_cookie_only(team):
+    _, _, workspace_id, graph_id, tokens = team
+    load = next((cls, name) for cls, name, h in HANDLERS if name == "load_graph")
+
+    def page(cookie: str) -> State:
+        state = _page(tokens["owner"], workspace_id, graph_id)
+        state.router = RouterData.from_router_data({"pathname": routes.EDITOR, "asPath": f"/graph/{graph_id}",
+                                                    "query": {}, "headers": {
+            "origin": "https://nodeflow.example.org", "host": "nodeflow.example.org", "cookie": cookie}})
+        return state
+
+    assert _gets_through(page(f"__Host-nf_session={tokens['owner']}"), *load)
+    assert not _gets_through(page(f"nf_session={tokens['owner']}"), *load)  # a sibling host could have planted it
+
+
 def test_a_background_handler_acts_only_on_a_graph_of_the_workspace_its_check_allowed(team):
     """A background handler (a test run, a chat message, a save, an approval) reads what its state keeps after the
     check, once other events of the tab may have run: a page load of the team's graph in between must not let a

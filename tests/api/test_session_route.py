@@ -66,6 +66,17 @@ def test_two_session_cookies_sign_nobody_in():
     assert session_cookie(None) == "" and session_cookie("") == "" and session_cookie("nf_session") == ""
 
 
+def test_over_https_only_the_host_only_cookie_counts():
+    """Browsers take a __Host- cookie only from this very host: over https a planted nf_session counts for nothing,
+    and a __Host- one wins over it everywhere."""
+    from nodeflow_app.state.access import session_cookie
+
+    assert session_cookie("nf_session=planted", secure=True) == ""
+    assert session_cookie("nf_session=planted; __Host-nf_session=mine", secure=True) == "mine"
+    assert session_cookie("nf_session=planted; __Host-nf_session=mine") == "mine"
+    assert session_cookie("__Host-nf_session=a; __Host-nf_session=b", secure=True) == ""
+
+
 def test_the_api_refuses_a_request_with_two_session_cookies(team):
     async def graphs(cookie: str) -> int:
         async with httpx.AsyncClient(transport=httpx.ASGITransport(app=team.api), base_url="http://api.test") as c:
@@ -128,9 +139,20 @@ def test_a_broken_referer_is_refused_not_a_crash(team):
     ("http://api.test", {"x-forwarded-proto": "https"}, "/"),  # a proxy ends TLS
     ("http://api.test", {}, "https://api.test/"),
 ])
-def test_the_cookie_is_secure_over_https(team, base, headers, next_page):
+def test_the_cookie_is_secure_and_host_only_over_https(team, base, headers, next_page):
     answer = asyncio.run(_start(team, _short_session(team), next_page, base=base, headers=headers))
-    assert "; secure" in answer.headers["set-cookie"].lower()
+    cookie = answer.headers["set-cookie"]
+    assert cookie.startswith("__Host-nf_session=") and "; secure" in cookie.lower() and "domain" not in cookie.lower()
+
+
+def test_the_api_over_https_takes_the_host_only_cookie_only(team):
+    async def graphs(cookie: str) -> int:
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=team.api), base_url="https://api.test") as c:
+            return (await c.get("/api/v1/graphs", headers={"cookie": cookie})).status_code
+
+    session = team.sessions["owner"]
+    assert asyncio.run(graphs(f"__Host-nf_session={session}")) == 200
+    assert asyncio.run(graphs(f"nf_session={session}")) == 401  # a sibling host could have planted it
 
 
 async def _end(team, cookie: str | None, next_page: str = "/signin", headers: dict | None = None) -> httpx.Response:

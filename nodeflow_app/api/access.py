@@ -106,8 +106,10 @@ def resolve(request: Request) -> ApiAccess:
 
 
 def over_https(request: Request, page: str = "") -> bool:
-    """Whether the browser is on https: the request's scheme, a proxy's X-Forwarded-Proto, or the page's address."""
-    return "https" in (request.url.scheme, request.headers.get("x-forwarded-proto", ""), page.split(":", 1)[0].lower())
+    """Whether the browser is on https: the request's scheme, a proxy's X-Forwarded-Proto (the first, the client's
+    side), or the page's address."""
+    forwarded = request.headers.get("x-forwarded-proto", "").split(",")[0].strip().lower()
+    return "https" in (request.url.scheme, forwarded, page.split(":", 1)[0].strip().lower())
 
 
 def _bearer(request: Request) -> str:

@@ -47,8 +47,8 @@ async def start_session(request: Request, token: str = Query(""),
     target = safe_next(next_page, request)
     session = await run_in_threadpool(request.app.state.services.accounts().claim_handoff, token)
     answer = _redirect(target)  # without a session (expired, used, never issued) the page sends on to sign-in
-    if session is not None:
-        secure = over_https(request, target)
+    if session is not None:  # the page's own scheme (its address as the browser gave it), as the readers see it
+        secure = over_https(request, next_page) or over_https(request, request.headers.get("referer", ""))
         answer.set_cookie(session_cookie_name(secure), session, max_age=SESSION_SECONDS, path="/", httponly=True,
                           samesite="strict", secure=secure)
     return answer
@@ -60,7 +60,7 @@ async def end_session(request: Request, next_page: str = Query(routes.SIGN_IN, a
     if not _from_nodeflow(request):
         return JSONResponse({"detail": "sign out from NodeFlow's own pages, not from another site"}, 403)
     target = safe_next(next_page, request)
-    secure = over_https(request, target)
+    secure = over_https(request, next_page) or over_https(request, request.headers.get("referer", ""))
     token = session_cookie("; ".join(request.headers.getlist("cookie")), secure=secure)
     if token:
         await run_in_threadpool(request.app.state.services.accounts().sign_out, token)

@@ -358,7 +358,14 @@ class EditorState(rx.State):
     async def on_parameter(self, payload: dict[str, Any]):
         node_id, parameter = str(payload.get("id")), str(payload.get("parameter"))
         self._form_rev += 1  # the inspector shows the canvas's new value
-        return await self._edit(lambda doc: doc.set_parameter(default_registry(), node_id, parameter, payload.get("value")))
+
+        def change(doc: GraphDocument) -> Change:
+            node = doc.nodes.get(node_id)
+            definition = default_registry().definition(node.type) if node is not None else None
+            spec = definition.parameter(parameter) if definition is not None else None
+            value = forget_sealed_value(spec, payload.get("value")) if spec is not None else payload.get("value")
+            return doc.set_parameter(default_registry(), node_id, parameter, value)
+        return await self._edit(change)
 
     @rx.event
     @requires("edit")

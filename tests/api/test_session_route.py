@@ -137,7 +137,11 @@ def test_a_broken_referer_is_refused_not_a_crash(team):
 @pytest.mark.parametrize("base, headers, next_page", [
     ("https://api.test", {}, "/"),
     ("http://api.test", {"x-forwarded-proto": "https"}, "/"),  # a proxy ends TLS
+    ("http://api.test", {"x-forwarded-proto": "https, http"}, "/"),  # and another one behind it
     ("http://api.test", {}, "https://api.test/"),
+    # A proxy that rewrites Host and says nothing: the page's own https address decides, as the readers see it.
+    ("http://127.0.0.1:8000", {}, "https://nodeflow.example/"),
+    ("http://127.0.0.1:8000", {"referer": "https://nodeflow.example/signin"}, "/"),
 ])
 def test_the_cookie_is_secure_and_host_only_over_https(team, base, headers, next_page):
     answer = asyncio.run(_start(team, _short_session(team), next_page, base=base, headers=headers))

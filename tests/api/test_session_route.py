@@ -24,6 +24,12 @@ async def _start(team, token: str, next_page: str | None = None, *, base: str = 
         return await client.get("/api/session/start", params=params, headers=headers or {})
 
 
+async def _graphs(team, headers: dict, base: str = "http://api.test") -> int:
+    """The status of GET /api/v1/graphs with `headers` (a session cookie, Fetch Metadata...)."""
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=team.api), base_url=base) as client:
+        return (await client.get("/api/v1/graphs", headers=headers)).status_code
+
+
 def test_the_short_session_becomes_a_full_one_in_an_httponly_cookie_once(team):
     short = _short_session(team)
     answer = asyncio.run(_start(team, short, "/graph/abc?run=1"))
@@ -37,12 +43,7 @@ def test_the_short_session_becomes_a_full_one_in_an_httponly_cookie_once(team):
     assert full != short and team.accounts.user_for_session(full).email == "ada@example.org"
     assert team.accounts.user_for_session(short) is None
 
-    async def graphs_with_the_cookie() -> int:
-        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=team.api), base_url="http://api.test",
-                                     cookies={"nf_session": full}) as client:
-            return (await client.get("/api/v1/graphs")).status_code
-
-    assert asyncio.run(graphs_with_the_cookie()) == 200
+    assert asyncio.run(_graphs(team, {"cookie": f"nf_session={full}"})) == 200
     again = asyncio.run(_start(team, short, "/graph/abc"))  # used: no cookie (the page's guard sends to sign-in)
     assert again.status_code == 303 and again.headers["location"] == "/graph/abc" and "set-cookie" not in again.headers
 
@@ -78,13 +79,9 @@ def test_over_https_only_the_host_only_cookie_counts():
 
 
 def test_the_api_refuses_a_request_with_two_session_cookies(team):
-    async def graphs(cookie: str) -> int:
-        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=team.api), base_url="http://api.test") as c:
-            return (await c.get("/api/v1/graphs", headers={"cookie": cookie})).status_code
-
     session = team.sessions["owner"]
-    assert asyncio.run(graphs(f"nf_session={session}")) == 200
-    assert asyncio.run(graphs(f"nf_session={session}; nf_session=other")) == 401
+    assert asyncio.run(_graphs(team, {"cookie": f"nf_session={session}"})) == 200
+    assert asyncio.run(_graphs(team, {"cookie": f"nf_session={session}; nf_session=other"})) == 401
 
 
 def test_a_start_from_another_site_is_refused_and_leaves_the_session_unused(team):
@@ -150,13 +147,10 @@ def test_the_cookie_is_secure_and_host_only_over_https(team, base, headers, next
 
 
 def test_the_api_over_https_takes_the_host_only_cookie_only(team):
-    async def graphs(cookie: str) -> int:
-        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=team.api), base_url="https://api.test") as c:
-            return (await c.get("/api/v1/graphs", headers={"cookie": cookie})).status_code
-
     session = team.sessions["owner"]
-    assert asyncio.run(graphs(f"__Host-nf_session={session}")) == 200
-    assert asyncio.run(graphs(f"nf_session={session}")) == 401  # a sibling host could have planted it
+    assert asyncio.run(_graphs(team, {"cookie": f"__Host-nf_session={session}"}, "https://api.test")) == 200
+    planted = {"cookie": f"nf_session={session}"}  # a sibling host could have planted it
+    assert asyncio.run(_graphs(team, planted, "https://api.test")) == 401
 
 
 async def _end(team, cookie: str | None, next_page: str = "/signin", headers: dict | None = None) -> httpx.Response:
@@ -200,11 +194,8 @@ def test_a_request_carrying_the_cookie_counts_from_nodeflow_pages_only(site, sou
 
 
 def test_the_api_ignores_the_cookie_a_sibling_hosts_page_sends(team):
-    async def graphs(headers: dict) -> int:
-        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=team.api), base_url="http://api.test") as c:
-            return (await c.get("/api/v1/graphs", headers={"cookie": f"nf_session={team.sessions['owner']}",
-                                                             **headers})).status_code
-
-    assert asyncio.run(graphs({"sec-fetch-site": "same-origin", "origin": "http://api.test"})) == 200
-    assert asyncio.run(graphs({"sec-fetch-site": "same-site", "origin": "http://api.test:3000"})) == 200
-    assert asyncio.run(graphs({"sec-fetch-site": "same-site", "origin": "http://x.api.test"})) == 401
+    cookie = {"cookie": f"nf_session={team.sessions['owner']}"}
+    assert asyncio.run(_graphs(team, {**cookie, "sec-fetch-site": "same-origin", "origin": "http://api.test"})) == 200
+    dev = {**cookie, "sec-fetch-site": "same-site", "origin": "http://api.test:3000"}  # `make dev`: another port
+    assert asyncio.run(_graphs(team, dev)) == 200
+    assert asyncio.run(_graphs(team, {**cookie, "sec-fetch-site": "same-site", "origin": "http://x.api.test"})) == 401

@@ -54,14 +54,10 @@ def test_comparing_versions_shows_a_changed_secret_row_never_its_ciphertext_or_a
 
     from nodeflow_app.secret_values import fingerprint_graph
     from nodes._registry import default_registry
+    from tests.test_secret_values import mcp_graph as graph
 
     monkeypatch.setenv("NODEFLOW_DATA_DIR", str(tmp_path))
     monkeypatch.delenv("NODEFLOW_SECRET_KEY", raising=False)
-
-    def graph(headers) -> dict:
-        return {"id": "g", "name": "g", "edges": [], "nodes": [
-            {"id": "m", "type": "mcp-server", "version": 2, "name": "MCP", "position": {"x": 0, "y": 0},
-             "data": {"transport": "streamable-http", "url": "https://mcp.example/mcp", "headers": headers}}]}
 
     sealed = seal("Bearer sk-new")
     old = graph([{"name": "Authorization", "value": "Bearer sk-old-in-clear"}])  # a version from before sealing

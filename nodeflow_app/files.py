@@ -22,6 +22,9 @@ from nodeflow_app.settings import data_dir
 
 FILES_FOLDER = "files"
 DEFAULT_WORKSPACE = "default"
+# What one workspace may keep in stored files (one run could otherwise fill the disk every workspace shares).
+QUOTA_ENV = "NODEFLOW_FILES_QUOTA_GB"
+DEFAULT_QUOTA_GB = 10.0
 _FILE_ID = re.compile(r"^[0-9a-f]{64}$")
 _WORKSPACE = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
@@ -46,6 +49,7 @@ async def store_stream(chunks: AsyncIterator[bytes], name: str, content_type: st
                        workspace: str = DEFAULT_WORKSPACE) -> dict[str, Any]:
     """Write `chunks` to the workspace's store (refusing more than `max_bytes`) and return the file's reference."""
     folder = files_dir(workspace)
+    room = _room_left(folder)
     digest, size = hashlib.sha256(), 0
     fd, temp = tempfile.mkstemp(dir=folder, prefix=".incoming-")
     try:
@@ -54,6 +58,8 @@ async def store_stream(chunks: AsyncIterator[bytes], name: str, content_type: st
                 size += len(chunk)
                 if size > max_bytes:
                     raise NodeError(f"the file {name!r} is larger than {max_bytes // (1024 * 1024)} MB")
+                if size > room:
+                    raise NodeError(_over_quota(name))
                 digest.update(chunk)
                 file.write(chunk)
         file_id = digest.hexdigest()
@@ -69,11 +75,37 @@ def store_bytes(content: bytes, name: str, content_type: str, workspace: str = D
     file_id = hashlib.sha256(content).hexdigest()
     path = files_dir(workspace) / file_id
     if not path.exists():
+        if len(content) > _room_left(path.parent):
+            raise NodeError(_over_quota(name))
         fd, temp = tempfile.mkstemp(dir=path.parent, prefix=".incoming-")
         with os.fdopen(fd, "wb") as file:
             file.write(content)
         os.replace(temp, path)
     return {"file_id": file_id, "name": name, "content_type": content_type, "size": len(content)}
+
+
+def quota_bytes() -> int:
+    """NODEFLOW_FILES_QUOTA_GB (10 by default) in bytes; a value that is no positive number is a clear error."""
+    raw = os.environ.get(QUOTA_ENV, "").strip()
+    try:
+        quota = float(raw) if raw else DEFAULT_QUOTA_GB
+    except ValueError:
+        quota = -1.0
+    if quota <= 0:
+        raise NodeError(f"{QUOTA_ENV} must be a positive number of gigabytes, got {raw!r}")
+    return int(quota * 1024 ** 3)
+
+
+def _room_left(folder: Path) -> int:
+    """Bytes the workspace may still store: its quota less what its folder holds (one scan of the folder)."""
+    with os.scandir(folder) as entries:
+        used = sum(entry.stat().st_size for entry in entries if entry.is_file(follow_symlinks=False))
+    return quota_bytes() - used
+
+
+def _over_quota(name: str) -> str:
+    return (f"storing the file {name!r} would pass this workspace's quota of stored files "
+            f"({quota_bytes() / 1024 ** 3:g} GB, {QUOTA_ENV})")
 
 
 def file_path(reference: Any, where: str = "the file", workspace: str = DEFAULT_WORKSPACE) -> Path:

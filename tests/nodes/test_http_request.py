@@ -435,3 +435,22 @@ async def test_a_next_url_on_another_origin_gets_no_credential(server, connectio
         assert other.requests[0].headers.get("authorization") is None
     assert server.requests[0].headers["authorization"] == "Bearer t0ken"
     assert output["body"]["ok"] is True and len(output["pages"]) == 2
+
+
+async def test_stored_files_stop_at_the_workspace_quota(server, tmp_path, monkeypatch):
+    """One run (1 GB per response, up to 1,000 pages) could otherwise fill the disk every workspace shares."""
+    from nodeflow_app import files
+
+    monkeypatch.setenv(files.QUOTA_ENV, str(len(FILE_BYTES) * 1.5 / 1024 ** 3))  # room for one file, not two
+    first = (await call(server.url + "/file"))["body"]
+    assert file_path(first).read_bytes() == FILE_BYTES
+    with pytest.raises(NodeError, match=r"storing the file 'b.bin' would pass this workspace's quota of stored "
+                                        r"files \(.* GB, NODEFLOW_FILES_QUOTA_GB\)"):
+        store_bytes(b"y" * len(FILE_BYTES), "b.bin", "application/octet-stream")
+    assert store_bytes(FILE_BYTES, "again.pdf", "application/pdf")["file_id"] == first["file_id"]  # stored already
+    with pytest.raises(NodeError, match="storing the file 'report.pdf' would pass this workspace's quota"):
+        await call(server.url + "/file")  # a streamed body is counted as it arrives, before its content is known
+    assert sorted(p.name for p in (tmp_path / "files" / "default").iterdir()) == [first["file_id"]]
+    monkeypatch.setenv(files.QUOTA_ENV, "lots")
+    with pytest.raises(NodeError, match="NODEFLOW_FILES_QUOTA_GB must be a positive number of gigabytes, got 'lots'"):
+        store_bytes(b"z", "c.bin", "application/octet-stream")

@@ -97,10 +97,19 @@ def quota_bytes() -> int:
 
 
 def _room_left(folder: Path) -> int:
-    """Bytes the workspace may still store: its quota less what its folder holds (one scan of the folder)."""
-    with os.scandir(folder) as entries:
-        used = sum(entry.stat().st_size for entry in entries if entry.is_file(follow_symlinks=False))
-    return quota_bytes() - used
+    """Bytes the workspace may still store: its quota less what its folder holds."""
+    return quota_bytes() - folder_bytes(folder)
+
+
+def folder_bytes(folder: Path) -> int:
+    """The size of the files under `folder` (symbolic links not followed; 0 for a folder that is not there)."""
+    total = 0
+    for root, _folders, names in os.walk(folder):
+        for name in names:
+            path = os.path.join(root, name)
+            if not os.path.islink(path):
+                total += os.lstat(path).st_size
+    return total
 
 
 def _over_quota(name: str) -> str:

@@ -18,6 +18,7 @@ from typing import Any, Callable
 import reflex as rx
 
 from nodeflow_app.contract import NodeError
+from nodeflow_app.files import QUOTA_ENV, folder_bytes, quota_bytes
 from nodeflow_app.knowledge.collections import check_name
 from nodeflow_app.knowledge.indexing import index_file, search
 from nodeflow_app.knowledge.readers import guess_format
@@ -229,7 +230,8 @@ class KnowledgeState(rx.State):
             collection = self.selected
         if not collection:
             return rx.toast.error("Create a collection first.")
-        saved, refused = await save_upload(chunks, uploads_dir(self._workspace()) / collection)
+        uploads = uploads_dir(self._workspace())
+        saved, refused = await save_upload(chunks, uploads / collection, room=quota_bytes() - folder_bytes(uploads))
         async with self:
             self.indexing = [f"{name}: waiting" for name in saved] + refused
             self.upload_progress = 100
@@ -285,10 +287,11 @@ class KnowledgeState(rx.State):
         return None
 
 
-async def save_upload(chunks: Any, folder: Path) -> tuple[list[str], list[str]]:
+async def save_upload(chunks: Any, folder: Path, room: int) -> tuple[list[str], list[str]]:
     """(names saved, "name: why" refused) of a streamed upload written into `folder`: a file of an unknown format,
-    one past MAX_BYTES and files past MAX_UPLOAD_FILES are refused. Each file is written beside its place and
-    moved there whole: a refused or broken-off file leaves the one of that name as it was."""
+    one past MAX_BYTES, files past MAX_UPLOAD_FILES and what passes `room` (the bytes the workspace's uploads may
+    still take) are refused. Each file is written beside its place and moved there whole: a refused or broken-off
+    file leaves the one of that name as it was."""
     folder.mkdir(parents=True, exist_ok=True, mode=0o700)
     saved: list[str] = []
     refused: dict[str, str] = {}
@@ -320,9 +323,13 @@ async def save_upload(chunks: Any, folder: Path) -> tuple[list[str], list[str]]:
             if handle is None:
                 continue  # refused: read on, keep nothing
             size += len(chunk.data)
-            if size > MAX_BYTES:
+            room -= len(chunk.data)
+            if size > MAX_BYTES or room < 0:
                 close(keep=False)
-                handle, refused[name] = None, f"{name}: larger than {MAX_BYTES // 1_048_576} MB"
+                room += size  # what it held is gone again
+                handle, refused[name] = None, (f"{name}: larger than {MAX_BYTES // 1_048_576} MB" if size > MAX_BYTES
+                                               else f"{name}: the workspace's uploads would pass their quota "
+                                                    f"({quota_bytes() / 1024 ** 3:g} GB, {QUOTA_ENV})")
                 continue
             handle.write(chunk.data)
         close(keep=True)

@@ -27,7 +27,7 @@ class Stream:
 async def test_a_streamed_upload_keeps_the_good_files_and_drops_the_rest_as_they_arrive(tmp_path, monkeypatch):
     monkeypatch.setattr(knowledge_state, "MAX_BYTES", 1000)
     saved, refused = await save_upload(Stream([("notes.md", 900), ("huge.pdf", 5000), ("tool.exe", 10),
-                                               ("../escape.txt", 10)]), tmp_path / "docs")
+                                               ("../escape.txt", 10)]), tmp_path / "docs", room=10 ** 9)
     assert saved == ["notes.md", "escape.txt"]
     assert refused == ["huge.pdf: larger than 0 MB", "tool.exe: unknown format"]
     assert sorted(p.name for p in (tmp_path / "docs").iterdir()) == ["escape.txt", "notes.md"]
@@ -36,7 +36,7 @@ async def test_a_streamed_upload_keeps_the_good_files_and_drops_the_rest_as_they
 
 async def test_a_drop_of_too_many_files_keeps_the_first_ones(tmp_path, monkeypatch):
     monkeypatch.setattr(knowledge_state, "MAX_UPLOAD_FILES", 2)
-    saved, refused = await save_upload(Stream([(f"{n}.txt", 10) for n in range(4)]), tmp_path)
+    saved, refused = await save_upload(Stream([(f"{n}.txt", 10) for n in range(4)]), tmp_path, room=10 ** 9)
     assert saved == ["0.txt", "1.txt"]
     assert refused == ["2.txt: more than 2 files at once", "3.txt: more than 2 files at once"]
 
@@ -49,9 +49,10 @@ async def test_an_upload_that_breaks_off_or_is_refused_leaves_the_earlier_file_a
 
     (tmp_path / "notes.md").write_text("the good copy")
     with pytest.raises(ConnectionError):
-        await save_upload(Broken([("notes.md", 900)]), tmp_path)
+        await save_upload(Broken([("notes.md", 900)]), tmp_path, room=10 ** 9)
     monkeypatch.setattr(knowledge_state, "MAX_BYTES", 1000)
-    assert await save_upload(Stream([("notes.md", 5000)]), tmp_path) == ([], ["notes.md: larger than 0 MB"])
+    refused = await save_upload(Stream([("notes.md", 5000)]), tmp_path, room=10 ** 9)
+    assert refused == ([], ["notes.md: larger than 0 MB"])
     assert [p.name for p in tmp_path.iterdir()] == ["notes.md"]
     assert (tmp_path / "notes.md").read_text() == "the good copy"
 
@@ -72,3 +73,11 @@ def test_no_handler_takes_a_buffered_upload():
             continue
         buffered.append(f"{cls.__name__}.{name}")
     assert buffered == []
+
+
+
+async def test_an_upload_stops_at_the_workspace_quota(tmp_path):
+    saved, refused = await save_upload(Stream([("a.md", 600), ("b.md", 600)]), tmp_path, room=1000)
+    assert saved == ["a.md"]
+    assert refused == ["b.md: the workspace's uploads would pass their quota (10 GB, NODEFLOW_FILES_QUOTA_GB)"]
+    assert [p.name for p in tmp_path.iterdir()] == ["a.md"]

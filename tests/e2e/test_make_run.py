@@ -169,6 +169,10 @@ def test_make_run_stays_up_and_keeps_what_was_made(page, make_run, store):
         page.get_by_test_id(f"auth-{field}").fill(OWNER[field])
     page.get_by_test_id("auth-confirm").fill(OWNER["password"])
     page.get_by_test_id("auth-submit").click()
+    # Signing in ends with a full page load (the session cookie is set by an HTTP route): the graph list's
+    # prerendered buttons show before the page is live, so wait for the account's name, which only the server
+    # fills in, as a person waits for the page to be ready.
+    expect(page.get_by_test_id("user-menu")).to_contain_text(OWNER["name"])
     # A graph and a node, made through the page.
     page.get_by_test_id("new-graph").click()
     page.get_by_test_id("template-blank").click()

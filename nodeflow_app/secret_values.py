@@ -194,27 +194,29 @@ def _nodes(graph: dict[str, Any]) -> Iterator[dict[str, Any]]:
     return (n for n in graph.get("nodes") or [] if isinstance(n, dict) and isinstance(n.get("data"), dict))
 
 
+def _map_nodes(graph: dict[str, Any], definitions: Definitions,
+               change: Callable[[NodeDefinition | None, dict[str, Any]], dict[str, Any]]) -> dict[str, Any]:
+    """A copy of the graph JSON with `change(definition, data)` applied to each node's data."""
+    return {**graph, "nodes": [
+        {**n, "data": change(definitions.definition(str(n.get("type"))), n["data"])}
+        if isinstance(n, dict) and isinstance(n.get("data"), dict) else n for n in graph.get("nodes") or []]}
+
+
 def seal_graph(graph: dict[str, Any], definitions: Definitions) -> dict[str, Any]:
     """A copy of the graph JSON with every plain secret sealed (what is stored)."""
-    return {**graph, "nodes": [
-        {**n, "data": seal_node(definitions.definition(str(n.get("type"))), n["data"])}
-        if isinstance(n, dict) and isinstance(n.get("data"), dict) else n for n in graph.get("nodes") or []]}
+    return _map_nodes(graph, definitions, seal_node)
 
 
 def hide_graph(graph: dict[str, Any], definitions: Definitions) -> dict[str, Any]:
     """A copy of the graph JSON with every secret hidden (what a browser or an export gets)."""
-    return {**graph, "nodes": [
-        {**n, "data": hide_node(definitions.definition(str(n.get("type"))), n["data"])}
-        if isinstance(n, dict) and isinstance(n.get("data"), dict) else n for n in graph.get("nodes") or []]}
+    return _map_nodes(graph, definitions, hide_node)
 
 
 def forget_sealed(graph: dict[str, Any], definitions: Definitions) -> dict[str, Any]:
     """A copy of the graph JSON whose sealed secrets are emptied, to be entered again: a graph from elsewhere (a
     file, another workspace, a clipboard) brings no sealed value along. Plain ones (written in clear in a file)
     stay, to be sealed."""
-    return {**graph, "nodes": [
-        {**n, "data": forget_sealed_node(definitions.definition(str(n.get("type"))), n["data"])}
-        if isinstance(n, dict) and isinstance(n.get("data"), dict) else n for n in graph.get("nodes") or []]}
+    return _map_nodes(graph, definitions, forget_sealed_node)
 
 
 def forget_sealed_node(definition: NodeDefinition | None, data: dict[str, Any]) -> dict[str, Any]:
@@ -242,9 +244,7 @@ def fingerprint_graph(graph: dict[str, Any], definitions: Definitions, key: byte
         digest = hmac.new(key, json.dumps(value, sort_keys=True).encode(), hashlib.sha256).hexdigest()[:16]
         return {SEALED: digest}
 
-    return {**graph, "nodes": [
-        {**n, "data": map_node_secrets(definitions.definition(str(n.get("type"))), n["data"], stand_in)}
-        if isinstance(n, dict) and isinstance(n.get("data"), dict) else n for n in graph.get("nodes") or []]}
+    return _map_nodes(graph, definitions, lambda definition, data: map_node_secrets(definition, data, stand_in))
 
 
 def holds_secret(value: Any) -> bool:

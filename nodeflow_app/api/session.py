@@ -17,17 +17,15 @@ account), a session that is not a sign-in's one-minute one, and a `next` outside
 from __future__ import annotations
 
 import re
-from urllib.parse import urlsplit
 
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse, RedirectResponse, Response
-from reflex.config import get_config
 from starlette.concurrency import run_in_threadpool
 
 from nodeflow_app import routes
 from nodeflow_app.api.access import over_https, requires
 from nodeflow_app.state.access import (
-    SESSION_COOKIE, from_this_site, session_cookie, session_cookie_name, url_origin,
+    SESSION_COOKIE, from_this_site, nodeflow_address, session_cookie, session_cookie_name,
 )
 from nodeflow_app.store.accounts import SESSION_SECONDS
 
@@ -48,7 +46,7 @@ async def start_session(request: Request, token: str = Query(""),
     session = await run_in_threadpool(request.app.state.services.accounts().claim_handoff, token)
     answer = _redirect(target)  # without a session (expired, used, never issued) the page sends on to sign-in
     if session is not None:  # the page's own scheme (its address as the browser gave it), as the readers see it
-        secure = over_https(request, next_page) or over_https(request, request.headers.get("referer", ""))
+        secure = _page_on_https(request, next_page)
         answer.set_cookie(session_cookie_name(secure), session, max_age=SESSION_SECONDS, path="/", httponly=True,
                           samesite="strict", secure=secure)
     return answer
@@ -60,7 +58,7 @@ async def end_session(request: Request, next_page: str = Query(routes.SIGN_IN, a
     if not _from_nodeflow(request):
         return JSONResponse({"detail": "sign out from NodeFlow's own pages, not from another site"}, 403)
     target = safe_next(next_page, request)
-    secure = over_https(request, next_page) or over_https(request, request.headers.get("referer", ""))
+    secure = _page_on_https(request, next_page)
     token = session_cookie("; ".join(request.headers.getlist("cookie")), secure=secure)
     if token:
         await run_in_threadpool(request.app.state.services.accounts().sign_out, token)
@@ -68,6 +66,11 @@ async def end_session(request: Request, next_page: str = Query(routes.SIGN_IN, a
     for name in {session_cookie_name(secure), SESSION_COOKIE}:  # one from before https, too
         answer.delete_cookie(name, path="/", httponly=True, samesite="strict", secure=name != SESSION_COOKIE)
     return answer
+
+
+def _page_on_https(request: Request, next_page: str) -> bool:
+    """Whether the page is on https, by its own address (`next`, else the Referer) as the cookie's readers see it."""
+    return over_https(request, next_page) or over_https(request, request.headers.get("referer", ""))
 
 
 def _from_nodeflow(request: Request) -> bool:
@@ -84,13 +87,8 @@ def safe_next(next_url: str, request: Request) -> str:
         return routes.GRAPHS
     if next_url.startswith("/"):
         return routes.GRAPHS if next_url.startswith("//") else next_url  # "//x" and "///x" are host x
-    try:
-        parts = urlsplit(next_url)
-        front_end = url_origin(get_config().deploy_url or "")
-        ours = parts.hostname == request.url.hostname or url_origin(next_url) == front_end
-    except ValueError:  # e.g. "http://[x"
-        return routes.GRAPHS
-    return next_url if parts.scheme in ("http", "https") and parts.hostname and ours else routes.GRAPHS
+    web = next_url.split(":", 1)[0].lower() in ("http", "https")
+    return next_url if web and nodeflow_address(next_url, request.url.netloc) else routes.GRAPHS
 
 
 def _redirect(url: str) -> RedirectResponse:

@@ -153,11 +153,16 @@ def from_this_site(fetch_site: str, source: str, host: str) -> bool:
     no Sec-Fetch-Site are no browser to trick."""
     if fetch_site in ("", "same-origin", "none"):
         return True
-    if fetch_site != "same-site" or not source:
-        return False
+    return fetch_site == "same-site" and nodeflow_address(source, host)
+
+
+def nodeflow_address(url: str, host: str) -> bool:
+    """Whether `url` is on this `host` (any port: `make dev` serves pages on another port than the backend) or on
+    the configured front end (REFLEX_DEPLOY_URL); False for a URL that cannot be read."""
     try:
-        return urlsplit(source).hostname == urlsplit(f"//{host}").hostname or url_origin(source) == url_origin(
-            get_config().deploy_url or "")
+        hostname = urlsplit(url).hostname
+        return bool(hostname) and (hostname == urlsplit(f"//{host}").hostname
+                                   or url_origin(url) == url_origin(get_config().deploy_url or ""))
     except ValueError:  # e.g. "http://[x"
         return False
 

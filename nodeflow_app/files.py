@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import stat
 import tempfile
 from pathlib import Path
 from typing import Any, AsyncIterator
@@ -25,6 +26,7 @@ DEFAULT_WORKSPACE = "default"
 # What one workspace may keep in stored files (one run could otherwise fill the disk every workspace shares).
 QUOTA_ENV = "NODEFLOW_FILES_QUOTA_GB"
 DEFAULT_QUOTA_GB = 10.0
+INCOMING = ".incoming-"  # a file being written; renamed to its content's digest once whole
 _FILE_ID = re.compile(r"^[0-9a-f]{64}$")
 _WORKSPACE = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
@@ -51,7 +53,7 @@ async def store_stream(chunks: AsyncIterator[bytes], name: str, content_type: st
     folder = files_dir(workspace)
     room = _room_left(folder)
     digest, size = hashlib.sha256(), 0
-    fd, temp = tempfile.mkstemp(dir=folder, prefix=".incoming-")
+    fd, temp = tempfile.mkstemp(dir=folder, prefix=INCOMING)
     try:
         with os.fdopen(fd, "wb") as file:
             async for chunk in chunks:
@@ -74,10 +76,12 @@ def store_bytes(content: bytes, name: str, content_type: str, workspace: str = D
     """Store `content` in the workspace's store and return its reference (for small files already in memory)."""
     file_id = hashlib.sha256(content).hexdigest()
     path = files_dir(workspace) / file_id
-    if not path.exists():
+    if path.exists():
+        os.utime(path)  # stored again just now: the sweep of unreferenced files leaves it for a while
+    else:
         if len(content) > _room_left(path.parent):
             raise NodeError(_over_quota(name))
-        fd, temp = tempfile.mkstemp(dir=path.parent, prefix=".incoming-")
+        fd, temp = tempfile.mkstemp(dir=path.parent, prefix=INCOMING)
         with os.fdopen(fd, "wb") as file:
             file.write(content)
         os.replace(temp, path)
@@ -114,7 +118,8 @@ def folder_bytes(folder: Path) -> int:
 
 def _over_quota(name: str) -> str:
     return (f"storing the file {name!r} would pass this workspace's quota of stored files "
-            f"({quota_bytes() / 1024 ** 3:g} GB, {QUOTA_ENV})")
+            f"({quota_bytes() / 1024 ** 3:g} GB, {QUOTA_ENV}); files no run refers to any more are deleted "
+            f"within the hour (runs are kept for NODEFLOW_RUNS_MAX_AGE_DAYS)")
 
 
 def file_path(reference: Any, where: str = "the file", workspace: str = DEFAULT_WORKSPACE) -> Path:
@@ -127,3 +132,39 @@ def file_path(reference: Any, where: str = "the file", workspace: str = DEFAULT_
     if not path.is_file():
         raise NodeError(f"{where}: no stored file {file_id} in this workspace")
     return path
+
+
+def old_stored_files(last_written_before: float) -> list[Path]:
+    """Every workspace's stored files (and those an older version kept at the top of the folder) and
+    interrupted writes, last written before the time: what the sweep may delete."""
+    top = data_dir() / FILES_FOLDER
+    folders = [top, *(f for f in top.iterdir() if f.is_dir() and not f.is_symlink())] if top.is_dir() else []
+    return [path for folder in folders for path in folder.iterdir()
+            if _sweepable(path.name) and _written_before(path, last_written_before)]
+
+
+def delete_unreferenced(paths: list[Path], referenced: set[str], last_written_before: float) -> tuple[int, int]:
+    """Delete the files among `paths` no record refers to and still not written again since; (files, bytes)."""
+    count = size = 0
+    for path in paths:
+        if path.name in referenced or not _written_before(path, last_written_before):
+            continue
+        try:
+            size += path.lstat().st_size
+            path.unlink()
+            count += 1
+        except FileNotFoundError:  # another process swept it first
+            continue
+    return count, size
+
+
+def _sweepable(name: str) -> bool:
+    return bool(_FILE_ID.fullmatch(name)) or name.startswith(INCOMING)
+
+
+def _written_before(path: Path, moment: float) -> bool:
+    try:
+        info = path.lstat()
+    except FileNotFoundError:
+        return False
+    return stat.S_ISREG(info.st_mode) and info.st_mtime < moment

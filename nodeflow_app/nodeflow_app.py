@@ -57,6 +57,14 @@ async def run_schedules() -> None:
     await run_scheduler()
 
 
+async def keep_house() -> None:
+    """Hourly, in one process: finished runs past NODEFLOW_RUNS_MAX_AGE_DAYS / _MAX_PER_GRAPH pruned, stored
+    files no record refers to deleted."""
+    from nodeflow_app.runs.housekeeping import run_housekeeping
+
+    await run_housekeeping()
+
+
 app = rx.App(api_transformer=create_api())  # the HTTP API (/api/...) beside Reflex's backend
 app.add_middleware(AccessMiddleware())
 app.register_lifespan_task(create_admin_from_environment)
@@ -64,6 +72,7 @@ app.register_lifespan_task(create_admin_from_environment)
 app.app_wraps[(5, "Overlay")] = lambda stateful: connection_status() if stateful else None
 app.register_lifespan_task(recover_interrupted_runs)
 app.register_lifespan_task(run_schedules)
+app.register_lifespan_task(keep_house)
 app.register_lifespan_task(freeze_startup_objects)  # last: the app is imported and built by then
 app.add_page(setup_page, route=routes.SETUP, title="NodeFlow — set up", on_load=AuthState.load_public)
 app.add_page(sign_in_page, route=routes.SIGN_IN, title="NodeFlow — sign in", on_load=AuthState.load_public)

@@ -1,0 +1,78 @@
+"""Housekeeping, once an hour across all processes: old runs pruned, stored files no record refers to deleted.
+
+Every worker runs the loop; the hour's lease (a `schedule_fire` row of its own, unique like a schedule's due
+time) lets one process do the work. A file is deleted only when it was last written over an hour ago and no
+record mentions it: a run that stored it a moment ago, or stored the same content again (which touches the
+file), has written its record by then. A retention setting that is no number is logged, naming it, and
+nothing is pruned until it is fixed (keeping data is the safe side).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from dataclasses import dataclass
+
+from sqlalchemy import Engine
+
+from nodeflow_app.files import delete_unreferenced, old_stored_files
+from nodeflow_app.store.retention import DAY, Retention, RetentionError, prune_fires, prune_runs, \
+    referenced_file_ids
+from nodeflow_app.store.triggers import TriggerStore
+
+log = logging.getLogger("nodeflow.housekeeping")
+
+INTERVAL = 3600.0  # seconds between passes; the lease is per interval
+FIRST_PASS_AFTER = 60.0  # seconds after start: not while the app is starting
+FILE_GRACE = 3600.0  # a stored file younger than this is never deleted
+LEASE = ("nodeflow:housekeeping", "pass")  # (graph_id, node_id) of the lease rows: no graph id has a colon
+
+
+@dataclass(frozen=True)
+class Report:
+    runs: int
+    leases: int
+    files: int
+    file_bytes: int
+
+
+def housekeep_once(engine: Engine, owner: str, now: float | None = None) -> Report | None:
+    """This interval's pass, if no other process took it; None when another did (or the settings are wrong)."""
+    now = time.time() if now is None else now
+    if not TriggerStore(engine).claim_fire(*LEASE, now // INTERVAL * INTERVAL, owner):
+        return None
+    try:
+        retention = Retention.from_environment()
+    except RetentionError as error:
+        log.error("runs are not pruned: %s", error)
+        return None
+    runs = prune_runs(engine, retention, now)
+    leases = prune_fires(engine, now - DAY)
+    files, size = _sweep_files(engine, now - FILE_GRACE)
+    report = Report(runs, leases, files, size)
+    if runs or files:
+        log.info("housekeeping: %d runs pruned, %d stored files (%d bytes) no record refers to deleted",
+                 runs, files, size)
+    return report
+
+
+def _sweep_files(engine: Engine, last_written_before: float) -> tuple[int, int]:
+    candidates = old_stored_files(last_written_before)
+    if not candidates:  # nothing old enough: spare the database the look at every record
+        return 0, 0
+    return delete_unreferenced(candidates, referenced_file_ids(engine), last_written_before)
+
+
+async def run_housekeeping() -> None:
+    """The Reflex lifespan task: this worker's housekeeping loop on the process's launcher."""
+    from nodeflow_app.runs.launcher import run_launcher
+
+    launcher = await asyncio.to_thread(run_launcher)
+    await asyncio.sleep(FIRST_PASS_AFTER)
+    while True:
+        try:
+            await asyncio.to_thread(housekeep_once, launcher.engine, launcher.owner)
+        except Exception:  # noqa: BLE001 - a database hiccup must not end housekeeping
+            log.exception("housekeeping failed; trying again in an hour")
+        await asyncio.sleep(INTERVAL)

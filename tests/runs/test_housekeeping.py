@@ -1,0 +1,121 @@
+"""Hourly housekeeping: one process per hour prunes old runs and deletes stored files no record refers to."""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+
+import pytest
+
+from nodeflow_app import files
+from nodeflow_app.contract import NodeError
+from nodeflow_app.runs.housekeeping import INTERVAL, Report, housekeep_once
+from nodeflow_app.store.db import create_all, make_engine
+from nodeflow_app.store.retention import DAY
+
+from tests.store import test_retention
+from tests.store.test_retention import run_ids
+
+NOW = time.time()
+HOUR_AGO = NOW - 3601
+
+
+def add_run(*args, **options) -> None:
+    test_retention.add_run(*args, **options, now=NOW)
+
+
+@pytest.fixture
+def engine(tmp_path, monkeypatch):
+    monkeypatch.setenv("NODEFLOW_DATA_DIR", str(tmp_path / "data"))
+    for name in ("NODEFLOW_RUNS_MAX_AGE_DAYS", "NODEFLOW_RUNS_MAX_PER_GRAPH", "NODEFLOW_FILES_QUOTA_GB"):
+        monkeypatch.delenv(name, raising=False)
+    engine = make_engine(f"sqlite:///{tmp_path / 'nodeflow.db'}")
+    create_all(engine)
+    yield engine
+    engine.dispose()
+
+
+def stored(content: bytes, workspace: str = "w1", *, written: float = HOUR_AGO) -> dict:
+    reference = files.store_bytes(content, "f.bin", "application/octet-stream", workspace)
+    path = files.files_dir(workspace) / reference["file_id"]
+    os.utime(path, (written, written))
+    return reference
+
+
+def test_old_runs_are_pruned_and_files_only_they_referred_to_are_deleted(engine):
+    kept, dropped = stored(b"kept"), stored(b"dropped", "w2")
+    young = stored(b"young", written=NOW - 60)  # no record yet: its run may be writing it this moment
+    add_run(engine, "recent", "completed", 1, outputs={"body": kept})
+    add_run(engine, "old", "completed", 40, outputs={"body": dropped})
+
+    report = housekeep_once(engine, "me", NOW)
+
+    assert report == Report(runs=1, leases=0, files=1, file_bytes=len(b"dropped"))
+    assert run_ids(engine) == {"recent"}
+    assert files.file_path(kept, workspace="w1").read_bytes() == b"kept"
+    assert files.file_path(young, workspace="w1").read_bytes() == b"young"
+    with pytest.raises(NodeError, match="no stored file"):
+        files.file_path(dropped, workspace="w2")
+
+
+def test_a_file_stored_again_just_now_is_not_deleted_although_no_record_has_it_yet(engine):
+    again = stored(b"same bytes", written=NOW - 5 * DAY)
+    files.store_bytes(b"same bytes", "again.bin", "application/octet-stream", "w1")  # a run stores it again
+
+    assert housekeep_once(engine, "me", NOW).files == 0
+    assert files.file_path(again, workspace="w1").read_bytes() == b"same bytes"
+
+
+def test_interrupted_writes_and_unreferenced_files_of_the_older_layout_go_and_other_files_stay(engine):
+    top = files.files_dir("w1").parent
+    for name in (".incoming-abc", "a" * 64, "notes.txt"):
+        (top / name).write_bytes(b"x")
+        os.utime(top / name, (HOUR_AGO, HOUR_AGO))
+    (top / "w1" / ".incoming-def").write_bytes(b"y")
+    os.utime(top / "w1" / ".incoming-def", (HOUR_AGO, HOUR_AGO))
+
+    assert housekeep_once(engine, "me", NOW).files == 3
+    assert sorted(p.name for p in top.rglob("*")) == ["notes.txt", "w1"]
+
+
+def test_one_process_does_each_hours_pass(engine):
+    add_run(engine, "old", "completed", 40)
+    assert housekeep_once(engine, "other process", NOW) is not None
+    add_run(engine, "old again", "completed", 40)
+
+    assert housekeep_once(engine, "me", NOW) is None  # the same hour: taken
+    assert run_ids(engine) == {"old again"}
+    assert housekeep_once(engine, "me", NOW + INTERVAL).runs == 1
+    assert run_ids(engine) == set()
+
+
+def test_a_bad_setting_is_logged_by_name_and_nothing_is_pruned(engine, monkeypatch, caplog):
+    monkeypatch.setenv("NODEFLOW_RUNS_MAX_AGE_DAYS", "a month")
+    add_run(engine, "old", "completed", 400)
+    stored(b"unreferenced")
+
+    with caplog.at_level(logging.ERROR, "nodeflow.housekeeping"):
+        assert housekeep_once(engine, "me", NOW) is None
+
+    assert "NODEFLOW_RUNS_MAX_AGE_DAYS must be a number" in caplog.text
+    assert run_ids(engine) == {"old"}
+    assert len(list(files.files_dir("w1").iterdir())) == 1
+
+
+def test_a_workspace_at_its_quota_stores_again_once_runs_that_used_its_files_are_pruned(engine, monkeypatch):
+    monkeypatch.setenv("NODEFLOW_FILES_QUOTA_GB", str(1000 / 1024 ** 3))  # 1,000 bytes
+    old = stored(b"o" * 900)
+    add_run(engine, "old", "completed", 40, outputs={"body": old})
+    with pytest.raises(NodeError, match="quota .* deleted within the hour"):
+        files.store_bytes(b"n" * 200, "new.bin", "application/octet-stream", "w1")
+
+    housekeep_once(engine, "me", NOW)
+
+    assert files.store_bytes(b"n" * 200, "new.bin", "application/octet-stream", "w1")["size"] == 200
+
+
+def test_every_worker_starts_housekeeping_with_the_app():
+    from nodeflow_app.nodeflow_app import app, keep_house
+
+    assert keep_house in app._lifespan_tasks

@@ -158,6 +158,14 @@ def delete_unreferenced(paths: list[Path], referenced: set[str], last_written_be
     return count, size
 
 
+def delete_interrupted_writes(folder: Path, last_written_before: float) -> tuple[int, int]:
+    """Delete the partial files (INCOMING) a killed process left anywhere under `folder`; (files, bytes)."""
+    partials = [Path(root) / name for root, _folders, names in os.walk(folder) for name in names
+                if name.startswith(INCOMING)]
+    return delete_unreferenced([p for p in partials if _written_before(p, last_written_before)], set(),
+                               last_written_before)
+
+
 def _sweepable(name: str) -> bool:
     return bool(_FILE_ID.fullmatch(name)) or name.startswith(INCOMING)
 

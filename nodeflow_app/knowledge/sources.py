@@ -26,11 +26,12 @@ FETCH_TIMEOUT_S = 30.0
 MAX_REDIRECTS = 5
 DEFAULT_WORKSPACE = "default"
 WORKSPACE_ID = re.compile(r"[0-9a-f]{16}")  # nodeflow_app/store/accounts.py's workspace ids
+UPLOADS_FOLDER = "uploads"
 
 
 def uploads_dir(workspace: str = DEFAULT_WORKSPACE, *, create: bool = True) -> Path:
     """The workspace's uploads folder (created when `create`)."""
-    root = data_dir() / "uploads"
+    root = data_dir() / UPLOADS_FOLDER
     _adopt_shared_uploads(root)
     folder = root / check_name(workspace)
     if create:

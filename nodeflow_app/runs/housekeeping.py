@@ -16,7 +16,9 @@ from dataclasses import dataclass
 
 from sqlalchemy import Engine
 
-from nodeflow_app.files import delete_unreferenced, old_stored_files
+from nodeflow_app.files import delete_interrupted_writes, delete_unreferenced, old_stored_files
+from nodeflow_app.knowledge.sources import UPLOADS_FOLDER
+from nodeflow_app.settings import data_dir
 from nodeflow_app.store.retention import DAY, Retention, RetentionError, prune_fires, prune_runs, \
     referenced_file_ids
 from nodeflow_app.store.triggers import TriggerStore
@@ -58,10 +60,13 @@ def housekeep_once(engine: Engine, owner: str, now: float | None = None) -> Repo
 
 
 def _sweep_files(engine: Engine, last_written_before: float) -> tuple[int, int]:
+    """Stored files no record refers to, and knowledge uploads a killed process left half written."""
+    partial_uploads = delete_interrupted_writes(data_dir() / UPLOADS_FOLDER, last_written_before)
     candidates = old_stored_files(last_written_before)
     if not candidates:  # nothing old enough: spare the database the look at every record
-        return 0, 0
-    return delete_unreferenced(candidates, referenced_file_ids(engine), last_written_before)
+        return partial_uploads
+    files, size = delete_unreferenced(candidates, referenced_file_ids(engine), last_written_before)
+    return files + partial_uploads[0], size + partial_uploads[1]
 
 
 async def run_housekeeping() -> None:

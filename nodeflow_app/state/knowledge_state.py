@@ -18,7 +18,7 @@ from typing import Any, Callable
 import reflex as rx
 
 from nodeflow_app.contract import NodeError
-from nodeflow_app.files import QUOTA_ENV, folder_bytes, quota_bytes
+from nodeflow_app.files import INCOMING, QUOTA_ENV, folder_bytes, quota_bytes
 from nodeflow_app.knowledge.collections import check_name
 from nodeflow_app.knowledge.indexing import index_file, search
 from nodeflow_app.knowledge.readers import guess_format
@@ -319,7 +319,7 @@ async def save_upload(chunks: Any, folder: Path, room: int) -> tuple[list[str], 
                 elif len(saved) + 1 > MAX_UPLOAD_FILES:
                     refused[name] = f"{name}: more than {MAX_UPLOAD_FILES} files at once"
                 else:
-                    handle = tempfile.NamedTemporaryFile(dir=folder, prefix=".incoming-", delete=False)
+                    handle = tempfile.NamedTemporaryFile(dir=folder, prefix=INCOMING, delete=False)
             if handle is None:
                 continue  # refused: read on, keep nothing
             size += len(chunk.data)

@@ -79,6 +79,17 @@ def test_interrupted_writes_and_unreferenced_files_of_the_older_layout_go_and_ot
     assert sorted(p.name for p in top.rglob("*")) == ["notes.txt", "w1"]
 
 
+def test_knowledge_uploads_a_killed_process_left_half_written_go_and_whole_ones_stay(engine, tmp_path):
+    collection = tmp_path / "data" / "uploads" / "w1" / "docs"
+    collection.mkdir(parents=True)
+    for name, written in ((".incoming-old", HOUR_AGO), (".incoming-now", NOW - 5), ("guide.md", HOUR_AGO)):
+        (collection / name).write_bytes(b"12345")
+        os.utime(collection / name, (written, written))
+
+    assert housekeep_once(engine, "me", NOW) == Report(runs=0, leases=0, files=1, file_bytes=5)
+    assert sorted(p.name for p in collection.iterdir()) == [".incoming-now", "guide.md"]
+
+
 def test_one_process_does_each_hours_pass(engine):
     add_run(engine, "old", "completed", 40)
     assert housekeep_once(engine, "other process", NOW) is not None

@@ -20,6 +20,11 @@ from nodeflow_app.settings import db_url
 from nodeflow_app.store.db import create_all
 
 
+# 2: stored since only the instance admin (the Settings page) or the server's operator (the CLI) may store a
+# SQLite connection; one of format 1 may have been stored by any workspace owner, so it is not opened.
+FORMAT = 2
+
+
 class ConnectionStore:
     """Connections on `engine`, encrypted with `key` (default: the credentials' Fernet key)."""
 
@@ -34,7 +39,8 @@ class ConnectionStore:
         name = name.strip()
         if not name:
             raise CredentialError("a connection needs a name")
-        plain = {"workspace_id": workspace_id, "name": name, "kind": kind, "fields": check_fields(kind, fields)}
+        plain = {"workspace_id": workspace_id, "name": name, "kind": kind, "fields": check_fields(kind, fields),
+                 "format": FORMAT}
         token = self._fernet(create=True).encrypt(json.dumps(plain).encode()).decode("ascii")
         create_all(self.engine)  # every table at the newest schema (migrates an older database)
         with self._session() as session:
@@ -44,6 +50,16 @@ class ConnectionStore:
 
     def get(self, name: str, workspace_id: str = DEFAULT_WORKSPACE) -> Connection | None:
         """The decrypted connection, or None when the workspace has none by that name."""
+        plain = self._read(name, workspace_id)
+        if plain is None:
+            return None
+        if plain["kind"] == "sqlite" and plain.get("format", 1) < FORMAT:
+            raise CredentialError(f"the SQLite connection {name!r} was stored before only the instance admin could "
+                                  "store one (its file lies in the data folder every workspace shares): the "
+                                  "instance admin must store it again on the Settings page")
+        return Connection(name, plain["kind"], plain["fields"])
+
+    def _read(self, name: str, workspace_id: str) -> dict[str, Any] | None:
         from cryptography.fernet import InvalidToken
 
         from nodeflow_app.store.models import ConnectionRow
@@ -66,7 +82,7 @@ class ConnectionStore:
         if (plain.get("workspace_id"), plain.get("name")) != (workspace_id, name):  # a token copied between rows
             raise CredentialError(f"the stored secret of connection {name!r} belongs to another connection; "
                                   "store it again with `nodeflow connections set`")
-        return Connection(name, plain["kind"], plain["fields"])
+        return plain
 
     def list(self, workspace_id: str = DEFAULT_WORKSPACE) -> list[dict[str, Any]]:
         """`{name, kind, updated_at}` per connection of the workspace: never a field's value."""
@@ -100,9 +116,10 @@ class ConnectionStore:
         unless it has one by that name; re-encrypted, since a token names its workspace. How many moved."""
         moved = 0
         for row in self.list(DEFAULT_WORKSPACE):
-            connection = self.get(row["name"], DEFAULT_WORKSPACE)
-            if connection is not None and self.get(row["name"], workspace_id) is None:
-                self.set(row["name"], connection.kind, connection.fields, workspace_id)
+            # Stored before accounts, by whoever ran the install then: kept whatever their format.
+            plain = self._read(row["name"], DEFAULT_WORKSPACE)
+            if plain is not None and self._read(row["name"], workspace_id) is None:
+                self.set(row["name"], plain["kind"], plain["fields"], workspace_id)
                 moved += 1
             self.delete(row["name"], DEFAULT_WORKSPACE)
         return moved

@@ -201,6 +201,28 @@ async def test_a_sqlite_file_outside_the_data_folder_is_refused(tmp_path, monkey
     assert not (tmp_path / "data" / "missing.db").exists()
 
 
+async def test_a_sqlite_connection_stored_before_only_the_admin_could_store_one_is_not_opened(tmp_path, monkeypatch):
+    """Any workspace owner could store one then: its file lies in the data folder every workspace shares."""
+    import json
+
+    from nodeflow_app.store.models import ConnectionRow
+
+    db = await _sqlite(tmp_path, monkeypatch)
+    sqlite3.connect(tmp_path / "data" / "theirs.db").close()
+    old = {"workspace_id": "default", "name": "db", "kind": "sqlite", "fields": {"path": "theirs.db"}}
+    with db.store._session() as session:  # as the version before wrote it: no format
+        session.merge(ConnectionRow(workspace_id="default", name="db", kind="sqlite",
+                                    secret=db.store._fernet(create=True).encrypt(json.dumps(old).encode()).decode()))
+        session.commit()
+
+    with pytest.raises(NodeError, match="the SQLite connection 'db' was stored before only the instance admin"):
+        await db.run("SELECT 1")
+    assert db.store.adopt("w-owner") == 1  # stored before accounts: by whoever ran the install, kept
+    assert db.store.get("db", "w-owner").fields == {"path": "theirs.db"}
+    db.store.set("db", "sqlite", {"path": "theirs.db"})  # stored again (the admin, or the CLI)
+    assert (await db.run("SELECT 1 AS one"))["rows"] == [{"one": 1}]
+
+
 async def test_nodeflow_own_database_and_folders_are_refused(tmp_path, monkeypatch):
     """Any account can store a connection: one to NodeFlow's own database would read every workspace's rows and,
     with writes allowed, make itself admin."""

@@ -88,6 +88,27 @@ def test_an_old_database_upgrades_in_place_and_keeps_its_data(engine):
         assert conn.execute(sa.select(AGNO_SESSIONS)).all() == [("c1:agent", '{"runs": 1}')]
 
 
+def test_sessions_made_before_the_cookie_was_httponly_end_and_accounts_stay(engine):
+    import hashlib
+    import time
+
+    from nodeflow_app.store.accounts import AccountStore
+
+    with engine.begin() as conn:
+        command.upgrade(migrations._config(conn), "0010_workspace_templates")
+        _insert(conn, "user_account", id="u1", email="ada@example.org", name="Ada", password_hash="x",
+                is_admin=True, created_at=1.0)
+        _insert(conn, "user_session", token_hash=hashlib.sha256(b"old-cookie").hexdigest(), user_id="u1",
+                created_at=time.time(), expires_at=time.time() + 3600)
+    migrations._done.clear()
+
+    accounts = AccountStore(engine)  # upgrades to the newest revision
+
+    assert revision(engine) == migrations.head()
+    assert accounts.user_for_session("old-cookie") is None
+    assert accounts.user("u1").email == "ada@example.org"
+
+
 def test_a_fresh_database_is_stamped_at_the_newest_revision(engine):
     migrations._done.clear()
     GraphStore(engine).create("New")

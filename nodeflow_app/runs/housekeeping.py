@@ -19,6 +19,7 @@ from sqlalchemy import Engine
 from nodeflow_app.files import delete_interrupted_writes, delete_unreferenced, old_stored_files
 from nodeflow_app.knowledge.sources import UPLOADS_FOLDER
 from nodeflow_app.settings import data_dir
+from nodeflow_app.store.accounts import AccountStore
 from nodeflow_app.store.retention import DAY, Retention, RetentionError, prune_fires, prune_runs, \
     referenced_file_ids
 from nodeflow_app.store.triggers import TriggerStore
@@ -37,6 +38,7 @@ class Report:
     leases: int
     files: int
     file_bytes: int
+    sign_ins: int = 0  # ended sessions and old failed sign-ins
 
 
 def housekeep_once(engine: Engine, owner: str, now: float | None = None) -> Report | None:
@@ -52,7 +54,7 @@ def housekeep_once(engine: Engine, owner: str, now: float | None = None) -> Repo
     runs = prune_runs(engine, retention, now)
     leases = prune_fires(engine, now - DAY)
     files, size = _sweep_files(engine, now - FILE_GRACE)
-    report = Report(runs, leases, files, size)
+    report = Report(runs, leases, files, size, AccountStore(engine).forget_expired(now))
     if runs or files:
         log.info("housekeeping: %d runs pruned, %d stored files (%d bytes) no record refers to deleted",
                  runs, files, size)

@@ -224,6 +224,15 @@ class AccountStore:
             raw = self._new_session(conn, row.id, now, SESSION_SECONDS if seconds is None else seconds)
         return raw, User(row.id, row.email, row.name, row.is_admin)
 
+    def forget_expired(self, now: float | None = None) -> int:
+        """Delete ended sessions and failed sign-ins older than the rate limit's window (an address tried and
+        never signed in would keep its rows for ever); how many rows went."""
+        now = time.time() if now is None else now
+        with self.engine.begin() as conn:
+            sessions = conn.execute(delete(SessionRow).where(SessionRow.expires_at <= now)).rowcount
+            attempts = conn.execute(delete(SignInAttemptRow).where(SignInAttemptRow.at <= now - SIGN_IN_WINDOW_S))
+        return sessions + attempts.rowcount
+
     @staticmethod
     def _new_session(conn, user_id: str, now: float, seconds: float) -> str:
         raw = secrets.token_urlsafe(32)

@@ -51,7 +51,7 @@ def test_old_runs_are_pruned_and_files_only_they_referred_to_are_deleted(engine)
 
     report = housekeep_once(engine, "me", NOW)
 
-    assert report == Report(runs=1, leases=0, files=1, file_bytes=len(b"dropped"))
+    assert report == Report(runs=1, leases=0, files=1, file_bytes=len(b"dropped"), sign_ins=0)
     assert run_ids(engine) == {"recent"}
     assert files.file_path(kept, workspace="w1").read_bytes() == b"kept"
     assert files.file_path(young, workspace="w1").read_bytes() == b"young"
@@ -88,6 +88,23 @@ def test_knowledge_uploads_a_killed_process_left_half_written_go_and_whole_ones_
 
     assert housekeep_once(engine, "me", NOW) == Report(runs=0, leases=0, files=1, file_bytes=5)
     assert sorted(p.name for p in collection.iterdir()) == [".incoming-now", "guide.md"]
+
+
+def test_ended_sessions_and_old_failed_sign_ins_are_forgotten(engine):
+    from nodeflow_app.store.accounts import AccountError, AccountStore
+
+    accounts = AccountStore(engine)
+    accounts.create_user("Ada", "ada@example.org", "a long enough password")
+    ended, _ = accounts.sign_in("ada@example.org", "a long enough password", seconds=5)
+    live, _ = accounts.sign_in("ada@example.org", "a long enough password")
+    for email in ("eve@example.org", "mallory@example.org"):
+        with pytest.raises(AccountError):
+            accounts.sign_in(email, "guess")
+
+    assert housekeep_once(engine, "me", NOW + 16 * 60).sign_ins == 3
+
+    assert accounts.user_for_session(live) is not None
+    assert accounts.forget_expired(NOW + 16 * 60) == 0
 
 
 def test_one_process_does_each_hours_pass(engine):

@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import secrets
 import stat
 import tempfile
 from pathlib import Path
@@ -27,6 +28,8 @@ DEFAULT_WORKSPACE = "default"
 QUOTA_ENV = "NODEFLOW_FILES_QUOTA_GB"
 DEFAULT_QUOTA_GB = 10.0
 INCOMING = ".incoming-"  # a file being written; renamed to its content's digest once whole
+# A partial file as tempfile names it (8 characters after the prefix): an upload's own name has an extension.
+_PARTIAL = re.compile(r"\.incoming-[a-z0-9_]{8}")
 _FILE_ID = re.compile(r"^[0-9a-f]{64}$")
 _WORKSPACE = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
@@ -76,11 +79,11 @@ def store_bytes(content: bytes, name: str, content_type: str, workspace: str = D
     """Store `content` in the workspace's store and return its reference (for small files already in memory)."""
     file_id = hashlib.sha256(content).hexdigest()
     path = files_dir(workspace) / file_id
-    if path.exists():
+    try:
         os.utime(path)  # stored again just now: the sweep of unreferenced files leaves it for a while
-    else:
+    except FileNotFoundError:
         if len(content) > _room_left(path.parent):
-            raise NodeError(_over_quota(name))
+            raise NodeError(_over_quota(name)) from None
         fd, temp = tempfile.mkstemp(dir=path.parent, prefix=INCOMING)
         with os.fdopen(fd, "wb") as file:
             file.write(content)
@@ -147,27 +150,38 @@ def delete_unreferenced(paths: list[Path], referenced: set[str], last_written_be
     """Delete the files among `paths` no record refers to and still not written again since; (files, bytes)."""
     count = size = 0
     for path in paths:
-        if path.name in referenced or not _written_before(path, last_written_before):
-            continue
-        try:
-            size += path.lstat().st_size
-            path.unlink()
-            count += 1
-        except FileNotFoundError:  # another process swept it first
-            continue
+        if path.name not in referenced:
+            removed = _remove_unless_rewritten(path, last_written_before)
+            count, size = count + (removed is not None), size + (removed or 0)
     return count, size
 
 
+def _remove_unless_rewritten(path: Path, last_written_before: float) -> int | None:
+    """Delete `path` if it was last written before the time; its size, or None when it stays. It is first moved
+    aside and checked there: the same content stored again at that moment (a rename over it) is never lost."""
+    aside = path.with_name(f"{INCOMING}{secrets.token_hex(4)}")
+    try:
+        os.rename(path, aside)
+    except FileNotFoundError:  # another process swept it first
+        return None
+    if _written_before(aside, last_written_before):
+        size = aside.lstat().st_size
+        aside.unlink()
+        return size
+    os.replace(aside, path)  # written again meanwhile: the same bytes, put back
+    return None
+
+
 def delete_interrupted_writes(folder: Path, last_written_before: float) -> tuple[int, int]:
-    """Delete the partial files (INCOMING) a killed process left anywhere under `folder`; (files, bytes)."""
+    """Delete the partial files a killed process left anywhere under `folder`; (files, bytes)."""
     partials = [Path(root) / name for root, _folders, names in os.walk(folder) for name in names
-                if name.startswith(INCOMING)]
+                if _PARTIAL.fullmatch(name)]
     return delete_unreferenced([p for p in partials if _written_before(p, last_written_before)], set(),
                                last_written_before)
 
 
 def _sweepable(name: str) -> bool:
-    return bool(_FILE_ID.fullmatch(name)) or name.startswith(INCOMING)
+    return bool(_FILE_ID.fullmatch(name) or _PARTIAL.fullmatch(name))
 
 
 def _written_before(path: Path, moment: float) -> bool:

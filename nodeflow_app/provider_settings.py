@@ -233,13 +233,18 @@ def _model_ids(provider: str, body: Any) -> list[str]:
 
 def connection_rows(workspace_id: str) -> list[dict[str, str]]:
     """`{name, kind, fields}` per connection of the workspace: the field names and hosts, never a secret value."""
-    from nodeflow_app.store.connections import default_store as connection_store
+    from nodeflow_app.store.connections import StaleConnection, default_store as connection_store
 
     store = connection_store()
     rows = []
     for row in (store.list(workspace_id) if store is not None else []):
-        connection = _quiet(lambda: store.get(row["name"], workspace_id))
-        fields = ", ".join(sorted(connection.fields)) if connection else "cannot be decrypted"
+        try:
+            connection, fields = store.get(row["name"], workspace_id), "cannot be decrypted"
+        except StaleConnection as error:
+            connection, fields = None, str(error)
+        except CredentialError:
+            connection = None
+        fields = ", ".join(sorted(connection.fields)) if connection else fields
         if connection and connection.fields.get(HOSTS):  # not a secret: where the connection may be sent
             fields += f" (sent only to {connection.fields[HOSTS]})"
         rows.append({"name": row["name"], "kind": row["kind"], "fields": fields})

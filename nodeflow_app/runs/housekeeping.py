@@ -1,10 +1,11 @@
 """Housekeeping, once an hour across all processes: old runs pruned, stored files no record refers to deleted.
 
 Every worker runs the loop; the hour's lease (a `schedule_fire` row of its own, unique like a schedule's due
-time) lets one process do the work. A file is deleted only when it was last written over an hour ago and no
-record mentions it: a run that stored it a moment ago, or stored the same content again (which touches the
-file), has written its record by then. A retention setting that is no number is logged, naming it, and
-nothing is pruned until it is fixed (keeping data is the safe side).
+time) lets one process do the work. A file is deleted only when no record mentions it and it was last written
+over an hour ago and before the oldest run still going started: a run that stored it a moment ago (or stored
+the same content again, which rewrites the file) has written its record by then, and a run still going may
+hold references in memory only (a Loop's passes, a child run). A retention setting that is no number is
+logged, naming it, and nothing is pruned until it is fixed (keeping data is the safe side).
 """
 
 from __future__ import annotations
@@ -20,8 +21,9 @@ from nodeflow_app.files import delete_interrupted_writes, delete_unreferenced, o
 from nodeflow_app.knowledge.sources import UPLOADS_FOLDER
 from nodeflow_app.settings import data_dir
 from nodeflow_app.store.accounts import AccountStore
-from nodeflow_app.store.retention import DAY, Retention, RetentionError, prune_fires, prune_runs, \
-    referenced_file_ids
+from nodeflow_app.store.retention import (
+    DAY, Retention, RetentionError, oldest_going_start, prune_fires, prune_runs, referenced_file_ids,
+)
 from nodeflow_app.store.triggers import TriggerStore
 
 log = logging.getLogger("nodeflow.housekeeping")
@@ -53,7 +55,8 @@ def housekeep_once(engine: Engine, owner: str, now: float | None = None) -> Repo
         return None
     runs = prune_runs(engine, retention, now)
     leases = prune_fires(engine, now - DAY)
-    files, size = _sweep_files(engine, now - FILE_GRACE)
+    oldest_going = oldest_going_start(engine)
+    files, size = _sweep_files(engine, min(now - FILE_GRACE, oldest_going if oldest_going is not None else now))
     report = Report(runs, leases, files, size, AccountStore(engine).forget_expired(now))
     if runs or files:
         log.info("housekeeping: %d runs pruned, %d stored files (%d bytes) no record refers to deleted",

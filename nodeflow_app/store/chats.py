@@ -180,10 +180,10 @@ class ChatStore:
         Each keeps the blocks saved while it streamed. One whose run still waits for an answer (a paused
         node) becomes `paused`, so its approval card can be answered; the others become `failed`.
         """
-        finished = select(RUNS.c.id).where(RUNS.c.status != "running")
+        running = select(RUNS.c.id).where(RUNS.c.status == "running")  # a run no longer on record counts as over
         waiting = select(NODES.c.run_id).where(NODES.c.status == "paused")
         query = select(MESSAGES.c.id, MESSAGES.c.blocks_json, MESSAGES.c.run_id.in_(waiting).label("waiting")).where(
-            MESSAGES.c.status == "streaming", (MESSAGES.c.run_id.is_(None)) | MESSAGES.c.run_id.in_(finished))
+            MESSAGES.c.status == "streaming", (MESSAGES.c.run_id.is_(None)) | MESSAGES.c.run_id.not_in(running))
         error = {"type": "error", "node_id": None, "node_name": None,
                  "message": "the server stopped before this answer was finished"}
         with self.engine.begin() as conn:

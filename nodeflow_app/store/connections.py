@@ -25,6 +25,10 @@ from nodeflow_app.store.db import create_all
 FORMAT = 2
 
 
+class StaleConnection(CredentialError):
+    """A connection of an older format that is no longer opened; the message says who must store it again."""
+
+
 class ConnectionStore:
     """Connections on `engine`, encrypted with `key` (default: the credentials' Fernet key)."""
 
@@ -54,7 +58,7 @@ class ConnectionStore:
         if plain is None:
             return None
         if plain["kind"] == "sqlite" and plain.get("format", 1) < FORMAT:
-            raise CredentialError(f"the SQLite connection {name!r} was stored before only the instance admin could "
+            raise StaleConnection(f"the SQLite connection {name!r} was stored before only the instance admin could "
                                   "store one (its file lies in the data folder every workspace shares): the "
                                   "instance admin must store it again on the Settings page")
         return Connection(name, plain["kind"], plain["fields"])

@@ -5,7 +5,7 @@ JSON values are TEXT written with json.dumps(default=str); times are epoch secon
 
 from __future__ import annotations
 
-from sqlalchemy import Text, UniqueConstraint
+from sqlalchemy import Index, Text, UniqueConstraint
 from sqlmodel import Field, SQLModel
 
 
@@ -13,6 +13,8 @@ class RunRow(SQLModel, table=True):
     """One run of a graph, with the normalized graph it used (restorable even after the graph changed)."""
 
     __tablename__ = "run"
+    # Each graph's runs newest first (the run history) and oldest first (pruning beyond a number per graph).
+    __table_args__ = (Index("ix_run_graph_id_started_at", "graph_id", "started_at"),)
 
     id: str = Field(primary_key=True)  # the kernel's run_id
     graph_id: str = Field(index=True)

@@ -12,9 +12,9 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
-from typing import Iterator
+from typing import Any, Iterator
 
-from sqlalchemy import Engine, Table, and_, delete, exists, func, or_, select
+from sqlalchemy import ColumnElement, Engine, Select, Table, and_, delete, exists, func, or_, select
 from sqlalchemy.orm import aliased
 
 from nodeflow_app.store.models import (
@@ -33,18 +33,21 @@ DEFAULT_MAX_AGE_DAYS, DEFAULT_MAX_PER_GRAPH = 30.0, 10_000
 DAY = 86_400.0
 BATCH = 500  # runs deleted per transaction: short locks, so runs being written meanwhile barely wait
 
-# The text columns a file reference ({"file_id": ...}) can be written in: run records, graphs (and their
-# versions and templates), chat messages, pinned outputs, answers to paused runs and webhook test payloads.
-_MAY_HOLD_FILES: tuple[tuple[type, tuple[str, ...]], ...] = (
-    (RunRow, ("graph_json", "payload_json", "context_json")),
-    (NodeRunRow, ("inputs_json", "outputs_json", "wait_json", "checkpoint_json")),
-    (RunRequestRow, ("payload_json",)),
-    (GraphRow, ("graph_json",)),
-    (GraphVersionRow, ("graph_json",)),
-    (TemplateRow, ("graph_json",)),
-    (ChatMessageRow, ("blocks_json",)),
-    (PinnedOutputRow, ("outputs_json",)),
-    (WebhookTestRow, ("payload_json",)),
+# The text columns a file reference can be written in, and whether only texts that mention "file_id" count.
+# A bare file id (a parameter, a pin, a payload may hold one: `files.file_path` takes it) is found in every
+# text but the run records' big ones: there a reference is an output of the node that stored the file (with
+# its file_id key), kept as long as the run that also holds any bare copy of it.
+_MAY_HOLD_FILES: tuple[tuple[type, tuple[str, ...], bool], ...] = (
+    (RunRow, ("graph_json",), True),
+    (RunRow, ("payload_json", "context_json"), False),
+    (NodeRunRow, ("inputs_json", "outputs_json", "wait_json", "checkpoint_json"), True),
+    (RunRequestRow, ("payload_json",), False),
+    (GraphRow, ("graph_json",), False),
+    (GraphVersionRow, ("graph_json",), False),
+    (TemplateRow, ("graph_json",), False),
+    (ChatMessageRow, ("blocks_json",), False),
+    (PinnedOutputRow, ("outputs_json",), False),
+    (WebhookTestRow, ("payload_json",), False),
 )
 _FILE_ID = re.compile(r"(?<![0-9a-f])[0-9a-f]{64}(?![0-9a-f])")
 
@@ -77,8 +80,9 @@ def _setting(name: str, default: float, kind: type) -> float:
 
 
 def prune_runs(engine: Engine, retention: Retention, now: float) -> int:
-    """Delete the finished runs past the age or beyond the newest `max_per_graph` of their graph, with their
-    nodes' records and requests; returns how many runs went."""
+    """Delete the finished runs past the age, and beyond the newest `max_per_graph` of their graph (those that
+    finished within the last day excepted: a caller may still be polling for the result), with their nodes'
+    records and requests; returns how many runs went."""
     deleted = 0
     if retention.max_age_days > 0:
         cutoff = now - retention.max_age_days * DAY
@@ -86,17 +90,25 @@ def prune_runs(engine: Engine, retention: Retention, now: float) -> int:
         deleted += _delete_runs(engine, select(RUNS.c.id).where(_prunable(), old))
     if retention.max_per_graph > 0:
         for graph_id in _crowded_graphs(engine, retention.max_per_graph):
-            beyond = (select(RUNS.c.id).where(_prunable(), RUNS.c.graph_id == graph_id)
-                      .order_by(RUNS.c.started_at.desc(), RUNS.c.id.desc()).offset(retention.max_per_graph))
-            deleted += _delete_runs(engine, beyond)
+            newest_kept = _nth_newest_start(engine, graph_id, retention.max_per_graph)
+            beyond = and_(RUNS.c.graph_id == graph_id, RUNS.c.started_at < newest_kept,
+                          func.coalesce(RUNS.c.finished_at, RUNS.c.started_at) < now - DAY)
+            deleted += _delete_runs(engine, select(RUNS.c.id).where(_prunable(), beyond))
     return deleted
 
 
-def _prunable():  # noqa: ANN202 - a SQL condition
-    """Finished, and not called by a run that is still going (its record of this run must stay readable)."""
+def going(runs: Any = RUNS) -> ColumnElement[bool]:
+    """A run still going: running, paused, or interrupted while a node waited for an answer (it can still be
+    answered: see RunControl and ChatStore.mark_interrupted). `runs`: the run table or an alias of it."""
+    waiting = exists().where(NODES.c.run_id == runs.c.id, NODES.c.status == "paused")
+    return or_(runs.c.status.not_in(FINISHED), and_(runs.c.status == "interrupted", waiting))
+
+
+def _prunable() -> ColumnElement[bool]:
+    """Not going, and not called by a run that is still going (its record of this run must stay readable)."""
     parent = aliased(RUNS)
-    parent_going = exists().where(parent.c.id == RUNS.c.parent_run_id, parent.c.status.not_in(FINISHED))
-    return and_(RUNS.c.status.in_(FINISHED), or_(RUNS.c.parent_run_id.is_(None), ~parent_going))
+    parent_going = exists().where(parent.c.id == RUNS.c.parent_run_id, going(parent))
+    return and_(~going(), or_(RUNS.c.parent_run_id.is_(None), ~parent_going))
 
 
 def _crowded_graphs(engine: Engine, limit: int) -> list[str]:
@@ -106,18 +118,29 @@ def _crowded_graphs(engine: Engine, limit: int) -> list[str]:
         return list(conn.execute(query).scalars())
 
 
-def _delete_runs(engine: Engine, ids_query) -> int:  # noqa: ANN001 - a select of run ids
+def _nth_newest_start(engine: Engine, graph_id: str, n: int) -> float:
+    """When the graph's n-th newest finished run started (read once: the deletes then walk the index below it)."""
+    query = (select(RUNS.c.started_at).where(RUNS.c.graph_id == graph_id, RUNS.c.status.in_(FINISHED))
+             .order_by(RUNS.c.started_at.desc()).offset(n - 1).limit(1))
+    with engine.connect() as conn:
+        return conn.execute(query).scalar_one()
+
+
+def _delete_runs(engine: Engine, ids_query: Select) -> int:
     deleted = 0
     while True:
         with engine.begin() as conn:
             ids = list(conn.execute(ids_query.limit(BATCH)).scalars())
             if not ids:
                 return deleted
+            # The run rows first, checked again: one resumed or taken over meanwhile stays whole.
+            gone = conn.execute(delete(RUNS).where(RUNS.c.id.in_(ids), _prunable())).rowcount
             # Explicit, not only ON DELETE CASCADE: SQLite enforces foreign keys only when the pragma is on.
-            conn.execute(delete(NODES).where(NODES.c.run_id.in_(ids)))
-            conn.execute(delete(REQUESTS).where(REQUESTS.c.run_id.in_(ids)))
-            conn.execute(delete(RUNS).where(RUNS.c.id.in_(ids)))
-        deleted += len(ids)
+            for table in (NODES, REQUESTS):
+                conn.execute(delete(table).where(table.c.run_id.in_(ids), ~exists().where(RUNS.c.id == table.c.run_id)))
+        if not gone:
+            return deleted
+        deleted += gone
 
 
 def prune_fires(engine: Engine, before: float) -> int:
@@ -131,20 +154,26 @@ def prune_fires(engine: Engine, before: float) -> int:
 
 
 def referenced_file_ids(engine: Engine) -> set[str]:
-    """Every stored file id some record refers to. Generous on purpose: any 64-hex-digit word in a text that
-    mentions a file_id counts, however the text was encoded, so a file in use is never taken for garbage."""
+    """Every stored file id some record refers to. Generous on purpose: any 64-hex-digit word counts, however
+    the text was encoded, so a file in use is never taken for garbage."""
     found: set[str] = set()
-    for text in _texts_mentioning_files(engine):
+    for text in _texts_that_may_hold_files(engine):
         found.update(_FILE_ID.findall(text))
     return found
 
 
-def _texts_mentioning_files(engine: Engine) -> Iterator[str]:
-    for model, names in _MAY_HOLD_FILES:
+def oldest_going_start(engine: Engine) -> float | None:
+    """When the oldest run still going started: files stored since may be held by it in memory only (a Loop's
+    passes, a child run), so none of them is taken for garbage while it goes."""
+    with engine.connect() as conn:
+        return conn.execute(select(func.min(RUNS.c.started_at)).where(going())).scalar()
+
+
+def _texts_that_may_hold_files(engine: Engine) -> Iterator[str]:
+    for model, names, mentioning_only in _MAY_HOLD_FILES:
         table: Table = model.__table__  # type: ignore[attr-defined]
         for name in names:
             column = table.c[name]
-            query = select(column).where(column.contains("file_id"))
+            query = select(column).where(column.contains("file_id") if mentioning_only else column.is_not(None))
             with engine.connect() as conn:
-                for text in conn.execution_options(yield_per=200).execute(query).scalars():
-                    yield text
+                yield from conn.execution_options(yield_per=200).execute(query).scalars()

@@ -120,6 +120,26 @@ async def test_a_workspace_connection_is_listed_without_values_and_tested(data_d
     assert [r["name"] for r in provider_settings.connection_rows(WS)] == ["shop"]
 
 
+async def test_a_sqlite_connection_of_the_older_format_says_who_must_store_it_again(data_dir):
+    from nodeflow_app.store.connections import default_store
+    from nodeflow_app.store.models import ConnectionRow
+
+    store = default_store(create=True)
+    store.set("made", "http_bearer", {"token": "t"}, WS)  # the table
+    store.delete("made", WS)
+    old = {"workspace_id": WS, "name": "theirs", "kind": "sqlite", "fields": {"path": "theirs.db"}}
+    with store._session() as session:  # as the version before wrote it: no format
+        session.merge(ConnectionRow(workspace_id=WS, name="theirs", kind="sqlite",
+                                    secret=store._fernet(create=True).encrypt(json.dumps(old).encode()).decode()))
+        session.commit()
+
+    assert provider_settings.connection_rows(WS) == [{"name": "theirs", "kind": "sqlite", "fields": (
+        "the SQLite connection 'theirs' was stored before only the instance admin could store one (its file lies "
+        "in the data folder every workspace shares): the instance admin must store it again on the Settings page")}]
+    result = await provider_settings.check_named_connection(WS, "theirs")
+    assert not result.ok and "the instance admin must store it again" in result.message
+
+
 async def test_testing_a_superuser_database_connection_says_why_runs_will_refuse_it(data_dir, monkeypatch):
     """The real PostgreSQL of these machines: its `postgres` role could run programs on the host."""
     monkeypatch.setenv("NODEFLOW_HTTP_ALLOWLIST", "127.0.0.1")

@@ -67,13 +67,49 @@ def test_a_file_stored_again_just_now_is_not_deleted_although_no_record_has_it_y
     assert files.file_path(again, workspace="w1").read_bytes() == b"same bytes"
 
 
+async def test_the_same_content_streamed_again_is_not_deleted_although_no_record_has_it_yet(engine):
+    async def chunks():
+        yield b"streamed bytes"
+
+    first = await files.store_stream(chunks(), "a.bin", "application/octet-stream", 1000, "w1")
+    path = files.files_dir("w1") / first["file_id"]
+    os.utime(path, (NOW - 5 * DAY, NOW - 5 * DAY))
+    await files.store_stream(chunks(), "again.bin", "application/octet-stream", 1000, "w1")  # the HTTP Request node
+
+    assert housekeep_once(engine, "me", NOW).files == 0
+    assert path.read_bytes() == b"streamed bytes"
+
+
+def test_files_are_kept_while_a_run_that_started_before_them_still_goes(engine):
+    """A Loop's passes and a child run hold their outputs in memory only until they finish."""
+    held = stored(b"held by a running loop", written=NOW - 2 * 3600)
+    add_run(engine, "loop", "running", 3 / 24, finished=False)  # started three hours ago
+
+    assert housekeep_once(engine, "me", NOW).files == 0
+    assert files.file_path(held, workspace="w1").exists()
+    with engine.begin() as conn:
+        conn.execute(test_retention.RUNS.update().values(status="completed", finished_at=NOW))
+
+    assert housekeep_once(engine, "me", NOW + INTERVAL).files == 1
+
+
+def test_a_file_moved_aside_and_found_written_again_is_put_back():
+    """The sweep moves a file aside before it deletes it: one stored again at that moment is put back whole."""
+    folder = files.files_dir("w1")
+    path = folder / ("b" * 64)
+    path.write_bytes(b"fresh")
+
+    assert files._remove_unless_rewritten(path, NOW - 3600) is None
+    assert path.read_bytes() == b"fresh" and [p.name for p in folder.iterdir()] == [path.name]
+
+
 def test_interrupted_writes_and_unreferenced_files_of_the_older_layout_go_and_other_files_stay(engine):
     top = files.files_dir("w1").parent
-    for name in (".incoming-abc", "a" * 64, "notes.txt"):
+    for name in (".incoming-abc12_yz", "a" * 64, "notes.txt"):
         (top / name).write_bytes(b"x")
         os.utime(top / name, (HOUR_AGO, HOUR_AGO))
-    (top / "w1" / ".incoming-def").write_bytes(b"y")
-    os.utime(top / "w1" / ".incoming-def", (HOUR_AGO, HOUR_AGO))
+    (top / "w1" / ".incoming-def45678").write_bytes(b"y")
+    os.utime(top / "w1" / ".incoming-def45678", (HOUR_AGO, HOUR_AGO))
 
     assert housekeep_once(engine, "me", NOW).files == 3
     assert sorted(p.name for p in top.rglob("*")) == ["notes.txt", "w1"]
@@ -82,12 +118,14 @@ def test_interrupted_writes_and_unreferenced_files_of_the_older_layout_go_and_ot
 def test_knowledge_uploads_a_killed_process_left_half_written_go_and_whole_ones_stay(engine, tmp_path):
     collection = tmp_path / "data" / "uploads" / "w1" / "docs"
     collection.mkdir(parents=True)
-    for name, written in ((".incoming-old", HOUR_AGO), (".incoming-now", NOW - 5), ("guide.md", HOUR_AGO)):
+    names = ((".incoming-old12345", HOUR_AGO), (".incoming-now12345", NOW - 5), ("guide.md", HOUR_AGO),
+             (".incoming-notes.md", HOUR_AGO))  # a person's own file, named so
+    for name, written in names:
         (collection / name).write_bytes(b"12345")
         os.utime(collection / name, (written, written))
 
     assert housekeep_once(engine, "me", NOW) == Report(runs=0, leases=0, files=1, file_bytes=5)
-    assert sorted(p.name for p in collection.iterdir()) == [".incoming-now", "guide.md"]
+    assert sorted(p.name for p in collection.iterdir()) == [".incoming-notes.md", ".incoming-now12345", "guide.md"]
 
 
 def test_ended_sessions_and_old_failed_sign_ins_are_forgotten(engine):

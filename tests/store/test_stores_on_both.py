@@ -63,9 +63,12 @@ def test_an_answer_left_streaming_becomes_failed(engine):
     chat = store.create_chat("g1")
     message = store.add_message(chat.id, "assistant", [{"type": "text", "text": "half"}], parent_id=None,
                                 status="streaming")
-    assert store.mark_interrupted() == [message.id]
+    gone = store.add_message(chat.id, "assistant", [], parent_id=message.id, status="streaming",
+                             run_id="a run pruned since")
+    assert sorted(store.mark_interrupted()) == sorted([message.id, gone.id])
     stored = store.get_message(message.id)
     assert stored.status == "failed" and stored.blocks[-1]["type"] == "error"
+    assert store.get_message(gone.id).status == "failed"
 
 
 def test_pins_round_trip_any_value(engine):

@@ -1,0 +1,23 @@
+"""An index on a run's graph and start: the run history lists a graph's newest runs, and pruning walks a
+graph's oldest beyond the number it keeps, without reading every run of the graph.
+
+Revision ID: 0012_run_graph_started_index
+Revises: 0011_httponly_sessions
+"""
+
+from alembic import op
+
+from nodeflow_app.store.migrations import schema
+
+revision = "0012_run_graph_started_index"
+down_revision = "0011_httponly_sessions"
+branch_labels = None
+depends_on = None
+
+
+def upgrade() -> None:
+    op.create_index("ix_run_graph_id_started_at", "run", ["graph_id", "started_at"], unique=False, schema=schema())
+
+
+def downgrade() -> None:
+    op.drop_index("ix_run_graph_id_started_at", table_name="run", schema=schema())

@@ -28,8 +28,8 @@ PLACES = {
     "nodeflow_app.heap": "helpers",  # start-up objects frozen out of the garbage collector
     "nodeflow_app.connections": "helpers",  # named connections as nodes see them (the store registers its lookup)
     "nodeflow_app.files": "helpers",  # files stored once by content, passed by reference
-    "nodeflow_app.sql": "helpers",
-    "nodeflow_app.value_helpers": "helpers",  # MISSING and to_number, shared by node folders and LLM helpers  # SQL against a connection's database (the Database Query node)
+    "nodeflow_app.sql": "helpers",  # SQL against a connection's database (the Database Query node)
+    "nodeflow_app.value_helpers": "helpers",  # MISSING and to_number, shared by node folders and LLM helpers
     "nodes._helpers": "helpers",
     "nodes": "nodes",
     "nodes._registry": "nodes",

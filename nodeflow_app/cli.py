@@ -513,6 +513,32 @@ def _remote(args: argparse.Namespace) -> int:
         raise InputError(str(error)) from error
 
 
+# housekeep --------------------------------------------------------------------------------------
+
+def _housekeep_arguments(parser: argparse.ArgumentParser) -> None:
+    pass
+
+
+def _housekeep(args: argparse.Namespace) -> int:
+    """What the server does hourly, now: a workspace at its files quota need not wait for the hour."""
+    from nodeflow_app.runs.housekeeping import housekeep
+    from nodeflow_app.store.db import make_engine
+    from nodeflow_app.store.retention import RetentionError
+
+    engine = make_engine()
+    try:
+        report = housekeep(engine)
+    except RetentionError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return EXIT_INVALID
+    finally:
+        engine.dispose()
+    print(f"{_count(report.runs, 'run')} pruned, {_count(report.files, 'stored file')} no record refers to "
+          f"deleted ({report.file_bytes:,} bytes), {_count(report.sign_ins, 'expired sign-in record')} "
+          f"forgotten")
+    return EXIT_OK
+
+
 # ------------------------------------------------------------------------------------------------
 
 COMMANDS: dict[str, Command] = {
@@ -532,6 +558,9 @@ COMMANDS: dict[str, Command] = {
                            _connections_arguments, _connections),
     "remote": Command("list graphs, run a graph or read a run on a running server, with an API token",
                       _remote_arguments, _remote),
+    "housekeep": Command("prune old runs and delete stored files no record refers to, now (the server does it "
+                         "hourly; NODEFLOW_RUNS_MAX_AGE_DAYS, NODEFLOW_RUNS_MAX_PER_GRAPH)",
+                         _housekeep_arguments, _housekeep),
 }
 
 

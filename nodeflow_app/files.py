@@ -122,7 +122,7 @@ def folder_bytes(folder: Path) -> int:
 def _over_quota(name: str) -> str:
     return (f"storing the file {name!r} would pass this workspace's quota of stored files "
             f"({quota_bytes() / 1024 ** 3:g} GB, {QUOTA_ENV}); files no run refers to any more are deleted "
-            f"within the hour (runs are kept for NODEFLOW_RUNS_MAX_AGE_DAYS)")
+            f"within the hour, or now with `nodeflow housekeep` (runs are kept for NODEFLOW_RUNS_MAX_AGE_DAYS)")
 
 
 def file_path(reference: Any, where: str = "the file", workspace: str = DEFAULT_WORKSPACE) -> Path:

@@ -49,19 +49,24 @@ def housekeep_once(engine: Engine, owner: str, now: float | None = None) -> Repo
     if not TriggerStore(engine).claim_fire(*LEASE, now // INTERVAL * INTERVAL, owner):
         return None
     try:
-        retention = Retention.from_environment()
+        report = housekeep(engine, now)
     except RetentionError as error:
         log.error("runs are not pruned: %s", error)
         return None
-    runs = prune_runs(engine, retention, now)
+    if report.runs or report.files:
+        log.info("housekeeping: %d runs pruned, %d stored files (%d bytes) no record refers to deleted",
+                 report.runs, report.files, report.file_bytes)
+    return report
+
+
+def housekeep(engine: Engine, now: float | None = None) -> Report:
+    """The pass itself, now (`nodeflow housekeep`); a RetentionError names a setting that is no number."""
+    now = time.time() if now is None else now
+    runs = prune_runs(engine, Retention.from_environment(), now)
     leases = prune_fires(engine, now - DAY)
     oldest_going = oldest_going_start(engine)
     files, size = _sweep_files(engine, min(now - FILE_GRACE, oldest_going if oldest_going is not None else now))
-    report = Report(runs, leases, files, size, AccountStore(engine).forget_expired(now))
-    if runs or files:
-        log.info("housekeeping: %d runs pruned, %d stored files (%d bytes) no record refers to deleted",
-                 runs, files, size)
-    return report
+    return Report(runs, leases, files, size, AccountStore(engine).forget_expired(now))
 
 
 def _sweep_files(engine: Engine, last_written_before: float) -> tuple[int, int]:

@@ -186,3 +186,22 @@ def test_every_worker_starts_housekeeping_with_the_app():
     from nodeflow_app.nodeflow_app import app, keep_house
 
     assert keep_house in app._lifespan_tasks
+
+
+def test_nodeflow_housekeep_does_the_pass_now_and_names_a_bad_setting(engine, tmp_path, monkeypatch, capsys):
+    from nodeflow_app.cli import main
+
+    monkeypatch.setenv("REFLEX_DB_URL", f"sqlite:///{tmp_path / 'nodeflow.db'}")
+    add_run(engine, "old", "completed", 40)
+    stored(b"unreferenced")
+    housekeep_once(engine, "server", NOW)  # the server's pass of this hour: the command does not wait for the next
+    add_run(engine, "old too", "completed", 40)
+    stored(b"unreferenced too")
+
+    assert main(["housekeep"]) == 0
+    assert capsys.readouterr().out.strip() == (
+        "1 run pruned, 1 stored file no record refers to deleted (16 bytes), 0 expired sign-in records forgotten")
+    assert run_ids(engine) == set()
+    monkeypatch.setenv("NODEFLOW_RUNS_MAX_PER_GRAPH", "many")
+    assert main(["housekeep"]) == 2
+    assert "NODEFLOW_RUNS_MAX_PER_GRAPH must be a number of runs (0 keeps all), got 'many'" in capsys.readouterr().err

@@ -520,17 +520,30 @@ def _housekeep_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _housekeep(args: argparse.Namespace) -> int:
-    """What the server does hourly, now: a workspace at its files quota need not wait for the hour."""
+    """What the server does hourly, now: a workspace at its files quota need not wait for the hour. It says which
+    database and data folder it uses: files are swept only for the workspaces that database knows."""
+    from sqlalchemy import inspect, make_url
+    from sqlalchemy.exc import SQLAlchemyError
+
     from nodeflow_app.runs.housekeeping import housekeep
+    from nodeflow_app.settings import data_dir, db_url
     from nodeflow_app.store.db import make_engine
     from nodeflow_app.store.retention import RetentionError
 
-    engine = make_engine()
+    url = db_url()
+    shown = make_url(url).render_as_string(hide_password=True)
+    if url.startswith("sqlite:///") and not Path(url.removeprefix("sqlite:///")).exists():
+        raise InputError(f"no NodeFlow database at {shown} (set REFLEX_DB_URL to the server's)")
+    print(f"database {shown}, data folder {data_dir()}")
+    engine = make_engine(url)
     try:
+        if not inspect(engine).has_table("run"):
+            raise InputError(f"no NodeFlow database at {shown} (set REFLEX_DB_URL to the server's)")
         report = housekeep(engine)
     except RetentionError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return EXIT_INVALID
+        raise InputError(str(error)) from error
+    except SQLAlchemyError as error:
+        raise InputError(f"cannot use the database: {str(error).splitlines()[0]}") from error
     finally:
         engine.dispose()
     print(f"{_count(report.runs, 'run')} pruned, {_count(report.files, 'stored file')} no record refers to "

@@ -137,11 +137,13 @@ def file_path(reference: Any, where: str = "the file", workspace: str = DEFAULT_
     return path
 
 
-def old_stored_files(last_written_before: float) -> list[Path]:
-    """Every workspace's stored files (and those an older version kept at the top of the folder) and
-    interrupted writes, last written before the time: what the sweep may delete."""
+def old_stored_files(last_written_before: float, workspaces: set[str]) -> list[Path]:
+    """The stored files of `workspaces` (with "default", also those an older version kept at the top of the
+    folder) and interrupted writes, last written before the time: what the sweep may delete."""
     top = data_dir() / FILES_FOLDER
-    folders = [top, *(f for f in top.iterdir() if f.is_dir() and not f.is_symlink())] if top.is_dir() else []
+    folders = [top / w for w in sorted(workspaces) if _WORKSPACE.fullmatch(w)]
+    folders += [top] if DEFAULT_WORKSPACE in workspaces else []
+    folders = [f for f in folders if f.is_dir() and not f.is_symlink()]
     return [path for folder in folders for path in folder.iterdir()
             if _sweepable(path.name) and _written_before(path, last_written_before)]
 

@@ -238,13 +238,15 @@ def connection_rows(workspace_id: str) -> list[dict[str, str]]:
     store = connection_store()
     rows = []
     for row in (store.list(workspace_id) if store is not None else []):
+        connection, fields = None, "cannot be decrypted"
         try:
-            connection, fields = store.get(row["name"], workspace_id), "cannot be decrypted"
+            connection = store.get(row["name"], workspace_id)
         except StaleConnection as error:
-            connection, fields = None, str(error)
+            fields = str(error)
         except CredentialError:
-            connection = None
-        fields = ", ".join(sorted(connection.fields)) if connection else fields
+            pass
+        if connection:
+            fields = ", ".join(sorted(connection.fields))
         if connection and connection.fields.get(HOSTS):  # not a secret: where the connection may be sent
             fields += f" (sent only to {connection.fields[HOSTS]})"
         rows.append({"name": row["name"], "kind": row["kind"], "fields": fields})

@@ -2,9 +2,10 @@
 
 Every worker runs the loop; the hour's lease (a `schedule_fire` row of its own, unique like a schedule's due
 time) lets one process do the work. A file is deleted only when no record mentions it and it was last written
-over an hour ago and before the oldest run still going started: a run that stored it a moment ago (or stored
-the same content again, which rewrites the file) has written its record by then, and a run still going may
-hold references in memory only (a Loop's passes, a child run). A retention setting that is no number is
+over an hour ago and before the oldest running run started: a run that stored it a moment ago (or stored
+the same content again, which rewrites the file) has written its record by then, and a running run may hold
+references in memory only (a Loop's passes, a child run). Only the folders of workspaces the database knows
+are swept: run against a database that is not the install's, the pass deletes no file. A retention setting that is no number is
 logged, naming it, and nothing is pruned until it is fixed (keeping data is the safe side).
 """
 
@@ -22,7 +23,8 @@ from nodeflow_app.knowledge.sources import UPLOADS_FOLDER
 from nodeflow_app.settings import data_dir
 from nodeflow_app.store.accounts import AccountStore
 from nodeflow_app.store.retention import (
-    DAY, Retention, RetentionError, oldest_going_start, prune_fires, prune_runs, referenced_file_ids,
+    DAY, Retention, RetentionError, known_workspaces, oldest_running_start, prune_fires, prune_runs,
+    referenced_file_ids,
 )
 from nodeflow_app.store.triggers import TriggerStore
 
@@ -64,15 +66,15 @@ def housekeep(engine: Engine, now: float | None = None) -> Report:
     now = time.time() if now is None else now
     runs = prune_runs(engine, Retention.from_environment(), now)
     leases = prune_fires(engine, now - DAY)
-    oldest_going = oldest_going_start(engine)
-    files, size = _sweep_files(engine, min(now - FILE_GRACE, oldest_going if oldest_going is not None else now))
+    oldest_running = oldest_running_start(engine)
+    files, size = _sweep_files(engine, min(now - FILE_GRACE, oldest_running if oldest_running is not None else now))
     return Report(runs, leases, files, size, AccountStore(engine).forget_expired(now))
 
 
 def _sweep_files(engine: Engine, last_written_before: float) -> tuple[int, int]:
     """Stored files no record refers to, and knowledge uploads a killed process left half written."""
     partial_uploads = delete_interrupted_writes(data_dir() / UPLOADS_FOLDER, last_written_before)
-    candidates = old_stored_files(last_written_before)
+    candidates = old_stored_files(last_written_before, known_workspaces(engine))
     if not candidates:  # nothing old enough: spare the database the look at every record
         return partial_uploads
     files, size = delete_unreferenced(candidates, referenced_file_ids(engine), last_written_before)

@@ -70,9 +70,11 @@ class RunHistoryState(rx.State):
             self._refresh()
         if asked:
             self._choose(asked)
-            if self.run_id:  # and on the canvas, like "Open on canvas"
-                view = await self.get_state(RunViewState)
-                view.show_nodes(self.run_id, self._steps, f"Run {self.run_id[:6]} · {self.run.get('status', '')}")
+            if not self.run_id:  # a link to a run pruned since (or of another graph)
+                return rx.toast.warning(f"Run {asked[:12]} is not kept any more: finished runs are pruned after "
+                                        "a while (NODEFLOW_RUNS_MAX_AGE_DAYS, NODEFLOW_RUNS_MAX_PER_GRAPH)")
+            view = await self.get_state(RunViewState)  # and on the canvas, like "Open on canvas"
+            view.show_nodes(self.run_id, self._steps, f"Run {self.run_id[:6]} · {self.run.get('status', '')}")
 
     @rx.event
     @requires("view")

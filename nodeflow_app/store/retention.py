@@ -17,9 +17,10 @@ from typing import Any, Iterator
 from sqlalchemy import ColumnElement, Engine, Select, Table, and_, delete, exists, func, or_, select
 from sqlalchemy.orm import aliased
 
+from nodeflow_app.files import DEFAULT_WORKSPACE
 from nodeflow_app.store.models import (
     ChatMessageRow, GraphRow, GraphVersionRow, NodeRunRow, PinnedOutputRow, RunRequestRow, RunRow,
-    ScheduleFireRow, TemplateRow, WebhookTestRow,
+    ScheduleFireRow, TemplateRow, WebhookTestRow, WorkspaceRow,
 )
 from nodeflow_app.store.runs import FINISHED
 
@@ -91,6 +92,8 @@ def prune_runs(engine: Engine, retention: Retention, now: float) -> int:
     if retention.max_per_graph > 0:
         for graph_id in _crowded_graphs(engine, retention.max_per_graph):
             newest_kept = _nth_newest_start(engine, graph_id, retention.max_per_graph)
+            if newest_kept is None:
+                continue
             beyond = and_(RUNS.c.graph_id == graph_id, RUNS.c.started_at < newest_kept,
                           func.coalesce(RUNS.c.finished_at, RUNS.c.started_at) < now - DAY)
             deleted += _delete_runs(engine, select(RUNS.c.id).where(_prunable(), beyond))
@@ -118,12 +121,12 @@ def _crowded_graphs(engine: Engine, limit: int) -> list[str]:
         return list(conn.execute(query).scalars())
 
 
-def _nth_newest_start(engine: Engine, graph_id: str, n: int) -> float:
+def _nth_newest_start(engine: Engine, graph_id: str, n: int) -> float | None:
     """When the graph's n-th newest finished run started (read once: the deletes then walk the index below it)."""
     query = (select(RUNS.c.started_at).where(RUNS.c.graph_id == graph_id, RUNS.c.status.in_(FINISHED))
              .order_by(RUNS.c.started_at.desc()).offset(n - 1).limit(1))
     with engine.connect() as conn:
-        return conn.execute(query).scalar_one()
+        return conn.execute(query).scalar()  # None: pruned meanwhile (another pass, `nodeflow housekeep`)
 
 
 def _delete_runs(engine: Engine, ids_query: Select) -> int:
@@ -162,11 +165,24 @@ def referenced_file_ids(engine: Engine) -> set[str]:
     return found
 
 
-def oldest_going_start(engine: Engine) -> float | None:
-    """When the oldest run still going started: files stored since may be held by it in memory only (a Loop's
-    passes, a child run), so none of them is taken for garbage while it goes."""
+def oldest_running_start(engine: Engine) -> float | None:
+    """When the oldest running run started: files stored since may be held by it in memory only (a Loop's
+    passes, a child run), so none of them is taken for garbage while it runs. (A paused run does not hold the
+    sweep back: what it resumes from is on record, and an approval nobody answers must not stop it for ever.)"""
     with engine.connect() as conn:
-        return conn.execute(select(func.min(RUNS.c.started_at)).where(going())).scalar()
+        return conn.execute(select(func.min(RUNS.c.started_at)).where(RUNS.c.status == "running")).scalar()
+
+
+def known_workspaces(engine: Engine) -> set[str]:
+    """The workspaces whose stored files this database speaks for: its workspaces, and "default" (runs before
+    accounts) when it holds any graph or run. A database that is not the install's (a shell without its
+    REFLEX_DB_URL, a fresh file) knows none of them, so the sweep leaves every file alone."""
+    with engine.connect() as conn:
+        known = set(conn.execute(select(WorkspaceRow.__table__.c.id)).scalars())  # type: ignore[attr-defined]
+        graphs: Table = GraphRow.__table__  # type: ignore[attr-defined]
+        if conn.execute(select(RUNS.c.id).limit(1)).first() or conn.execute(select(graphs.c.id).limit(1)).first():
+            known.add(DEFAULT_WORKSPACE)
+    return known
 
 
 def _texts_that_may_hold_files(engine: Engine) -> Iterator[str]:

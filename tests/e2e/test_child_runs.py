@@ -108,3 +108,12 @@ def test_a_failed_child_run_is_linked_from_the_chat_step_card_too(page, nodeflow
     wait_loaded(page)
     expect(page.get_by_test_id("run-detail")).to_contain_text("failed")
     expect(page.get_by_test_id("run-node-GREET").get_by_text("failed").first).to_be_visible()
+
+
+def test_a_link_to_a_run_that_is_not_kept_any_more_says_so(page, nodeflow_server: Server, store: GraphStore):
+    """Finished runs are pruned (NODEFLOW_RUNS_MAX_AGE_DAYS): a chat step's or a parent's link can outlive one."""
+    child_graph = greeter(store)
+    page.goto(f"{nodeflow_server.url}/graph/{child_graph}?run=0123456789abcdef")
+    wait_loaded(page)
+    expect(page.get_by_text("Run 0123456789ab is not kept any more")).to_be_visible()
+    expect(page.get_by_test_id("parent-run")).to_have_count(0)

@@ -133,9 +133,18 @@ async def test_a_sqlite_connection_of_the_older_format_says_who_must_store_it_ag
                                     secret=store._fernet(create=True).encrypt(json.dumps(old).encode()).decode()))
         session.commit()
 
-    assert provider_settings.connection_rows(WS) == [{"name": "theirs", "kind": "sqlite", "fields": (
-        "the SQLite connection 'theirs' was stored before only the instance admin could store one (its file lies "
-        "in the data folder every workspace shares): the instance admin must store it again on the Settings page")}]
+    with store._session() as session:  # a row whose secret cannot be read (another key), listed before a good one
+        session.merge(ConnectionRow(workspace_id=WS, name="broken", kind="http_bearer", secret="not a token"))
+        session.commit()
+    store.set("zz", "http_bearer", {"token": "t"}, WS)
+
+    assert provider_settings.connection_rows(WS) == [
+        {"name": "broken", "kind": "http_bearer", "fields": "cannot be decrypted"},
+        {"name": "theirs", "kind": "sqlite", "fields": (
+            "the SQLite connection 'theirs' was stored before only the instance admin could store one (its file "
+            "lies in the data folder every workspace shares): the instance admin must store it again on the "
+            "Settings page")},
+        {"name": "zz", "kind": "http_bearer", "fields": "token"}]
     result = await provider_settings.check_named_connection(WS, "theirs")
     assert not result.ok and "the instance admin must store it again" in result.message
 

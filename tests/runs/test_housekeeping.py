@@ -7,11 +7,13 @@ import os
 import time
 
 import pytest
+from sqlalchemy import insert
 
 from nodeflow_app import files
 from nodeflow_app.contract import NodeError
 from nodeflow_app.runs.housekeeping import INTERVAL, Report, housekeep_once
 from nodeflow_app.store.db import create_all, make_engine
+from nodeflow_app.store.models import WorkspaceRow
 from nodeflow_app.store.retention import DAY
 
 from tests.store import test_retention
@@ -32,6 +34,9 @@ def engine(tmp_path, monkeypatch):
         monkeypatch.delenv(name, raising=False)
     engine = make_engine(f"sqlite:///{tmp_path / 'nodeflow.db'}")
     create_all(engine)
+    with engine.begin() as conn:  # the workspaces whose files the tests store: this database speaks for them
+        for workspace in ("w1", "w2"):
+            conn.execute(insert(WorkspaceRow.__table__).values(id=workspace, name=workspace, created_at=NOW))
     yield engine
     engine.dispose()
 
@@ -80,6 +85,29 @@ async def test_the_same_content_streamed_again_is_not_deleted_although_no_record
     assert path.read_bytes() == b"streamed bytes"
 
 
+def test_a_database_that_is_not_the_installs_deletes_no_file(engine, tmp_path):
+    """`nodeflow housekeep` in a shell without the server's REFLEX_DB_URL opens another (or a fresh) database:
+    no record there refers to the install's files, yet none of them may go."""
+    stored(b"the install's")
+    top = files.files_dir("w1").parent
+    (top / ("c" * 64)).write_bytes(b"an older version's")
+    os.utime(top / ("c" * 64), (HOUR_AGO, HOUR_AGO))
+    other = make_engine(f"sqlite:///{tmp_path / 'another.db'}")
+    create_all(other)
+
+    assert housekeep_once(other, "me", NOW).files == 0
+    assert len(list(top.rglob("*"))) == 3  # w1/, its file and the older version's
+    other.dispose()
+
+
+def test_a_paused_run_does_not_hold_the_sweep_back(engine):
+    """An approval nobody answers must not stop the deletion of unreferenced files for ever."""
+    stored(b"unreferenced")
+    add_run(engine, "waits", "paused", 20, finished=False)
+
+    assert housekeep_once(engine, "me", NOW).files == 1
+
+
 def test_files_are_kept_while_a_run_that_started_before_them_still_goes(engine):
     """A Loop's passes and a child run hold their outputs in memory only until they finish."""
     held = stored(b"held by a running loop", written=NOW - 2 * 3600)
@@ -93,7 +121,7 @@ def test_files_are_kept_while_a_run_that_started_before_them_still_goes(engine):
     assert housekeep_once(engine, "me", NOW + INTERVAL).files == 1
 
 
-def test_a_file_moved_aside_and_found_written_again_is_put_back():
+def test_a_file_moved_aside_and_found_written_again_is_put_back(engine):
     """The sweep moves a file aside before it deletes it: one stored again at that moment is put back whole."""
     folder = files.files_dir("w1")
     path = folder / ("b" * 64)
@@ -104,6 +132,7 @@ def test_a_file_moved_aside_and_found_written_again_is_put_back():
 
 
 def test_interrupted_writes_and_unreferenced_files_of_the_older_layout_go_and_other_files_stay(engine):
+    add_run(engine, "recent", "completed", 1)  # the install's database: it has runs
     top = files.files_dir("w1").parent
     for name in (".incoming-abc12_yz", "a" * 64, "notes.txt"):
         (top / name).write_bytes(b"x")
@@ -199,9 +228,19 @@ def test_nodeflow_housekeep_does_the_pass_now_and_names_a_bad_setting(engine, tm
     stored(b"unreferenced too")
 
     assert main(["housekeep"]) == 0
-    assert capsys.readouterr().out.strip() == (
-        "1 run pruned, 1 stored file no record refers to deleted (16 bytes), 0 expired sign-in records forgotten")
+    assert capsys.readouterr().out.splitlines() == [
+        f"database sqlite:///{tmp_path / 'nodeflow.db'}, data folder {tmp_path / 'data'}",
+        "1 run pruned, 1 stored file no record refers to deleted (16 bytes), 0 expired sign-in records forgotten"]
     assert run_ids(engine) == set()
     monkeypatch.setenv("NODEFLOW_RUNS_MAX_PER_GRAPH", "many")
     assert main(["housekeep"]) == 2
-    assert "NODEFLOW_RUNS_MAX_PER_GRAPH must be a number of runs (0 keeps all), got 'many'" in capsys.readouterr().err
+    assert capsys.readouterr().err.strip() == (
+        "nodeflow housekeep: NODEFLOW_RUNS_MAX_PER_GRAPH must be a number of runs (0 keeps all), got 'many'")
+    monkeypatch.setenv("REFLEX_DB_URL", f"sqlite:///{tmp_path / 'missing.db'}")
+    assert main(["housekeep"]) == 2
+    assert "no NodeFlow database at sqlite:///" in capsys.readouterr().err
+    assert not (tmp_path / "missing.db").exists()
+    monkeypatch.setenv("REFLEX_DB_URL", "postgresql+psycopg://nobody:secret@127.0.0.1:1/none")
+    assert main(["housekeep"]) == 2
+    captured = capsys.readouterr()
+    assert "nodeflow housekeep: cannot use the database: " in captured.err and "secret" not in captured.out + captured.err

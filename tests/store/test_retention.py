@@ -93,10 +93,12 @@ def test_an_interrupted_run_whose_node_waits_for_an_answer_is_never_pruned(engin
     add_run(engine, "child-of-waiting", "completed", 80, graph="g2", parent="waiting")
     for day in range(3):
         add_run(engine, f"newer-{day}", "completed", 40 + day)
+    add_run(engine, "g2-newest", "completed", 2, graph="g2")
 
-    assert prune_runs(engine, Retention(30, 1), NOW) == 3
-
-    assert run_ids(engine) == {"waiting", "child-of-waiting"}
+    assert prune_runs(engine, Retention(0, 1), NOW) == 2  # by number: g1 keeps newer-0, g2 its newest
+    assert run_ids(engine) == {"waiting", "newer-0", "child-of-waiting", "g2-newest"}
+    assert prune_runs(engine, Retention(30, 0), NOW) == 1  # by age
+    assert run_ids(engine) == {"waiting", "child-of-waiting", "g2-newest"}
 
 
 def test_a_run_that_finished_within_the_last_day_is_not_pruned_by_number(engine):
@@ -124,7 +126,7 @@ def test_a_run_taken_over_between_the_look_and_the_delete_stays_whole(engine):
 
 def test_a_graph_keeps_its_newest_finished_runs_up_to_the_number(engine):
     for day in range(5):
-        add_run(engine, f"g1-{day}", "completed" if day % 2 else "failed", day)
+        add_run(engine, f"g1-{day}", "completed" if day % 2 else "failed", day + 2)
     add_run(engine, "g1-paused", "paused", 10, finished=False)
     add_run(engine, "g2-0", "completed", 9, graph="g2")
     add_run(engine, "g2-1", "completed", 8, graph="g2")

@@ -11,7 +11,6 @@ import pytest
 from sqlalchemy import insert, select
 
 from nodeflow_app.store.chats import ChatStore
-from nodeflow_app.store.db import create_all, make_engine
 from nodeflow_app.store.graphs import GraphStore
 from nodeflow_app.store.pins import PinStore
 from nodeflow_app.store.retention import (
@@ -19,26 +18,10 @@ from nodeflow_app.store.retention import (
     referenced_file_ids,
 )
 
-from tests.store.postgres import POSTGRES_URL, private_schema
+from tests.store.test_stores_on_both import engine  # noqa: F401 - the fixture: SQLite, then the real PostgreSQL
 
 NOW = 1_800_000_000.0
 KEEP_ALL = Retention(0, 0)
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def engine(request, tmp_path):
-    if request.param == "sqlite":
-        engine = make_engine(f"sqlite:///{tmp_path / 'nodeflow.db'}")
-        create_all(engine)
-        yield engine
-        engine.dispose()
-        return
-    with private_schema() as schema:
-        base = make_engine(POSTGRES_URL)
-        engine = base.execution_options(schema_translate_map={None: schema})
-        create_all(engine)
-        yield engine
-        base.dispose()
 
 
 def add_run(engine, run_id: str, status: str, days_ago: float, *, graph: str = "g1", parent: str | None = None,

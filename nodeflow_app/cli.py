@@ -473,7 +473,8 @@ def _connections(args: argparse.Namespace) -> int:
             store.set(args.name, args.kind, _connection_fields(args.fields), workspace_id=args.workspace)
             print(f"stored the {args.kind} connection {args.name!r} (encrypted)")
         elif args.action == "list":
-            rows = [(r["name"], r["kind"]) for r in (store.list(args.workspace) if store else [])]
+            rows = [(r["name"], r["kind"] + _stale_note(store, r, args.workspace))
+                    for r in (store.list(args.workspace) if store else [])]
             print(_table(("NAME", "KIND"), rows) if rows else f"no connections in workspace {args.workspace!r}")
         elif store is None or not store.delete(args.name, args.workspace):
             raise InputError(f"no connection {args.name!r} in workspace {args.workspace!r}")
@@ -484,6 +485,19 @@ def _connections(args: argparse.Namespace) -> int:
     except SQLAlchemyError as error:
         raise InputError(f"cannot use the connection store: {str(error).splitlines()[0]}") from error
     return EXIT_OK
+
+
+def _stale_note(store: Any, row: dict[str, Any], workspace: str) -> str:
+    """" (not opened: store it again)" for a SQLite connection of the older format (any owner could store one)."""
+    from nodeflow_app.store.connections import StaleConnection
+
+    if row["kind"] != "sqlite":
+        return ""
+    try:
+        store.get(row["name"], workspace)
+    except StaleConnection:
+        return " (not opened: stored before only the instance admin could; store it again)"
+    return ""
 
 
 def _connection_fields(pairs: list[str]) -> dict[str, str]:

@@ -68,3 +68,23 @@ def test_once_an_owner_exists_the_default_workspace_is_the_owners(capsys, data_d
     assert default_store().adopt(workspace) == 1  # what the server does at start (adopt_unowned_graphs)
     assert main(["connections", "list"]) == 0
     assert capsys.readouterr().out.splitlines()[-3:] == ["NAME   KIND", "api    http_bearer", "early  http_bearer"]
+
+
+def test_the_list_names_a_sqlite_connection_of_the_older_format(capsys):
+    """Any workspace owner could store one then: it is not opened until the instance admin stores it again."""
+    import json
+
+    from nodeflow_app.store.models import ConnectionRow
+
+    assert main(["connections", "set", "new", "sqlite", "path=shop.db"]) == 0
+    store = default_store()
+    old = {"workspace_id": "default", "name": "old", "kind": "sqlite", "fields": {"path": "theirs.db"}}
+    with store._session() as session:  # as the version before wrote it: no format
+        session.merge(ConnectionRow(workspace_id="default", name="old", kind="sqlite",
+                                    secret=store._fernet(create=True).encrypt(json.dumps(old).encode()).decode()))
+        session.commit()
+
+    assert main(["connections", "list"]) == 0
+    assert capsys.readouterr().out.splitlines()[-3:] == [
+        "NAME  KIND", "new   sqlite",
+        "old   sqlite (not opened: stored before only the instance admin could; store it again)"]

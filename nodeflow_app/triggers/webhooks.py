@@ -27,6 +27,7 @@ from nodeflow_app.runs.launcher import RunLauncher
 from nodeflow_app.runtime.graph import GraphInvalid
 from nodeflow_app.runtime.plan import Plan
 from nodeflow_app.runtime.run import Run
+from nodeflow_app.runtime.values import MAX_DEPTH, value_problem
 from nodeflow_app.secret_values import reveal
 from nodeflow_app.store.graphs import GraphStore
 from nodeflow_app.store.triggers import LiveHook, TriggerStore, changes
@@ -257,9 +258,15 @@ def parse_body(body: bytes, content_type: str) -> Any:
     text = body.decode("utf-8", errors="replace")
     if kind == "application/json" or kind.endswith("+json"):
         try:
-            return json.loads(text)
+            value = json.loads(text)
         except ValueError as error:
             raise Refused(400, f"the body is not valid JSON: {error}") from None
+        except RecursionError:
+            raise Refused(400, f"the body's JSON is nested deeper than {MAX_DEPTH} levels") from None
+        problem = value_problem(value)  # NaN, Infinity, nesting past MAX_DEPTH: no run could carry it
+        if problem:
+            raise Refused(400, f"the body cannot be used: {problem}")
+        return value
     if kind == "application/x-www-form-urlencoded":
         return dict(parse_qsl(text, keep_blank_values=True))
     return text

@@ -168,6 +168,19 @@ async def test_invalid_json_is_400(hooks):
     assert answer.status_code == 400 and "not valid JSON" in answer.json()["detail"]
 
 
+async def test_json_no_run_can_carry_is_400_naming_why(hooks):
+    """Nesting Python's parser cannot follow (it raised RecursionError: a 500, without signing in), and NaN or
+    nesting past the runs' limit, which would only fail the run later."""
+    _, hook = hooks.create(hooked({"respond": "last_node"}))
+    cases = {b"[" * 100_000 + b"]" * 100_000: "the body's JSON is nested deeper than 100 levels",
+             b'{"n": NaN}': "the body cannot be used: $.n: nan is not a number JSON can hold",
+             b"[" * 150 + b"]" * 150: "the body cannot be used: $"}
+    async with hooks.client() as client:
+        for body, message in cases.items():
+            answer = await client.post(f"/api/hooks/{hook}", content=body, headers={"content-type": "application/json"})
+            assert answer.status_code == 400 and answer.json()["detail"].startswith(message), answer.text[:300]
+
+
 async def test_a_form_body_becomes_an_object(hooks):
     _, hook = hooks.create(hooked({"respond": "last_node"}))
     async with hooks.client() as client:

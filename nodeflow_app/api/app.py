@@ -6,7 +6,12 @@ with one `app.include_router(...)` line below.
 
 from __future__ import annotations
 
-from fastapi import Depends, FastAPI
+import json
+from typing import Any
+
+from fastapi import Depends, FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
 
 from nodeflow_app.api import hooks, mcp_endpoint, openai_compat, session, v1
 from nodeflow_app.api.access import authorize
@@ -20,9 +25,25 @@ def create_api(services: Services | None = None) -> FastAPI:
                   openapi_url="/api/v1/openapi.json", docs_url="/api/v1/docs", redoc_url=None,
                   swagger_ui_oauth2_redirect_url=None)
     app.state.services = services or Services()
+    app.add_exception_handler(RequestValidationError, invalid_request)
     app.include_router(v1.router)
     app.include_router(openai_compat.router)
     app.include_router(mcp_endpoint.router)
     app.include_router(hooks.router)
     app.include_router(session.router)
     return app
+
+
+class AsciiJSONResponse(JSONResponse):
+    """JSON any bytes can carry: text that UTF-8 cannot hold (a lone surrogate a caller sent) is escaped."""
+
+    def render(self, content: Any) -> bytes:
+        return json.dumps(content, ensure_ascii=True, allow_nan=False, default=str).encode()
+
+
+async def invalid_request(_request: Request, error: RequestValidationError) -> JSONResponse:
+    """422 naming each field and why, without echoing the value: FastAPI's own answer quotes it, and a NaN or a lone
+    surrogate in it turned the 422 into a 500."""
+    fields = [{"loc": [part if isinstance(part, int) else str(part) for part in item.get("loc", ())],
+               "msg": str(item.get("msg", "")), "type": str(item.get("type", ""))} for item in error.errors()]
+    return AsciiJSONResponse({"detail": fields}, 422)

@@ -163,3 +163,13 @@ async def test_openapi_documents_every_route(team):
     assert "RunRequest" in schema["components"]["schemas"] and docs.status_code == 200
     assert schema["components"]["securitySchemes"]["HTTPBearer"]["scheme"] == "bearer"
     assert schema["paths"]["/api/v1/graphs"]["get"]["security"] == [{"HTTPBearer": []}]
+
+
+async def test_a_request_that_does_not_validate_is_422_naming_the_field_whatever_it_holds(team):
+    """FastAPI's own 422 quotes the value: NaN or a lone surrogate there made it a 500."""
+    async with team.client("owner") as client:
+        for body in (b'{"mode": NaN}', b'{"mode": "\\ud800"}', b'{"mode": Infinity, "input": 1}'):
+            answer = await client.post(f"/api/v1/graphs/{team.graph_id}/runs", content=body,
+                                       headers={"content-type": "application/json"})
+            assert answer.status_code == 422, answer.text[:300]
+            assert [item["loc"] for item in answer.json()["detail"]] == [["body", "mode"]]

@@ -7,9 +7,12 @@ from nodes._helpers import MISSING, get_path, primary_text, to_text, unescape
 from nodes.data._timed_regex import compile_pattern
 from nodeflow_app.contract import ExecutionResult, FlowContext, NodeError
 
-# Sentence ends: . ! ? … (any run of them), closing quotes or brackets, then whitespace. Fixed and linear.
-_SENTENCE_END = re.compile(r"""[.!?…]+["'”’)\]]*(?=\s)""")
+# Sentence ends: . ! ? … (a whole run of them), closing quotes or brackets, then whitespace. Linear: the
+# possessive repeats never backtrack, and the lookbehind starts a match only at the run's first mark.
+_SENTENCE_END = re.compile(r"""(?<![.!?…])[.!?…]++["'”’)\]]*+(?=\s)""")
+_NEXT_CHARACTER = re.compile(r"\s*+(\S)")
 _ABBREVIATIONS = frozenset({"mr", "mrs", "ms", "dr", "prof", "sr", "jr", "st", "vs", "e.g", "i.e", "cf", "no", "fig"})
+_LONGEST_ABBREVIATION = max(map(len, _ABBREVIATIONS))
 
 
 class TextSplitExecutor:
@@ -43,7 +46,7 @@ def split(text: str, split_by: str, separator: str, pattern: str) -> list[str]:
     if split_by == "regex":
         if not pattern:
             raise NodeError("pattern is empty; give the regular expression that separates the parts")
-        return [part for part in compile_pattern(pattern).split(text) if part is not None]
+        return _cut(text, compile_pattern(pattern).finditer(text))
     if split_by == "lines":
         return text.splitlines()
     if split_by == "sentences":
@@ -52,21 +55,41 @@ def split(text: str, split_by: str, separator: str, pattern: str) -> list[str]:
 
 
 def sentences(text: str) -> list[str]:
-    """Cut after . ! ? (with closing quotes) before whitespace, unless an abbreviation or lowercase follows."""
+    """Cut after . ! ? (with closing quotes) before whitespace, unless an abbreviation or lowercase follows.
+    Each cut looks only near itself, so a book-sized text splits in linear time."""
     parts: list[str] = []
     start = 0
     for match in _SENTENCE_END.finditer(text):
         end = match.end()
-        word = text[start:match.start()].rsplit(None, 1)[-1:] or [""]
-        following = text[end:].lstrip()[:1]
-        if word[0].casefold() in _ABBREVIATIONS or (len(word[0]) == 1 and word[0].isupper()):
+        word = _word_before(text, start, match.start())
+        if word.casefold() in _ABBREVIATIONS or (len(word) == 1 and word.isupper()):
             continue  # "Dr. Who", "J. Smith"
-        if following.islower():
+        following = _NEXT_CHARACTER.match(text, end)
+        if following and following.group(1).islower():
             continue  # "approx. three"
         parts.append(text[start:end])
         start = end
     parts.append(text[start:])
     return parts
+
+
+def _cut(text: str, separators: list[Any]) -> list[str]:
+    """The text between the separators' matches (a group in the pattern does not add its match as a part)."""
+    parts, start = [], 0
+    for separator in separators:
+        parts.append(text[start:separator.start()])
+        start = separator.end()
+    parts.append(text[start:])
+    return parts
+
+
+def _word_before(text: str, start: int, stop: int) -> str:
+    """The word that ends at `stop` (not before `start`); "" when it is longer than any abbreviation."""
+    low = max(start, stop - _LONGEST_ABBREVIATION - 1)
+    words = text[low:stop].rsplit(None, 1)
+    if not words or (low > start and len(words[-1]) == stop - low):
+        return ""
+    return words[-1]
 
 
 def join(found: Any, separator: str, field: str) -> str:

@@ -11,8 +11,9 @@ import json
 import math
 import operator as operator_module
 import re
+import threading
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Callable
+from typing import Any, Callable, TypeVar
 
 import regex
 
@@ -343,6 +344,21 @@ async def regex_search_async(pattern: str, text: str, *, case_sensitive: bool = 
     loop = asyncio.get_running_loop()
     return await loop.run_in_executor(
         _REGEX_THREADS, lambda: regex_search(pattern, text, case_sensitive=case_sensitive, time_limit=time_limit))
+
+
+T = TypeVar("T")
+
+
+async def in_regex_thread(work: Callable[[threading.Event], T]) -> T:
+    """`work(stopped)`, which searches regular expressions (many items, say), in a regex worker thread, so the
+    event loop goes on meanwhile. Cancelling (the node's timeout) returns at once and sets `stopped`, which
+    `work` should check between searches (each search already stops at its own time limit)."""
+    stopped = threading.Event()
+    try:
+        return await asyncio.get_running_loop().run_in_executor(_REGEX_THREADS, work, stopped)
+    except asyncio.CancelledError:
+        stopped.set()
+        raise
 
 
 def _compile(pattern: str, case_sensitive: bool) -> regex.Pattern[str]:

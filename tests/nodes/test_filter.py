@@ -1,5 +1,8 @@
 """nodes/data/filter: items meeting the conditions (AND / OR) on `pass`, the others on `reject`; an empty side is dead."""
 
+import asyncio
+import time
+
 import pytest
 
 from nodeflow_app.contract import ExecutionResult, FlowContext, NodeError
@@ -87,3 +90,31 @@ async def test_the_list_must_be_there():
         await run({"data": 1}, ("id", "gt", "1"), field="orders")
     with pytest.raises(NodeError, match=r"the input \(List field is empty\) holds dict .*, not a list"):
         await run({"id": 1}, ("id", "gt", "1"))
+
+
+async def test_a_regex_condition_tests_the_items_off_the_event_loop_and_stops_when_cancelled():
+    """Each search stays under its own 1 s limit, but a list of them blocked every run for the sum (33 s for 100)."""
+    slow_items = [{"text": "a" * 22 + "!"} for _ in range(400)]  # ~0.01-0.1 s each for this pattern
+    ticks = 0
+
+    async def ticker():
+        nonlocal ticks
+        while True:
+            await asyncio.sleep(0.01)
+            ticks += 1
+
+    ticking = asyncio.create_task(ticker())
+    started = time.monotonic()
+    with pytest.raises(TimeoutError):
+        async with asyncio.timeout(0.5):  # what the kernel does for a node's timeout
+            await run(slow_items, ("text", "regex", "^(a|aa)+$"))
+    waited = time.monotonic() - started
+    ticking.cancel()
+    assert waited < 1.0, waited
+    assert ticks >= 10, ticks  # the event loop kept running (blocked, it would not have ticked at all)
+    await asyncio.sleep(0.2)  # the item being searched when the timeout came finishes
+    cpu = time.process_time()
+    await asyncio.sleep(0.5)
+    assert time.process_time() - cpu < 0.2  # the thread stopped too, rather than testing the other items
+    result = await run(ORDERS, ("status", "regex", "^o"))
+    assert ids(result, "pass") == [1, 3] and ids(result, "reject") == [2, 4]

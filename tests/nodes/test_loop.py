@@ -90,6 +90,12 @@ async def test_until_stops_at_the_first_pass_whose_result_meets_the_condition():
     assert of(events, "lp", "progress")[0]["total"] is None
 
 
+async def test_until_a_regular_expression_matches_the_result():
+    run, _ = await run_loop(loop_graph(*CHAIN, mode="until", field="n", operator="regex", value="^6$"), {"n": 0})
+    assert run.status == "completed", run.error
+    assert run.records["lp"].outputs["output"]["last"] == {"n": 6}
+
+
 async def test_until_fails_at_the_maximum_unless_told_to_stop_there():
     graph = loop_graph(*CHAIN, mode="until", field="n", operator="lt", value="0", max_iterations=3)
     run, _ = await run_loop(graph, {"n": 0})

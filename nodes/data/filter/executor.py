@@ -1,8 +1,10 @@
 """Filter: the items of a list that meet the conditions go to `pass`, the others to `reject`; an empty side is dead."""
 
+import threading
+from functools import partial
 from typing import Any, Callable
 
-from nodes._helpers import condition, items_at, path_getter
+from nodes._helpers import condition, in_regex_thread, items_at, path_getter
 from nodeflow_app.contract import ExecutionResult, FlowContext, NodeError
 
 # One condition ready to test: (its index, its field as written, the field's getter, the test).
@@ -18,7 +20,9 @@ class FilterExecutor:
         if combine not in ("and", "or"):
             raise NodeError(f"combine must be 'and' or 'or', got {combine!r}")
         conditions = _conditions(data.get("conditions"), bool(data.get("case_sensitive")))
-        passed, rejected = _split(items, conditions, every=combine == "and")
+        split = partial(_split, items, conditions, every=combine == "and")
+        searches = any(row.get("operator") == "regex" for row in data["conditions"])
+        passed, rejected = await in_regex_thread(split) if searches else split(None)  # a regex per item: off the loop
         outputs = {port: found for port, found in (("pass", passed), ("reject", rejected)) if found}
         return ExecutionResult(outputs=outputs)
 
@@ -40,13 +44,17 @@ def _conditions(raw: Any, case_sensitive: bool) -> list[Condition]:
     return conditions
 
 
-def _split(items: list[Any], conditions: list[Condition], every: bool) -> tuple[list[Any], list[Any]]:
-    """(items that meet all conditions, or any when not `every`; the others). Stops at the first test that decides."""
+def _split(items: list[Any], conditions: list[Condition], stopped: threading.Event | None,
+           every: bool) -> tuple[list[Any], list[Any]]:
+    """(items that meet all conditions, or any when not `every`; the others). Stops at the first test that decides.
+    `stopped` set (the node was cancelled while this ran in a thread): gives up before the next item."""
     passed: list[Any] = []
     rejected: list[Any] = []
     index, prepared = 0, conditions[0]
     try:
         for index, item in enumerate(items):
+            if stopped is not None and stopped.is_set():
+                raise NodeError("stopped")
             meets = every
             for prepared in conditions:
                 if prepared[3](prepared[2](item)) is not every:

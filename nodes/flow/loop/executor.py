@@ -2,7 +2,7 @@
 
 from typing import Any
 
-from nodes._helpers import compare, container_sinks, get_path, sink_result, to_number, to_text
+from nodes._helpers import compare_async, container_sinks, get_path, sink_result, to_number, to_text
 from nodeflow_app.contract import ExecutionResult, FlowContext, NodeError
 
 MAX_PASSES = 10000
@@ -30,7 +30,7 @@ class LoopExecutor:
             except NodeError as error:
                 raise NodeError(f"pass {index}: {error}") from None
             results.append(result)
-            done = until and _holds(data, result, index)
+            done = until and await _holds(data, result, index)
             runtime.emit(ctx.event("progress", iteration=index, done=index + 1, total=None if until else limit,
                                    message=f"pass {index + 1}" + ("" if until else f" of {limit}")))
             if done:
@@ -57,10 +57,10 @@ def _whole(data: dict[str, Any], name: str) -> int:
     return int(number)
 
 
-def _holds(data: dict[str, Any], result: Any, index: int) -> bool:
+async def _holds(data: dict[str, Any], result: Any, index: int) -> bool:
     field = data.get("field") or ""
-    try:
-        return compare(get_path(result, field), data.get("operator") or "equals", data.get("value", ""),
+    try:  # a regular expression is searched off the event loop
+        return await compare_async(get_path(result, field), data.get("operator") or "equals", data.get("value", ""),
                        case_sensitive=bool(data.get("case_sensitive")))
     except NodeError as error:
         where = f"field {field!r} of " if field else ""

@@ -1,16 +1,19 @@
 """For Each: run the container's children once per list item (bounded concurrency), results in item order.
 
-Each finished item is checkpointed: when the run goes on after its process died, finished items are not
-run again.
+Finished items are checkpointed (at most every CHECKPOINT_EVERY_S): when the run goes on after its process
+died, finished items are not run again.
 """
 
 import asyncio
-from typing import Any
+import math
+import time
+from typing import Any, Callable
 
 from nodes._helpers import container_sinks, items_at, sink_result, to_number
 from nodeflow_app.contract import ExecutionResult, FlowContext, NodeError
 
 MAX_CONCURRENCY = 32
+CHECKPOINT_EVERY_S = 0.05  # the run store writes every 50 ms anyway
 
 
 class ForEachExecutor:
@@ -31,6 +34,7 @@ class ForEachExecutor:
             results[index] = result
         semaphore = asyncio.Semaphore(concurrency)
         done = len(finished)
+        checkpoints = _Checkpoints(lambda value: runtime.checkpoint(ctx.node_id, value), len(items), finished)
 
         async def run_item(index: int, item: Any) -> None:
             nonlocal done
@@ -44,8 +48,7 @@ class ForEachExecutor:
                         raise NodeError(f"item {index}: {error}") from None
                     results[index] = {"error": str(error)}
             done += 1
-            finished[index] = results[index]
-            runtime.checkpoint(ctx.node_id, {"count": len(items), "finished": {str(i): r for i, r in finished.items()}})
+            checkpoints.add(index, results[index])
             runtime.emit(ctx.event("progress", done=done, total=len(items)))
 
         tasks = [asyncio.ensure_future(run_item(index, item)) for index, item in enumerate(items)
@@ -57,7 +60,42 @@ class ForEachExecutor:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
             raise
+        finally:
+            checkpoints.close()
         return ExecutionResult(outputs={"output": {"results": results, "count": len(results)}})
+
+
+class _Checkpoints:
+    """Saves the finished items' results at most every CHECKPOINT_EVERY_S, and once more after the last change.
+    Each save copies them (the store may write them from another thread): saving after every item made a long
+    list quadratic (20,000 items spent over a minute copying)."""
+
+    def __init__(self, save: Callable[[Any], None], count: int, finished: dict[int, Any]) -> None:
+        self._save, self._count = save, count
+        self._finished = {str(index): result for index, result in finished.items()}
+        self._last = -math.inf  # time.monotonic() of the last save
+        self._pending: asyncio.TimerHandle | None = None
+
+    def add(self, index: int, result: Any) -> None:
+        self._finished[str(index)] = result
+        if self._pending is not None:
+            return
+        wait = self._last + CHECKPOINT_EVERY_S - time.monotonic()
+        if wait <= 0:
+            self._write()
+        else:
+            self._pending = asyncio.get_running_loop().call_later(wait, self._write)
+
+    def close(self) -> None:
+        """Save what is not saved yet (a cancelled node keeps its finished items too)."""
+        if self._pending is not None:
+            self._pending.cancel()
+            self._write()
+
+    def _write(self) -> None:
+        self._pending = None
+        self._last = time.monotonic()
+        self._save({"count": self._count, "finished": dict(self._finished)})
 
 
 def _finished(checkpoint: Any, count: int) -> dict[int, Any]:

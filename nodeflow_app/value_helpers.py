@@ -30,8 +30,13 @@ def to_number(value: Any) -> float | None:
     """A finite-or-infinite number from an int, float or numeric string; None otherwise (booleans too)."""
     if isinstance(value, bool):
         return None
-    if isinstance(value, (int, float)):
-        return None if isinstance(value, float) and math.isnan(value) else float(value)
+    if isinstance(value, float):
+        return None if math.isnan(value) else value
+    if isinstance(value, int):
+        try:
+            return float(value)
+        except OverflowError:  # past ~1.8e308: compares as the infinity of its sign
+            return math.inf if value > 0 else -math.inf
     if isinstance(value, str):
         text = value.strip()
         # Text that cannot start a float() is refused without raising: a failed float() costs an

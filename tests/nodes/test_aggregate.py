@@ -39,6 +39,8 @@ async def test_empty_lists_and_the_separator():
 
 
 async def test_errors_name_the_row_and_the_item():
+    with pytest.raises(NodeError, match=r"fields row 0 \(average of field 'n'\): the average is too large"):
+        await run([{"n": 10**400}, {"n": 1}], ("n", "average", ""))
     with pytest.raises(NodeError, match=r"fields row 0 \(sum of field 'sku'\): item 0 holds 'a', not a number"):
         await run(LINES, ("sku", "sum", ""))
     with pytest.raises(NodeError, match=r"fields row 1 \(median of field 'qty'\): unknown operation 'median'"):

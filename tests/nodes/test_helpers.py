@@ -134,9 +134,15 @@ def test_primary_text(value, text):
 @pytest.mark.parametrize("value, number", [
     (3, 3.0), (2.5, 2.5), ("4", 4.0), (" -1.5 ", -1.5), ("1e3", 1000.0),
     (True, None), ("", None), ("abc", None), (None, None), ([1], None), ("nan", None), (float("nan"), None),
+    pytest.param(10**400, float("inf"), id="10**400"), pytest.param(-(10**400), float("-inf"), id="-10**400"),  # past a float: infinite, not an OverflowError
 ])
 def test_to_number(value, number):
     assert to_number(value) == number
+
+
+def test_huge_whole_numbers_compare_as_infinities():
+    assert compare(10**400, "gt", "5") and compare(10**400, "gt", 10**399) is False
+    assert compare(10**400, "equals", "5") is False and compare(10**400, "equals", 10**400)
 
 
 @pytest.mark.parametrize("value, empty", [

@@ -26,7 +26,7 @@ async def test_default_and_list_field():
     assert await run({"rows": list(range(20))}, field="rows") == list(range(10))
 
 
-@pytest.mark.parametrize("count", [-1, 2.5, "many", None])
+@pytest.mark.parametrize("count", [-1, 2.5, "many", None, "inf", "1e400", pytest.param(10**400, id="10**400")])
 async def test_bad_count_is_named(count):
     with pytest.raises(NodeError, match=f"max items must be a whole number of 0 or more, got {count!r}"):
         await run(ITEMS, count=count)

@@ -26,6 +26,11 @@ async def test_natural_order_reads_digit_runs_as_numbers_and_ignores_case():
     assert names == ["a", "file1.txt", "File2.txt", "file10.txt", None]  # the item without a name goes last
 
 
+async def test_natural_order_compares_digit_runs_longer_than_python_reads():
+    long = ["v" + "9" * 5_000, "v" + "1" * 5_001, "v" + "0" * 3 + "8" * 5_000, "v10"]
+    assert await run(long, ("", "ascending", "natural")) == [long[3], long[2], long[0], long[1]]
+
+
 async def test_descending_keeps_missing_values_last():
     names = [f.get("name") for f in await run(FILES, ("name", "descending", "natural"))]
     assert names == ["file10.txt", "File2.txt", "file1.txt", "a", None]

@@ -15,7 +15,8 @@ async def run(input, conversion, **data):
 
 @pytest.mark.parametrize("conversion, value, expected", [
     ("to_integer", " 42 ", 42), ("to_integer", "4.0", 4), ("to_integer", "1_000", 1000), ("to_integer", 7.0, 7),
-    ("to_integer", True, 1),
+    ("to_integer", True, 1), ("to_integer", "1790000000000000001", 1790000000000000001),  # exact, not via float
+    ("to_integer", "12345678901234567890", 12345678901234567890), ("to_integer", "1e3", 1000),
     ("to_float", "2.5", 2.5), ("to_float", "-1e3", -1000.0), ("to_float", 3, 3.0),
     ("to_boolean", "Yes", True), ("to_boolean", "off", False), ("to_boolean", "0", False), ("to_boolean", 1, True),
     ("parse_json", '{"a": [1, null]}', {"a": [1, None]}), ("parse_json", "3", 3),
@@ -56,7 +57,12 @@ async def test_each_item():
     ("to_integer", "4.5", r"'4\.5' is not a whole number"),
     ("to_integer", "abc", r"cannot convert 'abc' to an integer"),
     ("to_integer", None, r"cannot convert null to an integer: it is a null, not text"),
+    ("to_integer", "1e5000", r"'1e5000' has more than 4,300 digits"),
+    ("to_integer", "inf", r"'inf' is not a whole number"),
     ("to_float", "nan", r"'nan' is not a finite number"),
+    pytest.param("to_float", 10**400, r"1000+ is not a finite number", id="to_float-10**400"),
+    ("parse_json", "[" * 100_000, r"the JSON is nested too deeply to read"),
+    ("parse_json", "1" * 5_000, r"cannot read the JSON: a number in it has more than 4,300 digits"),
     ("to_float", [1], r"cannot convert \[1\] to a number: it is a list, not text"),
     ("to_boolean", "maybe", r"cannot convert 'maybe' to a boolean: use true/false"),
     ("parse_json", '{"a": }', r"invalid JSON at line 1 column 7 \(position 6\): Expecting value"),

@@ -68,7 +68,10 @@ def _total(values: list[tuple[int, Any]], _: str) -> float | int:
 
 def _average(values: list[tuple[int, Any]], _: str) -> float | None:
     numbers = _numbers(values)
-    return sum(numbers) / len(numbers) if numbers else None
+    try:
+        return sum(numbers) / len(numbers) if numbers else None
+    except OverflowError:  # whole numbers past ~1.8e308
+        raise NodeError("the average is too large for a number with a fraction") from None
 
 
 def _extreme(pick: Callable[..., Any]) -> Callable[[list[tuple[int, Any]], str], Any]:

@@ -1,5 +1,6 @@
 """Limit: the first or last N items of a list."""
 
+import math
 from typing import Any
 
 from nodes._helpers import items_at, to_number
@@ -13,7 +14,7 @@ class LimitExecutor:
         items = items_at(inputs.get("input"), data.get("field") or "")
         raw = data.get("count")
         count = to_number(raw)
-        if count is None or count < 0 or count != int(count):
+        if count is None or not 0 <= count < math.inf or count != int(count):
             raise NodeError(f"max items must be a whole number of 0 or more, got {raw!r}")
         keep = data.get("keep") or "first"
         if keep not in ("first", "last"):

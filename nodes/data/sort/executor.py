@@ -99,8 +99,15 @@ def _natural_key(value: Any) -> tuple:
 def _natural_parts(text: str) -> list[Any]:
     """"Item 10b" -> ["item ", 10, "b"]: text and numbers alternate, so parts at one position always compare."""
     parts: list[Any] = _DIGITS.split(text.casefold())
-    parts[1::2] = map(int, parts[1::2])
+    parts[1::2] = map(_digits_key, parts[1::2])
     return parts
+
+
+def _digits_key(digits: str) -> tuple[int, int | str]:
+    """A run of digits (any script) ordered by its value; int() refuses runs over 4,300 digits, and those
+    compare only with runs as long, digit by digit."""
+    significant = digits.lstrip("0")
+    return len(significant), int(significant or "0") if len(significant) <= 4_000 else significant
 
 
 

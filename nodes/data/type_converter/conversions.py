@@ -6,6 +6,7 @@ import json
 import math
 from dataclasses import dataclass
 from datetime import date, datetime, timezone
+from decimal import Decimal, InvalidOperation
 from typing import Any, Callable
 
 from nodes._helpers import to_text
@@ -13,6 +14,7 @@ from nodeflow_app.contract import NodeError
 
 _TRUE = frozenset({"true", "yes", "y", "on", "1"})
 _FALSE = frozenset({"false", "no", "n", "off", "0"})
+MAX_DIGITS = 4_300  # Python's own limit for turning a whole number into text and back
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,16 +29,34 @@ def to_integer(value: Any, options: Options) -> int:
         return int(value)
     if isinstance(value, int):
         return value
-    number = value if isinstance(value, float) else _parse_number(value, "an integer")
-    if not math.isfinite(number) or number != int(number):
+    if isinstance(value, float):
+        if not value.is_integer():
+            raise NodeError(f"{_shown(value)} is not a whole number")
+        return int(value)
+    return _whole_number(value)
+
+
+def _whole_number(value: Any) -> int:
+    """Text as an exact whole number: through Decimal, not float, so "1790000000000000001" keeps its last digit."""
+    text = _require_text(value, "an integer").strip().replace("_", "")
+    try:
+        number = Decimal(text)
+    except InvalidOperation:
+        raise NodeError(f"cannot convert {_shown(value)} to an integer") from None
+    if not number.is_finite() or number != number.to_integral_value():
         raise NodeError(f"{_shown(value)} is not a whole number")
+    if number.adjusted() >= MAX_DIGITS:
+        raise NodeError(f"{_shown(value)} has more than {MAX_DIGITS:,} digits")
     return int(number)
 
 
 def to_float(value: Any, options: Options) -> float:
     if isinstance(value, bool):
         return float(value)
-    number = float(value) if isinstance(value, (int, float)) else _parse_number(value, "a number")
+    try:
+        number = float(value) if isinstance(value, (int, float)) else _parse_number(value, "a number")
+    except OverflowError:  # a whole number past ~1.8e308
+        number = math.inf
     if not math.isfinite(number):
         raise NodeError(f"{_shown(value)} is not a finite number")
     return number
@@ -62,6 +82,10 @@ def parse_json(value: Any, options: Options) -> Any:
     except json.JSONDecodeError as error:
         raise NodeError(f"invalid JSON at line {error.lineno} column {error.colno} (position {error.pos}): "
                         f"{error.msg}") from None
+    except RecursionError:
+        raise NodeError("the JSON is nested too deeply to read") from None
+    except ValueError:  # what JSONDecodeError leaves: a whole number Python refuses to read
+        raise NodeError(f"cannot read the JSON: a number in it has more than {MAX_DIGITS:,} digits") from None
 
 
 def to_json_text(value: Any, options: Options) -> str:

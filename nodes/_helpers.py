@@ -29,8 +29,15 @@ _STEP = re.compile(r"""\.?([^.\[\]]+)|\[\s*(-?\d+)\s*\]|\[\s*"([^"]*)"\s*\]|\[\s
 
 
 def parse_path(path: str) -> list[str | int]:
-    """Split `a.b[0]["c d"]` into `["a", "b", 0, "c d"]`; an empty path is `[]` (the whole value)."""
+    """Split `a.b[0]["c d"]` into `["a", "b", 0, "c d"]`; an empty path is `[]` (the whole value).
+
+    An expression that is a path's whole value keeps its type: a whole number is read as its text (`3`), null as
+    an empty path, anything else is refused by name."""
     steps: list[str | int] = []
+    if not isinstance(path, str):
+        if path is not None and (type(path) is not int):
+            raise NodeError(f"a path must be text, not {type(path).__name__} {to_text(path)[:80]!r}")
+        path = "" if path is None else str(path)
     text = path.strip()
     position = 0
     while position < len(text):
@@ -50,7 +57,7 @@ def parse_path(path: str) -> list[str | int]:
 
 def get_path(value: Any, path: str | list[str | int], default: Any = MISSING) -> Any:
     """The value at `path` inside `value`, or `default` (the `MISSING` sentinel unless given)."""
-    steps = parse_path(path) if isinstance(path, str) else path
+    steps = path if isinstance(path, list) else parse_path(path)
     current = value
     for step in steps:
         if isinstance(current, dict):

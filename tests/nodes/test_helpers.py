@@ -39,6 +39,17 @@ def test_parse_path_rejects_malformed_paths(path):
         parse_path(path)
 
 
+def test_a_path_an_expression_made_a_number_or_null_is_read_as_text():
+    """A whole-value expression ({{ $json.sort_by }}) keeps its type: a number reached `.strip()` as an int."""
+    assert parse_path(3) == ["3"] and parse_path(None) == []
+    assert get_path({"3": "c"}, 3) == "c" and get_path(["a", "b", "c", "d"], 3) == "d"
+    with pytest.raises(NodeError, match=r"a path must be text, not list '\[1\]'"):
+        parse_path([1])
+    with pytest.raises(NodeError, match=r"a path must be text, not dict"):
+        get_path({}, {"a": 1})
+
+
+
 @pytest.mark.parametrize("path, expected", [
     ("", DOC),
     ("user.name", "Ada"),

@@ -71,3 +71,7 @@ async def test_bad_rows_are_named():
         await run([1], ("", "ascending", "alpha"))
     with pytest.raises(NodeError, match=r"the input \(List field is empty\) holds str"):
         await run("abc", ("", "ascending", "natural"))
+
+
+async def test_a_field_an_expression_made_a_number_is_read_as_its_text():
+    assert await run([{"3": 2}, {"3": 1}], (3, "ascending", "natural")) == [{"3": 1}, {"3": 2}]

@@ -15,7 +15,7 @@ class AggregateExecutor:
         items = items_at(inputs.get("input"), data.get("field") or "")
         mode = data.get("mode") or "all_items"
         if mode == "all_items":
-            destination = (data.get("destination") or "").strip() or "items"
+            destination = to_text(data.get("destination")).strip() or "items"
             return ExecutionResult(outputs={"output": {destination: list(items)}})
         if mode != "fields":
             raise NodeError(f"aggregate must be 'all_items' or 'fields', got {mode!r}")
@@ -41,7 +41,7 @@ def _aggregate(items: list[Any], row: dict[str, Any], separator: str) -> tuple[s
     field, operation = row.get("field") or "", row.get("operation") or "sum"
     if operation not in OPERATIONS:
         raise NodeError(f"unknown operation {operation!r}; use one of: {', '.join(OPERATIONS)}")
-    name = (row.get("name") or "").strip() or _default_name(operation, field)
+    name = to_text(row.get("name")).strip() or _default_name(operation, field)
     values = _values(items, path_getter(field))
     return name, CALCULATIONS[operation](values, separator)
 

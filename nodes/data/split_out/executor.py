@@ -16,7 +16,7 @@ class SplitOutExecutor:
         if include not in ("none", "other_fields"):
             raise NodeError(f"include must be 'none' or 'other_fields', got {include!r}")
         steps = parse_path(field)
-        destination = (data.get("destination") or "").strip() or _last_name(steps)
+        destination = to_text(data.get("destination")).strip() or _last_name(steps)
         if not field:
             return ExecutionResult(outputs={"output": _split(value, None, [], destination, include)})
         if isinstance(value, list):  # a list of items: split each one, keep them in order

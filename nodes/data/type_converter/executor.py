@@ -20,7 +20,7 @@ class TypeConverterExecutor:
         options = Options(date_format=to_text(data.get("format")),
                           separator=unescape("," if separator is None else to_text(separator)),
                           pretty=bool(data.get("pretty")))
-        field = (data.get("field") or "").strip()
+        field = to_text(data.get("field")).strip()
         value = inputs.get("input")
         apply_to = data.get("apply_to") or "input"
         if apply_to == "input":

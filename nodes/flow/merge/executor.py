@@ -3,7 +3,7 @@
 import json
 from typing import Any
 
-from nodes._helpers import MISSING, get_path
+from nodes._helpers import MISSING, get_path, to_text
 from nodeflow_app.contract import ExecutionResult, FlowContext, NodeError
 
 
@@ -17,7 +17,7 @@ class MergeExecutor:
         if mode == "append":
             merged: Any = append(values)
         elif mode == "combine_by_key":
-            merged = combine_by_key(values, (data.get("key") or "").strip())
+            merged = combine_by_key(values, to_text(data.get("key")).strip())
         elif mode == "first_arrival":
             merged = values[0] if values else None
         else:

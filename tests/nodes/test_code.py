@@ -114,6 +114,11 @@ async def test_a_non_json_result_is_refused_naming_where():
     assert message.startswith("the result['ok'][1] is a set, which is not JSON")
     assert (await failure(None, "return {1: 'a'}")).startswith("the result has the key 1 (int)")
     assert (await failure(None, "return float('nan')")) == "the result is nan, which JSON cannot hold"
+    huge = "the result['n'] is a whole number of about 5,736 digits; return it as text (str(...))"
+    assert (await failure(None, "import math\nreturn {'n': math.factorial(2000)}")) == huge
+    assert (await failure(None, "import math, sys\nsys.set_int_max_str_digits(0)\n"
+                                "return {'n': math.factorial(2000)}")) == huge  # the server could not read it
+    assert (await run(None, "return 2 ** 14_000")).outputs["output"] == 2 ** 14_000  # 4,215 digits: fine
 
 
 async def test_the_code_sees_no_server_environment_and_works_in_its_own_scratch_folder(monkeypatch):

@@ -151,12 +151,18 @@ def _runtime_message(error: BaseException) -> str:
     return "\n".join(lines)
 
 
+_MAX_INT_BITS = 14_280  # under 10 ** 4299: what int-to-text conversion takes without sys.set_int_max_str_digits
+
+
 def _json_problem(value, where: str, depth: int = 0):
     """Why `value` is not plain JSON (naming where inside the result), or None."""
     if depth > 200:
         return f"{where} is nested more than 200 levels deep"
-    if value is None or isinstance(value, (bool, int, str)):
+    if value is None or isinstance(value, (bool, str)):
         return None
+    if isinstance(value, int):  # JSON text of a whole number over ~4,300 digits is refused by Python's int limit
+        return None if value.bit_length() <= _MAX_INT_BITS else \
+            f"{where} is a whole number of about {value.bit_length() * 0.30103:,.0f} digits; return it as text (str(...))"
     if isinstance(value, float):
         return None if value == value and value not in (float("inf"), float("-inf")) else \
             f"{where} is {value}, which JSON cannot hold"

@@ -6,15 +6,13 @@ with one `app.include_router(...)` line below.
 
 from __future__ import annotations
 
-import json
-from typing import Any
-
 from fastapi import Depends, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 
 from nodeflow_app.api import hooks, mcp_endpoint, openai_compat, session, v1
 from nodeflow_app.api.access import authorize
+from nodeflow_app.api.responses import AsciiJSONResponse
 from nodeflow_app.api.services import Services
 
 API_PREFIX = "/api"
@@ -23,7 +21,7 @@ API_PREFIX = "/api"
 def create_api(services: Services | None = None) -> FastAPI:
     app = FastAPI(title="NodeFlow API", version="1", dependencies=[Depends(authorize)],
                   openapi_url="/api/v1/openapi.json", docs_url="/api/v1/docs", redoc_url=None,
-                  swagger_ui_oauth2_redirect_url=None)
+                  swagger_ui_oauth2_redirect_url=None, default_response_class=AsciiJSONResponse)
     app.state.services = services or Services()
     app.add_exception_handler(RequestValidationError, invalid_request)
     app.include_router(v1.router)
@@ -32,13 +30,6 @@ def create_api(services: Services | None = None) -> FastAPI:
     app.include_router(hooks.router)
     app.include_router(session.router)
     return app
-
-
-class AsciiJSONResponse(JSONResponse):
-    """JSON any bytes can carry: text that UTF-8 cannot hold (a lone surrogate a caller sent) is escaped."""
-
-    def render(self, content: Any) -> bytes:
-        return json.dumps(content, ensure_ascii=True, allow_nan=False, default=str).encode()
 
 
 async def invalid_request(_request: Request, error: RequestValidationError) -> JSONResponse:

@@ -10,18 +10,18 @@ by "api" through the launcher and goes on if the client leaves.
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import AsyncIterator
 from contextlib import aclosing
 from typing import Any, Literal
 
 from fastapi import APIRouter, Depends, Request
-from fastapi.responses import JSONResponse, StreamingResponse
-from pydantic import BaseModel, ConfigDict
+from fastapi.responses import StreamingResponse
+from pydantic import BaseModel, ConfigDict, StrictBool, StrictStr
 from starlette.concurrency import run_in_threadpool
 
 from nodeflow_app.api.access import ApiAccess, authorize, requires
+from nodeflow_app.api.responses import AsciiJSONResponse, event_data
 from nodeflow_app.runs import detached as driver_module
 from nodeflow_app.runs.detached import RunDriver, drive
 from nodeflow_app.chat.service import starts_chats
@@ -34,17 +34,23 @@ STARTED_BY = "api"
 router = APIRouter(prefix="/api/v1", tags=["openai"])
 
 
+class ContentPart(BaseModel):
+    model_config = ConfigDict(extra="allow")  # image_url, ...: only the text parts reach the graph
+    type: str
+    text: StrictStr | None = None
+
+
 class ChatMessage(BaseModel):
     model_config = ConfigDict(extra="allow")
     role: str
-    content: str | list[dict[str, Any]] | None = None
+    content: StrictStr | list[ContentPart] | None = None
 
 
 class ChatCompletionRequest(BaseModel):
     model_config = ConfigDict(extra="allow")  # temperature, max_tokens, ...: the graph's nodes decide those
     model: str
     messages: list[ChatMessage]
-    stream: bool = False
+    stream: StrictBool = False  # "yes" is refused, as OpenAI does, rather than read as true
 
 
 class ModelOut(BaseModel):
@@ -65,9 +71,9 @@ class ApiError(Exception):
         super().__init__(message)
         self.status, self.message, self.code = status, message, code
 
-    def response(self) -> JSONResponse:
+    def response(self) -> AsciiJSONResponse:
         kind = "invalid_request_error" if self.status < 500 else "server_error"
-        return JSONResponse({"error": {"message": self.message, "type": kind, "code": self.code}}, self.status)
+        return AsciiJSONResponse({"error": {"message": self.message, "type": kind, "code": self.code}}, self.status)
 
 
 @router.get("/models", response_model=ModelList, summary="Graphs with a Chat Start, as OpenAI models")
@@ -145,7 +151,7 @@ def _last_user_text(messages: list[ChatMessage]) -> str:
     for message in reversed(messages):
         if message.role == "user":
             if isinstance(message.content, list):  # content parts: the text ones, in order
-                return "".join(str(part.get("text", "")) for part in message.content if part.get("type") == "text")
+                return "".join(part.text or "" for part in message.content if part.type == "text")
             return message.content or ""
     raise ApiError(400, "messages need a user message", "no_user_message")
 
@@ -170,7 +176,7 @@ async def _chunks(driver: RunDriver, events: AsyncIterator[NodeEvent | None], co
     def chunk(delta: dict[str, Any], finish: str | None = None) -> str:
         body = {"id": completion_id, "object": "chat.completion.chunk", "created": created, "model": model,
                 "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
-        return f"data: {json.dumps(body, ensure_ascii=False)}\n\n"
+        return f"data: {event_data(body)}\n\n"
 
     yield chunk({"role": "assistant", "content": ""})
     streamed: list[str] = []
@@ -184,7 +190,7 @@ async def _chunks(driver: RunDriver, events: AsyncIterator[NodeEvent | None], co
     run = driver.run
     if run.status == "failed":
         error = {"message": f"the graph's run failed: {run.error}", "type": "server_error", "code": "run_failed"}
-        yield f"data: {json.dumps({'error': error}, ensure_ascii=False)}\n\n"
+        yield f"data: {event_data({'error': error})}\n\n"
     else:
         rest = _answer(run, "".join(streamed))[len("".join(streamed)):]
         if rest:

@@ -7,17 +7,17 @@ disconnects leaves the run going.
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterator
 from contextlib import aclosing
 from typing import Any, Literal
 
 from fastapi import APIRouter, Depends, HTTPException, Request
-from fastapi.responses import JSONResponse, StreamingResponse
+from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, Field
 from starlette.concurrency import run_in_threadpool
 
 from nodeflow_app.api.access import ApiAccess, authorize, requires
+from nodeflow_app.api.responses import AsciiJSONResponse, event_data
 from nodeflow_app.runs import detached as driver_module
 from nodeflow_app.runs.detached import RunDriver, drive
 from nodeflow_app.contract import NodeEvent
@@ -201,7 +201,7 @@ async def _respond(request: Request, driver: RunDriver | None, mode: str, run_id
     if driver is not None:
         await driver.started.wait()
     status = driver.run.status if driver else "running"
-    return JSONResponse(RunStarted(run_id=run_id, status=status).model_dump(), status_code=202)
+    return AsciiJSONResponse(RunStarted(run_id=run_id, status=status).model_dump(), status_code=202)
 
 
 async def _sse(request: Request, run_id: str, events: AsyncIterator[NodeEvent | None]) -> AsyncIterator[str]:
@@ -216,7 +216,7 @@ async def _sse(request: Request, run_id: str, events: AsyncIterator[NodeEvent | 
 
 
 def _message(name: str, data: Any) -> str:
-    return f"event: {name}\ndata: {json.dumps(data, default=str, ensure_ascii=False)}\n\n"
+    return f"event: {name}\ndata: {event_data(data)}\n\n"
 
 
 def _run_out(services: Any, run_id: str) -> RunOut:

@@ -74,3 +74,13 @@ async def test_only_a_token_of_the_workspace_opens_it(team, tools):
         outsider = await outsider_client.post(f"/api/mcp/{team.workspace_id}", json=init)
     assert cookie.status_code == 401 and "takes an API token" in cookie.json()["detail"]
     assert (outsider.status_code, outsider.json()) == (404, {"detail": "not found"})
+
+
+async def test_a_lone_surrogate_in_the_output_becomes_a_replacement_character(team):
+    """The MCP library writes UTF-8, which cannot hold one: the call failed instead of answering."""
+    odd = graph([("tool", "mcp-tool", {"tool_name": "odd_text", "input_schema": {}}),
+                 ("make", "code", {"code": "return {'text': 'a\\ud800b'}"})], ["tool.output -> make.input"])
+    team.graphs.create("Odd", odd, workspace_id=team.workspace_id)
+    async with mcp_session(team) as session:
+        result = await session.call_tool("odd_text", {})
+    assert not result.is_error and result.structured_content == {"text": "a\ufffdb"}

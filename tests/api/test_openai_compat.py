@@ -3,6 +3,8 @@ models, a completion and a streamed completion of a graph without a model (the l
 
 from __future__ import annotations
 
+import json
+
 import httpx
 import openai
 import pytest
@@ -78,3 +80,28 @@ async def test_errors_come_in_openais_shape(team, echo):
         await openai.AsyncOpenAI(base_url="http://api.test/api/v1", api_key="nf_forged", max_retries=0,
                                  http_client=httpx.AsyncClient(transport=httpx.ASGITransport(app=team.api))
                                  ).models.list()
+
+
+async def test_a_lone_surrogate_in_a_message_comes_back_escaped_not_as_a_500(team, echo):
+    body = {"model": echo, "messages": [{"role": "user", "content": "a\ud800b"}]}
+    headers = {"authorization": f"Bearer {team.tokens['owner']}", "content-type": "application/json"}
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=team.api), base_url="http://api.test") as client:
+        answer = await client.post("/api/v1/chat/completions", content=json.dumps(body), headers=headers)
+        streamed = await client.post("/api/v1/chat/completions", content=json.dumps({**body, "stream": True}),
+                                     headers=headers)
+    assert answer.status_code == 200 and answer.json()["choices"][0]["message"]["content"] == "You said: a\ud800b"
+    assert streamed.text.isascii() and "You said: a\\ud800b" in streamed.text
+
+
+@pytest.mark.parametrize("change, field", [
+    ({"stream": "yes"}, "stream"),
+    ({"messages": [{"role": "user", "content": [{"type": "text", "text": {"a": 1}}]}]}, "text"),
+    ({"messages": [{"role": "user", "content": 7}]}, "content"),
+])
+async def test_a_request_openai_would_refuse_is_refused_naming_the_field(team, echo, change, field):
+    body = {"model": echo, "messages": [{"role": "user", "content": "hi"}], **change}
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=team.api), base_url="http://api.test",
+                                 headers={"authorization": f"Bearer {team.tokens['owner']}"}) as client:
+        answer = await client.post("/api/v1/chat/completions", json=body)
+    assert answer.status_code == 422 and any(item["loc"][-1] == field or field in item["loc"]
+                                             for item in answer.json()["detail"]), answer.json()

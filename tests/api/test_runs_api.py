@@ -173,3 +173,18 @@ async def test_a_request_that_does_not_validate_is_422_naming_the_field_whatever
                                        headers={"content-type": "application/json"})
             assert answer.status_code == 422, answer.text[:300]
             assert [item["loc"] for item in answer.json()["detail"]] == [["body", "mode"]]
+
+
+async def test_a_lone_surrogate_in_the_input_reads_back_in_every_mode(team):
+    """JSON may carry "\\ud800", which UTF-8 cannot: the answers escape it instead of failing with a 500."""
+    body = json.dumps({"input": {"text": "a\ud800b"}})  # ASCII JSON: the escape stays an escape on the wire
+    headers = {"content-type": "application/json"}
+    url = f"/api/v1/graphs/{team.graph_id}/runs"
+    async with team.client("owner") as owner:
+        started = await owner.post(url, content=body, headers=headers)
+        read = await poll(owner, started.json()["run_id"])
+        waited = await owner.post(url, content=body.replace("{", '{"mode": "wait", ', 1), headers=headers)
+        streamed = await owner.post(url, content=body.replace("{", '{"mode": "stream", ', 1), headers=headers)
+    assert read["payload"] == {"text": "a\ud800b"} and read["output"]["text"] == "a\ud800b"
+    assert waited.status_code == 200 and waited.json()["output"]["text"] == "a\ud800b"
+    assert streamed.text.isascii() and sse(streamed.text)[-1][1]["output"]["text"] == "a\ud800b"

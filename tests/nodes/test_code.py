@@ -394,3 +394,7 @@ async def test_a_closed_pool_leaves_no_worker_or_folder_behind():
     await asyncio.sleep(0.3)  # the replacement thread runs after close: it must not start a worker
     assert pool._idle == []
     assert not any(folder.exists() for folder in folders)
+
+
+async def test_a_lone_surrogate_in_the_result_reads_back_as_itself():
+    assert (await run(None, "return {'text': 'a\\ud800b'}")).outputs["output"] == {"text": "a\ud800b"}

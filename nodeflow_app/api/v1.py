@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from fastapi import APIRouter, Depends, HTTPException, Request
 from fastapi.responses import StreamingResponse
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 from starlette.concurrency import run_in_threadpool
 
 from nodeflow_app.api.access import ApiAccess, authorize, requires
@@ -24,6 +24,7 @@ from nodeflow_app.contract import NodeEvent
 from nodeflow_app.runs.service import RunRefused, approval_payload
 from nodeflow_app.runtime.graph import GraphInvalid
 from nodeflow_app.runtime.plan import Plan
+from nodeflow_app.runtime.values import value_problem
 
 STARTED_BY = "api"
 FINISHED = ("completed", "failed", "cancelled", "interrupted")
@@ -47,6 +48,14 @@ class RunRequest(BaseModel):
     mode: Literal["async", "wait", "stream"] = Field(
         "async", description="async: the run id at once; wait: the run when it ends or pauses; "
                              "stream: server-sent events of the run as it goes.")
+
+    @field_validator("input")
+    @classmethod
+    def _a_run_can_carry_it(cls, value: Any) -> Any:
+        """NaN, Infinity or nesting past the runs' limit: refused here, not as a failed run nobody can read."""
+        if problem := value_problem(value):
+            raise ValueError(f"a run cannot carry this input: {problem}")
+        return value
 
 
 class ResumeRequest(BaseModel):

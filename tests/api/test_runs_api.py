@@ -6,6 +6,8 @@ from __future__ import annotations
 import asyncio
 import json
 
+import pytest
+
 from tests.api.conftest import fields
 from tests.llm.graphs import graph
 from tests.store.writes import recorded_writes
@@ -188,3 +190,18 @@ async def test_a_lone_surrogate_in_the_input_reads_back_in_every_mode(team):
     assert read["payload"] == {"text": "a\ud800b"} and read["output"]["text"] == "a\ud800b"
     assert waited.status_code == 200 and waited.json()["output"]["text"] == "a\ud800b"
     assert streamed.text.isascii() and sse(streamed.text)[-1][1]["output"]["text"] == "a\ud800b"
+
+
+@pytest.mark.parametrize("raw, problem", [
+    ('{"x": NaN}', "$.x: nan is not a number JSON can hold"),
+    ("[" * 300 + "]" * 300, "nested deeper than 100"),
+])
+async def test_an_input_no_run_can_carry_is_a_422_naming_why(team, raw, problem):
+    async with team.client("owner") as owner:
+        answer = await owner.post(f"/api/v1/graphs/{team.graph_id}/runs", content=f'{{"input": {raw}}}',
+                                  headers={"content-type": "application/json"})
+        runs = (await owner.get(f"/api/v1/graphs/{team.graph_id}/runs")).json()
+    assert answer.status_code == 422, answer.text
+    [field] = answer.json()["detail"]
+    assert field["loc"] == ["body", "input"] and problem in field["msg"], field
+    assert [r["run_id"] for r in runs] == [team.run_id]  # no run was started

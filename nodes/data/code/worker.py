@@ -37,7 +37,9 @@ _dumps, _open, _exit, _flush_out, _flush_err = json.dumps, open, os._exit, sys.s
 
 def main() -> None:
     result_path, isolation = sys.argv[1], sys.argv[2] if len(sys.argv) > 2 else "--isolation=required"
-    result = _open(result_path, "w", encoding="utf-8")  # before confinement: its folder is out of reach after
+    # Opened before confinement: its folder is out of reach after. A lone surrogate in the result (it can only sit
+    # inside a JSON string) is written as its JSON escape, which reads back as the same text.
+    result = _open(result_path, "w", encoding="utf-8", errors="backslashreplace")
     refusal = None if isolation == "--isolation=off" else _confine()
     line = sys.stdin.readline()
     if not line:  # the server went away before giving a job

@@ -42,7 +42,7 @@ class GraphTool:
     node_id: str
 
 
-@router.api_route("/api/mcp/{workspace_id}", methods=["GET", "POST", "DELETE"], include_in_schema=False)
+@router.api_route("/api/mcp/{workspace_id}", methods=["POST", "DELETE"], include_in_schema=False)
 @requires("chat")
 async def mcp_endpoint(workspace_id: str, request: Request, access: ApiAccess = Depends(authorize)) -> Response:
     if access.via != "token":

@@ -84,3 +84,10 @@ async def test_a_lone_surrogate_in_the_output_becomes_a_replacement_character(te
     async with mcp_session(team) as session:
         result = await session.call_tool("odd_text", {})
     assert not result.is_error and result.structured_content == {"text": "a\ufffdb"}
+
+
+async def test_a_get_is_405_as_the_spec_allows_a_server_without_a_stream_of_its_own(team):
+    """Stateless, the server never sends unasked: the stream a GET opened could carry nothing, ever."""
+    async with team.client("owner") as client:
+        answer = await client.get(f"/api/mcp/{team.workspace_id}", headers={"accept": "text/event-stream"})
+    assert answer.status_code == 405 and set(answer.headers["allow"].split(", ")) == {"POST", "DELETE"}

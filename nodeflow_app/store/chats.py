@@ -17,12 +17,12 @@ from sqlalchemy import Engine, Table, delete, insert, select, update
 
 from nodeflow_app.store.db import create_all, make_engine
 from nodeflow_app.store.encoding import json_text, storable_json
-from nodeflow_app.store.models import ChatMessageRow, ChatRow, NodeRunRow, RunRow
+from nodeflow_app.store.models import ChatMessageRow, ChatRow, RunRow
+from nodeflow_app.store.runs import waits_for_answer
 
 CHATS: Table = ChatRow.__table__  # type: ignore[attr-defined]
 MESSAGES: Table = ChatMessageRow.__table__  # type: ignore[attr-defined]
 RUNS: Table = RunRow.__table__  # type: ignore[attr-defined]
-NODES: Table = NodeRunRow.__table__  # type: ignore[attr-defined]
 
 TITLE_MAX = 120
 DEFAULT_TITLE = "New chat"
@@ -181,8 +181,8 @@ class ChatStore:
         node) becomes `paused`, so its approval card can be answered; the others become `failed`.
         """
         running = select(RUNS.c.id).where(RUNS.c.status == "running")  # a run no longer on record counts as over
-        waiting = select(NODES.c.run_id).where(NODES.c.status == "paused")
-        query = select(MESSAGES.c.id, MESSAGES.c.blocks_json, MESSAGES.c.run_id.in_(waiting).label("waiting")).where(
+        waiting = waits_for_answer(MESSAGES.c.run_id).label("waiting")
+        query = select(MESSAGES.c.id, MESSAGES.c.blocks_json, waiting).where(
             MESSAGES.c.status == "streaming", (MESSAGES.c.run_id.is_(None)) | MESSAGES.c.run_id.not_in(running))
         error = {"type": "error", "node_id": None, "node_name": None,
                  "message": "the server stopped before this answer was finished"}

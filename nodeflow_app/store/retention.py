@@ -22,7 +22,7 @@ from nodeflow_app.store.models import (
     ChatMessageRow, GraphRow, GraphVersionRow, NodeRunRow, PinnedOutputRow, RunRequestRow, RunRow,
     ScheduleFireRow, TemplateRow, WebhookTestRow, WorkspaceRow,
 )
-from nodeflow_app.store.runs import FINISHED
+from nodeflow_app.store.runs import FINISHED, waits_for_answer
 
 RUNS: Table = RunRow.__table__  # type: ignore[attr-defined]
 NODES: Table = NodeRunRow.__table__  # type: ignore[attr-defined]
@@ -103,8 +103,7 @@ def prune_runs(engine: Engine, retention: Retention, now: float) -> int:
 def going(runs: Any = RUNS) -> ColumnElement[bool]:
     """A run still going: running, paused, or interrupted while a node waited for an answer (it can still be
     answered: see RunControl and ChatStore.mark_interrupted). `runs`: the run table or an alias of it."""
-    waiting = exists().where(NODES.c.run_id == runs.c.id, NODES.c.status == "paused")
-    return or_(runs.c.status.not_in(FINISHED), and_(runs.c.status == "interrupted", waiting))
+    return or_(runs.c.status.not_in(FINISHED), and_(runs.c.status == "interrupted", waits_for_answer(runs.c.id)))
 
 
 def _prunable() -> ColumnElement[bool]:

@@ -33,7 +33,7 @@ import weakref
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from sqlalchemy import Connection, Engine, Table, and_, bindparam, select, update
+from sqlalchemy import ColumnElement, Connection, Engine, Exists, Table, and_, bindparam, exists, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
 
@@ -55,6 +55,12 @@ NODES: Table = NodeRunRow.__table__  # type: ignore[attr-defined]
 
 PARENT_RUN, PARENT_NODE = "parent_run_id", "parent_node_id"  # run context keys of a run a graph called
 FINISHED = frozenset({"completed", "failed", "cancelled", "interrupted"})
+
+
+def waits_for_answer(run_id: ColumnElement[str]) -> Exists:
+    """SQL: the run `run_id` names has a paused node, so it can still be answered and go on, even when it is
+    `interrupted` (its process stopped). Chat answers and pruning decide by this one condition."""
+    return exists().where(NODES.c.run_id == run_id, NODES.c.status == "paused")
 _RUN_STATE = ("status", "error", "finished_at", "duration_ms")
 _NODE_STATE = tuple(c.name for c in NODES.columns if not c.primary_key)
 _SUMMARY = tuple(c for c in RUNS.columns if c.name not in ("graph_json", "payload_json", "context_json"))

@@ -6,6 +6,8 @@ import json
 import time
 from typing import Any
 
+from nodeflow_app.store.encoding import storable_json
+
 JSON_CHARS = 20_000  # per pretty JSON text in the panel; the database keeps the whole value
 
 
@@ -68,7 +70,8 @@ def canvas_steps(run: dict[str, Any]) -> list[dict[str, Any]]:
 def pretty(value: Any, limit: int = JSON_CHARS) -> str:
     if value is None:
         return ""
-    text = json.dumps(value, indent=2, ensure_ascii=False, default=str)
+    # A lone surrogate (a payload's "\ud800") stays escaped: the page's websocket carries only UTF-8.
+    text = storable_json(json.dumps(value, indent=2, ensure_ascii=False, default=str))
     return text if len(text) <= limit else text[:limit] + f"\n… ({len(text) - limit:,} more characters)"
 
 

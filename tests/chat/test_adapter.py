@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 
 from nodeflow_app.chat.adapter import MessageBuilder, answer_text, summarize
 from nodeflow_app.chat.patch import apply_patch
@@ -241,3 +242,13 @@ def test_a_final_value_becomes_the_answer_only_when_no_text_was_streamed():
     streamed.answer_with({"response": "Paris"}, "a")
     assert [b["text"] for b in streamed.snapshot() if b["type"] == "text"] == ["Rome"]
     assert answer_text({"total": 3}) == '```json\n{\n  "total": 3\n}\n```'
+
+
+def test_a_lone_surrogate_reaches_the_message_escaped_so_the_page_can_carry_it():
+    """The page's websocket carries only UTF-8: a "\\ud800" from a payload or a model failed the whole update."""
+    builder = build(ev("chat", "started", name="Chat Start"),
+                    ev("chat", "completed", outputs={"output": {"message": "cut \ud83d"}}, duration_ms=0.4),
+                    ev("a", "started", name="Researcher"), ev("a", "token", text="half \ud83d"))
+    text = json.dumps(builder.snapshot(), ensure_ascii=False)
+    assert text.encode("utf-8") and "half \\\\ud83d" in text and "cut \\\\ud83d" in text
+    assert answer_text({"n": "\ud800"}).encode("utf-8") and answer_text("\ud800").encode("utf-8")

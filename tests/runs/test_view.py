@@ -1,5 +1,7 @@
 """The run panel's display strings."""
 
+import json
+
 from nodeflow_app.runs.view import approval_cards, ago, canvas_steps, duration_text, node_rows, pretty, run_row
 
 
@@ -22,6 +24,13 @@ def test_rows_of_a_run_and_its_nodes():
     assert (row["cached"], row["pinned"], row["inputs"]) == ("cached", "pinned", '{\n  "input": 1\n}')
     assert canvas_steps(run) == [{"node_id": "a", "status": "completed", "outputs": {"output": 1}}]
     assert pretty("x" * 30, limit=10).endswith("(22 more characters)")
+
+
+def test_a_lone_surrogate_in_a_value_is_shown_escaped_so_the_page_can_carry_it():
+    """A payload's "\ud800" (a client cut an emoji in half) reached the page's state raw: UTF-8 cannot encode it."""
+    shown = pretty({"text": "a\ud800b", "name": "Zoë"})
+    assert shown.encode("utf-8") and '"a\\ud800b"' in shown and "Zoë" in shown
+    assert json.loads(shown) == {"text": "a\ud800b", "name": "Zoë"}  # pinned back, it is the same value
 
 
 def test_a_paused_node_becomes_an_approval_card():

@@ -9,6 +9,7 @@ from nodeflow_app.contract import ExecutionResult, FlowContext, NodeError
 from nodes.data.filter.definition import definition
 from nodes.data.filter.executor import executor
 from nodes.flow.conditional.definition import OPERATOR_OPTIONS
+from tests.nodes.loop_ticks import loop_ticks
 
 ORDERS = [
     {"id": 1, "status": "open", "total": 30, "tags": ["gift"]},
@@ -95,23 +96,14 @@ async def test_the_list_must_be_there():
 async def test_a_regex_condition_tests_the_items_off_the_event_loop_and_stops_when_cancelled():
     """Each search stays under its own 1 s limit, but a list of them blocked every run for the sum (33 s for 100)."""
     slow_items = [{"text": "a" * 22 + "!"} for _ in range(400)]  # ~0.01-0.1 s each for this pattern
-    ticks = 0
-
-    async def ticker():
-        nonlocal ticks
-        while True:
-            await asyncio.sleep(0.01)
-            ticks += 1
-
-    ticking = asyncio.create_task(ticker())
     started = time.monotonic()
-    with pytest.raises(TimeoutError):
-        async with asyncio.timeout(0.5):  # what the kernel does for a node's timeout
-            await run(slow_items, ("text", "regex", "^(a|aa)+$"))
+    async with loop_ticks() as ticks:
+        with pytest.raises(TimeoutError):
+            async with asyncio.timeout(0.5):  # what the kernel does for a node's timeout
+                await run(slow_items, ("text", "regex", "^(a|aa)+$"))
     waited = time.monotonic() - started
-    ticking.cancel()
     assert waited < 1.0, waited
-    assert ticks >= 10, ticks  # the event loop kept running (blocked, it would not have ticked at all)
+    assert ticks[0] >= 10, ticks  # the event loop kept running (blocked, it would not have ticked at all)
     await asyncio.sleep(0.2)  # the item being searched when the timeout came finishes
     cpu = time.process_time()
     await asyncio.sleep(0.5)

@@ -50,6 +50,45 @@ def test_a_bad_schema_says_why(schema, message):
         input_schema({"input_schema": schema})
 
 
+@pytest.mark.parametrize("reference", ["file:///etc/passwd", "http://127.0.0.1:9/schema.json", "other.json#/a"])
+def test_a_ref_outside_the_schema_is_refused_rather_than_fetched(reference):
+    """jsonschema fetched any URL or file a $ref named (past the SSRF guard), and its content showed in errors."""
+    schema = {"type": "object", "properties": {"a": {"$ref": reference}}}
+    with pytest.raises(NodeError, match="points outside the schema; refer to its own parts only"):
+        input_schema({"input_schema": schema})
+    nested = {"type": "object", "properties": {"a": {"anyOf": [{"type": "integer"}, {"$dynamicRef": reference}]}}}
+    with pytest.raises(NodeError, match="points outside the schema"):
+        input_schema({"input_schema": nested})
+
+
+async def test_refs_inside_the_schema_resolve_and_one_to_nothing_says_so():
+    defined = {"type": "object", "$id": "http://127.0.0.1:9/root.json", "$defs": {"n": {"type": "integer"}},
+               "properties": {"a": {"$ref": "#/$defs/n"}}}
+    assert await output({"a": 3}, input_schema=defined) == {"a": 3}
+    with pytest.raises(NodeError, match="at a: 'x' is not of type 'integer'"):
+        await output({"a": "x"}, input_schema=defined)
+    with pytest.raises(NodeError, match=r"the input schema's \$ref '/\$defs/nope' points to nothing in the schema"):
+        await output({"a": 1}, input_schema={"type": "object", "properties": {"a": {"$ref": "#/$defs/nope"}}})
+
+
+async def test_the_schemas_regular_expressions_stop_at_their_time_limit():
+    """Python's re held the event loop for as long as a backtracking pattern took (an MCP client picks the text)."""
+    slow = {"type": "object", "properties": {"a": {"type": "string", "pattern": "^(a|a)*$"}}}
+    with pytest.raises(NodeError, match=r"took longer than 1 s"):
+        await output({"a": "a" * 40 + "!"}, input_schema=slow)
+    keyed = {"type": "object", "patternProperties": {"^(a|a)*$": {"type": "integer"}}}
+    with pytest.raises(NodeError, match=r"took longer than 1 s"):
+        await output({"a" * 40 + "!": 1}, input_schema=keyed)
+    closed = {"type": "object", "patternProperties": {"^x": {"type": "integer"}}, "additionalProperties": False}
+    assert await output({"xa": 1}, input_schema=closed) == {"xa": 1}
+    with pytest.raises(NodeError, match="at xa: 'one' is not of type 'integer'"):
+        await output({"xa": "one"}, input_schema=closed)
+    with pytest.raises(NodeError, match="unexpected properties: 'b'"):
+        await output({"xa": 1, "b": 2}, input_schema=closed)
+    assert await output({"a": "abc"}, input_schema={"type": "object", "properties": {
+        "a": {"type": "string", "pattern": "^ab"}}}) == {"a": "abc"}
+
+
 @pytest.mark.parametrize("name", ["", "has space", "x" * 65, "émoji"])
 def test_a_bad_tool_name_says_why(name):
     with pytest.raises(NodeError, match="must be 1-64 letters"):

@@ -2,14 +2,25 @@
 
 This folder owns the tool's contract: its name, description and JSON Schema (the MCP endpoint lists them,
 see nodeflow_app/api/mcp.py) and the arguments' shape (an object that the schema accepts).
+
+The schema is the graph's, the arguments are any MCP client's: a `$ref` resolves inside the schema only
+(jsonschema would fetch any other URL or file, past the SSRF guard), and the schema's regular expressions
+run with a time limit (Python's `re` would hold the event loop for as long as a backtracking pattern takes).
 """
 
 import re
-from typing import Any
+from typing import Any, Iterator
 
+import jsonschema
+import referencing
+import referencing.exceptions
+from jsonschema import ValidationError
+
+from nodes._helpers import regex_search
 from nodeflow_app.contract import ExecutionResult, FlowContext, NodeError
 
 TOOL_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+NO_OTHER_DOCUMENTS = referencing.Registry()  # nothing to retrieve: a $ref outside the schema is unresolvable
 
 
 def tool_name(data: dict[str, Any]) -> str:
@@ -22,8 +33,6 @@ def tool_name(data: dict[str, Any]) -> str:
 
 def input_schema(data: dict[str, Any]) -> dict[str, Any]:
     """The node's JSON Schema of the arguments; NodeError when it is not a valid object schema."""
-    import jsonschema
-
     schema = data.get("input_schema") or {"type": "object"}
     if not isinstance(schema, dict) or schema.get("type", "object") != "object":
         raise NodeError("the input schema must be a JSON Schema of an object ({\"type\": \"object\", ...})")
@@ -31,15 +40,65 @@ def input_schema(data: dict[str, Any]) -> dict[str, Any]:
         jsonschema.Draft202012Validator.check_schema(schema)
     except jsonschema.SchemaError as error:
         raise NodeError(f"the input schema is not valid JSON Schema: {error.message}") from None
+    for reference in _references(schema):
+        if not reference.startswith("#"):
+            raise NodeError(f"the input schema's $ref {reference[:80]!r} points outside the schema; refer to its own "
+                            "parts only (\"#/$defs/name\")")
     return {"type": "object", **schema}
+
+
+def _references(schema: Any) -> Iterator[str]:
+    """Every `$ref` and `$dynamicRef` in the schema, at any depth."""
+    if isinstance(schema, dict):
+        for key, value in schema.items():
+            if key in ("$ref", "$dynamicRef") and isinstance(value, str):
+                yield value
+            else:
+                yield from _references(value)
+    elif isinstance(schema, list):
+        for item in schema:
+            yield from _references(item)
+
+
+def _pattern(validator: Any, pattern: str, instance: Any, schema: Any) -> Iterator[ValidationError]:
+    if validator.is_type(instance, "string") and regex_search(pattern, instance) is None:
+        yield ValidationError(f"{instance!r} does not match {pattern!r}")
+
+
+def _pattern_properties(validator: Any, patterns: dict[str, Any], instance: Any, schema: Any) -> Iterator[Any]:
+    if validator.is_type(instance, "object"):
+        for pattern, subschema in patterns.items():
+            for key, value in instance.items():
+                if regex_search(pattern, key) is not None:
+                    yield from validator.descend(value, subschema, path=key, schema_path=pattern)
+
+
+def _additional_properties(validator: Any, allowed: Any, instance: Any, schema: Any) -> Iterator[Any]:
+    if not validator.is_type(instance, "object"):
+        return
+    named, patterns = schema.get("properties", {}), list(schema.get("patternProperties", {}))
+    extras = [key for key in instance if key not in named
+              and not any(regex_search(pattern, key) is not None for pattern in patterns)]
+    if validator.is_type(allowed, "object"):
+        for extra in extras:
+            yield from validator.descend(instance[extra], allowed, path=extra)
+    elif not allowed and extras:
+        yield ValidationError(f"unexpected properties: {', '.join(map(repr, sorted(extras)))}")
+
+
+# Draft 2020-12 with the three keywords that search regular expressions doing it with a time limit.
+Validator = jsonschema.validators.extend(jsonschema.Draft202012Validator, {
+    "pattern": _pattern, "patternProperties": _pattern_properties, "additionalProperties": _additional_properties})
 
 
 def check_arguments(schema: dict[str, Any], arguments: Any) -> dict[str, Any]:
     """The arguments when the schema accepts them; NodeError naming the first problem and where."""
-    import jsonschema
-
     arguments = {} if arguments is None else arguments
-    error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(schema).iter_errors(arguments))
+    try:
+        error = jsonschema.exceptions.best_match(Validator(schema, registry=NO_OTHER_DOCUMENTS).iter_errors(arguments))
+    except referencing.exceptions.Unresolvable as unresolved:
+        reference = getattr(unresolved, "ref", "")
+        raise NodeError(f"the input schema's $ref {reference!r} points to nothing in the schema") from None
     if error is not None:
         where = "/".join(str(part) for part in error.absolute_path) or "arguments"
         raise NodeError(f"tool arguments do not fit the input schema at {where}: {error.message}")

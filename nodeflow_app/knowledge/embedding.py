@@ -18,7 +18,7 @@ from typing import Any
 
 from nodeflow_app.contract import NodeError
 from nodeflow_app.llm.providers import (
-    ModelConfigError, api_key_for, base_url_for, missing_steps, parse_ref, shared_http_client, workspace_url,
+    ModelConfigError, api_key_for, base_url_for, missing_steps, parse_ref, scrub, shared_http_client, workspace_url,
 )
 from nodeflow_app.settings import data_dir
 
@@ -58,7 +58,8 @@ async def embed_texts(texts: list[str], ref: str, batch_size: int = DEFAULT_BATC
         try:
             vectors, _usage = await embedder.async_get_embeddings_batch_and_usage([texts[i] for i in missing])
         except Exception as error:
-            raise NodeError(f"embedding model {parsed.ref}: {type(error).__name__}: {error}") from None
+            # A provider may echo the key it was sent (OpenAI's 401 does): never in a run's record or a chat card.
+            raise NodeError(scrub(f"embedding model {parsed.ref}: {type(error).__name__}: {error}", parsed)) from None
         if len(vectors) != len(missing) or any(not v for v in vectors):
             raise NodeError(f"embedding model {parsed.ref}: the provider returned {len(vectors)} vectors for "
                             f"{len(missing)} texts")

@@ -100,6 +100,7 @@ class FakeOpenAI:
             Route("/v1/embeddings", self._embeddings, methods=["POST"]),
         ])
         self.embedding_requests: list[dict[str, Any]] = []
+        self.embedding_failure: tuple[int, str] | None = None  # (status, message) every embeddings call gets
 
     # -- test-facing API -------------------------------------------------------------------------
 
@@ -115,6 +116,7 @@ class FakeOpenAI:
             self.headers.clear()
             self.streams.clear()
             self.embedding_requests.clear()
+            self.embedding_failure = None
 
     @property
     def pending(self) -> int:
@@ -139,6 +141,10 @@ class FakeOpenAI:
         """Deterministic vectors (`fake_embedding`): texts sharing words get similar vectors."""
         body = await request.json()
         self.embedding_requests.append(body)
+        if self.embedding_failure:
+            status, message = self.embedding_failure
+            return JSONResponse({"error": {"message": message, "type": "invalid_request_error", "code": None}},
+                                status_code=status)
         texts = body["input"] if isinstance(body["input"], list) else [body["input"]]
         size = int(body.get("dimensions") or EMBEDDING_DIMENSIONS)
         data = [{"object": "embedding", "index": i, "embedding": fake_embedding(t, size)} for i, t in enumerate(texts)]

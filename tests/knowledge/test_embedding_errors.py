@@ -1,0 +1,22 @@
+"""Embedding failures say why without the key: a provider may echo the key it was sent (OpenAI's 401 does)."""
+
+from __future__ import annotations
+
+import pytest
+
+from nodeflow_app.contract import NodeError
+from nodeflow_app.knowledge.embedding import embed_texts
+from nodeflow_app.llm import providers
+
+KEY = "sk-SECRET-abcdef1234567890"
+
+
+@pytest.mark.parametrize("status", [401, 500])
+async def test_a_provider_error_that_echoes_the_key_is_shown_without_it(fake_llm, monkeypatch, status):
+    monkeypatch.setenv(providers.COMPATIBLE_API_KEY_ENV, KEY)
+    fake_llm.embedding_failure = (status, f"Incorrect API key provided: {KEY}. You sent Authorization: Bearer {KEY}")
+    with pytest.raises(NodeError) as failure:
+        await embed_texts(["refunds take 5 days"], "openai-compatible:fake-embed")
+    message = str(failure.value)
+    assert KEY not in message and "Incorrect API key provided: [hidden]" in message, message
+    assert message.startswith("embedding model openai-compatible:fake-embed: ")

@@ -159,6 +159,21 @@ def key_value_pairs(value: Any, label: str) -> list[tuple[str, Any]]:
     return pairs
 
 
+_HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")  # RFC 9110's token
+
+
+def header_problem(name: str, value: str) -> str | None:
+    """Why HTTP cannot carry the header `name: value`, without quoting the value (it may be a secret), or None."""
+    if not _HEADER_NAME.fullmatch(name):
+        return "a header name is letters, digits and -, with no spaces or colons"
+    if any(character in value for character in "\r\n\x00"):
+        return "its value holds a line break, which a header cannot carry"
+    if not value.isascii():
+        return ("its value holds a character other than ASCII, which headers cannot carry (percent-encode it, or send "
+                "it in the body)")
+    return None
+
+
 # 2. Text and numbers ----------------------------------------------------------------------------
 
 def to_text(value: Any) -> str:

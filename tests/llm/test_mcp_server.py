@@ -222,6 +222,15 @@ async def test_an_mcp_url_to_an_internal_address_is_refused(fake_llm):
     assert fake_llm.requests == []
 
 
+async def test_a_url_that_does_not_parse_is_named(fake_llm):
+    raw = graph([("chat", "chat-start", {}), agent(),
+                 ("mcp", "mcp-server", {"transport": "streamable-http", "url": "http://[::1/mcp"})],
+                ["chat.output -> a.input", "mcp.tools => a.tools"])
+    run, events = await run_graph(raw, payload="hi")
+    [error] = of(events, "a", "error")
+    assert "MCP server at 'http://[::1/mcp': not a URL (" in error.data["error"] and fake_llm.requests == []
+
+
 async def test_an_unreachable_url_is_a_node_error_naming_it(fake_llm, monkeypatch):
     monkeypatch.setenv("NODEFLOW_HTTP_ALLOWLIST", "127.0.0.1")
     raw = graph([("chat", "chat-start", {}), agent(),
@@ -300,6 +309,22 @@ async def test_a_secret_header_reaches_the_mcp_url_decrypted(fake_llm, monkeypat
     assert seen and set(seen) == {"Bearer tok-123456"}
     [error] = of(events, "a", "error")
     assert "tok-123456" not in error.data["error"]
+
+    # A pasted token's line break is dropped; one inside the value is refused by the header's name alone (the
+    # MCP client's error quoted the value).
+    for value, sent in (("Bearer tok-123456\n", {"Bearer tok-123456"}), ("Bearer tok\n123456", set())):
+        seen.clear()
+        with recording_server(seen) as port:
+            url = f"http://127.0.0.1:{port}/mcp"
+            headers = seal_parameter(default_registry().definition("mcp-server").parameter("headers"),
+                                     [{"name": "Authorization", "value": value}], {"url": url})
+            raw = graph([("chat", "chat-start", {}), agent(),
+                         ("mcp", "mcp-server", {"transport": "streamable-http", "url": url, "headers": headers})],
+                        ["chat.output -> a.input", "mcp.tools => a.tools"])
+            run, events = await run_graph(raw, payload="hi")
+        [error] = of(events, "a", "error")
+        assert set(seen) == sent and "123456" not in error.data["error"], error.data["error"]
+    assert "header 'Authorization': its value holds a line break" in error.data["error"]
 
     # Whoever may edit the graph points the URL elsewhere (here: another port, another origin): the header
     # sealed for the first origin is not revealed, and nothing is sent.

@@ -454,3 +454,27 @@ async def test_stored_files_stop_at_the_workspace_quota(server, tmp_path, monkey
     monkeypatch.setenv(files.QUOTA_ENV, "lots")
     with pytest.raises(NodeError, match="NODEFLOW_FILES_QUOTA_GB must be a positive number of gigabytes, got 'lots'"):
         store_bytes(b"z", "c.bin", "application/octet-stream")
+
+
+async def test_a_pasted_key_s_line_break_is_dropped_and_unsendable_headers_are_named_without_their_value(
+        server, connections):
+    """httpx refused them quoting the value: a secret header's or a connection's key reached the run's error."""
+    connections.set("pasted", "http_bearer", {"token": "sk-live-SECRET123\n", "hosts": "http://127.0.0.1"})
+    await call(server.url + "/json", connections, connection="pasted",
+               secret_headers=_secret_headers(server.url + "/json", X_Api_Key="HDRSECRET-456\r\n"))
+    sent = server.requests[-1].headers
+    assert (sent["authorization"], sent["x-api-key"]) == ("Bearer sk-live-SECRET123", "HDRSECRET-456")
+    with pytest.raises(NodeError) as inside:
+        await call(server.url + "/json", secret_headers=_secret_headers(server.url + "/json", X_Api_Key="HDR\nSECRET"))
+    assert str(inside.value) == ("the secret header or connection's header 'X-Api-Key': its value holds a line break, "
+                                 "which a header cannot carry") and "SECRET" not in str(inside.value)
+    with pytest.raises(NodeError, match="header 'X-Name': its value holds a character other than ASCII"):
+        await call(server.url + "/json", headers=[{"name": "X-Name", "value": "José"}])
+    with pytest.raises(NodeError, match="header 'X Name': a header name is letters, digits and -"):
+        await call(server.url + "/json", headers=[{"name": "X Name", "value": "x"}])
+
+
+@pytest.mark.parametrize("url", ["http://[::1/", "http://[zz]/"])
+async def test_a_url_that_does_not_parse_is_named(server, url):
+    with pytest.raises(NodeError, match=r"parameter 'url' is not a URL \("):
+        await call(url)

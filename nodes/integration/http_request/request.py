@@ -9,7 +9,7 @@ from typing import Any
 
 import httpx
 
-from nodes._helpers import key_value_pairs, to_text
+from nodes._helpers import header_problem, key_value_pairs, to_text
 from nodeflow_app.contract import NodeError
 from nodeflow_app.files import DEFAULT_WORKSPACE, file_path
 from nodeflow_app.connections import Connection, check_host
@@ -46,15 +46,30 @@ def build_request(data: dict[str, Any], connection: Connection | None,
     url = data.get("url")
     if not isinstance(url, str) or not url.strip():
         raise NodeError("parameter 'url' is empty; give an http:// or https:// URL")
+    try:
+        httpx.URL(url.strip())
+    except (httpx.InvalidURL, ValueError) as error:
+        raise NodeError(f"parameter 'url' is not a URL ({error}): {url.strip()[:200]!r}") from None
     spec = RequestSpec(method=method, url=url.strip(),
                        query=[(name, to_text(value)) for name, value in key_value_pairs(data.get("query"), "query")],
-                       headers={name: to_text(value) for name, value in key_value_pairs(data.get("headers"), "headers")})
+                       headers={name.strip(): to_text(value)
+                                for name, value in key_value_pairs(data.get("headers"), "headers")})
     _add_body(spec, data, workspace)
     _add_secret_headers(spec, data)
     if connection is not None:
         _authenticate(spec, connection)
     _refuse_ambiguous_headers(spec)
+    _refuse_unsendable_headers(spec)
     return spec
+
+
+def _refuse_unsendable_headers(spec: RequestSpec) -> None:
+    """Headers HTTP cannot carry, refused by name: httpx's own error quotes the value, a secret's too."""
+    rows = [(name, value, "header") for name, value in spec.headers.items()]
+    rows += [(name, value, "the secret header or connection's header") for name, value in spec.auth_headers.items()]
+    for name, value, kind in rows:
+        if problem := header_problem(name, value):
+            raise NodeError(f"{kind} {name[:80]!r}: {problem}")
 
 
 def _refuse_ambiguous_headers(spec: RequestSpec) -> None:
@@ -144,4 +159,4 @@ def _add_auth_header(spec: RequestSpec, name: str, value: str, *, from_connectio
     if any(given.lower() == name.lower() for given in spec.auth_headers):
         raise NodeError(f"header {name} is set both by a secret header and by the connection; keep one"
                         if from_connection else f"secret header {name} is given twice; keep one")
-    spec.auth_headers[name] = value
+    spec.auth_headers[name] = value.strip()  # a pasted key often ends in a line break

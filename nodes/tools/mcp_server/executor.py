@@ -16,7 +16,7 @@ from typing import Any
 from nodeflow_app.contract import FlowContext, NodeError
 from nodeflow_app.llm.mcp_servers import McpConfigError, declared_server, how_to_declare
 from nodeflow_app.secret_values import reveal_set
-from nodes._helpers import key_value_pairs, to_text
+from nodes._helpers import header_problem, key_value_pairs, to_text
 
 
 class McpServerExecutor:
@@ -63,8 +63,11 @@ def _toolkit(data: dict[str, Any], ctx: FlowContext) -> tuple[Any, str]:
         url = to_text(data.get("url")).strip()
         if not url:
             raise NodeError(f"MCP Server '{name}' needs a URL for the streamable-http transport")
-        headers = {header: to_text(reveal_set(value, f"MCP Server '{name}' header {header}", url=url))
-                   for header, value in key_value_pairs(data.get("headers"), "headers") if header}
+        headers = {header.strip(): to_text(reveal_set(value, f"MCP Server '{name}' header {header}", url=url)).strip()
+                   for header, value in key_value_pairs(data.get("headers"), "headers") if header.strip()}
+        for header, value in headers.items():  # the MCP client's own error would quote the value, a secret
+            if problem := header_problem(header, value):
+                raise NodeError(f"MCP Server '{name}' header {header[:80]!r}: {problem}")
         params = StreamableHTTPClientParams(url=url, headers=headers or None)
         return RunScopedMCPTools(transport=transport, server_params=params), f"at {url}"
     if transport != "stdio":
@@ -100,6 +103,8 @@ async def _check_url(url: str) -> None:
         await check_url(url)
     except BlockedUrl as error:
         raise NodeError(f"MCP server at {url}: {error}") from None
+    except ValueError as error:  # e.g. "http://[::1/mcp"
+        raise NodeError(f"MCP server at {url!r}: not a URL ({error})") from None
 
 
 def _reason(error: BaseException) -> str:

@@ -1,9 +1,13 @@
 """Open a connection's database and run one statement in a transaction that is read-only unless writes are allowed.
 
 Read-only is enforced by the database, not by reading the SQL: PostgreSQL `SET TRANSACTION READ ONLY`,
-MySQL / MariaDB `START TRANSACTION READ ONLY`, SQLite a file opened with `mode=ro`. A SQLite file must lie
+MySQL / MariaDB a read-only session (a statement that commits by itself, like TRUNCATE or ALTER, would end a
+read-only transaction and run outside it), SQLite a file opened with `mode=ro`. A SQLite file must lie
 inside the data folder. Each call opens and closes its own connection (NullPool): a node runs now and then.
-Every driver takes exactly one statement, so a second one cannot end the read-only transaction.
+Every driver takes exactly one statement, so a second one cannot end the read-only transaction. The one
+reading of the SQL: MySQL / MariaDB statements that change a setting for themselves (`SET STATEMENT ... FOR`,
+`SET_VAR` and `MAX_EXECUTION_TIME` hints) are refused, as they would lift the read-only mode or the time limit.
+Statements run in a few threads of their own, so slow ones never hold the threads every other run uses.
 
 A PostgreSQL or MySQL role that reaches beyond its data to the database host is refused before the statement
 runs (`refuse_privileged`): a graph must never start a program (`COPY ... TO PROGRAM`) or read and write the
@@ -15,9 +19,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import os
+import re
 import sqlite3
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -35,7 +42,13 @@ from nodeflow_app.net.guard import BlockedUrl, checked_addresses
 from nodeflow_app.sql.values import to_json
 
 DRIVERS = {"postgres": "postgresql+psycopg", "mysql": "mysql+pymysql"}
-READ_ONLY_START = {"postgres": "SET TRANSACTION READ ONLY", "mysql": "START TRANSACTION READ ONLY"}
+READ_ONLY_START = {"postgres": ("SET TRANSACTION READ ONLY",),
+                   "mysql": ("SET SESSION TRANSACTION READ ONLY", "START TRANSACTION READ ONLY")}
+# Comments MySQL skips (not its executable /*! */ ones, nor /*+ */ hints), then the executable comments' marks.
+_MYSQL_COMMENT = re.compile(r"/\*(?!!|M!|\+).*?\*/|#[^\n]*|--\s[^\n]*", re.S)
+_MYSQL_EXECUTABLE_MARK = re.compile(r"/\*M?!\d*|\*/")
+_MYSQL_SETTING_OVERRIDE = re.compile(r"\bSET\s+STATEMENT\b|\bSET_VAR\s*\(|\bMAX_EXECUTION_TIME\s*\(", re.I)
+_DATABASE_THREADS = ThreadPoolExecutor(max_workers=4, thread_name_prefix="nodeflow-sql")
 WRITE_REFUSED = "the statement tries to write, but the node is read-only; turn on 'Allow writes' to let it"
 ALLOW_PRIVILEGED_ENV = "NODEFLOW_DB_ALLOW_PRIVILEGED"
 # PostgreSQL roles whose members reach the database host: name -> why that matters.
@@ -79,8 +92,9 @@ async def run_checked(connection: Connection, sql: str, params: dict[str, Any], 
     """`run_statement` in a thread, after the server's address passed the SSRF guard: a connection anyone can
     store must not reach the host's own services (the app's database, Redis, metadata) unless allowlisted."""
     address = await checked_address(connection)
-    return await asyncio.to_thread(run_statement, connection, sql, params, writable=writable, limit=limit,
-                                   timeout=timeout, address=address)
+    statement = functools.partial(run_statement, connection, sql, params, writable=writable, limit=limit,
+                                  timeout=timeout, address=address)
+    return await asyncio.get_running_loop().run_in_executor(_DATABASE_THREADS, statement)
 
 
 async def checked_address(connection: Connection) -> str | None:
@@ -102,6 +116,8 @@ def run_statement(connection: Connection, sql: str, params: dict[str, Any], *, w
                   timeout: int, address: str | None = None) -> Outcome:
     """Run `sql` with `params` bound; blocking (call it from a thread). `address`: connect there (the one the
     guard checked), whatever the host name resolves to by now."""
+    if connection.kind == "mysql":
+        refuse_setting_overrides(sql)
     engine = _engine(connection, writable, timeout, address)
     try:
         try:
@@ -119,6 +135,15 @@ def run_statement(connection: Connection, sql: str, params: dict[str, Any], *, w
             return outcome
     finally:
         engine.dispose()
+
+
+def refuse_setting_overrides(sql: str) -> None:
+    """NodeError for a MySQL / MariaDB statement that changes a setting for itself (see the module's docstring).
+    Comments are read as MySQL reads them: /*! ... */ runs, so what it holds counts."""
+    code = _MYSQL_EXECUTABLE_MARK.sub(" ", _MYSQL_COMMENT.sub(" ", sql))
+    if _MYSQL_SETTING_OVERRIDE.search(code):
+        raise NodeError("the statement changes a setting for itself (SET STATEMENT, SET_VAR or MAX_EXECUTION_TIME), "
+                        "which could lift the node's read-only mode or its time limit; run it without that")
 
 
 def bind_names(sql: str) -> set[str]:
@@ -228,7 +253,8 @@ def _begin(database: Any, kind: str, writable: bool, seconds: int) -> None:
         database.exec_driver_sql(f"SET SESSION max_statement_time = {seconds}" if database.dialect.is_mariadb
                                  else f"SET SESSION max_execution_time = {seconds * 1000}")  # MySQL: SELECTs only
     if not writable and kind in READ_ONLY_START:
-        database.exec_driver_sql(READ_ONLY_START[kind])
+        for statement in READ_ONLY_START[kind]:
+            database.exec_driver_sql(statement)
     if kind == "postgres":
         database.exec_driver_sql(f"SET LOCAL statement_timeout = {seconds * 1000}")
     if kind == "sqlite":  # sqlite3 calls the handler every 10,000 steps; True interrupts the statement
@@ -266,6 +292,9 @@ def _engine(connection: Connection, writable: bool, timeout: int, address: str |
     if connection.kind == "postgres" and address is not None:
         connect_args["hostaddr"] = address  # the host name stays for TLS and error messages
     if connection.kind == "postgres":
+        # A connection without a password sends none: libpq would send the server's own (PGPASSWORD, ~/.pgpass)
+        # to whatever host the connection names. An empty password is "given" (PGPASSWORD is not read).
+        connect_args.update(password=fields.get("password") or "", passfile=os.devnull)
         # psycopg sends a statement without parameters as a simple query, which may hold several
         # (`COMMIT; INSERT ...` would leave the read-only transaction); a prepared one holds exactly one.
         connect_args["prepare_threshold"] = 0

@@ -526,3 +526,83 @@ async def test_the_database_stops_a_statement_at_the_timeout(database):
     with pytest.raises(NodeError, match=r"the statement ran longer than the node's timeout \(1 s\)"):
         await database.run(SLOW[database.kind], timeout=1)
     assert time.monotonic() - started < 4
+
+
+async def test_a_mariadb_statement_that_commits_by_itself_is_read_only_too(tmp_path, monkeypatch):
+    """TRUNCATE, ALTER, CREATE and DROP end a read-only transaction and ran outside it: the session is read-only."""
+    monkeypatch.setenv(ALLOWLIST_ENV, "127.0.0.1")
+    monkeypatch.setenv("NODEFLOW_DATA_DIR", str(tmp_path))
+    table, store = f"nodeflow_test_{uuid.uuid4().hex[:12]}", _store(tmp_path)
+    engine = make_engine(MARIADB_URL)
+    _create(engine, table, "mysql")
+    try:
+        with _role(MARIADB_URL, "mysql", [f"GRANT ALL ON test.{table} TO {{role}}",
+                                          "GRANT CREATE, DROP ON test.* TO {role}"]) as role:
+            store.set("db", "mysql", {"host": "127.0.0.1", "port": "3306", "database": "test", "user": role})
+            database = Database("mysql", table, store)
+            for sql in (f"TRUNCATE TABLE {table}", f"ALTER TABLE {table} ADD COLUMN extra int",
+                        f"CREATE TABLE {table}_new (a int)", f"DROP TABLE {table}"):
+                with pytest.raises(NodeError, match="the statement tries to write, but the node is read-only"):
+                    await database.run(sql)
+            # A comment that only looks like a setting is not refused: MySQL skips it too.
+            looks = f"SELECT count(*) AS n /* SET STATEMENT x=1 FOR */ FROM {table} -- SET_VAR(\n"
+            assert (await database.run(looks))["rows"] == [{"n": 1}]
+            await database.run(f"CREATE TABLE {table}_new (a int)", allow_writes=True)  # allowed, it still works
+            await database.run(f"DROP TABLE {table}_new", allow_writes=True)
+    finally:
+        with engine.begin() as conn:
+            conn.execute(text(f"DROP TABLE IF EXISTS {table}, {table}_new"))
+        engine.dispose()
+
+
+@pytest.mark.parametrize("sql", [
+    "SET STATEMENT max_statement_time=0 FOR SELECT SLEEP(4)",
+    "set  statement tx_read_only=0 for SELECT 1",
+    "/*!100000 SET STATEMENT max_statement_time=0 FOR */ SELECT SLEEP(4)",
+    "SET /* a comment */ STATEMENT max_statement_time=0 FOR SELECT 1",
+    "SELECT /*+ SET_VAR(sort_buffer_size = 16M) */ 1",
+    "SELECT /*+ MAX_EXECUTION_TIME(0) */ SLEEP(4)",
+])
+async def test_a_mysql_statement_that_changes_a_setting_for_itself_is_refused(tmp_path, monkeypatch, sql):
+    """SET STATEMENT lifted the time limit (and the read-only mode): a 1 s node slept 4 s, holding a thread."""
+    monkeypatch.setenv(ALLOWLIST_ENV, "127.0.0.1")
+    store = _store(tmp_path)
+    store.set("db", "mysql", {"host": "127.0.0.1", "port": "3306", "database": "test", "user": "nobody"})
+    with pytest.raises(NodeError, match=r"the statement changes a setting for itself \(SET STATEMENT, SET_VAR"):
+        await Database("mysql", "", store).run(sql, timeout=1)
+
+
+async def test_a_postgres_connection_without_a_password_never_sends_the_servers_own(tmp_path, monkeypatch):
+    """libpq sent PGPASSWORD (or ~/.pgpass's entry) of the app's process to the host a connection named."""
+    import socket
+    import struct
+    import threading
+
+    monkeypatch.setenv(ALLOWLIST_ENV, "127.0.0.1")
+    monkeypatch.setenv(ALLOW_PRIVILEGED_ENV, "1")
+    monkeypatch.setenv("PGPASSWORD", "operator-pg-secret")
+    received: list[bytes] = []
+    listener = socket.create_server(("127.0.0.1", 0))
+
+    def fake_postgres() -> None:  # asks for a clear-text password and records whatever comes
+        with contextlib.suppress(OSError):
+            client, _ = listener.accept()
+            with client:
+                startup = client.recv(4096)
+                if startup[4:8] in (struct.pack("!I", 80877103), struct.pack("!I", 80877104)):  # TLS / GSS
+                    client.sendall(b"N")
+                    client.recv(4096)
+                client.sendall(b"R" + struct.pack("!II", 8, 3))  # AuthenticationCleartextPassword
+                client.settimeout(3)
+                received.append(client.recv(4096))
+
+    server = threading.Thread(target=fake_postgres, daemon=True)
+    server.start()
+    store = _store(tmp_path)
+    store.set("db", "postgres", {"host": "127.0.0.1", "port": str(listener.getsockname()[1]), "database": "x",
+                                 "user": "x"})
+    with pytest.raises(NodeError, match="cannot connect to"):
+        await Database("postgres", "", store).run("SELECT 1", timeout=3)
+    server.join(5)
+    listener.close()
+    assert not any(b"operator-pg-secret" in message for message in received), received

@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from nodeflow_app.runtime.coercion import can_connect
 from nodeflow_app.runtime.values import text_problem, value_problem
-from nodeflow_app.contract import Channel, ErrorMode, NodeDefinition, Parameter, Socket
+from nodeflow_app.contract import Channel, ErrorMode, NodeDefinition, NodeError, Parameter, Socket
 
 
 class _Model(BaseModel):
@@ -290,6 +290,39 @@ def parameter_problem(parameter: Parameter, value: Any) -> str | None:
                 if problem:
                     return f"item {index} field '{field.id}': {problem}"
     return None
+
+
+def checked_numbers(definition: NodeDefinition, data: dict[str, Any], written: dict[str, Any]) -> dict[str, Any]:
+    """`data` (a fresh dict) with each int or float parameter an expression or a wire set, i.e. not the very
+    value `written` in the graph (checked when the graph loaded), made a number within its bounds: numeric
+    text becomes its number, anything else is a NodeError naming the parameter, before the node runs."""
+    for key, value in data.items():
+        if value is written.get(key, _ABSENT) or value is None:
+            continue
+        parameter = definition.parameter(key)
+        if parameter is not None and parameter.type in ("int", "float"):
+            data[key] = _number(parameter, value)
+    return data
+
+
+_ABSENT = object()
+
+
+def _number(parameter: Parameter, value: Any) -> int | float:
+    number = value
+    if isinstance(value, str):
+        text = value.strip()
+        try:
+            number = int(text) if parameter.type == "int" else float(text)
+        except ValueError:
+            kind = "a whole number" if parameter.type == "int" else "a number"
+            raise NodeError(f"parameter '{parameter.id}': {text[:60]!r} is not {kind}") from None
+    elif parameter.type == "int" and isinstance(value, float) and value.is_integer():
+        number = int(value)
+    problem = parameter_problem(parameter, number)
+    if problem:
+        raise NodeError(f"parameter '{parameter.id}': {problem}")
+    return number
 
 
 # 3. Identity and containment ------------------------------------------------------------------

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from nodeflow_app.contract import FlowContext, NodeError, NodeEvent
 from nodeflow_app.runtime.expressions import NodeUnavailable, resolve
+from nodeflow_app.runtime.graph import checked_numbers
 from nodeflow_app.runtime.plan import PlanNode
 
 if TYPE_CHECKING:  # annotations only: run.py imports this module
@@ -36,7 +37,9 @@ async def materialize(run: "Run", node_id: str, handle: str) -> Any:
         provide = getattr(pn.executor, "materialize", None)
         if provide is None:
             raise NodeError(f"node '{pn.node.name}' ({pn.node.type}) cannot provide links")
-        data = resolve(pn.node.data, Scope(run, pn, {})) if pn.has_expressions else pn.node.data
+        data = pn.node.data
+        if pn.has_expressions:
+            data = checked_numbers(pn.definition, resolve(data, Scope(run, pn, {})), pn.node.data)
         artifact = await provide(data, handle, flow_context(run, pn))
     except BaseException as error:
         future.set_exception(error)

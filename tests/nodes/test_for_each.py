@@ -157,7 +157,7 @@ async def test_a_for_each_with_nothing_inside_says_so():
 
 async def test_concurrency_from_an_expression_is_checked():
     run, _ = await run_loop(loop_graph(*CHAIN, field="items", concurrency="{{ $json.n }}"), {"items": [1], "n": 0})
-    assert run.error == "node 'FE' failed: concurrency must be a whole number from 1 to 32, got 0"
+    assert run.error == "node 'FE' failed: parameter 'concurrency': 0 is below the minimum 1"
 
 
 # -- cancellation, failure and pauses inside the container ---------------------------------------

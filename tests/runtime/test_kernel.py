@@ -147,6 +147,35 @@ async def _const(value):
     return value
 
 
+#  S --> A (size = an expression or a wire; an int parameter from 1 to 100)
+@pytest.mark.parametrize("given, outcome", [
+    ("{{ $json.size }}", 40), ("{{ $json.text }}", 40), ("{{ $json.whole }}", 40),
+    ("{{ $json.word }}", "parameter 'size': 'forty' is not a whole number"),
+    ("{{ $json.big }}", "parameter 'size': 4000 is above the maximum 100"),
+    ("{{ $json.half }}", "parameter 'size': expected int, got float 2.5"),
+    ("{{ $json.list }}", "parameter 'size': expected int, got list [1]"),
+])
+async def test_a_number_parameter_an_expression_sets_is_checked_like_one_written_in_the_graph(given, outcome):
+    """The graph's own values are checked when it loads; an expression's were not (text reached int())."""
+    seen = {}
+
+    async def record(data, inputs, ctx):
+        seen.update(data)
+        return {"out": 1}
+
+    sized = NodeDefinition(id="toy-sized", name="Sized", description="d", category="t", inputs=(toys.DATA_IN,),
+                           outputs=(toys.DATA_OUT,),
+                           parameters=(Parameter(id="size", label="Size", type="int", default=10, min=1, max=100),))
+    registry = toys.registry((sized, toys.Toy("toy-sized", record)))
+    graph = toys.graph([("s", "start"), ("a", "sized", {"size": given})], ["s.out -> a.in"])
+    payload = {"size": 40, "text": " 40 ", "whole": 40.0, "word": "forty", "big": 4000, "half": 2.5, "list": [1]}
+    run, _ = await run_graph(graph, registry, payload=payload)
+    if isinstance(outcome, int):
+        assert run.status == "completed" and seen["size"] == outcome and type(seen["size"]) is int, run.error
+    else:
+        assert run.status == "failed" and run.error == f"node 'A' failed: {outcome}" and seen == {}
+
+
 #  S --> A --> B (label refers to C, which is not upstream)
 #   \--> C
 async def test_expression_to_a_node_not_upstream_fails_naming_node_and_parameter():

@@ -9,13 +9,16 @@ this module is small enough to own.
 
 from __future__ import annotations
 
+import bisect
 import re
+from collections import deque
 from typing import Any
 
 from nodeflow_app.contract import NodeError
 
 SEPARATORS = ("\n\n", "\n", ". ", " ", "")
 _HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$", re.MULTILINE)
+_FENCE = re.compile(r"^ {0,3}(?:```|~~~)", re.MULTILINE)  # a code block's first or last line
 
 
 def chunk_documents(documents: list[dict[str, Any]], size: int, overlap: int,
@@ -63,13 +66,13 @@ def _split(text: str, size: int, separators: tuple[str, ...]) -> list[str]:
 def _merge(atoms: list[str], size: int, overlap: int) -> list[str]:
     """Greedily pack atoms into chunks; each new chunk starts with the previous one's last atoms (<= overlap)."""
     chunks: list[str] = []
-    current: list[str] = []
+    current: deque[str] = deque()  # dropped from the left: a list's pop(0) made a large chunk quadratic
     length = 0
     for atom in atoms:
         if current and length + len(atom) > size:
             chunks.append("".join(current).strip())
             while current and (length > overlap or length + len(atom) > size):
-                length -= len(current.pop(0))
+                length -= len(current.popleft())
         current.append(atom)
         length += len(atom)
     if current:
@@ -78,10 +81,12 @@ def _merge(atoms: list[str], size: int, overlap: int) -> list[str]:
 
 
 def _markdown_sections(text: str) -> list[tuple[str, str]]:
-    """(heading path, section text incl. its heading line) per heading; text before the first heading first."""
+    """(heading path, section text incl. its heading line) per heading; text before the first heading first.
+    A `#` line inside a code block is code (a shell comment), not a heading."""
     sections: list[tuple[str, str]] = []
     path: list[tuple[int, str]] = []
-    matches = list(_HEADING.finditer(text))
+    fences = [fence.start() for fence in _FENCE.finditer(text)]  # opening, closing, opening, ...
+    matches = [m for m in _HEADING.finditer(text) if bisect.bisect_right(fences, m.start()) % 2 == 0]
     if not matches or matches[0].start() > 0:
         sections.append(("", text[:matches[0].start()] if matches else text))
     for i, match in enumerate(matches):

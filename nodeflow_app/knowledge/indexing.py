@@ -38,7 +38,7 @@ async def index_file(store: KnowledgeStore, name: str, raw: bytes, source: str, 
     if fmt is None:
         raise NodeError(f"{source}: unknown format (known: {', '.join(FORMATS)})")
     documents = await asyncio.to_thread(read_document, raw, source, fmt)
-    chunks = chunk_documents(documents, chunk_size, overlap, markdown=fmt == "markdown")
+    chunks = await asyncio.to_thread(chunk_documents, documents, chunk_size, overlap, markdown=fmt == "markdown")
     if not chunks:
         raise NodeError(f"{source}: no text found in it")
     return await index_chunks(store, name, chunks, replace_sources=True)

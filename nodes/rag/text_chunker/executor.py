@@ -1,5 +1,6 @@
 """Text Chunker: documents (or text) in, chunks `{text, metadata}` out."""
 
+import asyncio
 from typing import Any
 
 from nodeflow_app.contract import ExecutionResult, FlowContext, NodeError
@@ -13,8 +14,10 @@ class TextChunkerExecutor:
 
     async def execute(self, data: dict[str, Any], inputs: dict[str, Any], ctx: FlowContext) -> ExecutionResult:
         documents = as_documents(inputs.get("input"))
-        chunks = chunk_documents(documents, int(data.get("chunk_size") or 1000), int(data.get("overlap") or 0),
-                                 markdown=data.get("mode") == "markdown")
+        size, overlap = data.get("chunk_size"), data.get("overlap")  # numbers within bounds (the kernel checks)
+        chunks = await asyncio.to_thread(  # a book takes a while: the event loop goes on meanwhile
+            chunk_documents, documents, 1000 if size is None else int(size), int(overlap or 0),
+            markdown=data.get("mode") == "markdown")
         return ExecutionResult(outputs={"output": chunks})
 
 

@@ -276,10 +276,23 @@ def _quote(value: Any) -> str:
     return "'" + str(value).replace("'", "''") + "'"
 
 
+NUMBER_COLUMNS = ("page", "chunk")
+
+
 def _filters(filters: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     """A LanceDB `where` for filters on columns; the other keys are checked on each chunk's metadata."""
-    clauses = [f"{key} = {_quote(value)}" for key, value in filters.items() if key in COLUMNS]
+    clauses = [f"{key} = {_quote(_whole(key, value) if key in NUMBER_COLUMNS else value)}"
+               for key, value in filters.items() if key in COLUMNS]
     return " AND ".join(clauses), {k: v for k, v in filters.items() if k not in COLUMNS}
+
+
+def _whole(key: str, value: Any) -> int:
+    """A page or chunk number to filter on: the filter rows of the editor give text ("3")."""
+    try:
+        number = int(str(value).strip())
+    except ValueError:
+        raise NodeError(f"filter {key!r} is a whole number (a {key} index), got {str(value)[:40]!r}") from None
+    return number
 
 
 def _matches(metadata: dict[str, Any], extra: dict[str, Any]) -> bool:

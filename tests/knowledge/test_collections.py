@@ -56,6 +56,11 @@ def test_filters_on_columns_and_on_any_metadata_key(store):
     assert [c["text"] for c in store.search("help", "free OR expire OR refunds", mode="text",
                                             filters={"lang": "en"})] == [POLICY[1]["text"]]
     assert store.search("help", "refunds", mode="text", filters={"source": "it's-missing"}) == []
+    # The editor's filter rows give text: a page or chunk number as text filters like the number.
+    assert [c["text"] for c in store.search("help", "free OR expire OR refunds", mode="text",
+                                            filters={"page": "2"})] == [POLICY[2]["text"]]
+    with pytest.raises(NodeError, match=r"filter 'chunk' is a whole number \(a chunk index\), got 'first'"):
+        store.search("help", "refunds", mode="text", filters={"chunk": "first"})
 
 
 def test_replace_and_delete_by_source(store):

@@ -142,3 +142,25 @@ async def test_a_missing_collection_fails_the_agent_clearly(fake_llm):
     run, events = await run_graph(agent, payload={"message": "hi"})
     assert run.status == "failed"
     assert "no knowledge collection named 'nope'" in json.dumps([e.data for e in events if e.event_type == "error"])
+
+
+async def test_a_new_collection_takes_its_model_only_once_it_can_embed(fake_llm, private_data_dir, monkeypatch):
+    """A first run whose model could not embed left the collection bound to it: every run after the setting was
+    corrected still failed naming the old model."""
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    chunks = [{"text": "Refunds are paid within 14 days.", "metadata": {"source": "faq"}}]
+
+    def writing(model: str) -> dict:
+        return graph([("start", "manual-trigger", {}),
+                      ("store", "vector-store", {"collection": "faq", "mode": "replace", "embedding": model})],
+                     ["start.output -> store.input"])
+
+    failed, _ = await run_graph(writing("openai:text-embedding-3-small"), payload=chunks)
+    assert failed.status == "failed" and "provider openai is not configured" in failed.error, failed.error
+    assert KnowledgeStore("default").names() == []  # not made: the corrected setting is taken next time
+    done, _ = await run_graph(writing(EMBED), payload=chunks)
+    assert done.status == "completed", done.error
+    assert KnowledgeStore("default").settings("faq")["embedding"] == EMBED
+    other, _ = await run_graph(writing("openai-compatible:other-embed"), payload=chunks)
+    assert other.status == "failed" and (f"collection 'faq' embeds with {EMBED}, but this node's Embedding model "
+                                         "is openai-compatible:other-embed") in other.error

@@ -92,7 +92,7 @@ def parse_ref(value: str | dict[str, Any] | ModelRef) -> ModelRef:
         if credential is not None and credential not in PROVIDERS:
             raise ModelConfigError(f"unknown credential {credential!r}; use one of: {', '.join(PROVIDERS)}")
         return _checked(ModelRef(str(provider).strip(), str(model).strip(), base_url,
-                                 None if temperature in (None, "") else float(temperature), credential))
+                                 _temperature(temperature), credential))
     if not isinstance(value, str) or ":" not in value.strip():
         raise ModelConfigError(f"a model is written provider:model (for example openai:gpt-4o-mini), got {value!r}")
     provider, model = value.strip().split(":", 1)
@@ -164,6 +164,16 @@ def _same_url(a: str, b: str) -> bool:
     return a.strip().rstrip("/").lower() == b.strip().rstrip("/").lower()
 
 
+def _temperature(value: Any) -> float | None:
+    """A model reference's temperature (a reference an expression builds may hold text)."""
+    if value in (None, ""):
+        return None
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        raise ModelConfigError(f"a model's temperature is a number from 0 to 2, got {str(value)[:40]!r}") from None
+
+
 async def check_model_url(ref: ModelRef) -> None:
     """Refuse a base URL written in a graph or stored by a workspace that points at an internal address (unless
     allowlisted)."""
@@ -176,6 +186,8 @@ async def check_model_url(ref: ModelRef) -> None:
         await check_url(url)
     except BlockedUrl as error:
         raise ModelConfigError(f"model {ref.ref}: {error}") from None
+    except ValueError as error:  # e.g. "http://[::1"
+        raise ModelConfigError(f"model {ref.ref}: base URL {url!r} is not a URL ({error})") from None
 
 
 def _guarded_url(ref: ModelRef) -> str | None:

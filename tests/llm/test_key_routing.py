@@ -109,6 +109,13 @@ async def test_a_graph_url_to_an_internal_address_is_refused_before_any_request(
     assert foreign.headers == []
 
 
+async def test_a_base_url_that_does_not_parse_is_named(foreign, fake_llm):
+    run, events = await run_graph(selector_graph(base_url="http://[::1"), payload="hi")
+    [error] = of(events, "llm", "error")
+    assert "model openai-compatible:m: base URL 'http://[::1' is not a URL (" in error.data["error"]
+    assert fake_llm.requests == [] and foreign.headers == []
+
+
 async def test_a_provider_error_never_shows_a_key(foreign, fake_llm):
     fake_llm.script(http_error(401, f"bad key; you sent Authorization: Bearer {INSTALL_KEY} and "
                                     f"{{'x-api-key': '{OPENAI_KEY}'}} and {INSTALL_KEY} again"))

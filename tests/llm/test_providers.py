@@ -49,6 +49,8 @@ def test_parse_a_model_selector_dict():
     ("mistral:large", "unknown provider 'mistral'"),
     ("openai:", "choose a model for provider 'openai'"),
     (42, "a model is written provider:model"),
+    ({"provider": "openai", "model": "gpt-4o", "temperature": "hot"},
+     r"a model's temperature is a number from 0 to 2, got 'hot'"),  # a reference an expression built
 ])
 def test_bad_refs(value, message):
     with pytest.raises(ModelConfigError, match=message):

@@ -92,6 +92,7 @@ async def test_a_long_rejected_answer_is_cut_in_the_message(fake_llm):
 
 @pytest.mark.parametrize("schema, problem", [
     ("{not json", "parameter 'schema' is not valid JSON"),
+    ("[" * 100_000, "parameter 'schema' is nested too deeply to read"),
     ({"type": "object", "properties": {"n": {"type": "int"}}}, "unknown type 'int' at n"),
     ({"type": "object", "required": "answer"}, "'required' must be a list of field names"),
     ({"type": "array", "items": {"type": "string"}}, "parameter 'schema' must describe an object at its root"),

@@ -37,6 +37,8 @@ def _schema(raw: Any) -> dict[str, Any]:
             raw = json.loads(raw)
         except ValueError as error:
             raise NodeError(f"parameter 'schema' is not valid JSON: {error}") from None
+        except RecursionError:
+            raise NodeError("parameter 'schema' is nested too deeply to read") from None
     if problem := schema_problem(raw):
         raise NodeError(f"parameter 'schema' is not a usable JSON Schema: {problem}")
     if raw.get("type") != "object":

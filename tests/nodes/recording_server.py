@@ -39,6 +39,11 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(200, json.dumps({"ok": True, "query": query}).encode(), "application/json")
         elif route[0] == "text":
             self._send(200, "héllo\n".encode(), "text/plain; charset=utf-8")
+        elif route[0] == "latin1":  # Latin-1 text that names no charset
+            self._send(200, "café Zürich".encode("latin-1"), "text/plain")
+        elif route[0] == "big-json":  # ?items=N: a JSON list of N objects
+            body = [{"n": i, "text": "x" * 40} for i in range(int(query.get("items", 10_000)))]
+            self._send(200, json.dumps(body).encode(), "application/json")
         elif route[0] == "not-json":
             self._send(200, b"<html>oops</html>", "application/json")
         elif route[0] == "file":

@@ -92,6 +92,15 @@ async def test_a_stored_file_opens_only_in_the_workspace_that_stored_it(server, 
     assert FILE_BYTES in server.requests[-1].body
 
 
+async def test_text_without_a_charset_that_is_not_utf8_reads_as_latin1(server):
+    assert (await call(server.url + "/latin1"))["body"] == "café Zürich"  # was "caf\ufffd Z\ufffdrich"
+
+
+async def test_a_large_json_body_is_parsed_whole(server):  # in a thread, past OFF_LOOP_BYTES
+    output = await call(server.url + "/big-json?items=60000")  # ~3.5 MB
+    assert len(output["body"]) == 60_000 and output["body"][-1]["n"] == 59_999
+
+
 async def test_head_has_no_body(server):
     output = await call(server.url + "/json", method="HEAD")
     assert (output["status"], output["body"], server.requests[-1].method) == (200, None, "HEAD")
@@ -227,6 +236,14 @@ async def test_a_multipart_body_with_a_stored_file(server):
     assert b'name="upload"; filename="data.csv"\r\nContent-Type: text/csv\r\n\r\ncol\n1\n\r\n' in sent.body
 
 
+async def test_a_multipart_body_without_a_file_is_still_multipart(server):
+    await call(server.url + "/json", method="POST", body_type="multipart",
+               form=[{"name": "note", "value": "hi"}, {"name": "tag", "value": "a"}, {"name": "tag", "value": "b"}])
+    sent = server.requests[-1]
+    assert sent.headers["content-type"].startswith("multipart/form-data; boundary=")  # was url-encoded: note=hi
+    assert b'name="note"\r\n\r\nhi\r\n' in sent.body and sent.body.count(b'name="tag"') == 2
+
+
 async def test_a_multipart_file_that_is_not_a_reference_is_refused(server):
     with pytest.raises(NodeError, match="parameter 'file' must be a file reference"):
         await call(server.url + "/json", method="POST", body_type="multipart", file={"name": "x"})
@@ -348,6 +365,16 @@ async def test_page_number_pagination_stops_at_an_empty_page(server):
     assert [page["page"] for page in output["pages"]] == [1, 2, 3]
     assert output["items"] == ["item1-1", "item1-2", "item2-1", "item2-2", "item3-1", "item3-2"]
     assert output["status"] == 200
+
+
+async def test_the_pages_together_are_bounded(server, monkeypatch):
+    """Each page was bounded (16 MB), their sum was not: 1,000 pages could hold 16 GB."""
+    from nodes.integration.http_request import executor as http_executor
+
+    monkeypatch.setattr(http_executor, "MAX_PAGES_BYTES", 100)  # a page here is ~50 bytes of JSON
+    with pytest.raises(NodeError, match=r"the pages together are larger than \d+ MB; lower Max pages"):
+        await call(server.url + "/pages", pagination="page_number", page_parameter="page", items_path="body.results")
+    assert len(server.requests) == 3
 
 
 async def test_pagination_stops_at_the_page_limit(server):

@@ -12,7 +12,7 @@ from nodeflow_app.contract import ExecutionResult, FlowContext, NodeError
 from nodeflow_app.connections import HTTP_KINDS, connection_for
 from nodeflow_app.files import workspace_of
 
-from .fetch import open_response, read_body, response_headers, same_origin
+from .fetch import MAX_PAGES_BYTES, MAX_TEXT_BYTES, open_response, read_body, response_headers, same_origin
 from .guard import guarded_client
 from .request import RequestSpec, build_request
 
@@ -59,13 +59,16 @@ class _Caller:
             raise NodeError(f"parameter 'http_errors' must be error or output, got {errors!r}")
         self.fail_on_status = errors == "error"
         self.final_url = ""
+        self.bytes_left = MAX_PAGES_BYTES  # what the pages read so far leave of the total they may hold
 
     async def __call__(self, spec: RequestSpec) -> dict[str, Any]:
         async with open_response(self.client, spec, follow=self.follow, max_redirects=self.max_redirects) as response:
             self.final_url = str(response.url)
             status = response.status_code
             failed = self.fail_on_status and status >= 400  # a 3xx not followed is an answer, not a failure
-            body = await read_body(response, "text" if failed else self.format, spec.method, self.workspace)
+            body, size = await read_body(response, "text" if failed else self.format, spec.method, self.workspace,
+                                         min(MAX_TEXT_BYTES, self.bytes_left))
+            self.bytes_left -= size
             if failed:
                 shown = (body or "")[:ERROR_BODY_SHOWN]
                 raise NodeError(f"{spec.method} {response.url.copy_with(query=None)} answered {status} "

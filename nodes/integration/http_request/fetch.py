@@ -5,10 +5,12 @@ httpx's own redirect following would connect to a hop before NodeFlow could chec
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import email.message
 import json
 from collections.abc import AsyncIterator
+from functools import partial
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
@@ -21,6 +23,8 @@ from .guard import check_url
 from .request import RequestSpec
 
 MAX_TEXT_BYTES = 16 * 1024 * 1024  # JSON and text bodies are held in memory and travel in the graph
+MAX_PAGES_BYTES = 64 * 1024 * 1024  # all the pages of one paginated call together
+OFF_LOOP_BYTES = 256 * 1024  # a larger body is decoded and parsed in a thread: the event loop goes on
 MAX_FILE_BYTES = 1024 * 1024 * 1024
 _TEXTUAL = ("text/", "json", "xml", "javascript", "yaml", "csv", "x-www-form-urlencoded")
 REDIRECTS = (301, 302, 303, 307, 308)
@@ -88,11 +92,12 @@ def _shown(url: httpx.URL) -> str:
     return str(url.copy_with(query=None, fragment=None))
 
 
-async def read_body(response: httpx.Response, response_format: str, method: str, workspace: str) -> Any:
-    """The body as JSON, text or a file stored in `workspace` (its reference), as `response_format` (or the
-    content type) says."""
+async def read_body(response: httpx.Response, response_format: str, method: str, workspace: str,
+                    limit: int = MAX_TEXT_BYTES) -> tuple[Any, int]:
+    """(the body as JSON, text or a file stored in `workspace` (its reference), as `response_format` (or the
+    content type) says; the bytes of it held in memory). More than `limit` bytes of text is refused."""
     if method == "HEAD":
-        return None
+        return None, 0
     content_type = response.headers.get("content-type", "")
     if response_format == "auto":
         textual = not content_type or any(marker in content_type.lower() for marker in _TEXTUAL)
@@ -100,10 +105,15 @@ async def read_body(response: httpx.Response, response_format: str, method: str,
     if response_format == "file":
         return await store_stream(response.aiter_bytes(), _file_name(response),
                                   content_type.split(";")[0].strip() or "application/octet-stream", MAX_FILE_BYTES,
-                                  workspace)
-    raw = await _read_limited(response)
-    text = raw.decode(response.encoding or "utf-8", errors="replace")
-    if response_format == "text":
+                                  workspace), 0
+    raw = await _read_limited(response, limit)
+    parse = partial(_parsed, raw, response.charset_encoding, response_format == "text")
+    return (await asyncio.to_thread(parse) if len(raw) > OFF_LOOP_BYTES else parse()), len(raw)
+
+
+def _parsed(raw: bytes, charset: str | None, as_text: bool) -> Any:
+    text = _decoded(raw, charset)
+    if as_text:
         return text
     if not raw.strip():
         return None
@@ -112,13 +122,32 @@ async def read_body(response: httpx.Response, response_format: str, method: str,
     except json.JSONDecodeError as error:
         raise NodeError(f"the response is not JSON ({error.msg} at line {error.lineno}, column {error.colno}); "
                         f"choose the Text response format. It starts: {text[:120]!r}") from None
+    except RecursionError:
+        raise NodeError("the response's JSON is nested too deeply to read; choose the Text response format") from None
 
 
-async def _read_limited(response: httpx.Response) -> bytes:
+def _decoded(raw: bytes, charset: str | None) -> str:
+    """The body's text in the charset its Content-Type names; without one UTF-8, else Windows-1252 (what
+    browsers read unlabelled Latin-1 pages as) rather than replacement characters."""
+    if charset:
+        try:
+            return raw.decode(charset, errors="replace")
+        except LookupError:  # a charset Python does not know
+            pass
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return raw.decode("cp1252", errors="replace")
+
+
+async def _read_limited(response: httpx.Response, limit: int) -> bytes:
     body = bytearray()
     async for chunk in response.aiter_bytes():
         body += chunk
-        if len(body) > MAX_TEXT_BYTES:
+        if len(body) > limit:
+            if limit < MAX_TEXT_BYTES:
+                raise NodeError(f"the pages together are larger than {MAX_PAGES_BYTES // (1024 * 1024)} MB; lower "
+                                "Max pages, or choose the File response format to store each as a file")
             raise NodeError(f"the response is larger than {MAX_TEXT_BYTES // (1024 * 1024)} MB; choose the File "
                             "response format to store it as a file")
     return bytes(body)

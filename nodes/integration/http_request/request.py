@@ -29,13 +29,14 @@ class RequestSpec:
     headers: dict[str, str] = field(default_factory=dict)
     auth_headers: dict[str, str] = field(default_factory=dict, repr=False)
     content: bytes | None = None
-    files: dict[str, Any] | None = None
+    files: list[tuple[str, tuple[Any, ...]]] | None = None  # multipart parts: (field, (file name, content, type))
     form: list[tuple[str, str]] | None = None
 
     def close(self) -> None:
         """Close the multipart file, which is streamed from the store rather than read into memory."""
-        for _name, handle, _type in (self.files or {}).values():
-            handle.close()
+        for _field, (_name, content, *_type) in self.files or []:
+            if hasattr(content, "close"):
+                content.close()
 
 
 def build_request(data: dict[str, Any], connection: Connection | None,
@@ -113,11 +114,13 @@ def _add_body(spec: RequestSpec, data: dict[str, Any], workspace: str) -> None:
     elif kind == "multipart":
         spec.form = [(name, to_text(value)) for name, value in key_value_pairs(data.get("form"), "form")]
         spec.files = _multipart_file(data, workspace)
+        if not spec.files:  # httpx sends fields alone url-encoded: as parts without a file name they go multipart
+            spec.files, spec.form = [(name, (None, value)) for name, value in spec.form], None
     else:
         raise NodeError(f"parameter 'body_type' must be none, json, form, multipart or text, got {kind!r}")
 
 
-def _multipart_file(data: dict[str, Any], workspace: str) -> dict[str, Any] | None:
+def _multipart_file(data: dict[str, Any], workspace: str) -> list[tuple[str, tuple[Any, ...]]] | None:
     reference = data.get("file")
     if reference in (None, "", {}):
         return None
@@ -125,7 +128,7 @@ def _multipart_file(data: dict[str, Any], workspace: str) -> dict[str, Any] | No
     name = reference.get("name") if isinstance(reference, dict) else None
     content_type = reference.get("content_type") if isinstance(reference, dict) else None
     field_name = str(data.get("file_field") or "file")
-    return {field_name: (name or path.name, path.open("rb"), content_type or "application/octet-stream")}
+    return [(field_name, (name or path.name, path.open("rb"), content_type or "application/octet-stream"))]
 
 
 def _default_header(spec: RequestSpec, name: str, value: str) -> None:

@@ -18,7 +18,8 @@ from typing import Any
 
 from nodeflow_app.contract import NodeError
 from nodeflow_app.llm.providers import (
-    ModelConfigError, api_key_for, base_url_for, missing_steps, parse_ref, scrub, shared_http_client, workspace_url,
+    ModelConfigError, api_key_for, base_url_for, hide_keys_in_agno_logs, missing_steps, parse_ref, scrub,
+    shared_http_client, workspace_url,
 )
 from nodeflow_app.settings import data_dir
 
@@ -76,6 +77,8 @@ def _key(ref: str, text: str) -> str:
 def _embedder(parsed: Any, batch_size: int) -> Any:
     from agno.knowledge.embedder.openai import OpenAIEmbedder
     from agno.knowledge.embedder.openai_like import OpenAILikeEmbedder
+
+    hide_keys_in_agno_logs()
 
     base_url = base_url_for(parsed.provider)
     if parsed.provider == "ollama":

@@ -13,6 +13,7 @@ import dataclasses
 import importlib
 import importlib.util
 import json
+import logging
 import os
 import re
 import weakref
@@ -313,6 +314,7 @@ def build_model(ref_or_dict: str | dict[str, Any] | ModelRef, *, temperature: fl
         raise ModelConfigError(f"{spec.label} models do not take {', '.join(unsupported)}; clear "
                                f"{'it' if len(unsupported) == 1 else 'them'} on the node")
     kwargs.update({k: v for k, v in options.items() if v is not None})
+    hide_keys_in_agno_logs()
     return model_class(**kwargs)
 
 
@@ -497,5 +499,51 @@ def scrub(message: str, ref: ModelRef | None = None) -> str:
             except NodeError:
                 continue
             if key and len(key) >= 4:
+                text = text.replace(key, "[hidden]")
+    return text
+
+
+# 6. Keys in Agno's logs ----------------------------------------------------------------------------
+#
+# Agno logs a provider's error body as it came, and OpenAI's 401 quotes the key it was sent: the server's log
+# must not hold keys any more than a run's record does.
+
+AGNO_LOGGERS = ("agno", "agno-team", "agno-workflow")
+
+
+class _HideKeys(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.levelno >= logging.WARNING:  # errors quote bodies; the rest stays as cheap as it was
+            record.msg, record.args = hide_keys(record.getMessage()), None
+            if record.exc_info and not record.exc_text:
+                record.exc_text = hide_keys(logging.Formatter().formatException(record.exc_info))
+        return True
+
+
+_HIDE_KEYS = _HideKeys()
+
+
+def hide_keys_in_agno_logs() -> None:
+    """Filter Agno's loggers through `hide_keys` (once; after Agno made them: it sets their class)."""
+    import agno.utils.log  # noqa: F401 - Agno's loggers exist once it is imported
+
+    for name in AGNO_LOGGERS:
+        logger = logging.getLogger(name)
+        if _HIDE_KEYS not in logger.filters:
+            logger.addFilter(_HIDE_KEYS)
+
+
+def hide_keys(text: str) -> str:
+    """`text` without any key the install knows: its providers' environment keys, the current workspace's stored
+    ones, and anything shaped like an auth header."""
+    text = scrub(text)
+    for provider, spec in PROVIDERS.items():
+        keys = {os.environ.get(spec.key_env or "") or None}
+        try:
+            keys.add(api_key_for(provider))
+        except Exception:  # noqa: BLE001 - a log line must never fail on a store it cannot read
+            pass
+        for key in keys - {None}:
+            if len(key) >= 4:
                 text = text.replace(key, "[hidden]")
     return text

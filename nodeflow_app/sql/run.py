@@ -5,8 +5,9 @@ MySQL / MariaDB a read-only session (a statement that commits by itself, like TR
 read-only transaction and run outside it), SQLite a file opened with `mode=ro`. A SQLite file must lie
 inside the data folder. Each call opens and closes its own connection (NullPool): a node runs now and then.
 Every driver takes exactly one statement, so a second one cannot end the read-only transaction. The one
-reading of the SQL: MySQL / MariaDB statements that change a setting for themselves (`SET STATEMENT ... FOR`,
-`SET_VAR` and `MAX_EXECUTION_TIME` hints) are refused, as they would lift the read-only mode or the time limit.
+reading of the SQL (`check_mysql_statement`): on MySQL / MariaDB a statement starts with one of
+MYSQL_STATEMENTS (not SET, EXECUTE, PREPARE or a compound BEGIN / IF / WHILE block, which could change the
+session's read-only mode or time limit for what they run) and holds no SET_VAR or MAX_EXECUTION_TIME hint.
 Statements run in a few threads of their own, so slow ones never hold the threads every other run uses.
 
 A PostgreSQL or MySQL role that reaches beyond its data to the database host is refused before the statement
@@ -44,10 +45,11 @@ from nodeflow_app.sql.values import to_json
 DRIVERS = {"postgres": "postgresql+psycopg", "mysql": "mysql+pymysql"}
 READ_ONLY_START = {"postgres": ("SET TRANSACTION READ ONLY",),
                    "mysql": ("SET SESSION TRANSACTION READ ONLY", "START TRANSACTION READ ONLY")}
-# Comments MySQL skips (not its executable /*! */ ones, nor /*+ */ hints), then the executable comments' marks.
-_MYSQL_COMMENT = re.compile(r"/\*(?!!|M!|\+).*?\*/|#[^\n]*|--\s[^\n]*", re.S)
-_MYSQL_EXECUTABLE_MARK = re.compile(r"/\*M?!\d*|\*/")
-_MYSQL_SETTING_OVERRIDE = re.compile(r"\bSET\s+STATEMENT\b|\bSET_VAR\s*\(|\bMAX_EXECUTION_TIME\s*\(", re.I)
+MYSQL_STATEMENTS = frozenset({"SELECT", "WITH", "VALUES", "TABLE", "SHOW", "DESCRIBE", "DESC", "EXPLAIN", "ANALYZE",
+                              "INSERT", "UPDATE", "DELETE", "REPLACE", "CALL", "CREATE", "ALTER", "DROP",
+                              "TRUNCATE", "RENAME", "("})
+_MYSQL_HINT = re.compile(r"/\*\+(?:(?!\*/).)*?\b(?:SET_VAR|MAX_EXECUTION_TIME)\s*\(", re.I | re.S)  # MySQL's /*+ */
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x0c\x0e-\x1f]")  # all but tab, line feed and carriage return
 _DATABASE_THREADS = ThreadPoolExecutor(max_workers=4, thread_name_prefix="nodeflow-sql")
 WRITE_REFUSED = "the statement tries to write, but the node is read-only; turn on 'Allow writes' to let it"
 ALLOW_PRIVILEGED_ENV = "NODEFLOW_DB_ALLOW_PRIVILEGED"
@@ -117,7 +119,7 @@ def run_statement(connection: Connection, sql: str, params: dict[str, Any], *, w
     """Run `sql` with `params` bound; blocking (call it from a thread). `address`: connect there (the one the
     guard checked), whatever the host name resolves to by now."""
     if connection.kind == "mysql":
-        refuse_setting_overrides(sql)
+        check_mysql_statement(sql)
     engine = _engine(connection, writable, timeout, address)
     try:
         try:
@@ -137,13 +139,44 @@ def run_statement(connection: Connection, sql: str, params: dict[str, Any], *, w
         engine.dispose()
 
 
-def refuse_setting_overrides(sql: str) -> None:
-    """NodeError for a MySQL / MariaDB statement that changes a setting for itself (see the module's docstring).
-    Comments are read as MySQL reads them: /*! ... */ runs, so what it holds counts."""
-    code = _MYSQL_EXECUTABLE_MARK.sub(" ", _MYSQL_COMMENT.sub(" ", sql))
-    if _MYSQL_SETTING_OVERRIDE.search(code):
-        raise NodeError("the statement changes a setting for itself (SET STATEMENT, SET_VAR or MAX_EXECUTION_TIME), "
-                        "which could lift the node's read-only mode or its time limit; run it without that")
+def check_mysql_statement(sql: str) -> None:
+    """NodeError for a MySQL / MariaDB statement that could change the session's read-only mode or time limit
+    for what it runs (see the module's docstring)."""
+    if _CONTROL.search(sql):  # the lexers differ on them (MariaDB ends a `--` comment at one): nothing to guess
+        raise NodeError("the statement holds a control character; remove it")
+    word = _first_word(sql)
+    if word not in MYSQL_STATEMENTS:
+        raise NodeError(f"a MySQL / MariaDB statement here starts with {', '.join(sorted(MYSQL_STATEMENTS - {'('}))}, "
+                        f"not {word or 'nothing'} (SET, EXECUTE, PREPARE and BEGIN / IF blocks could lift the node's "
+                        "read-only mode or its time limit)")
+    if _MYSQL_HINT.search(sql):
+        raise NodeError("the statement changes a setting for itself (a SET_VAR or MAX_EXECUTION_TIME hint), which could "
+                        "lift the node's time limit; run it without that")
+
+
+def _first_word(sql: str) -> str:
+    """The statement's first word (upper case) or "(", read past the comments MySQL skips; /*! ... */ and
+    /*M! ... */ hold code, so their content counts (even when the server's version would skip it)."""
+    at, end = 0, len(sql)
+    while at < end:
+        if sql[at].isspace():
+            at += 1
+        elif sql.startswith("#", at) or (sql.startswith("--", at) and (at + 2 == end or sql[at + 2].isspace())):
+            line_end = sql.find("\n", at)
+            at = end if line_end < 0 else line_end + 1
+        elif sql.startswith("/*!", at) or sql.startswith("/*M!", at):
+            at += 4 if sql.startswith("/*M!", at) else 3
+            while at < end and sql[at].isdigit():
+                at += 1
+        elif sql.startswith("/*", at):
+            comment_end = sql.find("*/", at + 2)
+            at = end if comment_end < 0 else comment_end + 2
+        elif sql.startswith("*/", at):  # the end of an executable comment
+            at += 2
+        else:
+            break
+    found = re.match(r"[A-Za-z_]+|\(", sql[at:])
+    return found.group().upper() if found else ""
 
 
 def bind_names(sql: str) -> set[str]:

@@ -6,6 +6,7 @@ declares, fills parameter defaults, and reports every broken rule as a `GraphIss
 
 from __future__ import annotations
 
+import math
 from operator import attrgetter
 from typing import Any, Callable
 
@@ -308,17 +309,22 @@ def checked_numbers(definition: NodeDefinition, data: dict[str, Any], written: d
 _ABSENT = object()
 
 
-def _number(parameter: Parameter, value: Any) -> int | float:
+def _number(parameter: Parameter, value: Any) -> int | float | None:
+    """Blank text is no value (a node's "empty: no limit" or "the model's default"), as an empty form field is."""
     number = value
     if isinstance(value, str):
         text = value.strip()
+        if not text:
+            return None
         try:
-            number = int(text) if parameter.type == "int" else float(text)
+            number = int(text) if parameter.type == "int" and text.lstrip("+-").isdigit() else float(text)
         except ValueError:
             kind = "a whole number" if parameter.type == "int" else "a number"
             raise NodeError(f"parameter '{parameter.id}': {text[:60]!r} is not {kind}") from None
-    elif parameter.type == "int" and isinstance(value, float) and value.is_integer():
-        number = int(value)
+    if isinstance(number, float) and not math.isfinite(number):
+        raise NodeError(f"parameter '{parameter.id}': {number} is not a number it can use")
+    if parameter.type == "int" and isinstance(number, float) and number.is_integer():
+        number = int(number)
     problem = parameter_problem(parameter, number)
     if problem:
         raise NodeError(f"parameter '{parameter.id}': {problem}")

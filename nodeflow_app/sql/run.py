@@ -50,7 +50,7 @@ MYSQL_STATEMENTS = frozenset({"SELECT", "WITH", "VALUES", "TABLE", "SHOW", "DESC
                               "TRUNCATE", "RENAME", "("})
 _MYSQL_HINT = re.compile(r"/\*\+(?:(?!\*/).)*?\b(?:SET_VAR|MAX_EXECUTION_TIME)\s*\(", re.I | re.S)  # MySQL's /*+ */
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x0c\x0e-\x1f]")  # all but tab, line feed and carriage return
-_DATABASE_THREADS = ThreadPoolExecutor(max_workers=4, thread_name_prefix="nodeflow-sql")
+_DATABASE_THREADS = ThreadPoolExecutor(max_workers=16, thread_name_prefix="nodeflow-sql")
 WRITE_REFUSED = "the statement tries to write, but the node is read-only; turn on 'Allow writes' to let it"
 ALLOW_PRIVILEGED_ENV = "NODEFLOW_DB_ALLOW_PRIVILEGED"
 # PostgreSQL roles whose members reach the database host: name -> why that matters.

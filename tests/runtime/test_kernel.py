@@ -149,7 +149,9 @@ async def _const(value):
 
 #  S --> A (size = an expression or a wire; an int parameter from 1 to 100)
 @pytest.mark.parametrize("given, outcome", [
-    ("{{ $json.size }}", 40), ("{{ $json.text }}", 40), ("{{ $json.whole }}", 40),
+    ("{{ $json.size }}", 40), ("{{ $json.text }}", 40), ("{{ $json.whole }}", 40), ("{{ $json.point }}", 40),
+    ("{{ $json.blank }}", None),  # an empty form field: no value, as the node's "empty" means
+    ("{{ $json.nan }}", "parameter 'size': nan is not a number it can use"),
     ("{{ $json.word }}", "parameter 'size': 'forty' is not a whole number"),
     ("{{ $json.big }}", "parameter 'size': 4000 is above the maximum 100"),
     ("{{ $json.half }}", "parameter 'size': expected int, got float 2.5"),
@@ -168,10 +170,12 @@ async def test_a_number_parameter_an_expression_sets_is_checked_like_one_written
                            parameters=(Parameter(id="size", label="Size", type="int", default=10, min=1, max=100),))
     registry = toys.registry((sized, toys.Toy("toy-sized", record)))
     graph = toys.graph([("s", "start"), ("a", "sized", {"size": given})], ["s.out -> a.in"])
-    payload = {"size": 40, "text": " 40 ", "whole": 40.0, "word": "forty", "big": 4000, "half": 2.5, "list": [1]}
+    payload = {"size": 40, "text": " 40 ", "whole": 40.0, "point": "40.0", "blank": " ", "nan": "nan", "word": "forty",
+               "big": 4000, "half": 2.5, "list": [1]}
     run, _ = await run_graph(graph, registry, payload=payload)
-    if isinstance(outcome, int):
-        assert run.status == "completed" and seen["size"] == outcome and type(seen["size"]) is int, run.error
+    if outcome is None or isinstance(outcome, int):
+        assert run.status == "completed" and seen["size"] == outcome, run.error
+        assert type(seen["size"]) is type(outcome)
     else:
         assert run.status == "failed" and run.error == f"node 'A' failed: {outcome}" and seen == {}
 

@@ -1,6 +1,8 @@
 """nodes/trigger/mcp_tool: the run's payload is the tool's arguments, checked against the node's schema."""
 
+import asyncio
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -9,6 +11,7 @@ from nodeflow_app.contract import FlowContext, NodeError
 from nodes.trigger.mcp_tool.definition import definition
 from nodes.trigger.mcp_tool.executor import executor, input_schema, tool_name
 from tests.llm.graphs import run_graph
+from tests.nodes.loop_ticks import loop_ticks
 
 
 def ctx(payload) -> FlowContext:
@@ -87,6 +90,24 @@ async def test_the_schemas_regular_expressions_stop_at_their_time_limit():
         await output({"xa": 1, "b": 2}, input_schema=closed)
     assert await output({"a": "abc"}, input_schema={"type": "object", "properties": {
         "a": {"type": "string", "pattern": "^ab"}}}) == {"a": "abc"}
+    unevaluated = {"type": "object", "patternProperties": {"^x": {}}, "unevaluatedProperties": False}
+    with pytest.raises(NodeError, match="uses both patternProperties and unevaluatedProperties"):  # read with re
+        await output({"xa": 1}, input_schema=unevaluated)
+
+
+async def test_the_arguments_are_checked_off_the_event_loop_and_stop_when_cancelled():
+    """Each search stays under its 1 s limit, but 40 values of them held the event loop for 15 s."""
+    many = {"type": "object", "properties": {"items": {"type": "array", "items": {"pattern": "^(a|aa)+$"}}}}
+    started = time.monotonic()
+    async with loop_ticks() as ticks:
+        with pytest.raises(TimeoutError):
+            async with asyncio.timeout(0.5):  # what the kernel does for a node's timeout
+                await output({"items": ["a" * 22 + "!"] * 400}, input_schema=many)
+    assert time.monotonic() - started < 1.0 and ticks[0] >= 10, ticks
+    await asyncio.sleep(0.2)  # the search under way when the timeout came finishes
+    cpu = time.process_time()
+    await asyncio.sleep(0.5)
+    assert time.process_time() - cpu < 0.2  # the thread stopped too
 
 
 @pytest.mark.parametrize("name", ["", "has space", "x" * 65, "émoji"])

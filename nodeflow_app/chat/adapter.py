@@ -16,7 +16,6 @@ from nodeflow_app.chat.blocks import (ApprovalBlock, ErrorBlock, FlowStepBlock, 
 from nodeflow_app.chat.patch import BlockList, Path
 from nodes._helpers import primary_text
 from nodeflow_app.contract import NodeEvent
-from nodeflow_app.store.encoding import storable_json
 
 Owner = Any  # a node id (its own content) or (node id, member run key) (a member's content)
 
@@ -171,7 +170,7 @@ class MessageBuilder:
         if path is None:  # the other kind's block ends here: reasoning, text, reasoning makes three blocks
             self._open.pop((owner, "reasoning" if kind == "text" else "text"), None)
             path = self._open[(owner, kind)] = self._doc.add(container, _DELTA_BLOCKS[kind](node_id=node).model_dump())
-        self._doc.append_text(path, storable_json(text) if isinstance(text, str) else text)
+        self._doc.append_text(path, text)
 
     def _tool_started(self, owner: Owner, container: Path, node: str, data: dict[str, Any]) -> None:
         self._close(owner)
@@ -261,5 +260,4 @@ def _pretty(value: Any) -> str:
 
 
 def _clip(text: str, limit: int) -> str:
-    """`text` cut to `limit`, a lone surrogate escaped (the page's websocket carries only UTF-8)."""
-    return storable_json(text if len(text) <= limit else text[:limit - 1] + "…")
+    return text if len(text) <= limit else text[:limit - 1] + "…"

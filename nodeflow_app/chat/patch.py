@@ -14,6 +14,8 @@ import copy
 import json
 from typing import Any
 
+from nodeflow_app.store.encoding import shown_surrogates
+
 Path = tuple[int, ...]
 
 
@@ -37,16 +39,17 @@ class BlockList:
     def add(self, container: Path, block: dict[str, Any]) -> Path:
         """Append `block` to the message (container `()`) or to the member_run at `container`; its path."""
         target = self.blocks if not container else self.at(container)["blocks"]
-        target.append(block)
+        target.append(shown_surrogates(block))  # the page's websocket carries only UTF-8
         path = container + (len(target) - 1,)
         self._changed[path] = None
         return path
 
     def set(self, path: Path, **fields: Any) -> None:
-        self.at(path).update(fields)
+        self.at(path).update(shown_surrogates(fields))
         self._changed[path] = None
 
     def append_text(self, path: Path, text: str) -> None:
+        text = shown_surrogates(text)
         for pending in (self._unfolded, self._appended):
             parts = pending.get(path)
             if parts is None:

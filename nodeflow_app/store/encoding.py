@@ -40,3 +40,15 @@ def plain_text(value: str | None) -> str | None:
     if not value.isascii() and _SURROGATE.search(value):
         value = value.encode("utf-8", "backslashreplace").decode("utf-8")
     return value
+
+
+def shown_surrogates(value: Any) -> Any:
+    """`value` with each lone surrogate in its text written out as the six characters `\\udXXX`: what a page
+    shows, since its websocket carries only UTF-8. The value itself when it holds none (the usual case)."""
+    if isinstance(value, str):
+        return value if value.isascii() or _SURROGATE.search(value) is None else \
+            _SURROGATE.sub(lambda found: f"\\u{ord(found.group()):04x}", value)
+    text = _encode(value)
+    if text.isascii() or _SURROGATE.search(text) is None:
+        return value
+    return json.loads(_SURROGATE.sub(lambda found: f"\\\\u{ord(found.group()):04x}", text))

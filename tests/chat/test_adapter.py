@@ -248,7 +248,9 @@ def test_a_lone_surrogate_reaches_the_message_escaped_so_the_page_can_carry_it()
     """The page's websocket carries only UTF-8: a "\\ud800" from a payload or a model failed the whole update."""
     builder = build(ev("chat", "started", name="Chat Start"),
                     ev("chat", "completed", outputs={"output": {"message": "cut \ud83d"}}, duration_ms=0.4),
-                    ev("a", "started", name="Researcher"), ev("a", "token", text="half \ud83d"))
+                    ev("a", "started", name="Researcher"), ev("a", "token", text="half \ud83d"),
+                    ev("ok", "paused", prompt="Ship \ud800?", options=["approve"], detail={"n": "\udfff"}),
+                    ev("b", "error", error="bad \ud800 input"))
     text = json.dumps(builder.snapshot(), ensure_ascii=False)
     assert text.encode("utf-8") and "half \\\\ud83d" in text and "cut \\\\ud83d" in text
-    assert answer_text({"n": "\ud800"}).encode("utf-8") and answer_text("\ud800").encode("utf-8")
+    assert "Ship \\\\ud800?" in text and "bad \\\\ud800 input" in text and "\\\\udfff" in text

@@ -12,6 +12,7 @@ LanceDB called directly).
 from __future__ import annotations
 
 import json
+import math
 import re
 import shutil
 import threading
@@ -289,10 +290,12 @@ def _filters(filters: dict[str, Any]) -> tuple[str, dict[str, Any]]:
 def _whole(key: str, value: Any) -> int:
     """A page or chunk number to filter on: the filter rows of the editor give text ("3")."""
     try:
-        number = int(str(value).strip())
+        number = float(str(value).strip())
     except ValueError:
-        raise NodeError(f"filter {key!r} is a whole number (a {key} index), got {str(value)[:40]!r}") from None
-    return number
+        number = math.nan
+    if not number.is_integer():
+        raise NodeError(f"filter {key!r} is a whole number (a {key} index), got {str(value)[:40]!r}")
+    return int(number)
 
 
 def _matches(metadata: dict[str, Any], extra: dict[str, Any]) -> bool:

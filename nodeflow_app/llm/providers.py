@@ -514,9 +514,12 @@ AGNO_LOGGERS = ("agno", "agno-team", "agno-workflow")
 class _HideKeys(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
         if record.levelno >= logging.WARNING:  # errors quote bodies; the rest stays as cheap as it was
-            record.msg, record.args = hide_keys(record.getMessage()), None
-            if record.exc_info and not record.exc_text:
-                record.exc_text = hide_keys(logging.Formatter().formatException(record.exc_info))
+            try:
+                record.msg, record.args = hide_keys(record.getMessage()), None
+                if record.exc_info and not record.exc_text:
+                    record.exc_text = hide_keys(logging.Formatter().formatException(record.exc_info))
+            except Exception:  # noqa: BLE001 - a record that cannot be formatted: logging reports it, as before
+                pass
         return True
 
 

@@ -59,6 +59,7 @@ def test_filters_on_columns_and_on_any_metadata_key(store):
     # The editor's filter rows give text: a page or chunk number as text filters like the number.
     assert [c["text"] for c in store.search("help", "free OR expire OR refunds", mode="text",
                                             filters={"page": "2"})] == [POLICY[2]["text"]]
+    assert len(store.search("help", "free OR expire OR refunds", mode="text", filters={"page": 2.0})) == 1
     with pytest.raises(NodeError, match=r"filter 'chunk' is a whole number \(a chunk index\), got 'first'"):
         store.search("help", "refunds", mode="text", filters={"chunk": "first"})
 

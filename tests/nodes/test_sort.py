@@ -29,6 +29,8 @@ async def test_natural_order_reads_digit_runs_as_numbers_and_ignores_case():
 async def test_natural_order_compares_digit_runs_longer_than_python_reads():
     long = ["v" + "9" * 5_000, "v" + "1" * 5_001, "v" + "0" * 3 + "8" * 5_000, "v10"]
     assert await run(long, ("", "ascending", "natural")) == [long[3], long[2], long[0], long[1]]
+    arabic = ["v\u0661\u0660", "v\u0660\u0667", "v\u0669"]  # 10, 07, 9 in Arabic-Indic digits
+    assert await run(arabic, ("", "ascending", "natural")) == [arabic[1], arabic[2], arabic[0]]
 
 
 async def test_descending_keeps_missing_values_last():

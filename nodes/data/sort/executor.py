@@ -1,6 +1,7 @@
 """Sort: a stable multi-key sort of a list; missing or null values last whatever the direction."""
 
 import re
+import unicodedata
 from itertools import compress
 from typing import Any, Callable
 
@@ -106,7 +107,10 @@ def _natural_parts(text: str) -> list[Any]:
 def _digits_key(digits: str) -> tuple[int, int | str]:
     """A run of digits (any script) ordered by its value; int() refuses runs over 4,300 digits, and those
     compare only with runs as long, digit by digit."""
-    significant = digits.lstrip("0")
+    zeros = 0
+    while zeros < len(digits) and unicodedata.decimal(digits[zeros]) == 0:  # 0 in any script: "٠٧" is 7
+        zeros += 1
+    significant = digits[zeros:]
     return len(significant), int(significant or "0") if len(significant) <= 4_000 else significant
 
 

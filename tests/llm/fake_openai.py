@@ -8,11 +8,13 @@ user message. Every request body is recorded, and every stream says whether the 
 from __future__ import annotations
 
 import asyncio
+import base64
 import hashlib
 import json
 import math
 import re
 import socket
+import struct
 import threading
 import time
 from dataclasses import dataclass, field
@@ -148,6 +150,9 @@ class FakeOpenAI:
         texts = body["input"] if isinstance(body["input"], list) else [body["input"]]
         size = int(body.get("dimensions") or EMBEDDING_DIMENSIONS)
         data = [{"object": "embedding", "index": i, "embedding": fake_embedding(t, size)} for i, t in enumerate(texts)]
+        if body.get("encoding_format") == "base64":  # little-endian float32, as OpenAI sends it
+            for item in data:
+                item["embedding"] = base64.b64encode(struct.pack(f"<{size}f", *item["embedding"])).decode()
         tokens = sum(len(_words(t)) for t in texts)
         return JSONResponse({"object": "list", "data": data, "model": body.get("model", "fake-embedding"),
                              "usage": {"prompt_tokens": tokens, "total_tokens": tokens}})

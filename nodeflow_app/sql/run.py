@@ -50,6 +50,7 @@ MYSQL_STATEMENTS = frozenset({"SELECT", "WITH", "VALUES", "TABLE", "SHOW", "DESC
                               "TRUNCATE", "RENAME", "("})
 _MYSQL_HINT = re.compile(r"/\*\+(?:(?!\*/).)*?\b(?:SET_VAR|MAX_EXECUTION_TIME)\s*\(", re.I | re.S)  # MySQL's /*+ */
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x0c\x0e-\x1f]")  # all but tab, line feed and carriage return
+_PG_LEADING = re.compile(r"(?:\s+|--[^\n]*(?:\n|$)|/\*(?:(?!\*/).)*\*/)*", re.S)  # whitespace and comments
 _DATABASE_THREADS = ThreadPoolExecutor(max_workers=16, thread_name_prefix="nodeflow-sql")
 WRITE_REFUSED = "the statement tries to write, but the node is read-only; turn on 'Allow writes' to let it"
 ALLOW_PRIVILEGED_ENV = "NODEFLOW_DB_ALLOW_PRIVILEGED"
@@ -130,7 +131,7 @@ def run_statement(connection: Connection, sql: str, params: dict[str, Any], *, w
             refuse_privileged(database, connection)
             _begin(database, connection.kind, writable, timeout)
             try:
-                outcome = _execute(database, sql, params, limit)
+                outcome = _execute(database, sql, params, limit, _streams(connection.kind, sql, writable))
             except DBAPIError as error:
                 raise NodeError(_refusal(error, connection, timeout)) from None
             database.commit() if writable else database.rollback()
@@ -298,8 +299,21 @@ def _begin(database: Any, kind: str, writable: bool, seconds: int) -> None:
         sqlite.setlimit(sqlite3.SQLITE_LIMIT_ATTACHED, 0)
 
 
-def _execute(database: Any, sql: str, params: dict[str, Any], limit: int) -> Outcome:
-    result = database.execute(text(sql), params)
+def _streams(kind: str, sql: str, writable: bool) -> bool:
+    """Whether the rows can come from the server as they are read, so that a row limit bounds memory too (the
+    drivers otherwise read every row first). MySQL's unbuffered cursor takes any statement; PostgreSQL's
+    server-side cursor (DECLARE) takes queries only, and with writes allowed a WITH may hold an INSERT."""
+    if kind == "mysql":
+        return True
+    if kind != "postgres":
+        return False
+    first = _PG_LEADING.sub("", sql, count=1)[:7].upper()
+    return first.startswith(("SELECT", "VALUES", "TABLE")) or (not writable and first.startswith("WITH"))
+
+
+def _execute(database: Any, sql: str, params: dict[str, Any], limit: int, stream: bool = False) -> Outcome:
+    statement = text(sql).execution_options(stream_results=True) if stream else text(sql)
+    result = database.execute(statement, params)
     if not result.returns_rows:
         return Outcome([], [], False, result.rowcount)
     columns = list(result.keys())
@@ -397,6 +411,7 @@ def _timed_out(error: DBAPIError) -> bool:
 def _write_refused(error: DBAPIError) -> bool:
     original = error.orig
     return (getattr(original, "sqlstate", None) == "25006"  # PostgreSQL read_only_sql_transaction
+            or "data-modifying statements in WITH" in str(original)  # a WITH holding an INSERT, read as a cursor
             or (getattr(original, "args", None) or (None,))[0] == 1792  # MySQL ER_CANT_EXECUTE_IN_READ_ONLY_TRANSACTION
             or "readonly database" in str(original))  # SQLite opened with mode=ro
 

@@ -5,6 +5,7 @@ Collections belong to a workspace (SPEC 13); until accounts exist every run uses
 
 from __future__ import annotations
 
+import asyncio
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -22,11 +23,13 @@ def workspace_of(ctx: Any) -> str:
     return str(services.get("workspace_id") or DEFAULT_WORKSPACE)
 
 
-def store_for(ctx: Any) -> KnowledgeStore:
+async def store_for(ctx: Any) -> KnowledgeStore:
+    """The run's store. Made in a thread: a process's first one imports and opens LanceDB (~1.8 s), which held
+    the event loop, so every other run, the first time a graph used knowledge."""
     services = getattr(ctx, "services", None) or {}
     if services.get("workspace_id"):
-        use_workspace(services["workspace_id"])  # its embedding model uses the workspace's keys
-    return workspace_store(workspace_of(ctx))
+        use_workspace(services["workspace_id"])  # its embedding model uses the workspace's keys (this task's)
+    return await asyncio.to_thread(workspace_store, workspace_of(ctx))
 
 
 def workspace_store(workspace: str) -> KnowledgeStore:

@@ -109,3 +109,21 @@ def test_a_collection_name_is_checked_whole(name):
 
     with pytest.raises(NodeError, match="collection name"):
         check_name(name)
+
+
+async def test_the_first_store_of_a_process_is_opened_off_the_event_loop(tmp_path, monkeypatch):
+    """Importing and opening LanceDB takes ~1.8 s the first time: on the loop, every other run waited."""
+    import time
+    from types import SimpleNamespace
+
+    from nodeflow_app.knowledge import workspace
+    from tests.nodes.loop_ticks import loop_ticks
+
+    def slow_store(root, name):
+        time.sleep(0.3)  # what the first import and connection cost, in short
+        return KnowledgeStore(name, tmp_path / "knowledge")
+
+    monkeypatch.setattr(workspace, "_store", slow_store)
+    async with loop_ticks() as ticks:
+        store = await workspace.store_for(SimpleNamespace(services={"workspace_id": "team-a"}))
+    assert isinstance(store, KnowledgeStore) and ticks[0] >= 10, ticks

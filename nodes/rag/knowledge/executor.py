@@ -1,5 +1,6 @@
 """Knowledge: on its `tools` link, one search tool over a collection (an Agno Function) for an Agent."""
 
+import asyncio
 import json
 import re
 from typing import Any
@@ -21,8 +22,8 @@ class KnowledgeExecutor:
         from agno.tools.function import Function
 
         name = check_name(str(data.get("collection") or "").strip())
-        store = store_for(ctx)
-        store.settings(name)  # a clear error now, not when the model first calls the tool
+        store = await store_for(ctx)
+        await asyncio.to_thread(store.settings, name)  # a clear error now, not when the model first calls the tool
         top_k, mode = int(data.get("top_k") or 4), data.get("mode") or "hybrid"
 
         async def search_knowledge(query: str) -> str:

@@ -21,7 +21,7 @@ class VectorSearchExecutor:
         if threshold not in (None, "") and to_number(threshold) is None:
             raise NodeError(f"parameter 'threshold': {threshold!r} is not a number")
         documents = await search(
-            store_for(ctx), name, query, top_k=int(data.get("top_k") or 4), mode=data.get("mode") or "hybrid",
+            await store_for(ctx), name, query, top_k=int(data.get("top_k") or 4), mode=data.get("mode") or "hybrid",
             filters=dict(key_value_pairs(data.get("filters"), "filters")),
             threshold=None if threshold in (None, "") else to_number(threshold))
         return ExecutionResult(outputs={"output": {"query": query, "documents": documents,

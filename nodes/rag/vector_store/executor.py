@@ -15,7 +15,7 @@ class VectorStoreExecutor:
 
     async def execute(self, data: dict[str, Any], inputs: dict[str, Any], ctx: FlowContext) -> ExecutionResult:
         name = check_name(str(data.get("collection") or "").strip())
-        store = store_for(ctx)
+        store = await store_for(ctx)
         chunks = _chunks(inputs.get("input"))
         await _collection(store, name, str(data.get("embedding") or "").strip() or None)
         mode = data.get("mode") or "replace"

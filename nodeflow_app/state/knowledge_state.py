@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
 import logging
 import tempfile
 from pathlib import Path, PurePath
@@ -73,10 +74,12 @@ def _where(metadata: dict[str, Any]) -> str:
     return " · ".join(p for p in parts if p)
 
 
-def _call(action: str, call: Callable[[], Any]) -> Any:
-    """A store call; a NodeError is the message itself, anything else is logged and explained."""
+async def _call(action: str, call: Callable[[], Any]) -> Any:
+    """A store call, in a thread (LanceDB reads and writes files; the first one of a process imports it, ~1.8 s:
+    on the event loop, every other page and run waited); a NodeError is the message itself, anything else is
+    logged and explained."""
     try:
-        return call()
+        return await asyncio.to_thread(call)
     except NodeError as error:
         raise _Failed(str(error)) from None
     except Exception as error:  # noqa: BLE001 - a handler answers with a message, never crashes
@@ -116,37 +119,25 @@ class KnowledgeState(rx.State):
         # The caller's workspace (checked by the access middleware before this handler ran).
         return current().workspace_id or DEFAULT_WORKSPACE
 
-    def _store(self):
-        return workspace_store(self._workspace())
-
-    def _refresh(self) -> None:
-        store = self._store()
-        infos = [store.info(name) for name in store.names()]
-        self.collections = [CollectionRow(i.name, i.embedding or "full text only", i.documents, i.chunks) for i in infos]
-        names = [c.name for c in self.collections]
-        if self.selected not in names:
-            self.selected = names[0] if names else ""
-        self.documents = ([DocumentRow(d["source"], d["title"] or "", d["chunks"]) for d in store.documents(self.selected)]
-                          if self.selected else [])
-        self.loaded = True
-
-    def _refreshed(self, event: Any = None) -> Any:
+    async def _refreshed(self, event: Any = None) -> Any:
         try:
-            _call("load the collections", self._refresh)
+            self.collections, self.selected, self.documents = await _call(
+                "load the collections", functools.partial(_listing, self._workspace(), self.selected))
         except _Failed as failed:
             return rx.toast.error(str(failed))
+        self.loaded = True
         return event
 
     @rx.event
     @requires("view")
-    def load(self) -> Any:
-        return self._refreshed()
+    async def load(self) -> Any:
+        return await self._refreshed()
 
     @rx.event
     @requires("view")
-    def select(self, name: str) -> Any:
+    async def select(self, name: str) -> Any:
         self.selected, self.results, self.searched, self.query = name, [], False, ""
-        return self._refreshed()
+        return await self._refreshed()
 
     # -- collections ---------------------------------------------------------------------------------
 
@@ -157,7 +148,7 @@ class KnowledgeState(rx.State):
 
     @rx.event
     @requires("edit")
-    def create_collection(self, form: dict[str, Any]) -> Any:
+    async def create_collection(self, form: dict[str, Any]) -> Any:
         name, model = str(form.get("name", "")).strip(), str(form.get("embedding", "")).strip() or None
         try:
             check_name(name)
@@ -165,12 +156,13 @@ class KnowledgeState(rx.State):
                 from nodeflow_app.knowledge.embedding import check_ref
 
                 check_ref(model)
-            _call("create the collection", lambda: self._store().create(name, model))
+            workspace = self._workspace()
+            await _call("create the collection", lambda: workspace_store(workspace).create(name, model))
         except (_Failed, NodeError) as error:
             self.create_error = str(error)
             return None
         self.create_open, self.selected = False, name
-        return self._refreshed(rx.toast.success(f"Created collection “{name}”"))
+        return await self._refreshed(rx.toast.success(f"Created collection “{name}”"))
 
     @rx.event
     @requires("edit")
@@ -184,25 +176,26 @@ class KnowledgeState(rx.State):
 
     @rx.event
     @requires("edit")
-    def confirm_delete(self) -> Any:
+    async def confirm_delete(self) -> Any:
         self.delete_open = False
-        store, name, source = self._store(), self.selected, self.delete_source
+        workspace, name, source = self._workspace(), self.selected, self.delete_source
         try:
             if source:
-                _call("delete the document", lambda: store.delete_source(name, source))
+                await _call("delete the document", lambda: workspace_store(workspace).delete_source(name, source))
             else:
-                _call("delete the collection", lambda: store.delete(name))
+                await _call("delete the collection", lambda: workspace_store(workspace).delete(name))
         except _Failed as failed:
-            return self._refreshed(rx.toast.error(str(failed)))
-        return self._refreshed(rx.toast.success(f"Deleted “{source or name}”"))
+            return await self._refreshed(rx.toast.error(str(failed)))
+        return await self._refreshed(rx.toast.success(f"Deleted “{source or name}”"))
 
     # -- documents ------------------------------------------------------------------------------------
 
     @rx.event
     @requires("view")
-    def open_document(self, source: str) -> Any:
+    async def open_document(self, source: str) -> Any:
+        workspace, selected = self._workspace(), self.selected
         try:
-            found = _call("read the chunks", lambda: self._store().chunks(self.selected, source))
+            found = await _call("read the chunks", lambda: workspace_store(workspace).chunks(selected, source))
         except _Failed as failed:
             return rx.toast.error(str(failed))
         self.chunks_source, self.chunks_open = source, True
@@ -241,9 +234,11 @@ class KnowledgeState(rx.State):
     @requires("edit")
     async def index_uploads(self, collection: str, names: list[str]) -> Any:
         async with self:
-            workspace, store = self._workspace(), self._store()
-            if collection not in store.names():  # a browser may call this: only the workspace's own collections
-                return rx.toast.error(f"No collection {collection!r} in this workspace.")
+            workspace = self._workspace()
+        store = await asyncio.to_thread(workspace_store, workspace)
+        if collection not in await asyncio.to_thread(store.names):  # a browser may call this: its workspace's only
+            return rx.toast.error(f"No collection {collection!r} in this workspace.")
+        async with self:
             self.busy = True
         for position, name in enumerate(names):
             source = f"{collection}/{name}"
@@ -260,7 +255,7 @@ class KnowledgeState(rx.State):
                 self.indexing = [status if i == position else line for i, line in enumerate(self.indexing)]
         async with self:
             self.busy = False
-            return self._refreshed()
+            return await self._refreshed()
 
     # -- search ---------------------------------------------------------------------------------------
 
@@ -278,13 +273,27 @@ class KnowledgeState(rx.State):
             self.results, self.searched = [], False
             return None
         try:
-            found = await search(self._store(), self.selected, query, top_k=8)
+            store = await asyncio.to_thread(workspace_store, self._workspace())
+            found = await search(store, self.selected, query, top_k=8)
         except NodeError as error:
             return rx.toast.error(str(error))
         self.results = [ChunkRow(c["text"], _where(c["metadata"]), f"{c['score']:.3f}" if c["score"] else "",
                                  c["metadata"].get("source", "")) for c in found]
         self.searched = True
         return None
+
+
+def _listing(workspace: str, selected: str) -> tuple[list[CollectionRow], str, list[DocumentRow]]:
+    """(the workspace's collections, the selected one (the first when it is gone), its documents); blocking."""
+    store = workspace_store(workspace)
+    infos = [store.info(name) for name in store.names()]
+    collections = [CollectionRow(i.name, i.embedding or "full text only", i.documents, i.chunks) for i in infos]
+    names = [c.name for c in collections]
+    if selected not in names:
+        selected = names[0] if names else ""
+    documents = [DocumentRow(d["source"], d["title"] or "", d["chunks"]) for d in store.documents(selected)] \
+        if selected else []
+    return collections, selected, documents
 
 
 async def save_upload(chunks: Any, folder: Path, room: int) -> tuple[list[str], list[str]]:

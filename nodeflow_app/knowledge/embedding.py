@@ -102,13 +102,44 @@ def _embedder(parsed: Any, batch_size: int) -> Any:
     client_params = {"http_client": shared_http_client(parsed.provider, base_url, guarded=guarded), "max_retries": 1}
     if parsed.provider == "openai":
         # base64, not float: the SDK built each of 1,536 floats per vector on the event loop (0.3 s per batch of 64)
-        return OpenAIEmbedder(id=parsed.model, api_key=api_key_for("openai"), base_url=base_url,
-                              batch_size=batch_size, client_params=client_params, encoding_format="base64")
+        return _stopping_at_a_refused_key(OpenAIEmbedder(
+            id=parsed.model, api_key=api_key_for("openai"), base_url=base_url, batch_size=batch_size,
+            client_params=client_params, encoding_format="base64"))
     # OpenAI-compatible servers choose their own dimensions: send none (Agno would send 1536).
     embedder = OpenAILikeEmbedder(id=parsed.model, api_key=api_key_for(parsed.provider) or "not-provided",
                                   base_url=base_url, batch_size=batch_size, client_params=client_params)
     embedder.dimensions = None
+    return _stopping_at_a_refused_key(embedder)
+
+
+def _stopping_at_a_refused_key(embedder: Any) -> Any:
+    """Agno answers a failed batch with one request per text; when the provider refuses the key (401, 403) each
+    fails alike, so the first refusal answers for the rest: two requests, not one per text (2,049 per batch)."""
+    ask = embedder.async_get_embedding_and_usage
+    refused: list[BaseException] = []
+
+    async def each(text: str) -> Any:
+        if refused:
+            raise refused[0]
+        try:
+            return await ask(text)
+        except Exception as error:
+            if _status(error) in (401, 403):
+                refused.append(error)
+            raise
+
+    embedder.async_get_embedding_and_usage = each
     return embedder
+
+
+def _status(error: BaseException | None) -> int | None:
+    """The HTTP status of `error` or of what it wraps (Agno wraps the SDK's error)."""
+    while error is not None:
+        status = getattr(error, "status_code", None)
+        if isinstance(status, int):
+            return status
+        error = error.__cause__ or error.__context__
+    return None
 
 
 class EmbeddingCache:

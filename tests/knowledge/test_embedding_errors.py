@@ -61,3 +61,12 @@ async def test_openai_embeddings_come_as_base64_and_read_as_the_same_floats(fake
     dimensions = fake_llm.embedding_requests[0]["dimensions"]
     for text, vector in zip(texts, vectors):
         assert vector == pytest.approx(fake_embedding(text, dimensions), abs=1e-6)  # float32, as the cache keeps
+
+
+async def test_a_refused_key_ends_the_batch_instead_of_one_request_per_text(fake_llm, monkeypatch):
+    """Agno falls back to one request per text when a batch fails: 300 texts against a 401 made 101 requests."""
+    monkeypatch.setenv(providers.COMPATIBLE_API_KEY_ENV, KEY)
+    fake_llm.embedding_failure = (401, "Incorrect API key provided")
+    with pytest.raises(NodeError, match="Incorrect API key provided"):
+        await embed_texts([f"text {n}" for n in range(300)], "openai-compatible:fake-embed", batch_size=100)
+    assert len(fake_llm.embedding_requests) == 2  # the batch, then the first text alone

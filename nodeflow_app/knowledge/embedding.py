@@ -64,9 +64,12 @@ async def embed_texts(texts: list[str], ref: str, batch_size: int = DEFAULT_BATC
         except Exception as error:
             # A provider may echo the key it was sent (OpenAI's 401 does): never in a run's record or a chat card.
             raise NodeError(scrub(f"embedding model {parsed.ref}: {type(error).__name__}: {error}", parsed)) from None
-        if len(vectors) != len(missing) or any(not v for v in vectors):
+        if len(vectors) != len(missing):
             raise NodeError(f"embedding model {parsed.ref}: the provider returned {len(vectors)} vectors for "
                             f"{len(missing)} texts")
+        if empty := [i for i, vector in zip(missing, vectors) if not vector]:
+            raise NodeError(f"embedding model {parsed.ref}: the provider returned an empty vector for text {empty[0]} "
+                            f"({len(empty)} of {len(missing)} texts)")
         fresh = {keys[i]: vector for i, vector in zip(missing, vectors)}
         await asyncio.to_thread(cache.put_many, fresh)
         known.update(fresh)

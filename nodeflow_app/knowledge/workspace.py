@@ -6,6 +6,7 @@ Collections belong to a workspace (SPEC 13); until accounts exist every run uses
 from __future__ import annotations
 
 import asyncio
+import threading
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -33,8 +34,13 @@ async def store_for(ctx: Any) -> KnowledgeStore:
 
 
 def workspace_store(workspace: str) -> KnowledgeStore:
-    """One store per (data folder, workspace) in a process, so its open tables are reused across runs."""
-    return _store(data_dir(), workspace)
+    """One store per (data folder, workspace) in a process, so its open tables are reused across runs. Built under
+    a lock: two threads asking at once would each build one (lru_cache does not lock)."""
+    with _building:
+        return _store(data_dir(), workspace)
+
+
+_building = threading.Lock()
 
 
 @lru_cache(maxsize=256)

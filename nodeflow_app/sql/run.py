@@ -301,14 +301,13 @@ def _begin(database: Any, kind: str, writable: bool, seconds: int) -> None:
 
 def _streams(kind: str, sql: str, writable: bool) -> bool:
     """Whether the rows can come from the server as they are read, so that a row limit bounds memory too (the
-    drivers otherwise read every row first). MySQL's unbuffered cursor takes any statement; PostgreSQL's
-    server-side cursor (DECLARE) takes queries only, and with writes allowed a WITH may hold an INSERT."""
-    if kind == "mysql":
-        return True
-    if kind != "postgres":
+    drivers otherwise read every row first). Read-only statements only: a PostgreSQL cursor computes only the
+    rows read (a function with side effects would run for those alone), and MySQL's unbuffered cursor reports an
+    error in the rows after the limit nowhere. MySQL's takes any statement; PostgreSQL's (DECLARE) queries."""
+    if writable or kind not in ("mysql", "postgres"):
         return False
-    first = _PG_LEADING.sub("", sql, count=1)[:7].upper()
-    return first.startswith(("SELECT", "VALUES", "TABLE")) or (not writable and first.startswith("WITH"))
+    return kind == "mysql" or _PG_LEADING.sub("", sql, count=1)[:7].upper().startswith(
+        ("SELECT", "VALUES", "TABLE", "WITH"))
 
 
 def _execute(database: Any, sql: str, params: dict[str, Any], limit: int, stream: bool = False) -> Outcome:
@@ -412,6 +411,7 @@ def _write_refused(error: DBAPIError) -> bool:
     original = error.orig
     return (getattr(original, "sqlstate", None) == "25006"  # PostgreSQL read_only_sql_transaction
             or "data-modifying statements in WITH" in str(original)  # a WITH holding an INSERT, read as a cursor
+            or "SELECT ... INTO is not allowed here" in str(original)  # a SELECT INTO (a new table), read as one
             or (getattr(original, "args", None) or (None,))[0] == 1792  # MySQL ER_CANT_EXECUTE_IN_READ_ONLY_TRANSACTION
             or "readonly database" in str(original))  # SQLite opened with mode=ro
 

@@ -626,3 +626,8 @@ async def test_a_postgres_query_streams_its_rows_so_the_limit_bounds_the_work(tm
         assert (output["rows"], output["truncated"]) == ([{"n": 5}], True)
         with pytest.raises(NodeError, match="division by zero"):  # all rows wanted: the third one fails
             await database.run(query, row_limit=10)
+        # With writes allowed every row is computed (a function's side effects must not stop at the limit).
+        with pytest.raises(NodeError, match="division by zero"):
+            await database.run(query, row_limit=1, allow_writes=True)
+        with pytest.raises(NodeError, match="the statement tries to write, but the node is read-only"):
+            await database.run("SELECT 1 AS a INTO new_table", row_limit=1)

@@ -10,6 +10,7 @@ signed in -> the sign-in page (coming back afterwards).
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import json
 import logging
@@ -91,9 +92,12 @@ class AuthState(rx.State):
             return rx.redirect(routes.SETUP)
         return rx.redirect(routes.GRAPHS) if self._load_account() else None
 
+    # Password hashing (argon2) takes 150-500 ms by design: every handler that hashes or verifies does it in a
+    # thread, or each sign-in would hold the event loop, and with it every run, for that long.
+
     @rx.event
     @requires("public")
-    def create_owner(self, form: dict[str, Any]) -> Any:
+    async def create_owner(self, form: dict[str, Any]) -> Any:
         """The first visit of a fresh install: this account owns the install (instance admin)."""
         store = account_store()
         if store.has_users():
@@ -103,21 +107,22 @@ class AuthState(rx.State):
             self.error = "The two passwords differ."
             return None
         try:
-            store.create_user(str(form.get("name", "")), str(form.get("email", "")), str(form.get("password", "")))
+            await asyncio.to_thread(store.create_user, str(form.get("name", "")), str(form.get("email", "")),
+                                    str(form.get("password", "")))
             adopt_unowned_graphs()
         except AccountError as error:
             self.error = str(error).capitalize() + "."
             return None
-        return self._sign_in(str(form.get("email", "")), str(form.get("password", "")))
+        return await self._sign_in(str(form.get("email", "")), str(form.get("password", "")))
 
     @rx.event
     @requires("public")
-    def sign_in(self, form: dict[str, Any]) -> Any:
-        return self._sign_in(str(form.get("email", "")), str(form.get("password", "")))
+    async def sign_in(self, form: dict[str, Any]) -> Any:
+        return await self._sign_in(str(form.get("email", "")), str(form.get("password", "")))
 
-    def _sign_in(self, email: str, password: str) -> Any:
+    async def _sign_in(self, email: str, password: str) -> Any:
         try:
-            token, _user = account_store().sign_in(email, password, seconds=HANDOFF_SECONDS)
+            token, _user = await asyncio.to_thread(account_store().sign_in, email, password, seconds=HANDOFF_SECONDS)
         except AccountError as error:
             self.error = str(error).capitalize() + "."
             return None
@@ -144,18 +149,19 @@ class AuthState(rx.State):
 
     @rx.event
     @requires("signed_in")
-    def change_password(self, form: dict[str, Any]) -> Any:
+    async def change_password(self, form: dict[str, Any]) -> Any:
         user = self._signed_in_user()
         if form.get("new") != form.get("confirm"):
             self.error = "The two new passwords differ."
             return None
         try:
-            account_store().change_password(user.id, str(form.get("current", "")), str(form.get("new", "")))
+            await asyncio.to_thread(account_store().change_password, user.id, str(form.get("current", "")),
+                                    str(form.get("new", "")))
         except AccountError as error:
             self.error = str(error).capitalize() + "."
             return None
         forget_token(session_token(self))
-        return self._sign_in(user.email, str(form.get("new", "")))  # every session ended: start a new one
+        return await self._sign_in(user.email, str(form.get("new", "")))  # every session ended: start a new one
 
     @rx.event
     @requires("signed_in")

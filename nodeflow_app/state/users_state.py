@@ -3,6 +3,7 @@ everywhere (the new password is shown once, to hand over; the CLI's `nodeflow us
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import secrets
 from typing import Any
@@ -34,10 +35,10 @@ class UsersState(rx.State):
 
     @rx.event
     @requires("admin")
-    def reset_password(self, user_id: str) -> Any:
+    async def reset_password(self, user_id: str) -> Any:
         password = secrets.token_urlsafe(12)
-        try:
-            account_store().set_password(user_id, password)  # ends every session of theirs
+        try:  # argon2 hashes in a thread (150-500 ms): the event loop runs every run meanwhile
+            await asyncio.to_thread(account_store().set_password, user_id, password)  # ends every session of theirs
         except AccountError as error:
             return rx.toast.error(str(error).capitalize() + ".")
         user = account_store().user(user_id)

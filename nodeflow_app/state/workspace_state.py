@@ -7,6 +7,7 @@ link or API token is shown once, right after it is made, and never stored in cle
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import time
 from datetime import datetime, timezone
@@ -194,9 +195,9 @@ class WorkspaceState(rx.State):
         try:
             if user is None:
                 email, password = str((form or {}).get("email", "")), str((form or {}).get("password", ""))
-                if store.user_by_email(email) is None:
-                    store.create_user(str((form or {}).get("name", "")), email, password)
-                token, user = store.sign_in(email, password, seconds=HANDOFF_SECONDS)
+                if store.user_by_email(email) is None:  # argon2 hashes and verifies in threads (150-500 ms each)
+                    await asyncio.to_thread(store.create_user, str((form or {}).get("name", "")), email, password)
+                token, user = await asyncio.to_thread(store.sign_in, email, password, seconds=HANDOFF_SECONDS)
             joined = store.accept(self.invite_code, user.id)
         except AccountError as error:
             self.message = str(error).capitalize() + "."

@@ -116,6 +116,19 @@ def _hasher() -> PasswordHasher:
     return PASSWORD_HASHER
 
 
+_UNKNOWN_ACCOUNT: dict[int, str] = {}  # id(hasher) -> its hash of a secret nobody knows
+
+
+def _unknown_account_hash() -> str:
+    """A hash no password matches, made by the current hasher: an unknown email costs the same verification as a
+    known one, so a sign-in's answer time does not tell which emails have accounts."""
+    hasher = _hasher()
+    known = _UNKNOWN_ACCOUNT.get(id(hasher))
+    if known is None:
+        known = _UNKNOWN_ACCOUNT[id(hasher)] = hasher.hash(secrets.token_urlsafe(32))
+    return known
+
+
 def clean_email(email: str) -> str:
     cleaned = (email or "").strip().lower()
     if not _EMAIL.match(cleaned) or len(cleaned) > 254:
@@ -215,7 +228,8 @@ class AccountStore:
             row = conn.execute(select(UserRow).where(UserRow.email == email)).first()
         if recent >= MAX_FAILED_SIGN_INS:
             raise SignInThrottled(f"too many failed sign-ins for {email}; try again in {SIGN_IN_WINDOW_S // 60} minutes")
-        if row is None or not self._verify(row.password_hash, password):
+        verified = self._verify(row.password_hash if row else _unknown_account_hash(), password)
+        if row is None or not verified:
             with self.engine.begin() as conn:  # its own transaction: the failure must stay counted
                 conn.execute(SignInAttemptRow.__table__.insert().values(email=email, at=now))
             raise AccountError("wrong email or password")

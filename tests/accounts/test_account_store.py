@@ -200,3 +200,20 @@ def test_a_worker_losing_the_race_to_create_the_headless_admin_goes_on(store, mo
     ("editor", "manage", False), ("owner", "manage", True), (None, "view", False), ("bogus", "view", False)])
 def test_roles_allow_the_actions_of_the_spec_table(role, action, allowed):
     assert allows(role, action) is allowed
+
+
+def test_an_unknown_email_costs_the_same_verification_as_a_known_one(store, monkeypatch):
+    """An unknown email skipped argon2 (150-500 ms): a sign-in's answer time told which emails have accounts."""
+    store.create_user("Ada", "ada@example.org", PASSWORD)
+    hasher, verified = accounts_module.PASSWORD_HASHER, []
+
+    class Counting(type(hasher)):
+        def verify(self, hash, password):
+            verified.append(hash)
+            return super().verify(hash, password)
+
+    monkeypatch.setattr(accounts_module, "PASSWORD_HASHER", Counting(time_cost=1, memory_cost=1024, parallelism=1))
+    for email in ("ada@example.org", "nobody@example.org"):
+        with pytest.raises(AccountError, match="^wrong email or password$"):
+            store.sign_in(email, "guess")
+    assert len(verified) == 2 and all(hash.startswith("$argon2id$") for hash in verified)

@@ -23,10 +23,10 @@ from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
 from nodeflow_app.api.access import ApiAccess, authorize, requires
-from nodeflow_app.api.responses import utf8_safe
 from nodeflow_app.runs.detached import drive
 from nodeflow_app.contract import NodeError
 from nodeflow_app.runs.graph_runner import final_output
+from nodeflow_app.store.encoding import replaced_surrogates
 from nodes.trigger.mcp_tool.executor import input_schema, tool_name
 
 STARTED_BY = "mcp"  # the entry point: the MCP Tool trigger's definition lists it in `started_by`
@@ -118,11 +118,11 @@ async def _call(services: Any, tool: GraphTool, arguments: dict[str, Any]) -> ty
         return _error(f"the run {run.run_id} waits for a person's answer; it goes on when answered in NodeFlow")
     if run.status != "completed":
         return _error(run.error or f"the run ended as {run.status}")
-    value = utf8_safe(final_output(run))
+    value = replaced_surrogates(final_output(run))
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
     return types.CallToolResult(content=[types.TextContent(type="text", text=text)],
                                 structured_content=value if isinstance(value, dict) else None)
 
 
 def _error(message: str) -> types.CallToolResult:
-    return types.CallToolResult(content=[types.TextContent(type="text", text=utf8_safe(message))], is_error=True)
+    return types.CallToolResult(content=[types.TextContent(type="text", text=replaced_surrogates(message))], is_error=True)

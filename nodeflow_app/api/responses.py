@@ -6,14 +6,11 @@ escaped to ASCII, where it reads back as the very value that was sent.
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
 from fastapi.responses import JSONResponse
 
 _encode = json.JSONEncoder(ensure_ascii=True, allow_nan=False, default=str).encode
-_encode_raw = json.JSONEncoder(ensure_ascii=False, default=str).encode
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 class AsciiJSONResponse(JSONResponse):
@@ -27,11 +24,3 @@ def event_data(value: Any) -> str:
     """`value` as one line of a server-sent event's `data:`, escaped to ASCII like every API answer."""
     return _encode(value)
 
-
-def utf8_safe(value: Any) -> Any:
-    """`value` with each lone surrogate replaced by U+FFFD, for writers that must emit UTF-8 (the MCP library's
-    own JSON). The value itself when it has none, the usual case."""
-    text = _encode_raw(value)
-    if text.isascii() or _LONE_SURROGATE.search(text) is None:
-        return value
-    return json.loads(_LONE_SURROGATE.sub("\ufffd", text))  # a raw lone surrogate only ever sits inside a string

@@ -48,7 +48,18 @@ def shown_surrogates(value: Any) -> Any:
     if isinstance(value, str):
         return value if value.isascii() or _SURROGATE.search(value) is None else \
             _SURROGATE.sub(lambda found: f"\\u{ord(found.group()):04x}", value)
+    return _surrogates_replaced(value, lambda found: f"\\\\u{ord(found.group()):04x}")
+
+
+def replaced_surrogates(value: Any) -> Any:
+    """`value` with each lone surrogate replaced by U+FFFD, for writers that must emit UTF-8 (the MCP library's
+    own JSON). The value itself when it has none, the usual case."""
+    return _surrogates_replaced(value, lambda _found: "\ufffd")
+
+
+def _surrogates_replaced(value: Any, replacement: Any) -> Any:
+    """`value` through its JSON text, each lone surrogate there (it only ever sits inside a string) replaced."""
     text = _encode(value)
     if text.isascii() or _SURROGATE.search(text) is None:
         return value
-    return json.loads(_SURROGATE.sub(lambda found: f"\\\\u{ord(found.group()):04x}", text))
+    return json.loads(_SURROGATE.sub(replacement, text))

@@ -125,7 +125,7 @@ class EditorState(rx.State):
             self.not_found, self.graph_name = graph_id, ""
             return failure
         if room.unsaved and allows(current().role, "edit"):
-            self._save(room, "autosave")  # a reload: what is still unsaved becomes a version now
+            await self._save(room, "autosave")  # a reload: what is still unsaved becomes a version now
         self.not_found, self.graph_name = "", self._doc.name
         # A viewer's canvas is read-only (the access check refuses their edits anyway; this says so up front).
         self.read_only = not allows(current().role, "edit")
@@ -133,7 +133,7 @@ class EditorState(rx.State):
         self._configured = configured_providers()
         self.model_options = model_choices(self._configured)
         await self._enter(room)
-        self._select([])
+        await self._select([])
         self._send_whole_graph(room)
 
     async def _room(self, fresh: bool = False) -> tuple[GraphRoom, Any]:
@@ -154,8 +154,8 @@ class EditorState(rx.State):
         if restarted and not self.me:  # a fresh state (a restarted server): this tab shows in the room again
             await self._enter(room)
         failure = None
-        if room._doc is None or room._doc.id != graph_id or (fresh and room._is_stale()):
-            error, issues = room._open(graph_id)
+        if room._doc is None or room._doc.id != graph_id or (fresh and await room._is_stale()):
+            error, issues = await room._open(graph_id)
             if error and error != "missing":
                 failure = rx.toast.error(error)
             elif not error:
@@ -182,23 +182,23 @@ class EditorState(rx.State):
         await self._room()
         self._frozen = frozen
         if frozen and self.selected_id:
-            self._select([])
+            await self._select([])
 
     async def _save_pending(self) -> None:
         """Edits not saved yet become a version now (before History restores another one)."""
         room, _ = await self._room()
         if self._doc is not None and room.unsaved:
-            self._save(room, "autosave")
+            await self._save(room, "autosave")
 
     async def _reopen(self) -> None:
         """Load the graph's newest stored version again (History restored an old one): a new room epoch,
         so every tab in the room reloads it; undo histories refer to the old one and are dropped."""
         room, _ = await self._room()
         if self._doc is not None:
-            _, issues = room._open(self._doc.id)
+            _, issues = await room._open(self._doc.id)
             self._set_issues(issues)
             self._undo, self._redo = [], []
-            self._select([])
+            await self._select([])
             self._send_whole_graph(room)
 
     @rx.event
@@ -262,14 +262,16 @@ class EditorState(rx.State):
         room, _ = await self._room()
         if self._doc is None or self._doc.id != graph_id or not room.unsaved:
             return True
-        self._save(room, "autosave")
+        await self._save(room, "autosave")
         return room.save_status == "saved"
 
-    def _save(self, room: GraphRoom, note: str) -> None:
-        """Save now, inside the handler (a reload with edits still pending, a run about to start)."""
+    async def _save(self, room: GraphRoom, note: str) -> None:
+        """Save now, inside the handler (a reload with edits still pending, a run about to start); the writing
+        in a thread (~80 ms at 1,000 nodes, which held every run and tab)."""
         edits, authors = room._claim_save()
         try:
-            version, issues = _validate_and_store(self._doc.id, self._doc.to_json(), note, current().user, authors)
+            version, issues = await asyncio.to_thread(_validate_and_store, self._doc.id, self._doc.to_json(), note,
+                                                      current().user, authors)
         except Exception as error:  # noqa: BLE001 - the edits stay in memory; the page says so
             room._save_failed(edits, authors)
             self.issue_list = [{"node_id": "", "severity": "error", "text": f"Saving failed: {error}"}]
@@ -285,7 +287,7 @@ class EditorState(rx.State):
         if self._doc is None:
             return
         try:
-            graph_store().rename(self._doc.id, name)
+            await asyncio.to_thread(graph_store().rename, self._doc.id, name)
         except ValueError as error:
             self.name_field_rev += 1  # the field remounts with the name the graph still has
             return rx.toast.error(f"Not renamed: {error}")
@@ -316,7 +318,7 @@ class EditorState(rx.State):
     async def on_select(self, payload: dict[str, Any]):
         room, _ = await self._room()
         ids = [str(i) for i in payload.get("nodes") or []]
-        self._select(ids)
+        await self._select(ids)
         room._select(self.me, ids[:50])  # others see it outlined in my colour
 
     @rx.event
@@ -339,10 +341,10 @@ class EditorState(rx.State):
             return
         if self.selected_id in self._doc.nodes:
             self._form_rev += 1
-            self._select([self.selected_id], keep_form=True)
+            await self._select([self.selected_id], keep_form=True)
             return
         name = self.selected_name
-        self._select([])
+        await self._select([])
         who = str(payload.get("by") or "Someone")
         return rx.toast.info(f"{who} deleted '{name}'", duration=6000)
 
@@ -497,7 +499,7 @@ class EditorState(rx.State):
             self.name_error = str(error)
             return
         self.name_error = ""
-        return self._after_change(change) if change.ops else None
+        return await self._after_change(change) if change.ops else None
 
     @rx.event
     @requires("edit")
@@ -521,7 +523,8 @@ class EditorState(rx.State):
         await self._room()
         if self._doc is None:
             return
-        _, issues = validate_graph(self._doc.to_json(), default_registry())
+        # In a thread: checking a 1,000-node graph takes tens of ms, which every run and tab would wait for.
+        _, issues = await asyncio.to_thread(validate_graph, self._doc.to_json(), default_registry())
         self._set_issues(issues)
         self.issues_open = True
         if not self.issue_list:
@@ -538,7 +541,7 @@ class EditorState(rx.State):
         """Select a node from outside the canvas (the issues list)."""
         await self._room()
         if self._doc is not None and node_id in self._doc.nodes:
-            self._select([node_id])
+            await self._select([node_id])
             self.focus = {"n": self.focus["n"] + 1, "ids": [node_id]}
 
     @rx.event
@@ -585,7 +588,7 @@ class EditorState(rx.State):
             return rx.toast.error(str(error))
         if self.worker != (pid := str(os.getpid())):
             self.worker = pid
-        return self._after_change(change, inspect)
+        return await self._after_change(change, inspect)
 
     async def _replay(self, source: list[Change], target: list[Change]):
         """Undo (source: my undo stack) or redo: take back my own change, on the graph as others left it."""
@@ -596,19 +599,19 @@ class EditorState(rx.State):
         target.append(change)
         self._form_rev += 1
         if change.ops:
-            self._publish(change)
+            await self._publish(change)
         self._update_history_flags()
 
-    def _after_change(self, change: Change, inspect: bool = True):
+    async def _after_change(self, change: Change, inspect: bool = True):
         if not change.ops:
             return
         if any(op["op"] != "select" for op in change.ops):
             self._undo = [*self._undo[-(UNDO_LIMIT - 1):], change]
             self._redo = []
-        self._publish(change, inspect)
+        await self._publish(change, inspect)
         self._update_history_flags()
 
-    def _publish(self, change: Change, inspect: bool = True) -> None:
+    async def _publish(self, change: Change, inspect: bool = True) -> None:
         """The room sends the ops to every tab (this one too); this tab's inspector follows them."""
         room = self._get_state_from_cache(GraphRoom)
         user = current().user
@@ -616,9 +619,9 @@ class EditorState(rx.State):
         ops = change.ops
         selection = next((op["ids"] for op in ops if op["op"] == "select"), None)
         if selection is not None:
-            self._select(selection)
+            await self._select(selection)
         elif inspect and self.selected_id and (self.selected_id not in self._doc.nodes or _touches(ops, self.selected_id)):
-            self._select([self.selected_id] if self.selected_id in self._doc.nodes else [], keep_form=True)
+            await self._select([self.selected_id] if self.selected_id in self._doc.nodes else [], keep_form=True)
 
     def _update_history_flags(self) -> None:
         can_undo, can_redo = bool(self._undo), bool(self._redo)
@@ -647,7 +650,7 @@ class EditorState(rx.State):
         node = self._doc.nodes[self.selected_id]
         return node, default_registry().definition(node.type)
 
-    def _select(self, ids: list[str], keep_form: bool = False) -> None:
+    async def _select(self, ids: list[str], keep_form: bool = False) -> None:
         """The inspector follows a single selected node; none or several show the empty inspector."""
         node_id = ids[0] if len(ids) == 1 and self._doc is not None and ids[0] in self._doc.nodes else ""
         if node_id != self.selected_id or not keep_form:
@@ -657,12 +660,13 @@ class EditorState(rx.State):
             if self.number_drafts:
                 self.number_drafts = {}
             self.selected_id = node_id
-            self._load_upstream_fields()
+            await self._load_upstream_fields()
         self.selected_id = node_id
         self._refresh_inspector()
 
-    def _load_upstream_fields(self) -> None:
-        """What the selected node's upstream nodes gave in the graph's latest runs (n8n's input panel)."""
+    async def _load_upstream_fields(self) -> None:
+        """What the selected node's upstream nodes gave in the graph's latest runs (n8n's input panel). Read in
+        a thread: up to five whole runs, which held every run and tab on each click."""
         graph = self._doc.to_graph() if self._doc is not None and self.selected_id else None
         if graph is None:
             if self.upstream_fields:
@@ -671,7 +675,7 @@ class EditorState(rx.State):
         names = {n.name: n.id for n in graph.nodes}
         wanted = {names[name]: name for name in fields.upstream_names(graph, self.selected_id) if name in names}
         try:
-            outputs = _last_outputs(self._doc.id, set(wanted)) if wanted else {}
+            outputs = await asyncio.to_thread(_last_outputs, self._doc.id, set(wanted)) if wanted else {}
         except Exception:  # noqa: BLE001 - run history is a help here; the inspector must open without it
             outputs = {}
         self.upstream_fields = [row for node_id, name in wanted.items() if node_id in outputs

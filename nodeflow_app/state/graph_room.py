@@ -10,6 +10,7 @@ The room has no event handlers of its own: every event goes through EditorState'
 
 from __future__ import annotations
 
+import asyncio
 from functools import lru_cache
 from typing import Any
 
@@ -68,18 +69,16 @@ class GraphRoom(rx.SharedState):
         root.dirty_vars.intersection_update(already)  # the router, and the page's route args computed from it
         return linked
 
-    def _open(self, graph_id: str) -> tuple[str | None, list[Issue]]:
+    async def _open(self, graph_id: str) -> tuple[str | None, list[Issue]]:
         """(Re)read the stored graph: a new epoch, so every tab in the room reloads it. (error, issues)"""
-        stored = graph_store().get(graph_id)
+        stored, graph, issues = await asyncio.to_thread(_read_graph, graph_id)
         if stored is None:
             self._doc = None
             return "missing", []
-        graph, issues = validate_graph(stored.graph, default_registry())
         if graph is None:
             self._doc = None
             return f"Graph {graph_id} cannot be read: {issues[0].line()}", issues
-        graph.id, graph.name = stored.id, stored.name
-        self._doc = GraphDocument.from_graph(graph, history=False)
+        self._doc = graph
         self._epoch += 1
         self._seq, self._log = 0, []
         self._edits = self._saved_edits = 0
@@ -89,11 +88,12 @@ class GraphRoom(rx.SharedState):
         self._update_counts()
         return None, issues
 
-    def _is_stale(self) -> bool:
+    async def _is_stale(self) -> bool:
         """Nothing unsaved here, but the database holds a newer version (History, the CLI, the API wrote it)."""
         if self._doc is None or self.unsaved:
             return False
-        return graph_store().version_of(self._doc.id) not in (None, self.saved_version)
+        graph_id = self._doc.id
+        return await asyncio.to_thread(graph_store().version_of, graph_id) not in (None, self.saved_version)
 
     @property
     def unsaved(self) -> bool:
@@ -183,3 +183,17 @@ class GraphRoom(rx.SharedState):
                 self.cursors = {k: v for k, v in self.cursors.items() if k != pid}
         elif self.cursors.get(pid) != at:
             self.cursors = {**self.cursors, pid: at}
+
+
+def _read_graph(graph_id: str) -> tuple[Any, GraphDocument | None, list[Issue]]:
+    """(stored row or None, its document or None when it does not validate, issues). Reading, checking and
+    building a 1,000-node graph takes tens of ms: callers run this in a thread, off the event loop every
+    run and tab shares."""
+    stored = graph_store().get(graph_id)
+    if stored is None:
+        return None, None, []
+    graph, issues = validate_graph(stored.graph, default_registry())
+    if graph is None:
+        return stored, None, issues
+    graph.id, graph.name = stored.id, stored.name
+    return stored, GraphDocument.from_graph(graph, history=False), issues

@@ -1,0 +1,103 @@
+"""The editor's store work runs in threads: opening a graph, checking it is the newest version, saving before a
+run and the inspector's upstream outputs each held every run and tab while the database answered."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+
+from nodeflow_app.state import editor_state, graph_room
+from nodeflow_app.state.graph_room import GraphRoom
+from nodeflow_app.store.graphs import GraphStore
+from tests.nodes.loop_ticks import loop_ticks
+
+SLOW_S = 0.3
+EXAMPLES = Path(__file__).resolve().parents[1] / "fixtures" / "graphs" / "examples"
+
+
+class SlowStore:
+    """A real graph store whose reads and writes each take SLOW_S (a big graph, a busy database)."""
+
+    def __init__(self, store: GraphStore):
+        self._store = store
+
+    def __getattr__(self, name: str):
+        call = getattr(self._store, name)
+        return lambda *args, **kwargs: time.sleep(SLOW_S) or call(*args, **kwargs)
+
+
+@pytest.fixture
+def slow_store(tmp_path, monkeypatch) -> GraphStore:
+    store = GraphStore(f"sqlite:///{tmp_path / 'nodeflow.db'}")
+    slow = SlowStore(store)
+    monkeypatch.setattr(graph_room, "graph_store", lambda: slow)
+    monkeypatch.setattr(editor_state, "graph_store", lambda: slow)
+    yield store
+    store.engine.dispose()
+
+
+def room() -> GraphRoom:
+    return GraphRoom(_reflex_internal_init=True)
+
+
+async def test_opening_a_graph_and_checking_its_version_leave_the_loop_free(slow_store):
+    graph_id = slow_store.create("Flow").id
+    r = room()
+    async with loop_ticks() as ticks:
+        assert await r._open(graph_id) == (None, [])
+    assert ticks[0] >= 10, ticks
+    assert (r._doc.id, r._doc.name, r.saved_version, r.save_status) == (graph_id, "Flow", 1, "saved")
+    async with loop_ticks() as ticks:
+        assert await r._is_stale() is False
+    assert ticks[0] >= 10, ticks
+    slow_store.save(graph_id, slow_store.get(graph_id).graph, note="from the CLI")  # version 2, written elsewhere
+    assert await r._is_stale() is True
+
+
+async def test_a_missing_graph_is_said_as_before(slow_store):
+    r = room()
+    assert await r._open("nope") == ("missing", [])
+    assert r._doc is None
+
+
+async def test_saving_before_a_run_writes_in_a_thread(slow_store, monkeypatch):
+    graph_id = slow_store.create("Flow").id
+    r = room()
+    await r._open(graph_id)
+    r._publish([{"op": "select", "ids": []}], "tab-a", "u1", "Ann")  # an unsaved edit
+    monkeypatch.setattr(editor_state, "current", lambda: type("Access", (), {"user": None})())
+    editor = type("Tab", (), {"_doc": r._doc, "_set_issues": lambda self, issues: None,
+                              "_save": editor_state.EditorState._save})()
+    async with loop_ticks() as ticks:
+        await editor._save(r, "autosave")
+    assert ticks[0] >= 10, ticks
+    assert (r.save_status, r.unsaved, r.saved_version) == ("saved", False, 2)
+    assert slow_store.get(graph_id).version == 2
+
+
+async def test_the_inspectors_upstream_outputs_are_read_in_a_thread(monkeypatch):
+    """A click on a node read up to five whole past runs on the loop."""
+    from nodeflow_app.editor.document import GraphDocument
+    from nodeflow_app.validation import validate_graph
+    from nodes._registry import default_registry
+
+    graph, issues = validate_graph(json.loads((EXAMPLES / "branching.json").read_text()), default_registry())
+    assert graph is not None, issues
+    runs = {"graph": graph.id, "nodes": {"check": {"out": {"adult": True}}}}
+
+    def slow_outputs(graph_id, wanted, limit=5):
+        time.sleep(SLOW_S)
+        assert graph_id == runs["graph"]
+        return {node_id: outputs for node_id, outputs in runs["nodes"].items() if node_id in wanted}
+
+    monkeypatch.setattr(editor_state, "_last_outputs", slow_outputs)
+    tab = type("Tab", (), {"_doc": GraphDocument.from_graph(graph, history=False), "selected_id": "adult",
+                           "upstream_fields": [],
+                           "_load_upstream_fields": editor_state.EditorState._load_upstream_fields})()
+    async with loop_ticks() as ticks:
+        await tab._load_upstream_fields()
+    assert ticks[0] >= 10, ticks
+    assert tab.upstream_fields and all(row["node"] == "Is adult" for row in tab.upstream_fields), tab.upstream_fields

@@ -12,6 +12,7 @@ Reflex's generic `setvar`, or a caller without the role is refused, logged, and 
 
 from __future__ import annotations
 
+import asyncio
 import contextvars
 import logging
 import time
@@ -191,12 +192,20 @@ def session_cookie_name(secure: bool) -> str:
     return SECURE_SESSION_COOKIE if secure else SESSION_COOKIE
 
 
-def target_workspace(state: Any, current_workspace: str | None) -> str | None:
-    """The workspace an event acts in: the one of the page's graph (/graph/<id>...), else the current one."""
-    graph_id = routes.page_graph_id(state.router) if state.router else ""
-    if graph_id:
-        return graph_workspace(graph_id)
-    return current_workspace or None
+def target_workspace(graph_id: str, current_workspace: str | None) -> str | None:
+    """The workspace an event acts in: the one of the page's graph (`graph_id`, from /graph/<id>...), else the
+    current one."""
+    return graph_workspace(graph_id) if graph_id else current_workspace or None
+
+
+def _caller(token: str, graph_id: str, current_workspace: str | None) -> tuple[User | None, str | None, str | None]:
+    """(user, the workspace the event acts in, their role there): database reads, so the middleware runs this
+    in a thread (the role is read for every event, a cursor move included; a slow database held every run)."""
+    user = user_for_token(token)
+    workspace = target_workspace(graph_id, current_workspace)
+    if workspace is None and user is not None:  # an event sent before the page's guard chose one
+        workspace = default_workspace(user.id)
+    return user, workspace, account_store().role(user.id, workspace) if user is not None else None
 
 
 def default_workspace(user_id: str) -> str | None:
@@ -317,17 +326,14 @@ class AccessMiddleware(Middleware):
         from nodeflow_app.state.auth_state import AuthState
 
         auth = await state.get_state(AuthState)
-        user = user_for_token(session_token(state))
-        workspace = target_workspace(state, auth.workspace_id)
-        if workspace is None and user is not None:  # an event sent before the page's guard chose one
-            workspace = default_workspace(user.id)
-        role = account_store().role(user.id, workspace) if user is not None else None
+        graph_id = routes.page_graph_id(state.router) if state.router else ""
+        user, workspace, role = await asyncio.to_thread(_caller, session_token(state), graph_id, auth.workspace_id)
         decision = decide(need, user, role)
         if not decision.allowed:
             return self._refuse(event, user, decision.reason)
         if user is not None and handler.fn not in _page_loaders(app):
             kept = await _kept_graph(state, state_cls)
-            if kept and graph_workspace(kept) != workspace:
+            if kept and await asyncio.to_thread(graph_workspace, kept) != workspace:
                 return self._refuse(event, user, "not found")
         _current.set(Access(user, workspace, role))
         set_caller(Caller(user.id if user else None, user.name if user else "", workspace))

@@ -287,3 +287,26 @@ def test_every_background_handler_that_acts_on_a_kept_graph_checks_it_again():
         if "still_checked(" not in source + "".join(inspect.getsource(h) for h in helpers):
             unchecked.append(f"{cls.__name__}.{name}")
     assert unchecked == []
+
+
+def test_the_check_reads_the_database_off_the_event_loop(team, monkeypatch):
+    """The role is read for every event (each cursor move too): with a slow database, every run waited."""
+    import time
+
+    from tests.nodes.loop_ticks import loop_ticks
+
+    accounts, _, workspace_id, graph_id, tokens = team
+    role = accounts.role
+    monkeypatch.setattr(accounts, "role", lambda *args: time.sleep(0.3) or role(*args))
+    load = next((cls, name) for cls, name, h in HANDLERS if name == "load_graph")
+    state = _page(tokens["editor"], workspace_id, graph_id)
+
+    async def send() -> tuple[object, access.Access, list[int]]:
+        async with loop_ticks() as ticks:
+            answer = await access.AccessMiddleware().preprocess(
+                None, state, Event(name=f"{load[0].get_full_name()}.{load[1]}", payload={}))
+        return answer, access.current(), ticks
+
+    answer, seen, ticks = asyncio.run(send())
+    assert answer is None and (seen.workspace_id, seen.role) == (workspace_id, "editor")
+    assert ticks[0] >= 10, ticks

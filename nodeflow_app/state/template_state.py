@@ -5,6 +5,7 @@ Everyone who may edit in the workspace sees it in New graph beside the built-in 
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import reflex as rx
@@ -36,20 +37,28 @@ class TemplateSaveState(rx.State):
 
     @rx.event
     @requires("edit")
-    def save(self, form: dict[str, Any]) -> Any:
+    async def save(self, form: dict[str, Any]) -> Any:
         workspace, user = current().workspace_id, current().user
-        stored = graph_store().get(self._graph_id)
-        if stored is None or graph_store().workspace_of(self._graph_id) != workspace:
+        name, description = str(form.get("name", "")), str(form.get("description", ""))
+        try:  # in a thread: the whole graph is read, checked and written (a big graph held every run and tab)
+            template = await asyncio.to_thread(_save_template, self._graph_id, workspace, name, description, user)
+        except ValueError as error:
+            self.name, self.error = name, str(error).capitalize() + "."
+            return None
+        if template is None:
             self.open = False
             return rx.toast.error("Not saved: the graph is not in this workspace.")
-        try:
-            template = template_store().save(workspace, str(form.get("name", "")), str(form.get("description", "")),
-                                             stored.graph, default_registry(), author=getattr(user, "id", None))
-        except ValueError as error:
-            self.name, self.error = str(form.get("name", "")), str(error).capitalize() + "."
-            return None
         self.open = False
         return rx.toast.success(f"Saved as the template “{template.name}”: New graph offers it to your team.")
 
 
 acts_on_graph(TemplateSaveState)
+
+
+def _save_template(graph_id: str, workspace: str | None, name: str, description: str, user: Any) -> Any:
+    """The graph as a template of `workspace`; None when the graph is not in it. ValueError: a bad name."""
+    stored = graph_store().get(graph_id)
+    if stored is None or graph_store().workspace_of(graph_id) != workspace:
+        return None
+    return template_store().save(workspace, name, description, stored.graph, default_registry(),
+                                 author=getattr(user, "id", None))

@@ -6,6 +6,7 @@ checks edit in the graph's own workspace and in the target again, whatever the b
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 from typing import Any
 
@@ -34,12 +35,12 @@ class TransferState(rx.State):
 
     @rx.event
     @requires("edit")
-    def ask(self, graph_id: str, name: str, mode: str) -> Any:
+    async def ask(self, graph_id: str, name: str, mode: str) -> Any:
         """Open the dialog for `graph_id` ("": the editor's graph), listing the other workspaces where the
         caller may edit."""
         graph_id = graph_id or routes.page_graph_id(self.router)
         user = current().user
-        options = edit_targets(account_store(), user.id, graph_store().workspace_of(graph_id)) if user else []
+        options = await asyncio.to_thread(_edit_targets, user.id, graph_id) if user else []
         self._graph_id, self.graph_name, self.mode = graph_id, name, "move" if mode == "move" else "copy"
         self.targets = [TargetOption(w.id, w.name) for w in options]
         self.target_id = options[0].id if options else ""
@@ -57,13 +58,14 @@ class TransferState(rx.State):
 
     @rx.event
     @requires("edit")
-    def confirm(self) -> Any:
+    async def confirm(self) -> Any:
         user = current().user
         target = next((t for t in self.targets if t.id == self.target_id), None)
         if user is None or target is None:
             return rx.toast.error("Choose a workspace first.")
-        try:
-            copy = transfer(graph_store(), account_store(), user.id, self._graph_id, target.id, self.mode)  # type: ignore[arg-type]
+        try:  # in a thread: a copy reads and writes the whole graph (a big one held every run and tab)
+            copy = await asyncio.to_thread(transfer, graph_store(), account_store(), user.id, self._graph_id,
+                                           target.id, self.mode)  # type: ignore[arg-type]
         except TransferRefused as error:
             self.open = False
             return rx.toast.error(f"Not done: {error}.")
@@ -76,3 +78,7 @@ class TransferState(rx.State):
 
 
 acts_on_graph(TransferState)
+
+
+def _edit_targets(user_id: str, graph_id: str) -> list[Any]:
+    return edit_targets(account_store(), user_id, graph_store().workspace_of(graph_id))

@@ -1,4 +1,4 @@
-"""The graph list's database and file work runs in a thread: the event loop, which serves
+"""The graph list's and the legacy import's database and file work runs in a thread: the event loop, which serves
 every tab and runs every workflow run, keeps ticking meanwhile. Each handler is called as Reflex would (its
 function, on a state of its own), with one store call made slow."""
 
@@ -11,8 +11,9 @@ from typing import Any, Callable
 
 import pytest
 
-from nodeflow_app.state import access, graph_list_state
+from nodeflow_app.state import access, graph_list_state, legacy_import_state
 from nodeflow_app.state.graph_list_state import GraphListState
+from nodeflow_app.state.legacy_import_state import LegacyImportState
 from nodeflow_app.store.graphs import GraphStore
 from nodeflow_app.store.templates import TemplateStore
 from nodeflow_app.store.triggers import TriggerStore
@@ -43,7 +44,8 @@ def stores(tmp_path, monkeypatch):
     url = f"sqlite:///{tmp_path / 'nodeflow.db'}"
     graphs, triggers, templates, service = GraphStore(url), TriggerStore(url), TemplateStore(url), Activation()
     graph = graphs.create("Orders", workspace_id=WORKSPACE)
-    monkeypatch.setattr(graph_list_state, "graph_store", lambda: graphs)
+    for module in (graph_list_state, legacy_import_state):
+        monkeypatch.setattr(module, "graph_store", lambda: graphs)
     monkeypatch.setattr(graph_list_state, "trigger_store", lambda: triggers)
     monkeypatch.setattr(graph_list_state, "template_store", lambda: templates)
     monkeypatch.setattr(graph_list_state, "activation", lambda: service)
@@ -170,3 +172,12 @@ async def test_an_imported_file_is_parsed_and_stored_off_the_loop(stores, monkey
     assert len(events) == 1  # the editor opens
     assert sorted(s.name for s in graphs.list(workspace_id=WORKSPACE)) == ["Imported", "Orders"]
 
+
+async def test_confirming_a_legacy_import_stores_it_off_the_loop(stores, monkeypatch):
+    graphs, *_ = stores
+    slow(monkeypatch, graphs, "import_json")
+    dialog = LegacyImportState(_reflex_internal_init=True)
+    dialog._graph_text, dialog.open = GRAPH, True
+    await off_the_loop(lambda: LegacyImportState.confirm.fn(dialog))
+    assert not dialog.open and dialog._graph_text == ""
+    assert sorted(s.name for s in graphs.list(workspace_id=WORKSPACE)) == ["Imported", "Orders"]

@@ -1,12 +1,14 @@
 """The graph list page's state: the rows shown, the search, the New graph picker and the rename / delete / import
 dialogs.
 
-Every store call goes through `_attempt`, so a database error or a graph deleted meanwhile becomes a
-toast or an inline message, never a crashed handler. Rows are shaped for the view (times as text).
+Every store call goes through `_attempt`, in a thread (the event loop serves every tab and runs every workflow
+run), so a database error or a graph deleted meanwhile becomes a toast or an inline message, never a crashed
+handler. Rows are shaped for the view (times as text).
 """
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import logging
 import time
@@ -143,6 +145,15 @@ def issue_view(issue: GraphIssue) -> ImportIssue:
     return ImportIssue(where=where, message=issue.message)
 
 
+def _listing(search: str, workspace: str | None) -> tuple[list[GraphListRow], int]:
+    """(the rows matching `search`, the number of graphs of the workspace); blocking."""
+    store, now = graph_store(), time.time()
+    summaries = store.list(search, workspace_id=workspace)
+    live = trigger_store().active_versions([s.id for s in summaries])
+    rows = [row_view(s, now, s.id in live) for s in summaries]
+    return rows, len(store.list(workspace_id=workspace)) if search.strip() else len(rows)
+
+
 def _in_workspace(graph_id: str) -> str:
     """`graph_id` when it belongs to the caller's workspace; else the graph is "not found" for them (the role
     checked before the handler ran is the one in this workspace, so another workspace's graph is off limits)."""
@@ -151,10 +162,12 @@ def _in_workspace(graph_id: str) -> str:
     return graph_id
 
 
-def _attempt(action: str, call: Callable[[], Any]) -> Any:
-    """Run a store call; failures raise `_Failed` carrying the toast that explains them."""
+async def _attempt(action: str, call: Callable[[], Any]) -> Any:
+    """Run a store call in a thread (on the event loop, a slow query held every other tab and every run); failures
+    raise `_Failed` carrying the toast that explains them. The thread gets a copy of the context: `current()` there
+    is the caller this event was checked for. (knowledge_state's `_call` does the same with its page's messages.)"""
     try:
-        return call()
+        return await asyncio.to_thread(call)
     except GraphNotFound:
         raise _Failed(rx.toast.error(f"Could not {action}: the graph no longer exists.")) from None
     except Exception as error:  # noqa: BLE001 - a handler must answer with a message, never crash
@@ -193,65 +206,60 @@ class GraphListState(rx.State):
         noun = "graph" if self.total == 1 else "graphs"
         return f"{len(self.rows)} of {self.total} {noun}" if self.search.strip() else f"{self.total} {noun}"
 
-    def _refresh(self) -> None:
-        store, now, workspace = graph_store(), time.time(), current().workspace_id
-        summaries = store.list(self.search, workspace_id=workspace)
-        live = trigger_store().active_versions([s.id for s in summaries])
-        self.rows = [row_view(s, now, s.id in live) for s in summaries]
-        self.total = len(store.list(workspace_id=workspace)) if self.search.strip() else len(self.rows)
-        self.loaded = True
-
-    def _refreshed(self, event: Any = None) -> Any:
+    async def _refreshed(self, event: Any = None) -> Any:
         """Refresh the rows after a change; a failure to read becomes the toast."""
+        search, workspace = self.search, current().workspace_id
         try:
-            _attempt("load the graphs", self._refresh)
+            self.rows, self.total = await _attempt("load the graphs", lambda: _listing(search, workspace))
         except _Failed as failed:
             return failed.event
+        self.loaded = True
         return event
 
     @rx.event
     @requires("view")
-    def load(self) -> Any:
+    async def load(self) -> Any:
         self.creating, self.picker_open = False, False  # back on the list (e.g. from the editor)
-        return self._refreshed()
+        return await self._refreshed()
 
     @rx.event
     @requires("view")
-    def set_search(self, value: str) -> Any:
+    async def set_search(self, value: str) -> Any:
         self.search = value
-        return self._refreshed()
+        return await self._refreshed()
 
     # -- New graph -----------------------------------------------------------------------------------
 
     @rx.event
     @requires("edit")
-    def open_picker(self) -> Any:
+    async def open_picker(self) -> Any:
         """New graph: the templates, read from their folder now (a new file shows without a restart)."""
         if self.creating:
             return None
         try:
-            self.templates = [card_view(t) for t in load_templates()]
+            self.templates = [card_view(t) for t in await asyncio.to_thread(load_templates)]
         except TemplateError as error:
             log.error("graph list: %s", error)
             return rx.toast.error(f"Could not list the templates: {error}")
         try:
-            self._list_workspace_templates()
+            await self._list_workspace_templates()
         except _Failed as failed:
             return failed.event
         self.picker_open = True
         return None
 
-    def _list_workspace_templates(self) -> None:
+    async def _list_workspace_templates(self) -> None:
         workspace = current().workspace_id
-        self.workspace_templates = [card_view(t) for t in _attempt(
+        self.workspace_templates = [card_view(t) for t in await _attempt(
             "list the workspace's templates", lambda: template_store().list(workspace))] if workspace else []
 
     @rx.event
     @requires("edit")
-    def delete_template(self, template_id: str) -> Any:
+    async def delete_template(self, template_id: str) -> Any:
         try:
-            _attempt("delete the template", lambda: template_store().delete(current().workspace_id, template_id))
-            self._list_workspace_templates()
+            await _attempt("delete the template",
+                           lambda: template_store().delete(current().workspace_id, template_id))
+            await self._list_workspace_templates()
         except _Failed as failed:
             return failed.event
         return None
@@ -264,21 +272,21 @@ class GraphListState(rx.State):
 
     @rx.event
     @requires("edit")
-    def create_graph(self, template_id: str = BLANK) -> Any:
+    async def create_graph(self, template_id: str = BLANK) -> Any:
         """Store a new graph from the template and open it; ignored while a creation is under way."""
         if self.creating:
             return None
         try:
-            template = self._template(template_id)
+            template = await asyncio.to_thread(self._template, template_id)  # a file, or the database
         except TemplateError as error:
             return rx.toast.error(f"Could not create the graph: {error}")
         self.creating = True
         try:
             base = name_base(template)
             workspace = current().workspace_id
-            names = [s.name for s in _attempt("create a graph", lambda: graph_store().list(base, workspace))]
+            names = [s.name for s in await _attempt("create a graph", lambda: graph_store().list(base, workspace))]
             name = next_untitled(names, base)
-            created = _attempt("create a graph", lambda: graph_store().create(
+            created = await _attempt("create a graph", lambda: graph_store().create(
                 name, template.new_graph(), note=f"created from {template.name}", workspace_id=workspace))
         except _Failed as failed:
             self.creating = False
@@ -310,46 +318,45 @@ class GraphListState(rx.State):
 
     @rx.event
     @requires("edit")
-    def confirm_rename(self, form: dict[str, Any]) -> Any:
-        raw = str(form.get("name", ""))
+    async def confirm_rename(self, form: dict[str, Any]) -> Any:
+        raw, graph_id = str(form.get("name", "")), self.rename_id
         try:
             name = clean_name(raw)
         except ValueError as error:
             self.rename_name, self.rename_error = raw, str(error).capitalize() + "."
             return None
         try:
-            _attempt("rename the graph", lambda: graph_store().rename(_in_workspace(self.rename_id), name))
+            await _attempt("rename the graph", lambda: graph_store().rename(_in_workspace(graph_id), name))
         except _Failed as failed:
             self.rename_open = False
-            return self._refreshed(failed.event)
+            return await self._refreshed(failed.event)
         self.rename_open = False
-        return self._refreshed()
+        return await self._refreshed()
 
     # -- activation --------------------------------------------------------------------------------
 
     @rx.event
     @requires("edit")
-    def set_active(self, graph_id: str, on: bool) -> Any:
+    async def set_active(self, graph_id: str, on: bool) -> Any:
         """The row's switch: the graph's latest saved version goes live (or its triggers stop)."""
-        service = activation()
-        change = (lambda: service.activate(_in_workspace(graph_id))) if on else (
-            lambda: service.deactivate(_in_workspace(graph_id)))
+        change = (lambda: activation().activate(_in_workspace(graph_id))) if on else (
+            lambda: activation().deactivate(_in_workspace(graph_id)))
         try:
-            version = _attempt("activate the graph" if on else "deactivate the graph", change)
+            version = await _attempt("activate the graph" if on else "deactivate the graph", change)
         except _Failed as failed:
-            return self._refreshed(failed.event)
-        return self._refreshed(rx.toast.success(f"Active: version {version} is live" if on else "Inactive"))
+            return await self._refreshed(failed.event)
+        return await self._refreshed(rx.toast.success(f"Active: version {version} is live" if on else "Inactive"))
 
     # -- duplicate, delete -------------------------------------------------------------------------
 
     @rx.event
     @requires("edit")
-    def duplicate(self, graph_id: str) -> Any:
+    async def duplicate(self, graph_id: str) -> Any:
         try:
-            copy = _attempt("duplicate the graph", lambda: graph_store().duplicate(_in_workspace(graph_id)))
+            copy = await _attempt("duplicate the graph", lambda: graph_store().duplicate(_in_workspace(graph_id)))
         except _Failed as failed:
-            return self._refreshed(failed.event)
-        return self._refreshed(rx.toast.success(f"Created “{copy.name}”"))
+            return await self._refreshed(failed.event)
+        return await self._refreshed(rx.toast.success(f"Created “{copy.name}”"))
 
     @rx.event
     @requires("edit")
@@ -363,13 +370,13 @@ class GraphListState(rx.State):
 
     @rx.event
     @requires("edit")
-    def confirm_delete(self) -> Any:
-        self.delete_open = False
+    async def confirm_delete(self) -> Any:
+        self.delete_open, graph_id = False, self.delete_id
         try:
-            _attempt("delete the graph", lambda: graph_store().delete(_in_workspace(self.delete_id)))
+            await _attempt("delete the graph", lambda: graph_store().delete(_in_workspace(graph_id)))
         except _Failed as failed:
-            return self._refreshed(failed.event)
-        return self._refreshed(rx.toast.success(f"Deleted “{self.delete_name}”"))
+            return await self._refreshed(failed.event)
+        return await self._refreshed(rx.toast.success(f"Deleted “{self.delete_name}”"))
 
     # -- import ------------------------------------------------------------------------------------
 
@@ -394,13 +401,14 @@ class GraphListState(rx.State):
         if name is None:
             return
         text = content.decode("utf-8", errors="replace")
-        migration = legacy_migration(text, name or "the file")
+        # Parsing and migrating up to MAX_IMPORT_BYTES of JSON takes a while: in a thread, like the store call.
+        migration = await asyncio.to_thread(legacy_migration, text, name or "the file")
         if migration is not None:  # a graph of the older runtime: show its migration report first
             async with self:
                 (await self.get_state(LegacyImportState)).show(name or "the file", migration)
             return
         try:  # outside `async with self`: the state stays free while the database works
-            summary, issues = _attempt("import the graph", lambda: graph_store().import_json(
+            summary, issues = await _attempt("import the graph", lambda: graph_store().import_json(
                 text, default_registry(), workspace_id=current().workspace_id))
         except _Failed as failed:
             yield failed.event

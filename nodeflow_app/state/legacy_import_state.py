@@ -6,6 +6,7 @@ the person has seen what became what and clicks "Import converted graph".
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import json
 import logging
@@ -81,13 +82,14 @@ class LegacyImportState(rx.State):
 
     @rx.event
     @requires("edit")
-    def confirm(self) -> Any:
+    async def confirm(self) -> Any:
         """Store the converted graph and open it in the editor."""
-        if not self._graph_text:
+        text, workspace = self._graph_text, current().workspace_id
+        if not text:
             return None
-        try:
-            summary, issues = graph_store().import_json(self._graph_text, default_registry(),
-                                                        workspace_id=current().workspace_id)
+        try:  # in a thread: checking and writing the graph held the event loop, so every tab and run waited
+            summary, issues = await asyncio.to_thread(
+                lambda: graph_store().import_json(text, default_registry(), workspace_id=workspace))
         except Exception as error:  # noqa: BLE001 - a handler answers with a message, never crashes
             log.exception("legacy import: could not store the converted graph")
             return rx.toast.error(f"Could not import the graph: {error}")

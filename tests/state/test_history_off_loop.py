@@ -1,0 +1,65 @@
+"""The run history, History and chat states read the database in a thread: on the event loop, a big run, two graph
+versions being diffed or a long chat held every other tab and every run (runs execute on the same loop)."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from nodeflow_app.state import run_history_state
+from nodeflow_app.state.run_history_state import RunHistoryState
+from tests.nodes.loop_ticks import loop_ticks
+
+SLOW = 0.3  # seconds a store call takes here; a loop that ticks every 10 ms meanwhile was not blocked
+
+
+def slow(value: Any) -> Any:
+    time.sleep(SLOW)
+    return value
+
+
+RUN = {"id": "r1", "graph_id": "g1", "status": "completed", "duration_ms": 12.0, "graph_version": 3,
+       "started_at": time.time(), "trigger_id": "n1", "error": None, "parent_run_id": None,
+       "nodes": [{"node_id": "n1", "node_name": "Start", "node_type": "manual_trigger", "status": "completed",
+                  "duration_ms": 1.0, "cached": False, "inputs": {}, "outputs": {"out": 1}, "error": None}]}
+
+
+class SlowRuns:
+    """The run service, with a run that takes a while to read."""
+
+    def get_run(self, run_id: str) -> dict[str, Any] | None:
+        return slow(RUN if run_id == RUN["id"] else None)
+
+    def list_runs(self, graph_id: str) -> list[dict[str, Any]]:
+        return slow([RUN])
+
+    def child_links(self, run_id: str) -> dict[str, dict[str, str]]:
+        return {}
+
+    def parent_link(self, run: dict[str, Any]) -> dict[str, str]:
+        return {}
+
+
+def run_history(monkeypatch) -> RunHistoryState:
+    monkeypatch.setattr(run_history_state, "run_service", SlowRuns)
+    state = RunHistoryState(_reflex_internal_init=True)
+    state._graph_id = "g1"
+    return state
+
+
+async def test_choosing_a_run_reads_and_formats_it_off_the_event_loop(monkeypatch):
+    state = run_history(monkeypatch)
+    async with loop_ticks() as ticks:
+        await state.select_run("r1")
+    assert ticks[0] >= 10, ticks
+    assert state.run_id == "r1" and [n["name"] for n in state.nodes] == ["Start"] and state._steps[0]["node_id"] == "n1"
+    await state.select_run("gone")
+    assert state.run_id == "" and state.nodes == [] and state.run == {}
+
+
+async def test_the_run_list_is_read_off_the_event_loop(monkeypatch):
+    state = run_history(monkeypatch)
+    async with loop_ticks() as ticks:
+        await state.toggle_panel()
+    assert ticks[0] >= 10, ticks
+    assert [r["id"] for r in state.runs] == ["r1"]

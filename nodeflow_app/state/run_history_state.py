@@ -5,9 +5,8 @@ a test run streams its node statuses to the canvas through RunViewState from one
 that takes the lock only to apply a batch (~every 40 ms). Any run of the graph (a test run, a chat
 answer, a CLI run, in this process or another) can be stopped, and a paused one approved or rejected
 from its approval card; an answered run that executes nowhere goes on here, streamed like a test run.
-The run list and the chosen run are read in a thread: a big run (thousands of node records, MBs of outputs)
-takes tens to hundreds of ms to read and format, and on the event loop every other tab and every run (they run
-on that loop) waited.
+Store calls run in a thread: a big run (thousands of node records, MBs of outputs) takes tens to hundreds of ms
+to read and format, and on the event loop every other tab and every run (they run on that loop) waited.
 """
 
 from __future__ import annotations
@@ -66,7 +65,7 @@ class RunHistoryState(rx.State):
             self.runs, self.running = [], False
             view = await self.get_state(RunViewState)
             view.start_live("", label="")
-        self._load_pins()
+        await self._load_pins()
         asked = str(routes.page_args(self.router).get("run") or "")  # /graph/<id>?run=<run id>: open that run
         if asked:
             self.panel_open = True
@@ -178,7 +177,7 @@ class RunHistoryState(rx.State):
         """The Stop button of a running (or paused) run."""
         if not self.run_id:
             return
-        stopped = run_service().stop(self.run_id)
+        stopped = await asyncio.to_thread(run_service().stop, self.run_id)  # flushes and reads the run's owner
         await self._after_control()
         return rx.toast.info("Stopping the run" if stopped else "This run is not going on")
 
@@ -222,10 +221,10 @@ class RunHistoryState(rx.State):
 
     @rx.event
     @requires("edit")
-    def edit_pin(self, node_id: str):
+    async def edit_pin(self, node_id: str):
         """Open the pin editor with the node's pin, else its outputs in the chosen run."""
         row = next((n for n in self.nodes if n["node_id"] == node_id), None)
-        pins = run_service().pinned(self._graph_id)
+        pins = await asyncio.to_thread(run_service().pinned, self._graph_id)
         value = pins.get(node_id, self._outputs.get(node_id))
         self.pin_node_id, self.pin_node_name = node_id, row["name"] if row else node_id
         self.pin_text, self.pin_error = pretty(value, limit=10**9) or "{}", ""
@@ -242,22 +241,22 @@ class RunHistoryState(rx.State):
 
     @rx.event
     @requires("edit")
-    def save_pin(self):
-        try:
-            run_service().pin_text(self._graph_id, self.pin_node_id, self.pin_text)
+    async def save_pin(self):
+        try:  # reads the stored graph to check the pin against it, then writes it
+            await asyncio.to_thread(run_service().pin_text, self._graph_id, self.pin_node_id, self.pin_text)
         except RunRefused as error:
             self.pin_error = str(error)
             return
         name = self.pin_node_name
         self._close_pin()
-        self._after_pins_changed()
+        await self._after_pins_changed()
         return rx.toast.success(f"Pinned: test runs use this data for {name}")
 
     @rx.event
     @requires("edit")
-    def unpin(self, node_id: str):
-        run_service().unpin(self._graph_id, node_id)
-        self._after_pins_changed()
+    async def unpin(self, node_id: str):
+        await asyncio.to_thread(run_service().unpin, self._graph_id, node_id)
+        await self._after_pins_changed()
 
     # Internals -----------------------------------------------------------------------------------
 
@@ -276,11 +275,12 @@ class RunHistoryState(rx.State):
     def _close_pin(self) -> None:
         self.pin_node_id, self.pin_error = "", ""
 
-    def _load_pins(self) -> None:
-        self.pinned = {node_id: True for node_id in run_service().pinned(self._graph_id)} if self._graph_id else {}
+    async def _load_pins(self) -> None:
+        pins = await asyncio.to_thread(run_service().pinned, self._graph_id) if self._graph_id else {}
+        self.pinned = {node_id: True for node_id in pins}
 
-    def _after_pins_changed(self) -> None:
-        self._load_pins()
+    async def _after_pins_changed(self) -> None:
+        await self._load_pins()
         self.nodes = [{**n, "pinned": "pinned" if n["node_id"] in self.pinned else ""} for n in self.nodes]
 
 

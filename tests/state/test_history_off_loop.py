@@ -10,12 +10,19 @@ from nodeflow_app.state import run_history_state
 from nodeflow_app.state.run_history_state import RunHistoryState
 from tests.nodes.loop_ticks import loop_ticks
 
-SLOW = 0.3  # seconds a store call takes here; a loop that ticks every 10 ms meanwhile was not blocked
+SLOW = 0.3  # seconds a slow store call takes here; a loop that ticks every 10 ms meanwhile was not blocked
 
 
-def slow(value: Any) -> Any:
-    time.sleep(SLOW)
-    return value
+class Slow:
+    """A fake store whose calls named in `slow_calls` take SLOW seconds."""
+
+    def __init__(self, *slow_calls: str):
+        self.slow_calls = slow_calls
+
+    def answer(self, call: str, value: Any) -> Any:
+        if call in self.slow_calls:
+            time.sleep(SLOW)
+        return value
 
 
 RUN = {"id": "r1", "graph_id": "g1", "status": "completed", "duration_ms": 12.0, "graph_version": 3,
@@ -24,14 +31,14 @@ RUN = {"id": "r1", "graph_id": "g1", "status": "completed", "duration_ms": 12.0,
                   "duration_ms": 1.0, "cached": False, "inputs": {}, "outputs": {"out": 1}, "error": None}]}
 
 
-class SlowRuns:
-    """The run service, with a run that takes a while to read."""
+class Runs(Slow):
+    """The run service, with one run of graph g1."""
 
     def get_run(self, run_id: str) -> dict[str, Any] | None:
-        return slow(RUN if run_id == RUN["id"] else None)
+        return self.answer("get_run", RUN if run_id == RUN["id"] else None)
 
     def list_runs(self, graph_id: str) -> list[dict[str, Any]]:
-        return slow([RUN])
+        return self.answer("list_runs", [RUN])
 
     def child_links(self, run_id: str) -> dict[str, dict[str, str]]:
         return {}
@@ -39,16 +46,25 @@ class SlowRuns:
     def parent_link(self, run: dict[str, Any]) -> dict[str, str]:
         return {}
 
+    def stop(self, run_id: str) -> bool:
+        return self.answer("stop", False)
 
-def run_history(monkeypatch) -> RunHistoryState:
-    monkeypatch.setattr(run_history_state, "run_service", SlowRuns)
+    def pinned(self, graph_id: str) -> dict[str, Any]:
+        return {}
+
+    def unpin(self, graph_id: str, node_id: str) -> None:
+        self.answer("unpin", None)
+
+
+def run_history(monkeypatch, runs: Runs) -> RunHistoryState:
+    monkeypatch.setattr(run_history_state, "run_service", lambda: runs)
     state = RunHistoryState(_reflex_internal_init=True)
     state._graph_id = "g1"
     return state
 
 
 async def test_choosing_a_run_reads_and_formats_it_off_the_event_loop(monkeypatch):
-    state = run_history(monkeypatch)
+    state = run_history(monkeypatch, Runs("get_run"))
     async with loop_ticks() as ticks:
         await state.select_run("r1")
     assert ticks[0] >= 10, ticks
@@ -58,8 +74,20 @@ async def test_choosing_a_run_reads_and_formats_it_off_the_event_loop(monkeypatc
 
 
 async def test_the_run_list_is_read_off_the_event_loop(monkeypatch):
-    state = run_history(monkeypatch)
+    state = run_history(monkeypatch, Runs("list_runs"))
     async with loop_ticks() as ticks:
         await state.toggle_panel()
     assert ticks[0] >= 10, ticks
     assert [r["id"] for r in state.runs] == ["r1"]
+
+
+async def test_stop_and_unpin_call_the_store_off_the_event_loop(monkeypatch):
+    """Stop flushes the run store and reads the run's owner (and may publish to Redis); unpinning is a write."""
+    state = run_history(monkeypatch, Runs("stop", "unpin"))
+    state.run_id = "r1"
+    async with loop_ticks() as ticks:
+        await state.stop_run()
+    assert ticks[0] >= 10, ticks
+    async with loop_ticks() as ticks:
+        await state.unpin("n1")
+    assert ticks[0] >= 10, ticks

@@ -6,8 +6,10 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from nodeflow_app.state import run_history_state
+from nodeflow_app.state import history_state, run_history_state
+from nodeflow_app.state.history_state import HistoryState
 from nodeflow_app.state.run_history_state import RunHistoryState
+from nodeflow_app.store.graphs import StoredGraph, VersionSummary
 from tests.nodes.loop_ticks import loop_ticks
 
 SLOW = 0.3  # seconds a slow store call takes here; a loop that ticks every 10 ms meanwhile was not blocked
@@ -27,7 +29,7 @@ class Slow:
 
 RUN = {"id": "r1", "graph_id": "g1", "status": "completed", "duration_ms": 12.0, "graph_version": 3,
        "started_at": time.time(), "trigger_id": "n1", "error": None, "parent_run_id": None,
-       "nodes": [{"node_id": "n1", "node_name": "Start", "node_type": "manual_trigger", "status": "completed",
+       "nodes": [{"node_id": "n1", "node_name": "Start", "node_type": "manual-trigger", "status": "completed",
                   "duration_ms": 1.0, "cached": False, "inputs": {}, "outputs": {"out": 1}, "error": None}]}
 
 
@@ -91,3 +93,64 @@ async def test_stop_and_unpin_call_the_store_off_the_event_loop(monkeypatch):
     async with loop_ticks() as ticks:
         await state.unpin("n1")
     assert ticks[0] >= 10, ticks
+
+
+def graph(*names: str) -> dict[str, Any]:
+    return {"id": "g1", "name": "G", "edges": [], "nodes": [
+        {"id": name, "type": "manual-trigger", "name": name, "position": {"x": 0, "y": 0}, "parameters": {}}
+        for name in names]}
+
+
+class Graphs(Slow):
+    """The graph store, with versions 1 (node a) and 2 (nodes a and b) of graph g1."""
+
+    def get_version(self, graph_id: str, version: int) -> StoredGraph | None:
+        names = {1: ("a",), 2: ("a", "b")}.get(version)
+        return self.answer("get_version", StoredGraph(graph_id, "G", version, graph(*names), 0.0) if names else None)
+
+    def versions(self, graph_id: str) -> list[VersionSummary]:
+        return self.answer("versions", [VersionSummary(2, 2, time.time(), "saved"), VersionSummary(1, 1, 0.0, "created")])
+
+    def run_counts(self, graph_id: str) -> dict[int, int]:
+        return {2: 1}
+
+
+def history(monkeypatch, graphs: Graphs) -> HistoryState:
+    monkeypatch.setattr(history_state, "graph_store", lambda: graphs)
+
+    async def editor_graph(self) -> str:  # EditorState's graph: no state tree here
+        return "g1"
+
+    async def freeze(self, frozen: bool) -> None:
+        pass
+
+    monkeypatch.setattr(HistoryState, "_graph_id", editor_graph)
+    monkeypatch.setattr(HistoryState, "_freeze_editor", freeze)
+    return HistoryState(_reflex_internal_init=True)
+
+
+async def test_comparing_two_versions_reads_and_diffs_them_off_the_event_loop(monkeypatch):
+    state = history(monkeypatch, Graphs("get_version"))
+    state.picked = ["2", "1"]
+    async with loop_ticks() as ticks:
+        assert await state.compare() is None
+    assert ticks[0] >= 20, ticks  # both versions read in the thread
+    assert state.diff_title == "v1 → v2" and state.canvas_view["mode"] == "diff"
+    assert [(r["name"], r["status"]) for r in state.diff_rows if r["kind"] == "node"] == [("b", "added")]
+
+
+async def test_the_version_list_is_read_off_the_event_loop(monkeypatch):
+    state = history(monkeypatch, Graphs("versions"))
+    state.panel_open = True
+    async with loop_ticks() as ticks:
+        await state.refresh()
+    assert ticks[0] >= 10, ticks
+    assert [e["version"] for e in state.entries] == ["2", "1"] and state.entries[0]["runs"] == "1 run"
+
+
+async def test_opening_a_version_reads_it_off_the_event_loop(monkeypatch):
+    state = history(monkeypatch, Graphs("get_version"))
+    async with loop_ticks() as ticks:
+        assert await state.open_version("2") is None
+    assert ticks[0] >= 10, ticks
+    assert state.viewing == 2 and [n["id"] for n in state.canvas_view["graph"]["nodes"]] == ["a", "b"]

@@ -3,7 +3,8 @@
 The canvas gets what to show through one prop (`canvas_view`, the canvas's `history`): empty for the live
 graph, else `{rev, mode: "version" | "diff", graph, marks: {nodes, edges}}` (docs/editor.md, History).
 The live graph stays in EditorState untouched meanwhile; its edits are refused until "Back to current".
-Versions are read (and diffed) in a thread: on the event loop, every other tab and every run waited meanwhile.
+Store calls (versions read, diffed, restored, named) run in a thread: on the event loop, every other tab and every
+run waited meanwhile.
 """
 
 from __future__ import annotations
@@ -151,8 +152,8 @@ class HistoryState(rx.State):
             return  # edits not autosaved yet become a version of their own first
         try:
             user = current().user
-            restored = graph_store().restore(editor._doc.id, number, author=user.id if user else None,
-                                             author_name=user.name if user else "")
+            restored = await asyncio.to_thread(graph_store().restore, editor._doc.id, number,
+                                               author=user.id if user else None, author_name=user.name if user else "")
         except GraphNotFound as error:
             return rx.toast.error(str(error))
         await self._back()
@@ -176,7 +177,7 @@ class HistoryState(rx.State):
     async def save_name(self, form: dict[str, Any]):
         graph_id = await self._graph_id()
         try:
-            graph_store().label_version(graph_id, int(self.naming), str(form.get("label", "")))
+            await asyncio.to_thread(graph_store().label_version, graph_id, int(self.naming), str(form.get("label", "")))
         except (GraphNotFound, ValueError) as error:
             return rx.toast.error(f"Not named: {error}")
         self.naming = ""

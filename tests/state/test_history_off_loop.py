@@ -114,6 +114,12 @@ class Graphs(Slow):
     def run_counts(self, graph_id: str) -> dict[int, int]:
         return {2: 1}
 
+    def restore(self, graph_id: str, version: int, author: str | None = None, author_name: str = "") -> int:
+        return self.answer("restore", 3)
+
+    def label_version(self, graph_id: str, version: int, label: str) -> str:
+        return self.answer("label_version", label)
+
 
 def history(monkeypatch, graphs: Graphs) -> HistoryState:
     monkeypatch.setattr(history_state, "graph_store", lambda: graphs)
@@ -154,3 +160,32 @@ async def test_opening_a_version_reads_it_off_the_event_loop(monkeypatch):
         assert await state.open_version("2") is None
     assert ticks[0] >= 10, ticks
     assert state.viewing == 2 and [n["id"] for n in state.canvas_view["graph"]["nodes"]] == ["a", "b"]
+
+
+class Editor:
+    """EditorState as History's restore uses it."""
+
+    _doc = StoredGraph("g1", "G", 2, graph("a", "b"), 0.0)
+
+    async def _save_pending(self) -> None:
+        pass
+
+    async def _reopen(self) -> None:
+        pass
+
+
+async def test_restoring_and_naming_a_version_write_off_the_event_loop(monkeypatch):
+    state = history(monkeypatch, Graphs("restore", "label_version"))
+
+    async def get_state(self, cls):
+        return Editor()
+
+    monkeypatch.setattr(HistoryState, "get_state", get_state)
+    async with loop_ticks() as ticks:
+        await state.restore("1")
+    assert ticks[0] >= 10, ticks
+    state.naming = "2"
+    async with loop_ticks() as ticks:
+        assert await state.save_name({"label": "before the rewrite"}) is None
+    assert ticks[0] >= 10, ticks
+    assert state.naming == ""

@@ -6,9 +6,13 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from nodeflow_app.state import history_state, run_history_state
+from nodeflow_app.chat.service import ChatUpdate
+from nodeflow_app.state import chat_state, history_state, run_history_state
+from nodeflow_app.state.chat_state import ChatState
 from nodeflow_app.state.history_state import HistoryState
+from nodeflow_app.state.run_view_state import RunViewState
 from nodeflow_app.state.run_history_state import RunHistoryState
+from nodeflow_app.store.chats import ChatHistory, ChatMessage, ChatSummary
 from nodeflow_app.store.graphs import StoredGraph, VersionSummary
 from tests.nodes.loop_ticks import loop_ticks
 
@@ -189,3 +193,74 @@ async def test_restoring_and_naming_a_version_write_off_the_event_loop(monkeypat
         assert await state.save_name({"label": "before the rewrite"}) is None
     assert ticks[0] >= 10, ticks
     assert state.naming == ""
+
+
+CHAT = ChatSummary("c1", "g1", "Hello", 0.0, 0.0)
+
+
+def message(message_id: str, parent_id: str | None) -> ChatMessage:
+    role = "user" if message_id.startswith("u") else "assistant"
+    return ChatMessage(message_id, "c1", parent_id, role, [{"type": "text", "text": message_id}], "complete", None, 0.0)
+
+
+class Chats(Slow):
+    """The chat service, with chat c1: u1 <- a1 <- u2 (each the parent of the next)."""
+
+    def __init__(self, *slow_calls: str):
+        super().__init__(*slow_calls)
+        self.stored = [message("u1", None), message("a1", "u1"), message("u2", "a1")]
+
+    def history(self, chat_id: str) -> ChatHistory:
+        messages = {m.id: m for m in self.stored}
+        children: dict[str | None, list[str]] = {}
+        for m in self.stored:
+            children.setdefault(m.parent_id, []).append(m.id)
+        return self.answer("history", ChatHistory(CHAT, messages, children, list(messages)))
+
+    def get_chat(self, chat_id: str) -> ChatSummary | None:
+        return self.answer("get_chat", CHAT if chat_id == CHAT.id else None)
+
+    def list_chats(self, graph_id: str, user_id: str | None = None) -> list[ChatSummary]:
+        return self.answer("list_chats", [CHAT])
+
+
+def chat(monkeypatch, chats: Chats) -> ChatState:
+    monkeypatch.setattr(chat_state, "chat_service", lambda: chats)
+    run_view = RunViewState(_reflex_internal_init=True)
+
+    async def get_state(self, cls):  # no state tree here
+        assert cls is RunViewState
+        return run_view
+
+    monkeypatch.setattr(ChatState, "get_state", get_state)
+    state = ChatState(_reflex_internal_init=True)
+    state.graph_id, state.chat_id = "g1", "c1"
+    return state
+
+
+async def test_applying_a_new_exchange_reads_the_chat_off_the_event_loop(monkeypatch):
+    """A sent message (`user`) and a retried answer (`start`) show the branch through them: the whole chat is read."""
+    chats = Chats("history", "list_chats")
+    state = chat(monkeypatch, chats)
+    async with loop_ticks() as ticks:
+        await state._apply(ChatUpdate("user", "u2", "complete", message=chats.stored[2]), chats)
+    assert ticks[0] >= 20, ticks  # the history, then the chat list (a first message names the chat)
+    assert [m["id"] for m in state.messages] == ["u1", "a1", "u2"] and state.chats[0]["id"] == "c1"
+    chats.stored.append(message("a2", "u2"))
+    async with loop_ticks() as ticks:
+        await state._apply(ChatUpdate("start", "a2", "streaming", message=chats.stored[3], run_id="r1"), chats)
+    assert ticks[0] >= 10, ticks
+    assert [m["id"] for m in state.messages] == ["u1", "a1", "u2"]
+    assert state.stream_head == {"message_id": "a2", "status": "streaming", "siblings": ["a2"], "index": 0}
+
+
+async def test_opening_a_chat_and_switching_branches_read_it_off_the_event_loop(monkeypatch):
+    state = chat(monkeypatch, Chats("history"))
+    async with loop_ticks() as ticks:
+        assert await state.select_chat("c1") is None
+    assert ticks[0] >= 10, ticks
+    assert [m["id"] for m in state.messages] == ["u1", "a1", "u2"]
+    async with loop_ticks() as ticks:
+        assert await state.show_branch({"message_id": "a1"}) is None
+    assert ticks[0] >= 10, ticks
+    assert [m["id"] for m in state.messages] == ["u1", "a1", "u2"]

@@ -5,7 +5,7 @@ that iterates `ChatService` updates (already batched every ~50 ms) and takes the
 one. The answer being streamed lives in the small `stream` var as patch ops (`chat.patch`), applied by the
 thread component in the browser; it joins `messages` once, when it ends. So a flush sends a few hundred
 bytes, never the history or the graph. Run status for the canvas goes to `RunViewState`, a state of its own.
-Chats and their histories are read in a thread: on the event loop, a long chat's read held every tab and run.
+Store calls run in a thread: on the event loop, a long chat's read held every tab and run.
 """
 
 from __future__ import annotations
@@ -125,7 +125,7 @@ class ChatState(rx.State):
         if self.busy:
             return rx.toast.warning("An answer is still streaming: stop it or wait first.")
         try:
-            summary = chat_service().create_chat(self.graph_id, user_id=_me())
+            summary = await asyncio.to_thread(chat_service().create_chat, self.graph_id, user_id=_me())
         except _REFUSED as error:
             return rx.toast.error(str(error))
         await self._refresh_chats()
@@ -170,7 +170,7 @@ class ChatState(rx.State):
             self.rename_error = "A chat needs a title."
             return None
         try:
-            chat_service().rename_chat(self.chat_id, title)
+            await asyncio.to_thread(chat_service().rename_chat, self.chat_id, title)
         except ChatNotFound as error:
             self.rename_error = str(error)
             return None
@@ -189,7 +189,7 @@ class ChatState(rx.State):
         if self.busy:
             return rx.toast.warning("Stop the answer being streamed before deleting its chat.")
         try:
-            chat_service().delete_chat(self.chat_id)
+            await asyncio.to_thread(chat_service().delete_chat, self.chat_id)
         except ChatNotFound as error:
             return rx.toast.error(str(error))
         self.delete_open = False
@@ -255,11 +255,11 @@ class ChatState(rx.State):
 
     @rx.event
     @requires("chat")
-    def stop(self):
+    async def stop(self):
         """Stop: the run is cancelled (its provider stream closed); the answer keeps what arrived, as stopped."""
         self._stop_requested = True
         if self._run_id:
-            chat_service().stop(self._run_id)
+            await asyncio.to_thread(chat_service().stop, self._run_id)  # a run live elsewhere: through the database
 
     async def _converse(self, updates_of: Callable[[ChatService, str], AsyncIterator[ChatUpdate]],
                         new_chat: bool = False):
@@ -274,7 +274,8 @@ class ChatState(rx.State):
                 if not new_chat:
                     return rx.toast.error("Open a chat first.")
                 try:
-                    self.chat_id, self.messages = service.create_chat(self.graph_id, user_id=_me()).id, []
+                    created = await asyncio.to_thread(service.create_chat, self.graph_id, user_id=_me())
+                    self.chat_id, self.messages = created.id, []
                 except _REFUSED as error:
                     return rx.toast.error(str(error))
             self.busy, self._stop_requested, self._run_id = True, False, ""
@@ -288,7 +289,7 @@ class ChatState(rx.State):
                         await self._apply(update, service, previous)
                         stop = self._stop_requested and update.kind != "end"
                     if stop and update.run_id:
-                        service.stop(update.run_id)
+                        await asyncio.to_thread(service.stop, update.run_id)
                     previous = update
         except _REFUSED as error:
             return rx.toast.error(str(error))

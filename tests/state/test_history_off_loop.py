@@ -1,4 +1,4 @@
-"""The run history, History and chat states read the database in a thread: on the event loop, a big run, two graph
+"""The run history, History and chat states call the store in a thread: on the event loop, a big run, two graph
 versions being diffed or a long chat held every other tab and every run (runs execute on the same loop)."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from nodeflow_app.chat.service import ChatUpdate
 from nodeflow_app.state import chat_state, history_state, run_history_state
 from nodeflow_app.state.chat_state import ChatState
 from nodeflow_app.state.history_state import HistoryState
-from nodeflow_app.state.run_view_state import RunViewState
 from nodeflow_app.state.run_history_state import RunHistoryState
+from nodeflow_app.state.run_view_state import RunViewState
 from nodeflow_app.store.chats import ChatHistory, ChatMessage, ChatSummary
 from nodeflow_app.store.graphs import StoredGraph, VersionSummary
 from tests.nodes.loop_ticks import loop_ticks
@@ -224,6 +224,12 @@ class Chats(Slow):
     def list_chats(self, graph_id: str, user_id: str | None = None) -> list[ChatSummary]:
         return self.answer("list_chats", [CHAT])
 
+    def create_chat(self, graph_id: str, user_id: str | None = None) -> ChatSummary:
+        return self.answer("create_chat", CHAT)  # (reads the graph to check it exists)
+
+    def stop(self, run_id: str) -> bool:
+        return self.answer("stop", True)
+
 
 def chat(monkeypatch, chats: Chats) -> ChatState:
     monkeypatch.setattr(chat_state, "chat_service", lambda: chats)
@@ -292,3 +298,17 @@ async def test_an_answer_reads_the_chat_again_when_another_branch_was_shown_mean
     await state._apply(ChatUpdate("start", "a4", "streaming", message=chats.stored[4], run_id="r1"), chats, edited)
     assert chats.calls.count("history") == 3
     assert [m["id"] for m in state.messages] == ["u1", "a1", "u4"] and state.stream_head["siblings"] == ["a4"]
+
+
+async def test_a_new_chat_and_stop_call_the_store_off_the_event_loop(monkeypatch):
+    state = chat(monkeypatch, Chats("create_chat", "stop"))
+    state.chat_id = ""
+    async with loop_ticks() as ticks:
+        assert await state.new_chat() is None
+    assert ticks[0] >= 10, ticks
+    assert state.chat_id == "c1" and [m["id"] for m in state.messages] == ["u1", "a1", "u2"]
+    state._run_id = "r1"
+    async with loop_ticks() as ticks:
+        await state.stop()
+    assert ticks[0] >= 10, ticks
+    assert state._stop_requested

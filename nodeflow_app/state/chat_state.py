@@ -281,16 +281,14 @@ class ChatState(rx.State):
             self.busy, self._stop_requested, self._run_id = True, False, ""
             await self._save_pending_edits()
             chat_id = self.chat_id
-        previous: ChatUpdate | None = None
         try:
             async with aclosing(updates_of(service, chat_id)) as updates:
                 async for update in updates:
                     async with self:
-                        await self._apply(update, service, previous)
+                        await self._apply(update, service)
                         stop = self._stop_requested and update.kind != "end"
                     if stop and update.run_id:
                         await asyncio.to_thread(service.stop, update.run_id)
-                    previous = update
         except _REFUSED as error:
             return rx.toast.error(str(error))
         except Exception as error:  # noqa: BLE001 - the page must survive; the log has the trace
@@ -308,9 +306,8 @@ class ChatState(rx.State):
         editor = await self.get_state(EditorState)
         await editor._save_pending_edits(self.graph_id)
 
-    async def _apply(self, update: ChatUpdate, service: ChatService, previous: ChatUpdate | None = None) -> None:
-        """One update (`previous`: the one applied before it in this exchange). The history (`messages`) changes
-        only when an exchange starts, never per batch.
+    async def _apply(self, update: ChatUpdate, service: ChatService) -> None:
+        """One update. The history (`messages`) changes only when an exchange starts, never per batch.
 
         Called under the lock: the history is read in a thread while the tab's other events wait, so updates
         apply in order and no page load changes the chat in between; other tabs and runs go on."""
@@ -321,18 +318,14 @@ class ChatState(rx.State):
             self.stream_head, self.stream = EMPTY_HEAD, EMPTY_STREAM
             await self._refresh_chats()  # a first message names the chat
         elif update.kind == "start":
-            if self._answers_last(update, previous):  # `messages` are the branch up to it already
-                siblings, index = [update.message_id], 0
-            else:  # a retried or resumed answer: the branch up to it
-                history = await asyncio.to_thread(service.history, self.chat_id)
-                path = history.branch(update.message_id)
-                self.messages = branch_view(history, path[:path.index(update.message_id)])
-                view = message_view(history, update.message)
-                siblings, index = view["siblings"], view["index"]
+            history = await asyncio.to_thread(service.history, self.chat_id)
+            path = history.branch(update.message_id)
+            self.messages = branch_view(history, path[:path.index(update.message_id)])
+            view = message_view(history, update.message)
             self._run_id, self._seq = update.run_id or "", 0
             self._stream_blocks = copy.deepcopy(update.message.blocks)
             self.stream_head = {"message_id": update.message_id, "status": update.status,
-                                "siblings": siblings, "index": index}
+                                "siblings": view["siblings"], "index": view["index"]}
             self.stream = {"seq": 0, "blocks": update.message.blocks, "ops": []}
             run_view.show_blocks(self._run_id, update.message.blocks, "Live run")
         elif update.kind == "patch":
@@ -348,13 +341,6 @@ class ChatState(rx.State):
                 history = await asyncio.to_thread(service.history, self.chat_id)
                 self.messages = branch_view(history, history.branch(update.message_id))
                 self.stream_head, self.stream = EMPTY_HEAD, EMPTY_STREAM
-
-    def _answers_last(self, start: ChatUpdate, previous: ChatUpdate | None) -> bool:
-        """Whether `start` answers the message `previous` just added, still the last one shown (a branch arrow may
-        have been clicked meanwhile): then `messages` are the path to it already and, that message being new, its
-        answer has no siblings. So a send reads the chat once, not twice, before its answer streams."""
-        return (previous is not None and previous.kind == "user" and start.message.parent_id == previous.message_id
-                and bool(self.messages) and self.messages[-1]["id"] == previous.message_id)
 
     def _apply_ops(self, ops: list[dict[str, Any]]) -> None:
         self._seq += 1

@@ -273,33 +273,6 @@ async def test_opening_a_chat_and_switching_branches_read_it_off_the_event_loop(
     assert [m["id"] for m in state.messages] == ["u1", "a1", "u2"]
 
 
-async def test_a_sent_message_s_answer_starts_without_reading_the_chat_again(monkeypatch):
-    """`user` read the chat and shows the branch up to the new message; its answer (`start`) adds nothing else."""
-    chats = Chats()
-    state = chat(monkeypatch, chats)
-    sent = ChatUpdate("user", "u2", "complete", message=chats.stored[2])
-    await state._apply(sent, chats)
-    chats.stored.append(message("a2", "u2"))
-    await state._apply(ChatUpdate("start", "a2", "streaming", message=chats.stored[3], run_id="r1"), chats, sent)
-    assert chats.calls.count("history") == 1
-    assert [m["id"] for m in state.messages] == ["u1", "a1", "u2"]
-    assert state.stream_head == {"message_id": "a2", "status": "streaming", "siblings": ["a2"], "index": 0}
-
-
-async def test_an_answer_reads_the_chat_again_when_another_branch_was_shown_meanwhile(monkeypatch):
-    chats = Chats()
-    chats.stored.append(message("u4", "a1"))  # u2 edited: u4 beside it
-    state = chat(monkeypatch, chats)
-    edited = ChatUpdate("user", "u4", "complete", message=chats.stored[3])
-    await state._apply(edited, chats)
-    assert [m["id"] for m in state.messages] == ["u1", "a1", "u4"]
-    await state.show_branch({"message_id": "u2"})  # the arrow back to u2, before u4's answer starts
-    chats.stored.append(message("a4", "u4"))
-    await state._apply(ChatUpdate("start", "a4", "streaming", message=chats.stored[4], run_id="r1"), chats, edited)
-    assert chats.calls.count("history") == 3
-    assert [m["id"] for m in state.messages] == ["u1", "a1", "u4"] and state.stream_head["siblings"] == ["a4"]
-
-
 async def test_a_new_chat_and_stop_call_the_store_off_the_event_loop(monkeypatch):
     state = chat(monkeypatch, Chats("create_chat", "stop"))
     state.chat_id = ""

@@ -5,10 +5,12 @@ that iterates `ChatService` updates (already batched every ~50 ms) and takes the
 one. The answer being streamed lives in the small `stream` var as patch ops (`chat.patch`), applied by the
 thread component in the browser; it joins `messages` once, when it ends. So a flush sends a few hundred
 bytes, never the history or the graph. Run status for the canvas goes to `RunViewState`, a state of its own.
+Store calls run in a thread: on the event loop, a long chat's read held every tab and run.
 """
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import logging
 from contextlib import aclosing
@@ -94,10 +96,13 @@ class ChatState(rx.State):
         graph_id = routes.page_graph_id(self.router)
         if self.busy and graph_id == self.graph_id:
             return None  # a reload while an answer streams: the stream goes on into this state
-        name = graph_store().name_of(graph_id)  # not the graph itself: ~15 ms of JSON at 1,000 nodes
+        name = await asyncio.to_thread(graph_store().name_of, graph_id)  # not the graph: ~15 ms of JSON at 1,000 nodes
         self.graph_id, self.missing = graph_id, "" if name is not None else graph_id
         self.graph_name = name or ""
-        self.chats = [chat_row(c) for c in chat_service().list_chats(graph_id, _me())] if name is not None else []
+        if name is not None:
+            await self._refresh_chats()
+        else:
+            self.chats = []
         chat_id = self.chat_id if any(c["id"] == self.chat_id for c in self.chats) else (
             self.chats[0]["id"] if self.chats else "")
         return await self._open_chat(chat_id)
@@ -120,10 +125,10 @@ class ChatState(rx.State):
         if self.busy:
             return rx.toast.warning("An answer is still streaming: stop it or wait first.")
         try:
-            summary = chat_service().create_chat(self.graph_id, user_id=_me())
+            summary = await asyncio.to_thread(chat_service().create_chat, self.graph_id, user_id=_me())
         except _REFUSED as error:
             return rx.toast.error(str(error))
-        self._refresh_chats()
+        await self._refresh_chats()
         return await self._open_chat(summary.id)
 
     async def _open_chat(self, chat_id: str):
@@ -132,23 +137,23 @@ class ChatState(rx.State):
         self.messages = []
         if not chat_id:
             return None
-        chat = chat_service().get_chat(chat_id)
-        if chat is None or chat.graph_id != self.graph_id or (chat.user_id is not None and chat.user_id != _me()):
-            self.chat_id = ""  # someone else's chat (or another graph's) is not found for this caller
-            return rx.toast.error("Chat not found.")
         try:
-            history = chat_service().history(chat_id)
+            history = await asyncio.to_thread(_own_history, chat_id, self.graph_id, _me())
         except ChatNotFound as error:
             self.chat_id = ""
             return rx.toast.error(str(error))
+        if history is None:
+            self.chat_id = ""  # someone else's chat (or another graph's) is not found for this caller
+            return rx.toast.error("Chat not found.")
         self.messages = branch_view(history, history.path)
         last = history.messages[history.path[-1]] if history.path else None
         if last is not None and last.role == "assistant" and last.run_id:
             (await self.get_state(RunViewState)).show_blocks(last.run_id, last.blocks, "Latest answer")
         return None
 
-    def _refresh_chats(self) -> None:
-        self.chats = [chat_row(c) for c in chat_service().list_chats(self.graph_id, _me())]
+    async def _refresh_chats(self) -> None:
+        chats = await asyncio.to_thread(chat_service().list_chats, self.graph_id, _me())
+        self.chats = [chat_row(c) for c in chats]
 
     # Rename and delete -------------------------------------------------------------------------------
 
@@ -159,18 +164,18 @@ class ChatState(rx.State):
 
     @rx.event
     @requires("chat")
-    def rename(self, form: dict[str, Any]):
+    async def rename(self, form: dict[str, Any]):
         title = str(form.get("title") or "").strip()
         if not title:
             self.rename_error = "A chat needs a title."
             return None
         try:
-            chat_service().rename_chat(self.chat_id, title)
+            await asyncio.to_thread(chat_service().rename_chat, self.chat_id, title)
         except ChatNotFound as error:
             self.rename_error = str(error)
             return None
         self.rename_open = False
-        self._refresh_chats()
+        await self._refresh_chats()
         return None
 
     @rx.event
@@ -184,21 +189,21 @@ class ChatState(rx.State):
         if self.busy:
             return rx.toast.warning("Stop the answer being streamed before deleting its chat.")
         try:
-            chat_service().delete_chat(self.chat_id)
+            await asyncio.to_thread(chat_service().delete_chat, self.chat_id)
         except ChatNotFound as error:
             return rx.toast.error(str(error))
         self.delete_open = False
-        self._refresh_chats()
+        await self._refresh_chats()
         return await self._open_chat(self.chats[0]["id"] if self.chats else "")
 
     # Branches ----------------------------------------------------------------------------------------
 
     @rx.event
     @requires("view")
-    def show_branch(self, payload: dict[str, Any]):
+    async def show_branch(self, payload: dict[str, Any]):
         """The arrows: show the branch through the sibling `message_id`."""
         try:
-            history = chat_service().history(self.chat_id)
+            history = await asyncio.to_thread(chat_service().history, self.chat_id)
             self.messages = branch_view(history, history.branch(str(payload.get("message_id"))))
             self.stream_head, self.stream = EMPTY_HEAD, EMPTY_STREAM
         except (ChatNotFound, KeyError):
@@ -250,11 +255,11 @@ class ChatState(rx.State):
 
     @rx.event
     @requires("chat")
-    def stop(self):
+    async def stop(self):
         """Stop: the run is cancelled (its provider stream closed); the answer keeps what arrived, as stopped."""
         self._stop_requested = True
         if self._run_id:
-            chat_service().stop(self._run_id)
+            await asyncio.to_thread(chat_service().stop, self._run_id)  # a run live elsewhere: through the database
 
     async def _converse(self, updates_of: Callable[[ChatService, str], AsyncIterator[ChatUpdate]],
                         new_chat: bool = False):
@@ -269,7 +274,8 @@ class ChatState(rx.State):
                 if not new_chat:
                     return rx.toast.error("Open a chat first.")
                 try:
-                    self.chat_id, self.messages = service.create_chat(self.graph_id, user_id=_me()).id, []
+                    created = await asyncio.to_thread(service.create_chat, self.graph_id, user_id=_me())
+                    self.chat_id, self.messages = created.id, []
                 except _REFUSED as error:
                     return rx.toast.error(str(error))
             self.busy, self._stop_requested, self._run_id = True, False, ""
@@ -282,7 +288,7 @@ class ChatState(rx.State):
                         await self._apply(update, service)
                         stop = self._stop_requested and update.kind != "end"
                     if stop and update.run_id:
-                        service.stop(update.run_id)
+                        await asyncio.to_thread(service.stop, update.run_id)
         except _REFUSED as error:
             return rx.toast.error(str(error))
         except Exception as error:  # noqa: BLE001 - the page must survive; the log has the trace
@@ -301,15 +307,18 @@ class ChatState(rx.State):
         await editor._save_pending_edits(self.graph_id)
 
     async def _apply(self, update: ChatUpdate, service: ChatService) -> None:
-        """One update. The history (`messages`) changes only when an exchange starts, never per batch."""
+        """One update. The history (`messages`) changes only when an exchange starts, never per batch.
+
+        Called under the lock: the history is read in a thread while the tab's other events wait, so updates
+        apply in order and no page load changes the chat in between; other tabs and runs go on."""
         run_view = await self.get_state(RunViewState)
         if update.kind == "user":  # the previous answer, kept in the stream until now, joins the history
-            history = service.history(self.chat_id)
+            history = await asyncio.to_thread(service.history, self.chat_id)
             self.messages = branch_view(history, history.branch(update.message_id))
             self.stream_head, self.stream = EMPTY_HEAD, EMPTY_STREAM
-            self._refresh_chats()  # a first message names the chat
+            await self._refresh_chats()  # a first message names the chat
         elif update.kind == "start":
-            history = service.history(self.chat_id)
+            history = await asyncio.to_thread(service.history, self.chat_id)
             path = history.branch(update.message_id)
             self.messages = branch_view(history, path[:path.index(update.message_id)])
             view = message_view(history, update.message)
@@ -329,7 +338,7 @@ class ChatState(rx.State):
                 self._apply_ops(update.ops)
                 self.stream_head = {**self.stream_head, "status": update.status}
             else:  # an answer that never streamed (nothing could run): the branch through it
-                history = service.history(self.chat_id)
+                history = await asyncio.to_thread(service.history, self.chat_id)
                 self.messages = branch_view(history, history.branch(update.message_id))
                 self.stream_head, self.stream = EMPTY_HEAD, EMPTY_STREAM
 
@@ -337,6 +346,14 @@ class ChatState(rx.State):
         self._seq += 1
         apply_patch(self._stream_blocks, ops)
         self.stream = {"seq": self._seq, "ops": wire_ops(ops)}
+
+
+def _own_history(chat_id: str, graph_id: str, user_id: str | None) -> ChatHistory | None:
+    """The chat's whole history, read in a thread; None when it is another graph's or someone else's chat."""
+    chat = chat_service().get_chat(chat_id)
+    if chat is None or chat.graph_id != graph_id or (chat.user_id is not None and chat.user_id != user_id):
+        return None
+    return chat_service().history(chat_id)
 
 
 def _decider() -> str:

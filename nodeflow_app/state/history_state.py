@@ -3,10 +3,13 @@
 The canvas gets what to show through one prop (`canvas_view`, the canvas's `history`): empty for the live
 graph, else `{rev, mode: "version" | "diff", graph, marks: {nodes, edges}}` (docs/editor.md, History).
 The live graph stays in EditorState untouched meanwhile; its edits are refused until "Back to current".
+Store calls (versions read, diffed, restored, named) run in a thread: on the event loop, every other tab and every
+run waited meanwhile.
 """
 
 from __future__ import annotations
 
+import asyncio
 import re
 import secrets
 import time
@@ -70,17 +73,7 @@ class HistoryState(rx.State):
 
     async def _refresh(self, graph_id: str | None = None) -> None:
         graph_id = await self._graph_id() if graph_id is None else graph_id
-        if not graph_id:
-            self.entries = []
-            return
-        store = graph_store()
-        try:
-            versions = store.versions(graph_id)
-        except GraphNotFound:
-            self.entries = []
-            return
-        counts, now = store.run_counts(graph_id), time.time()
-        self.entries = [entry_row(entry, counts, now) for entry in group_versions(versions)]
+        self.entries = await asyncio.to_thread(_entries, graph_id) if graph_id else []
 
     # Open, compare, go back --------------------------------------------------------------------
 
@@ -91,10 +84,10 @@ class HistoryState(rx.State):
 
     async def _open(self, number: int):
         graph_id = await self._graph_id()
-        stored = graph_store().get_version(graph_id, number) if graph_id else None
-        if stored is None:
+        graph = await asyncio.to_thread(_version, graph_id, number) if graph_id else None
+        if graph is None:
             return rx.toast.error(f"There is no version {number} of this graph")
-        self._show("version", stored.graph, {})
+        self._show("version", graph, {})
         self.viewing, self.diff_title, self.diff_rows = number, "", []
         await self._freeze_editor(True)
 
@@ -126,15 +119,12 @@ class HistoryState(rx.State):
             return rx.toast.error("Tick two versions to compare")
         graph_id = await self._graph_id()
         older, newer = sorted(int(v) for v in self.picked)
-        old, new = (graph_store().get_version(graph_id, v) for v in (older, newer))
-        if old is None or new is None:
+        compared = await asyncio.to_thread(_comparison, graph_id, older, newer)
+        if compared is None:
             return rx.toast.error("One of these versions is gone; refresh the list")
-        key = secrets.token_bytes(16)  # this comparison's: its digests of secrets match nothing elsewhere
-        older_graph, newer_graph = (fingerprint_graph(v.graph, default_registry(), key) for v in (old, new))
-        diff = diff_graphs(older_graph, newer_graph, parameter_defaults())
-        view = diff_view(old.graph, new.graph, diff)
-        self._show("diff", view["graph"], view["marks"])
-        self.viewing, self.diff_title, self.diff_rows = 0, f"v{older} → v{newer}", diff_rows(diff)
+        graph, marks, rows = compared
+        self._show("diff", graph, marks)
+        self.viewing, self.diff_title, self.diff_rows = 0, f"v{older} → v{newer}", rows
         await self._freeze_editor(True)
 
     @rx.event
@@ -162,8 +152,8 @@ class HistoryState(rx.State):
             return  # edits not autosaved yet become a version of their own first
         try:
             user = current().user
-            restored = graph_store().restore(editor._doc.id, number, author=user.id if user else None,
-                                             author_name=user.name if user else "")
+            restored = await asyncio.to_thread(graph_store().restore, editor._doc.id, number,
+                                               author=user.id if user else None, author_name=user.name if user else "")
         except GraphNotFound as error:
             return rx.toast.error(str(error))
         await self._back()
@@ -187,7 +177,7 @@ class HistoryState(rx.State):
     async def save_name(self, form: dict[str, Any]):
         graph_id = await self._graph_id()
         try:
-            graph_store().label_version(graph_id, int(self.naming), str(form.get("label", "")))
+            await asyncio.to_thread(graph_store().label_version, graph_id, int(self.naming), str(form.get("label", "")))
         except (GraphNotFound, ValueError) as error:
             return rx.toast.error(f"Not named: {error}")
         self.naming = ""
@@ -204,8 +194,40 @@ class HistoryState(rx.State):
         await editor._set_frozen(frozen)
 
     def _show(self, mode: str, graph: dict[str, Any], marks: dict[str, Any]) -> None:
+        """Show `graph` (already `for_canvas`) on the canvas instead of the live one."""
         self._rev += 1
-        self.canvas_view = {"rev": self._rev, "mode": mode, "graph": for_canvas(graph), "marks": marks}
+        self.canvas_view = {"rev": self._rev, "mode": mode, "graph": graph, "marks": marks}
+
+
+def _entries(graph_id: str) -> list[dict[str, str]]:
+    """The History rows of a graph ([] when it is gone), read in a thread."""
+    store = graph_store()
+    try:
+        versions = store.versions(graph_id)
+    except GraphNotFound:
+        return []
+    counts, now = store.run_counts(graph_id), time.time()
+    return [entry_row(entry, counts, now) for entry in group_versions(versions)]
+
+
+def _version(graph_id: str, number: int) -> dict[str, Any] | None:
+    """Version `number` of a graph for the canvas (None: no such version), read in a thread."""
+    stored = graph_store().get_version(graph_id, number)
+    return for_canvas(stored.graph) if stored is not None else None
+
+
+def _comparison(graph_id: str, older: int,
+                newer: int) -> tuple[dict[str, Any], dict[str, Any], list[dict[str, str]]] | None:
+    """Two versions compared, in a thread (two stored graphs read and diffed): the marked graph for the canvas,
+    its marks and the panel's rows; None when one of them is gone."""
+    old, new = (graph_store().get_version(graph_id, v) for v in (older, newer))
+    if old is None or new is None:
+        return None
+    key = secrets.token_bytes(16)  # this comparison's: its digests of secrets match nothing elsewhere
+    older_graph, newer_graph = (fingerprint_graph(v.graph, default_registry(), key) for v in (old, new))
+    diff = diff_graphs(older_graph, newer_graph, parameter_defaults())
+    view = diff_view(old.graph, new.graph, diff)
+    return for_canvas(view["graph"]), view["marks"], diff_rows(diff)
 
 
 def parameter_defaults() -> dict[str, dict[str, Any]]:

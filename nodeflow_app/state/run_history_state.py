@@ -5,11 +5,14 @@ a test run streams its node statuses to the canvas through RunViewState from one
 that takes the lock only to apply a batch (~every 40 ms). Any run of the graph (a test run, a chat
 answer, a CLI run, in this process or another) can be stopped, and a paused one approved or rejected
 from its approval card; an answered run that executes nowhere goes on here, streamed like a test run.
+Store calls run in a thread: a big run (thousands of node records, MBs of outputs) takes tens to hundreds of ms
+to read and format, and on the event loop every other tab and every run (they run on that loop) waited.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from contextlib import aclosing
 from typing import Any
 
@@ -58,18 +61,18 @@ class RunHistoryState(rx.State):
         graph_id = routes.page_graph_id(self.router)
         if graph_id != self._graph_id:
             self._graph_id = graph_id
-            self._choose(None)
+            await self._choose(None)
             self.runs, self.running = [], False
             view = await self.get_state(RunViewState)
             view.start_live("", label="")
-        self._load_pins()
+        await self._load_pins()
         asked = str(routes.page_args(self.router).get("run") or "")  # /graph/<id>?run=<run id>: open that run
         if asked:
             self.panel_open = True
         if self.panel_open:
-            self._refresh()
+            await self._refresh()
         if asked:
-            self._choose(asked)
+            await self._choose(asked)
             if not self.run_id:  # a link to a run pruned since (or of another graph)
                 return rx.toast.warning(f"Run {asked[:12]} is not kept any more: finished runs are pruned after "
                                         "a while (NODEFLOW_RUNS_MAX_AGE_DAYS, NODEFLOW_RUNS_MAX_PER_GRAPH)")
@@ -78,25 +81,25 @@ class RunHistoryState(rx.State):
 
     @rx.event
     @requires("view")
-    def toggle_panel(self):
+    async def toggle_panel(self):
         self.panel_open = not self.panel_open
         if self.panel_open:
-            self._refresh()
+            await self._refresh()
 
     @rx.event
     @requires("view")
-    def refresh(self):
+    async def refresh(self):
         """The refresh button, and the chat after each answer (its run joins the history)."""
         if not self.panel_open:
             return
-        self._refresh()
+        await self._refresh()
         if self.run_id:
-            self._choose(self.run_id)
+            await self._choose(self.run_id)
 
     @rx.event
     @requires("view")
-    def select_run(self, run_id: str):
-        self._choose(run_id)
+    async def select_run(self, run_id: str):
+        await self._choose(run_id)
 
     @rx.event
     @requires("view")
@@ -148,11 +151,11 @@ class RunHistoryState(rx.State):
                 async with self:
                     view = await self.get_state(RunViewState)
                     view.apply_steps(ops)
-        async with self:
+        async with self:  # the reads in a thread, under the lock: a page load meanwhile cannot change the graph
             self.running = False
             if self.panel_open:
-                self._refresh()
-                self._choose(run.run_id)
+                await self._refresh()
+                await self._choose(run.run_id)
         if run.status == "failed":
             return rx.toast.error(run.error or "The run failed")
 
@@ -170,12 +173,12 @@ class RunHistoryState(rx.State):
 
     @rx.event
     @requires("edit")
-    def stop_run(self):
+    async def stop_run(self):
         """The Stop button of a running (or paused) run."""
         if not self.run_id:
             return
-        stopped = run_service().stop(self.run_id)
-        self._after_control()
+        stopped = await asyncio.to_thread(run_service().stop, self.run_id)  # flushes and reads the run's owner
+        await self._after_control()
         return rx.toast.info("Stopping the run" if stopped else "This run is not going on")
 
     @rx.event
@@ -197,31 +200,31 @@ class RunHistoryState(rx.State):
             run = await asyncio.to_thread(run_service().answer, run_id, node_id, decision, note, _decider())
         except RunRefused as error:
             async with self:
-                self._after_control()
+                await self._after_control()
             return rx.toast.error(f"Not answered: {error}")
         async with self:
             self.approval_note = ""
             if run is None:  # a live run (here or in another process) took the answer
-                self._after_control()
+                await self._after_control()
                 return rx.toast.success(f"Answered {decision}: the run goes on")
             self.running = True
         payload = approval_payload(decision, note, _decider())
         return await self._follow(run, run.resume(node_id, payload), f"Run {run.run_id[:6]} · {decision}")
 
-    def _after_control(self) -> None:
+    async def _after_control(self) -> None:
         if self.panel_open:
-            self._refresh()
+            await self._refresh()
         if self.run_id:
-            self._choose(self.run_id)
+            await self._choose(self.run_id)
 
     # Pins ----------------------------------------------------------------------------------------
 
     @rx.event
     @requires("edit")
-    def edit_pin(self, node_id: str):
+    async def edit_pin(self, node_id: str):
         """Open the pin editor with the node's pin, else its outputs in the chosen run."""
         row = next((n for n in self.nodes if n["node_id"] == node_id), None)
-        pins = run_service().pinned(self._graph_id)
+        pins = await asyncio.to_thread(run_service().pinned, self._graph_id)
         value = pins.get(node_id, self._outputs.get(node_id))
         self.pin_node_id, self.pin_node_name = node_id, row["name"] if row else node_id
         self.pin_text, self.pin_error = pretty(value, limit=10**9) or "{}", ""
@@ -238,58 +241,86 @@ class RunHistoryState(rx.State):
 
     @rx.event
     @requires("edit")
-    def save_pin(self):
-        try:
-            run_service().pin_text(self._graph_id, self.pin_node_id, self.pin_text)
+    async def save_pin(self):
+        try:  # reads the stored graph to check the pin against it, then writes it
+            await asyncio.to_thread(run_service().pin_text, self._graph_id, self.pin_node_id, self.pin_text)
         except RunRefused as error:
             self.pin_error = str(error)
             return
         name = self.pin_node_name
         self._close_pin()
-        self._after_pins_changed()
+        await self._after_pins_changed()
         return rx.toast.success(f"Pinned: test runs use this data for {name}")
 
     @rx.event
     @requires("edit")
-    def unpin(self, node_id: str):
-        run_service().unpin(self._graph_id, node_id)
-        self._after_pins_changed()
+    async def unpin(self, node_id: str):
+        await asyncio.to_thread(run_service().unpin, self._graph_id, node_id)
+        await self._after_pins_changed()
 
     # Internals -----------------------------------------------------------------------------------
 
-    def _refresh(self) -> None:
-        self.runs = [run_row(r) for r in run_service().list_runs(self._graph_id)] if self._graph_id else []
+    async def _refresh(self) -> None:
+        self.runs = await asyncio.to_thread(_run_rows, self._graph_id) if self._graph_id else []
 
-    def _choose(self, run_id: str | None) -> None:
-        stored = run_service().get_run(run_id) if run_id else None
-        if stored is None or stored["graph_id"] != self._graph_id:
-            self.run_id, self.run, self.nodes, self._outputs, self._steps = "", {}, [], {}, []
-            self.parent = {}
-            self.approvals, self.approval_options = [], {}
-            return
-        self.run_id, self.run = run_id, run_row(stored)
-        cards = approval_cards(stored)
-        self.approvals = [{k: v for k, v in card.items() if k != "options"} for card in cards]
-        self.approval_options = {card["node_id"]: card["options"] for card in cards}
-        children = run_service().child_links(run_id)
-        self.nodes = [{**row, "child_url": children.get(row["node_id"], {}).get("url", ""),
-                       "child_count": children.get(row["node_id"], {}).get("count", "")}
-                      for row in node_rows(stored, self.pinned)]
-        self.parent = run_service().parent_link(stored)
-        self._outputs = {n["node_id"]: n.get("outputs") for n in stored["nodes"]}
-        self._steps = canvas_steps(stored)
+    async def _choose(self, run_id: str | None) -> None:
+        """Show run `run_id`; none (None, gone, or another graph's): no run chosen."""
+        chosen = await asyncio.to_thread(_chosen, run_id, self._graph_id, set(self.pinned)) if run_id else None
+        shown = chosen or _Chosen()
+        self.run_id = run_id if chosen else ""
+        self.run, self.nodes, self.parent = shown.run, shown.nodes, shown.parent
+        self.approvals, self.approval_options = shown.approvals, shown.approval_options
+        self._outputs, self._steps = shown.outputs, shown.steps
 
     def _close_pin(self) -> None:
         self.pin_node_id, self.pin_error = "", ""
 
-    def _load_pins(self) -> None:
-        self.pinned = {node_id: True for node_id in run_service().pinned(self._graph_id)} if self._graph_id else {}
+    async def _load_pins(self) -> None:
+        pins = await asyncio.to_thread(run_service().pinned, self._graph_id) if self._graph_id else {}
+        self.pinned = {node_id: True for node_id in pins}
 
-    def _after_pins_changed(self) -> None:
-        self._load_pins()
+    async def _after_pins_changed(self) -> None:
+        await self._load_pins()
         self.nodes = [{**n, "pinned": "pinned" if n["node_id"] in self.pinned else ""} for n in self.nodes]
 
 
+@dataclasses.dataclass
+class _Chosen:
+    """The chosen run as the panel shows it (empty: none chosen)."""
+
+    run: dict[str, str] = dataclasses.field(default_factory=dict)
+    nodes: list[dict[str, str]] = dataclasses.field(default_factory=list)
+    parent: dict[str, str] = dataclasses.field(default_factory=dict)
+    approvals: list[dict[str, str]] = dataclasses.field(default_factory=list)
+    approval_options: dict[str, list[str]] = dataclasses.field(default_factory=dict)
+    outputs: dict[str, Any] = dataclasses.field(default_factory=dict)
+    steps: list[dict[str, Any]] = dataclasses.field(default_factory=list)
+
+
+def _chosen(run_id: str, graph_id: str, pinned: set[str]) -> _Chosen | None:
+    """Run `run_id` of `graph_id` with its nodes and links, read and formatted (in a thread); None: no such run."""
+    service = run_service()
+    stored = service.get_run(run_id)
+    if stored is None or stored["graph_id"] != graph_id:
+        return None
+    cards = approval_cards(stored)
+    children = service.child_links(run_id)
+    return _Chosen(
+        run=run_row(stored),
+        nodes=[{**row, "child_url": children.get(row["node_id"], {}).get("url", ""),
+                "child_count": children.get(row["node_id"], {}).get("count", "")}
+               for row in node_rows(stored, pinned)],
+        parent=service.parent_link(stored),
+        approvals=[{k: v for k, v in card.items() if k != "options"} for card in cards],
+        approval_options={card["node_id"]: card["options"] for card in cards},
+        outputs={n["node_id"]: n.get("outputs") for n in stored["nodes"]},
+        steps=canvas_steps(stored),
+    )
+
+
+def _run_rows(graph_id: str) -> list[dict[str, str]]:
+    """The run list of `graph_id` (in a thread)."""
+    return [run_row(r) for r in run_service().list_runs(graph_id)]
 
 
 def _start(graph_id: str, node_id: str, payload: Any = None):

@@ -91,7 +91,7 @@ class TriggerState(rx.State):
             self.heard = json.dumps(call.payload, indent=2, default=str)
             self.heard_run = call.run_id or ""
             history = await self.get_state(RunHistoryState)
-            history.refresh()
+            await history.refresh()
 
     @rx.event
     @requires("edit")

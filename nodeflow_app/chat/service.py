@@ -107,7 +107,7 @@ class ChatService:
 
     async def send(self, chat_id: str, text: str, parent_id: str | None = None) -> AsyncIterator[ChatUpdate]:
         """Store `text` after `parent_id` (default: the end of the latest branch) and stream the answer."""
-        history = self.chats.history(chat_id)
+        history = await asyncio.to_thread(self.chats.history, chat_id)  # the whole chat: off the event loop
         if parent_id is None:
             parent_id = history.path[-1] if history.path else None
         elif parent_id not in history.messages:
@@ -118,25 +118,25 @@ class ChatService:
 
     async def edit(self, chat_id: str, message_id: str, text: str) -> AsyncIterator[ChatUpdate]:
         """A new user message beside `message_id` (same parent), then its answer."""
-        old = self._message(message_id, chat_id)
+        old = await asyncio.to_thread(self._message, message_id, chat_id)
         if old.role != "user":
             raise ChatError("only a user's message can be edited; retry an answer instead")
-        async with aclosing(self._ask(self._chat(old.chat_id), text, old.parent_id)) as updates:
+        chat = await asyncio.to_thread(self._chat, old.chat_id)
+        async with aclosing(self._ask(chat, text, old.parent_id)) as updates:
             async for update in updates:
                 yield update
 
     async def retry(self, chat_id: str, message_id: str) -> AsyncIterator[ChatUpdate]:
         """A new answer beside the assistant message `message_id` (or to the user message `message_id`)."""
-        message = self._message(message_id, chat_id)
-        user = message if message.role == "user" else self._message(message.parent_id or "", chat_id)
-        async with aclosing(self._answer(self._chat(user.chat_id), user)) as updates:
+        user, chat = await asyncio.to_thread(self._asked, message_id, chat_id)
+        async with aclosing(self._answer(chat, user)) as updates:
             async for update in updates:
                 yield update
 
     async def resume(self, chat_id: str, message_id: str, node_id: str, decision: str, note: str | None = None,
                      who: str | None = None) -> AsyncIterator[ChatUpdate]:
         """Answer the approval card of `node_id` in a paused answer; the run goes on in the same message."""
-        message = self._message(message_id)
+        message = await asyncio.to_thread(self._message, message_id)
         if message.chat_id != chat_id or message.status != "paused" or message.run_id is None:
             raise ChatError(f"message '{message_id}' of chat '{chat_id}' is not waiting for an answer")
         card = next((b for b in message.blocks if b.get("type") == "approval" and b.get("node_id") == node_id
@@ -253,6 +253,12 @@ class ChatService:
         if chat is None:
             raise ChatNotFound(f"no chat '{chat_id}' in the database")
         return chat
+
+    def _asked(self, message_id: str, chat_id: str) -> tuple[ChatMessage, ChatSummary]:
+        """The user message `message_id` is (or answers), and its chat."""
+        message = self._message(message_id, chat_id)
+        user = message if message.role == "user" else self._message(message.parent_id or "", chat_id)
+        return user, self._chat(user.chat_id)
 
     def _message(self, message_id: str, chat_id: str | None = None) -> ChatMessage:
         """The message; with `chat_id`, only if it is one of that chat's (ids come from the browser)."""

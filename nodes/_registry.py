@@ -12,6 +12,7 @@ import importlib.util
 import re
 import os
 import sys
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
@@ -147,11 +148,14 @@ def _import(folder: Path, package: str, module: str) -> ModuleType:
 
 
 _default: Registry | None = None
+_loading = threading.Lock()  # page handlers and runs call this from threads too
 
 
 def default_registry() -> Registry:
     """The process-wide registry of built-in nodes plus NODEFLOW_PLUGIN_PATHS, loaded once."""
     global _default
     if _default is None:
-        _default = Registry.load()
+        with _loading:
+            if _default is None:
+                _default = Registry.load()
     return _default

@@ -227,7 +227,8 @@ class RunHistoryState(rx.State):
         pins = await asyncio.to_thread(run_service().pinned, self._graph_id)
         value = pins.get(node_id, self._outputs.get(node_id))
         self.pin_node_id, self.pin_node_name = node_id, row["name"] if row else node_id
-        self.pin_text, self.pin_error = pretty(value, limit=10**9) or "{}", ""
+        text = await asyncio.to_thread(pretty, value, limit=10**9)  # whole: an output can be megabytes
+        self.pin_text, self.pin_error = text or "{}", ""
 
     @rx.event
     @requires("edit")

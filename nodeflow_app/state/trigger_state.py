@@ -35,10 +35,10 @@ class TriggerState(rx.State):
 
     @rx.event
     @requires("view")
-    def load(self):
+    async def load(self):
         """on_load of the editor: whether the graph of the URL is active, and which version is live."""
         graph_id = routes.page_graph_id(self.router)
-        version = trigger_store().active_version(graph_id) if graph_id else None
+        version = await asyncio.to_thread(trigger_store().active_version, graph_id) if graph_id else None
         self.active, self.live_version = version is not None, version or 0
         self.listening_to = self.heard = self.heard_run = ""
 

@@ -1,14 +1,17 @@
-"""Saving a graph as a template and copying or moving it to another workspace read and write the whole graph:
-in a thread, not on the event loop every run and tab shares."""
+"""Page handlers that read or write the database, or format a whole value, do it in a thread, not on the event
+loop every run and tab shares: saving a graph as a template, copying or moving it to another workspace, the
+editor's active switch on load, the pin editor's text."""
 
 from __future__ import annotations
 
 import time
 
 import nodeflow_app.nodeflow_app  # noqa: F401 - registers every state class of the app
-from nodeflow_app.state import access, template_state, transfer_state
+from nodeflow_app.state import access, run_history_state, template_state, transfer_state, trigger_state
+from nodeflow_app.state.run_history_state import RunHistoryState
 from nodeflow_app.state.template_state import TemplateSaveState
 from nodeflow_app.state.transfer_state import TargetOption, TransferState
+from nodeflow_app.state.trigger_state import TriggerState
 from tests.nodes.loop_ticks import loop_ticks
 
 
@@ -69,3 +72,29 @@ async def test_copying_to_another_workspace_leaves_the_loop_free(monkeypatch):
         access._current.reset(token)
     assert ticks[0] >= 10, ticks
     assert (done, state.open) == ([("u1", "g1", "w2", "move")], False)
+
+
+async def test_the_editor_reads_whether_its_graph_is_active_off_the_loop(monkeypatch):
+    triggers = Slow({"active_version": 3})
+    monkeypatch.setattr(trigger_state, "trigger_store", lambda: triggers)
+    monkeypatch.setattr(trigger_state.routes, "page_graph_id", lambda router: "g1")
+    state = TriggerState(_reflex_internal_init=True)
+    async with loop_ticks() as ticks:
+        await TriggerState.event_handlers["load"].fn(state)
+    assert ticks[0] >= 10, ticks
+    assert (state.active, state.live_version) == (True, 3)
+
+
+async def test_the_pin_editor_formats_a_large_output_off_the_loop(monkeypatch):
+    def slow_pretty(value, limit):
+        time.sleep(0.3)
+        return f"{len(value)} items"
+
+    monkeypatch.setattr(run_history_state, "pretty", slow_pretty)
+    monkeypatch.setattr(run_history_state, "run_service", lambda: Slow({"pinned": {}}))
+    state = RunHistoryState(_reflex_internal_init=True)
+    state._graph_id, state._outputs = "g1", {"n1": list(range(5))}
+    async with loop_ticks() as ticks:
+        await RunHistoryState.event_handlers["edit_pin"].fn(state, "n1")
+    assert ticks[0] >= 30, ticks  # the pins read, then the text
+    assert (state.pin_node_id, state.pin_text) == ("n1", "5 items")

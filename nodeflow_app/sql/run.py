@@ -317,9 +317,27 @@ def _execute(database: Any, sql: str, params: dict[str, Any], limit: int, stream
         return Outcome([], [], False, result.rowcount)
     columns = list(result.keys())
     fetched = result.fetchmany(limit + 1)  # one more than the limit says whether rows were left
-    result.close()
+    if stream and len(fetched) > limit and database.dialect.name == "mysql":
+        _stop_sending(database, result)
+    else:
+        result.close()
     rows = [{column: to_json(value) for column, value in zip(columns, row)} for row in fetched[:limit]]
     return Outcome(rows, columns, len(fetched) > limit, None)
+
+
+def _stop_sending(database: Any, result: Any) -> None:
+    """MySQL's unbuffered cursor reads every row left before it closes: on a big table, until the node's time
+    limit, for rows nobody wants. The server stops the statement instead (KILL QUERY of the node's own session,
+    from a second one: any account may stop its own statements), and its interruption is expected."""
+    session = database.connection.dbapi_connection.thread_id()
+    try:
+        with database.engine.connect() as other:
+            other.exec_driver_sql(f"KILL QUERY {int(session)}")
+    except SQLAlchemyError:
+        pass  # not stopped (the server refused a second session): the rows are read to the end, as before
+    with contextlib.suppress(database.dialect.loaded_dbapi.Error):
+        result.cursor.close()  # reads the server's "interrupted", expected here (SQLAlchemy would log it)
+    result.close()
 
 
 def _engine(connection: Connection, writable: bool, timeout: int, address: str | None = None) -> Engine:

@@ -631,3 +631,22 @@ async def test_a_postgres_query_streams_its_rows_so_the_limit_bounds_the_work(tm
             await database.run(query, row_limit=1, allow_writes=True)
         with pytest.raises(NodeError, match="the statement tries to write, but the node is read-only"):
             await database.run("SELECT 1 AS a INTO new_table", row_limit=1)
+
+
+async def test_a_mariadb_query_stops_sending_rows_past_the_limit(tmp_path, monkeypatch):
+    """MySQL's unbuffered cursor read every row left before it closed: row_limit 5 of rows made 10 ms apart took the
+    node's whole time limit (20 s here), for rows nobody wanted. The server stops the statement instead."""
+    import time
+
+    monkeypatch.setenv(ALLOWLIST_ENV, "127.0.0.1")
+    store = _store(tmp_path)
+    with _role(MARIADB_URL, "mysql", ["GRANT SELECT ON test.* TO {role}"]) as role:
+        store.set("db", "mysql", {"host": "127.0.0.1", "port": "3306", "database": "test", "user": role})
+        database = Database("mysql", "", store)
+        slow = "SELECT seq, REPEAT('x', 2000) AS pad, SLEEP(0.01) AS slept FROM seq_1_to_100000"
+        started = time.monotonic()
+        output = await database.run(slow, row_limit=5, timeout=20)
+        assert ([row["seq"] for row in output["rows"]], output["truncated"]) == ([1, 2, 3, 4, 5], True)
+        assert time.monotonic() - started < 5
+        every = await database.run("SELECT seq FROM seq_1_to_3", row_limit=3)  # not truncated: nothing to stop
+        assert (every["rows"], every["truncated"]) == ([{"seq": 1}, {"seq": 2}, {"seq": 3}], False)

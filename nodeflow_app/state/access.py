@@ -12,7 +12,6 @@ Reflex's generic `setvar`, or a caller without the role is refused, logged, and 
 
 from __future__ import annotations
 
-import asyncio
 import contextvars
 import logging
 import time
@@ -26,6 +25,7 @@ from reflex.middleware import Middleware
 from reflex_base.event import Event
 from reflex.state import StateUpdate
 
+from nodeflow_app.state.page_threads import off_loop
 from nodeflow_app import routes
 from nodeflow_app.accounts.roles import Action, allows
 from nodeflow_app.llm.credentials import use_workspace
@@ -103,22 +103,28 @@ class _Recent:
     def __init__(self, load: Callable[[str], Any], *, keep_none: bool):
         self._load, self._keep_none = load, keep_none
         self._items: dict[str, tuple[float, Any]] = {}
+        # Loads run in page threads: one that began before a `forget` (a sign-out, a graph moved) must not
+        # store the answer it read before it.
+        self._forgets = 0
 
     def get(self, key: str) -> Any:
         hit = self._items.get(key)
         if hit and time.monotonic() - hit[0] < SESSION_CACHE_S:
             return hit[1]
+        forgets = self._forgets
         value = self._load(key)
-        if value is not None or self._keep_none:
+        if (value is not None or self._keep_none) and forgets == self._forgets:
             if len(self._items) > 10_000:
                 self._items.clear()
             self._items[key] = (time.monotonic(), value)
         return value
 
     def forget(self, key: str) -> None:
+        self._forgets += 1
         self._items.pop(key, None)
 
     def clear(self) -> None:
+        self._forgets += 1
         self._items.clear()
 
 
@@ -198,14 +204,17 @@ def target_workspace(graph_id: str, current_workspace: str | None) -> str | None
     return graph_workspace(graph_id) if graph_id else current_workspace or None
 
 
-def _caller(token: str, graph_id: str, current_workspace: str | None) -> tuple[User | None, str | None, str | None]:
-    """(user, the workspace the event acts in, their role there): database reads, so the middleware runs this
-    in a thread (the role is read for every event, a cursor move included; a slow database held every run)."""
+def _caller(token: str, graph_id: str, current_workspace: str | None,
+            kept: str) -> tuple[User | None, str | None, str | None, str | None]:
+    """(user, the workspace the event acts in, their role there, the workspace of the `kept` graph): database
+    reads, so the middleware runs this in a page thread (the role is read for every event, a cursor move too)."""
     user = user_for_token(token)
     workspace = target_workspace(graph_id, current_workspace)
     if workspace is None and user is not None:  # an event sent before the page's guard chose one
         workspace = default_workspace(user.id)
-    return user, workspace, account_store().role(user.id, workspace) if user is not None else None
+    if user is None:
+        return None, workspace, None, None
+    return user, workspace, account_store().role(user.id, workspace), graph_workspace(kept) if kept else None
 
 
 def default_workspace(user_id: str) -> str | None:
@@ -327,14 +336,14 @@ class AccessMiddleware(Middleware):
 
         auth = await state.get_state(AuthState)
         graph_id = routes.page_graph_id(state.router) if state.router else ""
-        user, workspace, role = await asyncio.to_thread(_caller, session_token(state), graph_id, auth.workspace_id)
+        kept = "" if handler.fn in _page_loaders(app) else await _kept_graph(state, state_cls)
+        user, workspace, role, kept_workspace = await off_loop(
+            _caller, session_token(state), graph_id, auth.workspace_id, kept)
         decision = decide(need, user, role)
         if not decision.allowed:
             return self._refuse(event, user, decision.reason)
-        if user is not None and handler.fn not in _page_loaders(app):
-            kept = await _kept_graph(state, state_cls)
-            if kept and await asyncio.to_thread(graph_workspace, kept) != workspace:
-                return self._refuse(event, user, "not found")
+        if user is not None and kept and kept_workspace != workspace:
+            return self._refuse(event, user, "not found")
         _current.set(Access(user, workspace, role))
         set_caller(Caller(user.id if user else None, user.name if user else "", workspace))
         use_workspace(workspace)  # provider keys of the workspace the event acts in

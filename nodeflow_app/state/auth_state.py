@@ -10,7 +10,6 @@ signed in -> the sign-in page (coming back afterwards).
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import json
 import logging
@@ -20,6 +19,7 @@ from urllib.parse import urlencode, urlsplit
 import reflex as rx
 from reflex.config import get_config
 
+from nodeflow_app.state.page_threads import off_loop
 from nodeflow_app import routes
 from nodeflow_app.state.access import adopt_unowned_graphs, forget_token, requires, session_token, user_for_token
 from nodeflow_app.store.accounts import HANDOFF_SECONDS, AccountError, account_store
@@ -107,7 +107,7 @@ class AuthState(rx.State):
             self.error = "The two passwords differ."
             return None
         try:
-            await asyncio.to_thread(store.create_user, str(form.get("name", "")), str(form.get("email", "")),
+            await off_loop(store.create_user, str(form.get("name", "")), str(form.get("email", "")),
                                     str(form.get("password", "")))
             adopt_unowned_graphs()
         except AccountError as error:
@@ -122,7 +122,7 @@ class AuthState(rx.State):
 
     async def _sign_in(self, email: str, password: str) -> Any:
         try:
-            token, _user = await asyncio.to_thread(account_store().sign_in, email, password, seconds=HANDOFF_SECONDS)
+            token, _user = await off_loop(account_store().sign_in, email, password, seconds=HANDOFF_SECONDS)
         except AccountError as error:
             self.error = str(error).capitalize() + "."
             return None
@@ -155,7 +155,7 @@ class AuthState(rx.State):
             self.error = "The two new passwords differ."
             return None
         try:
-            await asyncio.to_thread(account_store().change_password, user.id, str(form.get("current", "")),
+            await off_loop(account_store().change_password, user.id, str(form.get("current", "")),
                                     str(form.get("new", "")))
         except AccountError as error:
             self.error = str(error).capitalize() + "."

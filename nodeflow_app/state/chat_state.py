@@ -10,7 +10,6 @@ Store calls run in a thread: on the event loop, a long chat's read held every ta
 
 from __future__ import annotations
 
-import asyncio
 import copy
 import logging
 from contextlib import aclosing
@@ -19,6 +18,7 @@ from typing import Any, AsyncIterator, Callable
 
 import reflex as rx
 
+from nodeflow_app.state.page_threads import off_loop
 from nodeflow_app import routes
 from nodeflow_app.chat.patch import apply_patch, wire_ops
 from nodeflow_app.chat.service import ChatError, ChatService, ChatUpdate, chat_service
@@ -96,7 +96,7 @@ class ChatState(rx.State):
         graph_id = routes.page_graph_id(self.router)
         if self.busy and graph_id == self.graph_id:
             return None  # a reload while an answer streams: the stream goes on into this state
-        name = await asyncio.to_thread(graph_store().name_of, graph_id)  # not the graph: ~15 ms of JSON at 1,000 nodes
+        name = await off_loop(graph_store().name_of, graph_id)  # not the graph: ~15 ms of JSON at 1,000 nodes
         self.graph_id, self.missing = graph_id, "" if name is not None else graph_id
         self.graph_name = name or ""
         if name is not None:
@@ -125,7 +125,7 @@ class ChatState(rx.State):
         if self.busy:
             return rx.toast.warning("An answer is still streaming: stop it or wait first.")
         try:
-            summary = await asyncio.to_thread(chat_service().create_chat, self.graph_id, user_id=_me())
+            summary = await off_loop(chat_service().create_chat, self.graph_id, user_id=_me())
         except _REFUSED as error:
             return rx.toast.error(str(error))
         await self._refresh_chats()
@@ -138,7 +138,7 @@ class ChatState(rx.State):
         if not chat_id:
             return None
         try:
-            history = await asyncio.to_thread(_own_history, chat_id, self.graph_id, _me())
+            history = await off_loop(_own_history, chat_id, self.graph_id, _me())
         except ChatNotFound as error:
             self.chat_id = ""
             return rx.toast.error(str(error))
@@ -152,7 +152,7 @@ class ChatState(rx.State):
         return None
 
     async def _refresh_chats(self) -> None:
-        chats = await asyncio.to_thread(chat_service().list_chats, self.graph_id, _me())
+        chats = await off_loop(chat_service().list_chats, self.graph_id, _me())
         self.chats = [chat_row(c) for c in chats]
 
     # Rename and delete -------------------------------------------------------------------------------
@@ -170,7 +170,7 @@ class ChatState(rx.State):
             self.rename_error = "A chat needs a title."
             return None
         try:
-            await asyncio.to_thread(chat_service().rename_chat, self.chat_id, title)
+            await off_loop(chat_service().rename_chat, self.chat_id, title)
         except ChatNotFound as error:
             self.rename_error = str(error)
             return None
@@ -189,7 +189,7 @@ class ChatState(rx.State):
         if self.busy:
             return rx.toast.warning("Stop the answer being streamed before deleting its chat.")
         try:
-            await asyncio.to_thread(chat_service().delete_chat, self.chat_id)
+            await off_loop(chat_service().delete_chat, self.chat_id)
         except ChatNotFound as error:
             return rx.toast.error(str(error))
         self.delete_open = False
@@ -203,7 +203,7 @@ class ChatState(rx.State):
     async def show_branch(self, payload: dict[str, Any]):
         """The arrows: show the branch through the sibling `message_id`."""
         try:
-            history = await asyncio.to_thread(chat_service().history, self.chat_id)
+            history = await off_loop(chat_service().history, self.chat_id)
             self.messages = branch_view(history, history.branch(str(payload.get("message_id"))))
             self.stream_head, self.stream = EMPTY_HEAD, EMPTY_STREAM
         except (ChatNotFound, KeyError):
@@ -259,7 +259,7 @@ class ChatState(rx.State):
         """Stop: the run is cancelled (its provider stream closed); the answer keeps what arrived, as stopped."""
         self._stop_requested = True
         if self._run_id:
-            await asyncio.to_thread(chat_service().stop, self._run_id)  # a run live elsewhere: through the database
+            await off_loop(chat_service().stop, self._run_id)  # a run live elsewhere: through the database
 
     async def _converse(self, updates_of: Callable[[ChatService, str], AsyncIterator[ChatUpdate]],
                         new_chat: bool = False):
@@ -274,7 +274,7 @@ class ChatState(rx.State):
                 if not new_chat:
                     return rx.toast.error("Open a chat first.")
                 try:
-                    created = await asyncio.to_thread(service.create_chat, self.graph_id, user_id=_me())
+                    created = await off_loop(service.create_chat, self.graph_id, user_id=_me())
                     self.chat_id, self.messages = created.id, []
                 except _REFUSED as error:
                     return rx.toast.error(str(error))
@@ -288,7 +288,7 @@ class ChatState(rx.State):
                         await self._apply(update, service)
                         stop = self._stop_requested and update.kind != "end"
                     if stop and update.run_id:
-                        await asyncio.to_thread(service.stop, update.run_id)
+                        await off_loop(service.stop, update.run_id)
         except _REFUSED as error:
             return rx.toast.error(str(error))
         except Exception as error:  # noqa: BLE001 - the page must survive; the log has the trace
@@ -313,12 +313,12 @@ class ChatState(rx.State):
         apply in order and no page load changes the chat in between; other tabs and runs go on."""
         run_view = await self.get_state(RunViewState)
         if update.kind == "user":  # the previous answer, kept in the stream until now, joins the history
-            history = await asyncio.to_thread(service.history, self.chat_id)
+            history = await off_loop(service.history, self.chat_id)
             self.messages = branch_view(history, history.branch(update.message_id))
             self.stream_head, self.stream = EMPTY_HEAD, EMPTY_STREAM
             await self._refresh_chats()  # a first message names the chat
         elif update.kind == "start":
-            history = await asyncio.to_thread(service.history, self.chat_id)
+            history = await off_loop(service.history, self.chat_id)
             path = history.branch(update.message_id)
             self.messages = branch_view(history, path[:path.index(update.message_id)])
             view = message_view(history, update.message)
@@ -338,7 +338,7 @@ class ChatState(rx.State):
                 self._apply_ops(update.ops)
                 self.stream_head = {**self.stream_head, "status": update.status}
             else:  # an answer that never streamed (nothing could run): the branch through it
-                history = await asyncio.to_thread(service.history, self.chat_id)
+                history = await off_loop(service.history, self.chat_id)
                 self.messages = branch_view(history, history.branch(update.message_id))
                 self.stream_head, self.stream = EMPTY_HEAD, EMPTY_STREAM
 

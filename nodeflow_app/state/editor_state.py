@@ -18,6 +18,7 @@ from typing import Any
 
 import reflex as rx
 
+from nodeflow_app.state.page_threads import off_loop
 from nodeflow_app import routes
 from nodeflow_app.editor import fields
 from nodeflow_app.editor import presence
@@ -239,8 +240,13 @@ class EditorState(rx.State):
             graph_id, graph = self._doc.id, self._doc.to_json()
             edits, authors = room._claim_save()
         try:
-            version, issues = await asyncio.to_thread(_validate_and_store, graph_id, graph,
-                                                      "autosave" if auto else "saved", current().user, authors)
+            version, issues = await off_loop(_validate_and_store, graph_id, graph,
+                                             "autosave" if auto else "saved", current().user, authors)
+        except asyncio.CancelledError:
+            async with self:
+                room, _ = await self._room()
+                room._save_failed(edits, authors, "unsaved")  # the next autosave writes them
+            raise
         except Exception as error:  # noqa: BLE001 - the edits stay in memory; the page says so
             async with self:
                 room, _ = await self._room()
@@ -270,8 +276,11 @@ class EditorState(rx.State):
         in a thread (~80 ms at 1,000 nodes, which held every run and tab)."""
         edits, authors = room._claim_save()
         try:
-            version, issues = await asyncio.to_thread(_validate_and_store, self._doc.id, self._doc.to_json(), note,
-                                                      current().user, authors)
+            version, issues = await off_loop(_validate_and_store, self._doc.id, self._doc.to_json(), note,
+                                             current().user, authors)
+        except asyncio.CancelledError:  # a page load given up (a newer one, a closed tab): the next autosave
+            room._save_failed(edits, authors, "unsaved")  # writes them (this write may still land: a version more)
+            raise
         except Exception as error:  # noqa: BLE001 - the edits stay in memory; the page says so
             room._save_failed(edits, authors)
             self.issue_list = [{"node_id": "", "severity": "error", "text": f"Saving failed: {error}"}]
@@ -287,7 +296,7 @@ class EditorState(rx.State):
         if self._doc is None:
             return
         try:
-            await asyncio.to_thread(graph_store().rename, self._doc.id, name)
+            await off_loop(graph_store().rename, self._doc.id, name)
         except ValueError as error:
             self.name_field_rev += 1  # the field remounts with the name the graph still has
             return rx.toast.error(f"Not renamed: {error}")
@@ -524,7 +533,7 @@ class EditorState(rx.State):
         if self._doc is None:
             return
         # In a thread: checking a 1,000-node graph takes tens of ms, which every run and tab would wait for.
-        _, issues = await asyncio.to_thread(validate_graph, self._doc.to_json(), default_registry())
+        _, issues = await off_loop(validate_graph, self._doc.to_json(), default_registry())
         self._set_issues(issues)
         self.issues_open = True
         if not self.issue_list:
@@ -551,9 +560,8 @@ class EditorState(rx.State):
         if self._doc is None:
             return
         slug = re.sub(r"[^a-z0-9]+", "-", self._doc.name.lower()).strip("-") or "graph"
-        graph, registry = self._doc.to_json(), default_registry()
-        download = rx.download(data=json.dumps(hide_graph(graph, registry), indent=2), filename=f"{slug}.json")
-        missing = secrets_to_enter(graph, registry)
+        text, missing = await off_loop(_export_text, self._doc.to_json())  # ~30 ms at 1,000 nodes
+        download = rx.download(data=text, filename=f"{slug}.json")
         if not missing:
             return download
         return [download, rx.toast.info("Secrets are not exported; enter them again after importing: "
@@ -675,7 +683,7 @@ class EditorState(rx.State):
         names = {n.name: n.id for n in graph.nodes}
         wanted = {names[name]: name for name in fields.upstream_names(graph, self.selected_id) if name in names}
         try:
-            outputs = await asyncio.to_thread(_last_outputs, self._doc.id, set(wanted)) if wanted else {}
+            outputs = await off_loop(_last_outputs, self._doc.id, set(wanted)) if wanted else {}
         except Exception:  # noqa: BLE001 - run history is a help here; the inspector must open without it
             outputs = {}
         self.upstream_fields = [row for node_id, name in wanted.items() if node_id in outputs
@@ -761,6 +769,12 @@ def _validate_and_store(graph_id: str, graph: dict[str, Any], note: str, author:
         name = ", ".join(n for n in authors.values() if n) or name
     return graph_store().save(graph_id, seal_graph(graph, default_registry()), note=note,
                               author=author_id, author_name=name), issues
+
+
+def _export_text(graph: dict[str, Any]) -> tuple[str, list[str]]:
+    """(the graph as the file to download, secrets hidden; the secrets left to enter after importing it)."""
+    registry = default_registry()
+    return json.dumps(hide_graph(graph, registry), indent=2), secrets_to_enter(graph, registry)
 
 
 def hide_ops(ops: list[dict[str, Any]], registry) -> list[dict[str, Any]]:

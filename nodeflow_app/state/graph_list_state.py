@@ -8,7 +8,6 @@ handler. Rows are shaped for the view (times as text).
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import logging
 import time
@@ -17,6 +16,7 @@ from typing import Any, AsyncIterator, Callable
 
 import reflex as rx
 
+from nodeflow_app.state.page_threads import off_loop
 from nodeflow_app import routes
 from nodeflow_app.runtime.graph import GraphIssue
 from nodeflow_app.state.access import current
@@ -167,7 +167,7 @@ async def _attempt(action: str, call: Callable[[], Any]) -> Any:
     raise `_Failed` carrying the toast that explains them. The thread gets a copy of the context: `current()` there
     is the caller this event was checked for. (knowledge_state's `_call` does the same with its page's messages.)"""
     try:
-        return await asyncio.to_thread(call)
+        return await off_loop(call)
     except GraphNotFound:
         raise _Failed(rx.toast.error(f"Could not {action}: the graph no longer exists.")) from None
     except Exception as error:  # noqa: BLE001 - a handler must answer with a message, never crash
@@ -237,7 +237,7 @@ class GraphListState(rx.State):
         if self.creating:
             return None
         try:
-            self.templates = [card_view(t) for t in await asyncio.to_thread(load_templates)]
+            self.templates = [card_view(t) for t in await off_loop(load_templates)]
         except TemplateError as error:
             log.error("graph list: %s", error)
             return rx.toast.error(f"Could not list the templates: {error}")
@@ -277,7 +277,7 @@ class GraphListState(rx.State):
         if self.creating:
             return None
         try:
-            template = await asyncio.to_thread(self._template, template_id)  # a file, or the database
+            template = await off_loop(self._template, template_id)  # a file, or the database
         except TemplateError as error:
             return rx.toast.error(f"Could not create the graph: {error}")
         self.creating = True
@@ -402,7 +402,7 @@ class GraphListState(rx.State):
             return
         text = content.decode("utf-8", errors="replace")
         # Parsing and migrating up to MAX_IMPORT_BYTES of JSON takes a while: in a thread, like the store call.
-        migration = await asyncio.to_thread(legacy_migration, text, name or "the file")
+        migration = await off_loop(legacy_migration, text, name or "the file")
         if migration is not None:  # a graph of the older runtime: show its migration report first
             async with self:
                 (await self.get_state(LegacyImportState)).show(name or "the file", migration)

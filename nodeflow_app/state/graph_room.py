@@ -10,12 +10,12 @@ The room has no event handlers of its own: every event goes through EditorState'
 
 from __future__ import annotations
 
-import asyncio
 from functools import lru_cache
 from typing import Any
 
 import reflex as rx
 
+from nodeflow_app.state.page_threads import off_loop
 from nodeflow_app.editor import presence
 from nodeflow_app.editor.document import GraphDocument
 from nodeflow_app.store.graphs import graph_store
@@ -71,7 +71,7 @@ class GraphRoom(rx.SharedState):
 
     async def _open(self, graph_id: str) -> tuple[str | None, list[Issue]]:
         """(Re)read the stored graph: a new epoch, so every tab in the room reloads it. (error, issues)"""
-        stored, graph, issues = await asyncio.to_thread(_read_graph, graph_id)
+        stored, graph, issues = await off_loop(_read_graph, graph_id)
         if stored is None:
             self._doc = None
             return "missing", []
@@ -93,7 +93,7 @@ class GraphRoom(rx.SharedState):
         if self._doc is None or self.unsaved:
             return False
         graph_id = self._doc.id
-        return await asyncio.to_thread(graph_store().version_of, graph_id) not in (None, self.saved_version)
+        return await off_loop(graph_store().version_of, graph_id) not in (None, self.saved_version)
 
     @property
     def unsaved(self) -> bool:
@@ -130,11 +130,12 @@ class GraphRoom(rx.SharedState):
         self.saved_version = version
         self.save_status = "saved" if self._edits == edits else "unsaved"
 
-    def _save_failed(self, edits: int, authors: dict[str, str]) -> None:
-        """The claimed edits are unsaved again (the next autosave retries them)."""
+    def _save_failed(self, edits: int, authors: dict[str, str], status: str = "error") -> None:
+        """The claimed edits are unsaved again (the next autosave retries them). `status` "unsaved": the save
+        was given up, not refused (its page load was cancelled)."""
         self._saved_edits = min(self._saved_edits, edits - 1) if self._saved_edits == edits else self._saved_edits
         self._authors = {**authors, **self._authors}
-        self.save_status = "error"
+        self.save_status = status
 
     def _update_counts(self) -> None:
         from nodeflow_app.chat.service import starts_chats

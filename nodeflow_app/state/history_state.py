@@ -9,7 +9,6 @@ run waited meanwhile.
 
 from __future__ import annotations
 
-import asyncio
 import re
 import secrets
 import time
@@ -17,6 +16,7 @@ from typing import Any
 
 import reflex as rx
 
+from nodeflow_app.state.page_threads import off_loop
 from nodeflow_app import routes
 from nodeflow_app.state.access import current
 
@@ -73,7 +73,7 @@ class HistoryState(rx.State):
 
     async def _refresh(self, graph_id: str | None = None) -> None:
         graph_id = await self._graph_id() if graph_id is None else graph_id
-        self.entries = await asyncio.to_thread(_entries, graph_id) if graph_id else []
+        self.entries = await off_loop(_entries, graph_id) if graph_id else []
 
     # Open, compare, go back --------------------------------------------------------------------
 
@@ -84,7 +84,7 @@ class HistoryState(rx.State):
 
     async def _open(self, number: int):
         graph_id = await self._graph_id()
-        graph = await asyncio.to_thread(_version, graph_id, number) if graph_id else None
+        graph = await off_loop(_version, graph_id, number) if graph_id else None
         if graph is None:
             return rx.toast.error(f"There is no version {number} of this graph")
         self._show("version", graph, {})
@@ -119,7 +119,7 @@ class HistoryState(rx.State):
             return rx.toast.error("Tick two versions to compare")
         graph_id = await self._graph_id()
         older, newer = sorted(int(v) for v in self.picked)
-        compared = await asyncio.to_thread(_comparison, graph_id, older, newer)
+        compared = await off_loop(_comparison, graph_id, older, newer)
         if compared is None:
             return rx.toast.error("One of these versions is gone; refresh the list")
         graph, marks, rows = compared
@@ -152,7 +152,7 @@ class HistoryState(rx.State):
             return  # edits not autosaved yet become a version of their own first
         try:
             user = current().user
-            restored = await asyncio.to_thread(graph_store().restore, editor._doc.id, number,
+            restored = await off_loop(graph_store().restore, editor._doc.id, number,
                                                author=user.id if user else None, author_name=user.name if user else "")
         except GraphNotFound as error:
             return rx.toast.error(str(error))
@@ -177,7 +177,7 @@ class HistoryState(rx.State):
     async def save_name(self, form: dict[str, Any]):
         graph_id = await self._graph_id()
         try:
-            await asyncio.to_thread(graph_store().label_version, graph_id, int(self.naming), str(form.get("label", "")))
+            await off_loop(graph_store().label_version, graph_id, int(self.naming), str(form.get("label", "")))
         except (GraphNotFound, ValueError) as error:
             return rx.toast.error(f"Not named: {error}")
         self.naming = ""

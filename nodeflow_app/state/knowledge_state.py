@@ -8,7 +8,6 @@ or an inline message, never a crashed handler.
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import functools
 import logging
@@ -18,6 +17,7 @@ from typing import Any, Callable
 
 import reflex as rx
 
+from nodeflow_app.state.page_threads import off_loop
 from nodeflow_app.contract import NodeError
 from nodeflow_app.files import INCOMING, QUOTA_ENV, folder_bytes, quota_bytes
 from nodeflow_app.knowledge.collections import check_name
@@ -79,7 +79,7 @@ async def _call(action: str, call: Callable[[], Any]) -> Any:
     on the event loop, every other page and run waited); a NodeError is the message itself, anything else is
     logged and explained."""
     try:
-        return await asyncio.to_thread(call)
+        return await off_loop(call)
     except NodeError as error:
         raise _Failed(str(error)) from None
     except Exception as error:  # noqa: BLE001 - a handler answers with a message, never crashes
@@ -235,15 +235,15 @@ class KnowledgeState(rx.State):
     async def index_uploads(self, collection: str, names: list[str]) -> Any:
         async with self:
             workspace = self._workspace()
-        store = await asyncio.to_thread(workspace_store, workspace)
-        if collection not in await asyncio.to_thread(store.names):  # a browser may call this: its workspace's only
+        store = await off_loop(workspace_store, workspace)
+        if collection not in await off_loop(store.names):  # a browser may call this: its workspace's only
             return rx.toast.error(f"No collection {collection!r} in this workspace.")
         async with self:
             self.busy = True
         for position, name in enumerate(names):
             source = f"{collection}/{name}"
             try:
-                raw = await asyncio.to_thread(_uploaded(workspace, collection, name).read_bytes)
+                raw = await off_loop(_uploaded(workspace, collection, name).read_bytes)
                 result = await index_file(store, collection, raw, source)
                 status = f"{name}: {result['written']} chunks"
             except NodeError as error:
@@ -273,7 +273,7 @@ class KnowledgeState(rx.State):
             self.results, self.searched = [], False
             return None
         try:
-            store = await asyncio.to_thread(workspace_store, self._workspace())
+            store = await off_loop(workspace_store, self._workspace())
             found = await search(store, self.selected, query, top_k=8)
         except NodeError as error:
             return rx.toast.error(str(error))

@@ -6,7 +6,6 @@ the person has seen what became what and clicks "Import converted graph".
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import json
 import logging
@@ -15,6 +14,7 @@ from typing import Any
 
 import reflex as rx
 
+from nodeflow_app.state.page_threads import off_loop
 from nodeflow_app.state.access import current
 
 from nodeflow_app import routes
@@ -88,7 +88,7 @@ class LegacyImportState(rx.State):
         if not text:
             return None
         try:  # in a thread: checking and writing the graph held the event loop, so every tab and run waited
-            summary, issues = await asyncio.to_thread(
+            summary, issues = await off_loop(
                 lambda: graph_store().import_json(text, default_registry(), workspace_id=workspace))
         except Exception as error:  # noqa: BLE001 - a handler answers with a message, never crashes
             log.exception("legacy import: could not store the converted graph")

@@ -11,13 +11,13 @@ to read and format, and on the event loop every other tab and every run (they ru
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 from contextlib import aclosing
 from typing import Any
 
 import reflex as rx
 
+from nodeflow_app.state.page_threads import off_loop
 from nodeflow_app import routes
 from nodeflow_app.state.access import current
 
@@ -133,7 +133,7 @@ class RunHistoryState(rx.State):
         if graph_id is None:
             return
         try:
-            run = await asyncio.to_thread(_start, graph_id, node_id, payload)
+            run = await off_loop(_start, graph_id, node_id, payload)
         except RunRefused as error:
             async with self:
                 self.running = False
@@ -177,7 +177,7 @@ class RunHistoryState(rx.State):
         """The Stop button of a running (or paused) run."""
         if not self.run_id:
             return
-        stopped = await asyncio.to_thread(run_service().stop, self.run_id)  # flushes and reads the run's owner
+        stopped = await off_loop(run_service().stop, self.run_id)  # flushes and reads the run's owner
         await self._after_control()
         return rx.toast.info("Stopping the run" if stopped else "This run is not going on")
 
@@ -197,7 +197,7 @@ class RunHistoryState(rx.State):
         if not run_id:
             return
         try:
-            run = await asyncio.to_thread(run_service().answer, run_id, node_id, decision, note, _decider())
+            run = await off_loop(run_service().answer, run_id, node_id, decision, note, _decider())
         except RunRefused as error:
             async with self:
                 await self._after_control()
@@ -224,10 +224,10 @@ class RunHistoryState(rx.State):
     async def edit_pin(self, node_id: str):
         """Open the pin editor with the node's pin, else its outputs in the chosen run."""
         row = next((n for n in self.nodes if n["node_id"] == node_id), None)
-        pins = await asyncio.to_thread(run_service().pinned, self._graph_id)
+        pins = await off_loop(run_service().pinned, self._graph_id)
         value = pins.get(node_id, self._outputs.get(node_id))
         self.pin_node_id, self.pin_node_name = node_id, row["name"] if row else node_id
-        text = await asyncio.to_thread(pretty, value, limit=10**9)  # whole: an output can be megabytes
+        text = await off_loop(pretty, value, limit=10**9)  # whole: an output can be megabytes
         self.pin_text, self.pin_error = text or "{}", ""
 
     @rx.event
@@ -244,7 +244,7 @@ class RunHistoryState(rx.State):
     @requires("edit")
     async def save_pin(self):
         try:  # reads the stored graph to check the pin against it, then writes it
-            await asyncio.to_thread(run_service().pin_text, self._graph_id, self.pin_node_id, self.pin_text)
+            await off_loop(run_service().pin_text, self._graph_id, self.pin_node_id, self.pin_text)
         except RunRefused as error:
             self.pin_error = str(error)
             return
@@ -256,17 +256,17 @@ class RunHistoryState(rx.State):
     @rx.event
     @requires("edit")
     async def unpin(self, node_id: str):
-        await asyncio.to_thread(run_service().unpin, self._graph_id, node_id)
+        await off_loop(run_service().unpin, self._graph_id, node_id)
         await self._after_pins_changed()
 
     # Internals -----------------------------------------------------------------------------------
 
     async def _refresh(self) -> None:
-        self.runs = await asyncio.to_thread(_run_rows, self._graph_id) if self._graph_id else []
+        self.runs = await off_loop(_run_rows, self._graph_id) if self._graph_id else []
 
     async def _choose(self, run_id: str | None) -> None:
         """Show run `run_id`; none (None, gone, or another graph's): no run chosen."""
-        chosen = await asyncio.to_thread(_chosen, run_id, self._graph_id, set(self.pinned)) if run_id else None
+        chosen = await off_loop(_chosen, run_id, self._graph_id, set(self.pinned)) if run_id else None
         shown = chosen or _Chosen()
         self.run_id = run_id if chosen else ""
         self.run, self.nodes, self.parent = shown.run, shown.nodes, shown.parent
@@ -277,7 +277,7 @@ class RunHistoryState(rx.State):
         self.pin_node_id, self.pin_error = "", ""
 
     async def _load_pins(self) -> None:
-        pins = await asyncio.to_thread(run_service().pinned, self._graph_id) if self._graph_id else {}
+        pins = await off_loop(run_service().pinned, self._graph_id) if self._graph_id else {}
         self.pinned = {node_id: True for node_id in pins}
 
     async def _after_pins_changed(self) -> None:

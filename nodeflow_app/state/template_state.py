@@ -5,11 +5,11 @@ Everyone who may edit in the workspace sees it in New graph beside the built-in 
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 import reflex as rx
 
+from nodeflow_app.state.page_threads import off_loop
 from nodeflow_app import routes
 from nodeflow_app.state.access import acts_on_graph, current, requires
 from nodeflow_app.store.graphs import graph_store
@@ -40,10 +40,10 @@ class TemplateSaveState(rx.State):
     async def save(self, form: dict[str, Any]) -> Any:
         workspace, user = current().workspace_id, current().user
         name, description = str(form.get("name", "")), str(form.get("description", ""))
-        try:  # in a thread: the whole graph is read, checked and written (a big graph held every run and tab)
-            template = await asyncio.to_thread(_save_template, self._graph_id, workspace, name, description, user)
-        except ValueError as error:
-            self.name, self.error = name, str(error).capitalize() + "."
+        # In a thread: the whole graph is read, checked and written (a big graph held every run and tab).
+        template, name_error = await off_loop(_save_template, self._graph_id, workspace, name, description, user)
+        if name_error:
+            self.name, self.error = name, name_error
             return None
         if template is None:
             self.open = False
@@ -55,10 +55,13 @@ class TemplateSaveState(rx.State):
 acts_on_graph(TemplateSaveState)
 
 
-def _save_template(graph_id: str, workspace: str | None, name: str, description: str, user: Any) -> Any:
-    """The graph as a template of `workspace`; None when the graph is not in it. ValueError: a bad name."""
+def _save_template(graph_id: str, workspace: str | None, name: str, description: str, user: Any) -> tuple[Any, str]:
+    """(the graph as a template of `workspace`, or None when the graph is not in it; what is wrong in the form)."""
     stored = graph_store().get(graph_id)
     if stored is None or graph_store().workspace_of(graph_id) != workspace:
-        return None
-    return template_store().save(workspace, name, description, stored.graph, default_registry(),
-                                 author=getattr(user, "id", None))
+        return None, ""
+    try:
+        return template_store().save(workspace, name, description, stored.graph, default_registry(),
+                                     author=getattr(user, "id", None)), ""
+    except ValueError as error:  # the name or the description
+        return None, str(error).capitalize() + "."

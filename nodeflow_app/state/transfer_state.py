@@ -6,12 +6,12 @@ checks edit in the graph's own workspace and in the target again, whatever the b
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 from typing import Any
 
 import reflex as rx
 
+from nodeflow_app.state.page_threads import off_loop
 from nodeflow_app import routes
 from nodeflow_app.accounts.transfer import TransferRefused, edit_targets, transfer
 from nodeflow_app.state.access import acts_on_graph, current, forget_graph, requires
@@ -40,7 +40,7 @@ class TransferState(rx.State):
         caller may edit."""
         graph_id = graph_id or routes.page_graph_id(self.router)
         user = current().user
-        options = await asyncio.to_thread(_edit_targets, user.id, graph_id) if user else []
+        options = await off_loop(_edit_targets, user.id, graph_id) if user else []
         self._graph_id, self.graph_name, self.mode = graph_id, name, "move" if mode == "move" else "copy"
         self.targets = [TargetOption(w.id, w.name) for w in options]
         self.target_id = options[0].id if options else ""
@@ -64,7 +64,7 @@ class TransferState(rx.State):
         if user is None or target is None:
             return rx.toast.error("Choose a workspace first.")
         try:  # in a thread: a copy reads and writes the whole graph (a big one held every run and tab)
-            copy = await asyncio.to_thread(transfer, graph_store(), account_store(), user.id, self._graph_id,
+            copy = await off_loop(transfer, graph_store(), account_store(), user.id, self._graph_id,
                                            target.id, self.mode)  # type: ignore[arg-type]
         except TransferRefused as error:
             self.open = False

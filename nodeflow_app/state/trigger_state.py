@@ -14,6 +14,7 @@ import time
 
 import reflex as rx
 
+from nodeflow_app.state.page_threads import off_loop
 from nodeflow_app import routes
 from nodeflow_app.state.access import requires, still_checked
 from nodeflow_app.state.editor_state import EditorState
@@ -38,7 +39,7 @@ class TriggerState(rx.State):
     async def load(self):
         """on_load of the editor: whether the graph of the URL is active, and which version is live."""
         graph_id = routes.page_graph_id(self.router)
-        version = await asyncio.to_thread(trigger_store().active_version, graph_id) if graph_id else None
+        version = await off_loop(trigger_store().active_version, graph_id) if graph_id else None
         self.active, self.live_version = version is not None, version or 0
         self.listening_to = self.heard = self.heard_run = ""
 
@@ -51,9 +52,9 @@ class TriggerState(rx.State):
             return rx.toast.error("Not activated: the graph could not be saved (see its issues).")
         try:
             if on:
-                self.live_version = await asyncio.to_thread(activation().activate, graph_id)
+                self.live_version = await off_loop(activation().activate, graph_id)
             else:
-                await asyncio.to_thread(activation().deactivate, graph_id)
+                await off_loop(activation().deactivate, graph_id)
                 self.live_version = 0
         except ActivationRefused as refused:
             self.active = False
@@ -73,22 +74,23 @@ class TriggerState(rx.State):
             self.listening_to, self.heard, self.heard_run = node_id, "", ""
         hook = hook_id(graph_id, node_id)
         store = trigger_store()
-        await asyncio.to_thread(store.listen, hook, graph_id, node_id, LISTEN_S)
+        await off_loop(store.listen, hook, graph_id, node_id, LISTEN_S)
         deadline = time.monotonic() + LISTEN_S
         call = None
         while time.monotonic() < deadline:
             async with self:
                 if self.listening_to != node_id:
                     return  # stopped, or another node is listened for
-            call = await asyncio.to_thread(store.test_listener, hook)
+            call = await off_loop(store.test_listener, hook)
             if call is None or call.called:
                 break
             await asyncio.sleep(POLL_S)
+        heard = await off_loop(json.dumps, call.payload, indent=2, default=str) if call and call.called else ""
         async with self:
             self.listening_to = ""
             if call is None or not call.called:
                 return rx.toast.info("No test call came in; listen again when you are ready.")
-            self.heard = json.dumps(call.payload, indent=2, default=str)
+            self.heard = heard  # (formatted above, outside the lock and off the loop: up to 1 MB of payload)
             self.heard_run = call.run_id or ""
             history = await self.get_state(RunHistoryState)
             await history.refresh()
@@ -98,5 +100,5 @@ class TriggerState(rx.State):
     async def stop_listening(self):
         graph_id = routes.page_graph_id(self.router)
         if self.listening_to and graph_id:
-            await asyncio.to_thread(trigger_store().stop_listening, hook_id(graph_id, self.listening_to))
+            await off_loop(trigger_store().stop_listening, hook_id(graph_id, self.listening_to))
         self.listening_to = ""

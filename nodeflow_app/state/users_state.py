@@ -3,13 +3,13 @@ everywhere (the new password is shown once, to hand over; the CLI's `nodeflow us
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import secrets
 from typing import Any
 
 import reflex as rx
 
+from nodeflow_app.state.page_threads import off_loop
 from nodeflow_app.state.access import requires
 from nodeflow_app.store.accounts import AccountError, account_store
 
@@ -38,7 +38,7 @@ class UsersState(rx.State):
     async def reset_password(self, user_id: str) -> Any:
         password = secrets.token_urlsafe(12)
         try:  # argon2 hashes in a thread (150-500 ms): the event loop runs every run meanwhile
-            await asyncio.to_thread(account_store().set_password, user_id, password)  # ends every session of theirs
+            await off_loop(account_store().set_password, user_id, password)  # ends every session of theirs
         except AccountError as error:
             return rx.toast.error(str(error).capitalize() + ".")
         user = account_store().user(user_id)

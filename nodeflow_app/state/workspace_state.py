@@ -7,7 +7,6 @@ link or API token is shown once, right after it is made, and never stored in cle
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import time
 from datetime import datetime, timezone
@@ -15,6 +14,7 @@ from typing import Any
 
 import reflex as rx
 
+from nodeflow_app.state.page_threads import off_loop
 from nodeflow_app import routes
 from nodeflow_app.state.access import current, requires, session_token, user_for_token
 from nodeflow_app.state.auth_state import AuthState, start_session
@@ -196,8 +196,8 @@ class WorkspaceState(rx.State):
             if user is None:
                 email, password = str((form or {}).get("email", "")), str((form or {}).get("password", ""))
                 if store.user_by_email(email) is None:  # argon2 hashes and verifies in threads (150-500 ms each)
-                    await asyncio.to_thread(store.create_user, str((form or {}).get("name", "")), email, password)
-                token, user = await asyncio.to_thread(store.sign_in, email, password, seconds=HANDOFF_SECONDS)
+                    await off_loop(store.create_user, str((form or {}).get("name", "")), email, password)
+                token, user = await off_loop(store.sign_in, email, password, seconds=HANDOFF_SECONDS)
             joined = store.accept(self.invite_code, user.id)
         except AccountError as error:
             self.message = str(error).capitalize() + "."

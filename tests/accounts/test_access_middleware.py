@@ -310,3 +310,52 @@ def test_the_check_reads_the_database_off_the_event_loop(team, monkeypatch):
     answer, seen, ticks = asyncio.run(send())
     assert answer is None and (seen.workspace_id, seen.role) == (workspace_id, "editor")
     assert ticks[0] >= 10, ticks
+
+
+def test_the_check_does_not_wait_behind_runs_that_hold_the_default_thread_pool(team):
+    """Run steps hold `asyncio.to_thread` workers for seconds (loaders, chunking, indexing): an event's check
+    waiting for one held its tab, and its graph's room, as long."""
+    import os
+    import time
+
+    _, _, workspace_id, graph_id, tokens = team
+    load = next((cls, name) for cls, name, h in HANDLERS if name == "load_graph")
+    state = _page(tokens["editor"], workspace_id, graph_id)
+
+    async def check_while_runs_hold_the_pool() -> float:
+        busy = [asyncio.create_task(asyncio.to_thread(time.sleep, 1.5)) for _ in range(min(32, os.cpu_count() + 4))]
+        await asyncio.sleep(0.05)
+        started = time.perf_counter()
+        answer = await access.AccessMiddleware().preprocess(
+            None, state, Event(name=f"{load[0].get_full_name()}.{load[1]}", payload={}))
+        took = time.perf_counter() - started
+        await asyncio.gather(*busy)
+        assert answer is None
+        return took
+
+    assert asyncio.run(check_while_runs_hold_the_pool()) < 0.7
+
+
+def test_a_session_forgotten_while_a_check_reads_it_stays_forgotten(monkeypatch):
+    """A sign-out forgets the session at once in this process; another tab's check that had read it just before,
+    in a page thread, stored it again for SESSION_CACHE_S."""
+    import time
+
+    sessions = {"tok": "Ann"}
+
+    def slow_lookup(token):
+        found = sessions.get(token)  # read before the sign-out commits
+        time.sleep(0.2)
+        return found
+
+    monkeypatch.setattr(access, "_sessions", access._Recent(slow_lookup, keep_none=True))
+
+    async def sign_out_during_a_check():
+        check = asyncio.create_task(asyncio.to_thread(access.user_for_token, "tok"))
+        await asyncio.sleep(0.05)
+        sessions.pop("tok")  # the sign-out, then forget_token, on the loop
+        access.forget_token("tok")
+        assert await check == "Ann"  # that check began before: it may pass
+        return access.user_for_token("tok")
+
+    assert asyncio.run(sign_out_during_a_check()) is None

@@ -354,20 +354,23 @@ def test_each_member_lists_only_their_own_chats_of_a_graph(service):
 
 async def test_sending_editing_and_retrying_read_the_chat_off_the_event_loop(service, monkeypatch):
     """Each read the whole chat (send) or its messages (edit, retry) on the loop every run and tab shares."""
-    from tests.nodes.loop_ticks import loop_ticks
+    import threading
 
     stored = service.graphs.create("Splitter", graph([("chat", "chat-start", {}), ("split", "text-split", {})],
                                                       ["chat.output -> split.input"]))
     chat = service.create_chat(stored.id)
+    on_the_loop = []
     for name in ("history", "get_message", "get_chat"):
         read = getattr(service.chats, name)
-        monkeypatch.setattr(service.chats, name, lambda *a, read=read, **k: time.sleep(0.3) or read(*a, **k))
-    async with loop_ticks() as ticks:
-        sent = await collect(service.send(chat.id, "fig, pear"))
-    assert ticks[0] >= 10 and sent[-1].status == "complete", ticks
-    async with loop_ticks() as ticks:
-        edited = await collect(service.edit(chat.id, sent[0].message_id, "plum"))
-    assert ticks[0] >= 20 and edited[-1].status == "complete", ticks  # the message, then its chat
-    async with loop_ticks() as ticks:
-        retried = await collect(service.retry(chat.id, edited[-1].message_id))
-    assert ticks[0] >= 30 and retried[-1].status == "complete", ticks  # the answer, its question, their chat
+
+        def recorded(*args, name=name, read=read, **kwargs):
+            if threading.current_thread() is threading.main_thread():
+                on_the_loop.append(name)
+            return read(*args, **kwargs)
+
+        monkeypatch.setattr(service.chats, name, recorded)
+    sent = await collect(service.send(chat.id, "fig, pear"))
+    edited = await collect(service.edit(chat.id, sent[0].message_id, "plum"))
+    retried = await collect(service.retry(chat.id, edited[-1].message_id))
+    assert [updates[-1].status for updates in (sent, edited, retried)] == ["complete"] * 3
+    assert on_the_loop == []

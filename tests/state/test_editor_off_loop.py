@@ -3,6 +3,7 @@ run and the inspector's upstream outputs each held every run and tab while the d
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from pathlib import Path
@@ -101,3 +102,22 @@ async def test_the_inspectors_upstream_outputs_are_read_in_a_thread(monkeypatch)
         await tab._load_upstream_fields()
     assert ticks[0] >= 10, ticks
     assert tab.upstream_fields and all(row["node"] == "Is adult" for row in tab.upstream_fields), tab.upstream_fields
+
+
+async def test_a_save_given_up_with_its_page_load_is_left_to_the_next_autosave(slow_store, monkeypatch):
+    """Reflex cancels an unfinished page load (a newer one, a reconnect, a closed tab) while a reload's save waits
+    for its thread: the room had counted the edits saved, and a write that then failed was never retried."""
+    graph_id = slow_store.create("Flow").id
+    r = room()
+    await r._open(graph_id)
+    r._publish([{"op": "select", "ids": []}], "tab-a", "u1", "Ann")  # an unsaved edit
+    monkeypatch.setattr(editor_state, "current", lambda: type("Access", (), {"user": None})())
+    editor = type("Tab", (), {"_doc": r._doc, "_set_issues": lambda self, issues: None,
+                              "_save": editor_state.EditorState._save})()
+    saving = asyncio.create_task(editor._save(r, "autosave"))
+    await asyncio.sleep(0.05)
+    saving.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await saving
+    assert (r.unsaved, r.save_status, r._authors) == (True, "unsaved", {"u1": "Ann"})
+    assert await r._is_stale() is False  # unsaved edits here: the graph is not reopened under the tabs

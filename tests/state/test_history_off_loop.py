@@ -3,6 +3,7 @@ versions being diffed or a long chat held every other tab and every run (runs ex
 
 from __future__ import annotations
 
+import threading
 import time
 from typing import Any
 
@@ -23,10 +24,12 @@ class Slow:
     """A fake store whose calls named in `slow_calls` take SLOW seconds."""
 
     def __init__(self, *slow_calls: str):
-        self.slow_calls, self.calls = slow_calls, []
+        self.slow_calls, self.calls, self.on_the_loop = slow_calls, [], []
 
     def answer(self, call: str, value: Any) -> Any:
         self.calls.append(call)
+        if threading.current_thread() is threading.main_thread():  # where the event loop runs here
+            self.on_the_loop.append(call)
         if call in self.slow_calls:
             time.sleep(SLOW)
         return value
@@ -259,6 +262,7 @@ async def test_applying_a_new_exchange_reads_the_chat_off_the_event_loop(monkeyp
     assert ticks[0] >= 10, ticks
     assert [m["id"] for m in state.messages] == ["u1", "a1", "u2"]
     assert state.stream_head == {"message_id": "a2", "status": "streaming", "siblings": ["a2"], "index": 0}
+    assert chats.on_the_loop == []
 
 
 async def test_opening_a_chat_and_switching_branches_read_it_off_the_event_loop(monkeypatch):

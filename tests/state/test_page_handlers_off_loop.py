@@ -4,6 +4,7 @@ editor's active switch on load, the pin editor's text."""
 
 from __future__ import annotations
 
+import threading
 import time
 
 import nodeflow_app.nodeflow_app  # noqa: F401 - registers every state class of the app
@@ -88,7 +89,8 @@ async def test_the_editor_reads_whether_its_graph_is_active_off_the_loop(monkeyp
 async def test_the_pin_editor_formats_a_large_output_off_the_loop(monkeypatch):
     def slow_pretty(value, limit):
         time.sleep(0.3)
-        return f"{len(value)} items"
+        return f"{len(value)} items on the loop" if threading.current_thread() is threading.main_thread() else (
+            f"{len(value)} items")
 
     monkeypatch.setattr(run_history_state, "pretty", slow_pretty)
     monkeypatch.setattr(run_history_state, "run_service", lambda: Slow({"pinned": {}}))

@@ -108,7 +108,7 @@ class AuthState(rx.State):
             return None
         try:
             await off_loop(store.create_user, str(form.get("name", "")), str(form.get("email", "")),
-                                    str(form.get("password", "")))
+                           str(form.get("password", "")))
             adopt_unowned_graphs()
         except AccountError as error:
             self.error = str(error).capitalize() + "."
@@ -156,7 +156,7 @@ class AuthState(rx.State):
             return None
         try:
             await off_loop(account_store().change_password, user.id, str(form.get("current", "")),
-                                    str(form.get("new", "")))
+                           str(form.get("new", "")))
         except AccountError as error:
             self.error = str(error).capitalize() + "."
             return None

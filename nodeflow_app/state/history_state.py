@@ -153,7 +153,7 @@ class HistoryState(rx.State):
         try:
             user = current().user
             restored = await off_loop(graph_store().restore, editor._doc.id, number,
-                                               author=user.id if user else None, author_name=user.name if user else "")
+                                      author=user.id if user else None, author_name=user.name if user else "")
         except GraphNotFound as error:
             return rx.toast.error(str(error))
         await self._back()

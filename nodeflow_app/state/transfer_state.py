@@ -65,7 +65,7 @@ class TransferState(rx.State):
             return rx.toast.error("Choose a workspace first.")
         try:  # in a thread: a copy reads and writes the whole graph (a big one held every run and tab)
             copy = await off_loop(transfer, graph_store(), account_store(), user.id, self._graph_id,
-                                           target.id, self.mode)  # type: ignore[arg-type]
+                                  target.id, self.mode)  # type: ignore[arg-type]
         except TransferRefused as error:
             self.open = False
             return rx.toast.error(f"Not done: {error}.")

@@ -219,7 +219,8 @@ class GraphListState(rx.State):
     @rx.event
     @requires("view")
     async def load(self) -> Any:
-        self.creating, self.picker_open = False, False  # back on the list (e.g. from the editor)
+        if self.creating:  # back on the list after a graph was made: a fresh picker (a picker the person opened
+            self.creating, self.picker_open = False, False  # while this load waited stays open)
         return await self._refreshed()
 
     @rx.event

@@ -181,3 +181,16 @@ async def test_confirming_a_legacy_import_stores_it_off_the_loop(stores, monkeyp
     await off_the_loop(lambda: LegacyImportState.confirm.fn(dialog))
     assert not dialog.open and dialog._graph_text == ""
     assert sorted(s.name for s in graphs.list(workspace_id=WORKSPACE)) == ["Imported", "Orders"]
+
+
+async def test_a_picker_opened_before_the_lists_load_ran_stays_open(stores):
+    """Reflex runs a page's on_load after its hydrate, so a click on New graph can come between them; the load
+    (slower now, in a thread) closed the picker the person had just opened. It still resets one left open by a
+    graph made earlier in this tab."""
+    page = state()
+    page.picker_open = True  # New graph, clicked while the list loads
+    await GraphListState.load.fn(page)
+    assert page.picker_open and page.loaded
+    page.creating = True  # a graph was made and opened; now back on the list
+    await GraphListState.load.fn(page)
+    assert (page.creating, page.picker_open) == (False, False)

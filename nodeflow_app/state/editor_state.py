@@ -11,10 +11,13 @@ whole value of every dirty var, so the graph itself is never a state var. Edits 
 from __future__ import annotations
 
 import asyncio
+import functools
+import itertools
 import json
 import os
 import re
-from typing import Any
+import threading
+from typing import Any, Callable, TypeVar
 
 import reflex as rx
 
@@ -239,9 +242,11 @@ class EditorState(rx.State):
                 return
             graph_id, graph = self._doc.id, self._doc.to_json()
             edits, authors = room._claim_save()
+            claim = next_claim()
+        write = functools.partial(_validate_and_store, graph_id, graph, "autosave" if auto else "saved",
+                                  current().user, authors)
         try:
-            version, issues = await off_loop(_validate_and_store, graph_id, graph,
-                                             "autosave" if auto else "saved", current().user, authors)
+            saved = await off_loop(in_claim_order, graph_id, claim, write)
         except asyncio.CancelledError:
             async with self:
                 room, _ = await self._room()
@@ -253,6 +258,9 @@ class EditorState(rx.State):
                 room._save_failed(edits, authors)
                 self.issue_list = [{"node_id": "", "severity": "error", "text": f"Saving failed: {error}"}]
             return
+        if saved is None:  # a save claimed later (these edits and more) landed first: nothing older goes over it
+            return None if auto else rx.toast.success("Saved")
+        version, issues = saved
         async with self:
             room, _ = await self._room()
             room._saved(edits, version)
@@ -275,9 +283,9 @@ class EditorState(rx.State):
         """Save now, inside the handler (a reload with edits still pending, a run about to start); the writing
         in a thread (~80 ms at 1,000 nodes, which held every run and tab)."""
         edits, authors = room._claim_save()
+        write = functools.partial(_validate_and_store, self._doc.id, self._doc.to_json(), note, current().user, authors)
         try:
-            version, issues = await off_loop(_validate_and_store, self._doc.id, self._doc.to_json(), note,
-                                             current().user, authors)
+            saved = await off_loop(in_claim_order, self._doc.id, next_claim(), write)
         except asyncio.CancelledError:  # a page load given up (a newer one, a closed tab): the next autosave
             room._save_failed(edits, authors, "unsaved")  # writes them (this write may still land: a version more)
             raise
@@ -285,8 +293,10 @@ class EditorState(rx.State):
             room._save_failed(edits, authors)
             self.issue_list = [{"node_id": "", "severity": "error", "text": f"Saving failed: {error}"}]
             return
-        room._saved(edits, version)
-        self._set_issues(issues)
+        if saved is not None:  # (None: a save claimed later landed first, with these edits and more)
+            version, issues = saved
+            room._saved(edits, version)
+            self._set_issues(issues)
 
     @rx.event
     @requires("edit")
@@ -754,6 +764,32 @@ def install_choices() -> dict[str, list[list[str]]]:
         servers = {}  # the run names the mistake in the file; the editor just offers nothing
     return {"mcp_servers": [[name, f"{name}: {s.description}" if s.description else name]
                             for name, s in sorted(servers.items())]}
+
+
+T = TypeVar("T")
+_claims = itertools.count(1)  # saves, in the order the event loop claimed their edits
+_newest_written: dict[str, int] = {}  # graph id -> the latest claim written by this process
+_writing: dict[str, threading.Lock] = {}
+_writing_guard = threading.Lock()
+
+
+def next_claim() -> int:
+    """The order of a save (or a History restore) claimed now, on the event loop."""
+    return next(_claims)
+
+
+def in_claim_order(graph_id: str, claim: int, write: Callable[[], T]) -> T | None:
+    """`write()` (in a page thread), unless a save of the graph claimed later is written already (None). Saves
+    write in threads: an older snapshot landing last would be the newest version while the room counts the
+    newer edits saved, and a History restore would be overwritten by the autosave that was under way."""
+    with _writing_guard:
+        lock = _writing.setdefault(graph_id, threading.Lock())
+    with lock:
+        if _newest_written.get(graph_id, 0) > claim:
+            return None
+        done = write()
+        _newest_written[graph_id] = claim
+        return done
 
 
 def _validate_and_store(graph_id: str, graph: dict[str, Any], note: str, author: Any = None,

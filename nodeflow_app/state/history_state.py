@@ -9,6 +9,7 @@ run waited meanwhile.
 
 from __future__ import annotations
 
+import functools
 import re
 import secrets
 import time
@@ -24,7 +25,7 @@ from nodeflow_app.editor.diff import FieldChange, GraphDiff, diff_graphs, diff_v
 from nodeflow_app.editor.timeline import AUTOSAVE, Entry, group_versions
 from nodeflow_app.runs.view import ago
 from nodeflow_app.secret_values import fingerprint_graph, hide_graph, holds_secret
-from nodeflow_app.state.editor_state import EditorState
+from nodeflow_app.state.editor_state import EditorState, in_claim_order, next_claim
 from nodeflow_app.store.graphs import GraphNotFound, graph_store
 from nodes._registry import default_registry
 from nodeflow_app.state.access import acts_on_graph, requires
@@ -151,11 +152,15 @@ class HistoryState(rx.State):
         if editor._doc is None:
             return  # edits not autosaved yet become a version of their own first
         try:
-            user = current().user
-            restored = await off_loop(graph_store().restore, editor._doc.id, number,
-                                      author=user.id if user else None, author_name=user.name if user else "")
+            user, graph_id = current().user, editor._doc.id
+            restore = functools.partial(graph_store().restore, graph_id, number, author=user.id if user else None,
+                                        author_name=user.name if user else "")
+            # In claim order: an autosave still under way must not land over the restored version.
+            restored = await off_loop(in_claim_order, graph_id, next_claim(), restore)
         except GraphNotFound as error:
             return rx.toast.error(str(error))
+        if restored is None:  # someone's save claimed after this restore landed first
+            return rx.toast.error("Not restored: the graph was saved meanwhile; restore again")
         await self._back()
         await editor._reopen()
         await self._refresh()

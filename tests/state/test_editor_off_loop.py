@@ -5,14 +5,17 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
 import time
 from pathlib import Path
 
 import pytest
 
 from nodeflow_app.state import editor_state, graph_room
+from nodeflow_app.state.editor_state import EditorState
 from nodeflow_app.state.graph_room import GraphRoom
 from nodeflow_app.store.graphs import GraphStore
+from nodes._registry import default_registry
 from tests.nodes.loop_ticks import loop_ticks
 
 SLOW_S = 0.3
@@ -121,3 +124,87 @@ async def test_a_save_given_up_with_its_page_load_is_left_to_the_next_autosave(s
         await saving
     assert (r.unsaved, r.save_status, r._authors) == (True, "unsaved", {"u1": "Ann"})
     assert await r._is_stale() is False  # unsaved edits here: the graph is not reopened under the tabs
+
+
+class FirstSaveSlow:
+    """The real store; the first save takes 0.5 s (a 1,000-node graph, a busy database)."""
+
+    def __init__(self, store: GraphStore):
+        self._store, self._first = store, threading.Event()
+
+    def __getattr__(self, name):
+        call = getattr(self._store, name)
+        if name != "save":
+            return call
+
+        def save(*args, **kwargs):
+            if not self._first.is_set():
+                self._first.set()
+                time.sleep(0.5)
+            return call(*args, **kwargs)
+        return save
+
+
+class Tab:
+    """What EditorState.save and EditorState._save use of a tab (the room is shared by every tab)."""
+
+    def __init__(self, room: GraphRoom):
+        self.room, self.issue_list = room, []
+
+    async def __aenter__(self):
+        return self
+
+    async def __aexit__(self, *exc):
+        return False
+
+    async def _room(self):
+        return self.room, None
+
+    @property
+    def _doc(self):
+        return self.room._doc
+
+    def _set_issues(self, issues):
+        pass
+
+    _save = EditorState._save
+
+
+async def test_an_autosave_landing_after_a_later_save_does_not_hide_its_edits(tmp_path, monkeypatch):
+    """Ann's autosave claims her edit and writes in a thread; Bob's edit meanwhile is saved before his chat
+    message runs. The older snapshot landed last as the newest version, without Bob's edit, and the room counted
+    everything saved: runs used the graph without it, and a restart lost it."""
+    store = GraphStore(f"sqlite:///{tmp_path / 'nodeflow.db'}")
+    slow = FirstSaveSlow(store)
+    monkeypatch.setattr(graph_room, "graph_store", lambda: slow)
+    monkeypatch.setattr(editor_state, "graph_store", lambda: slow)
+    monkeypatch.setattr(editor_state, "still_checked", lambda graph_id: True)
+    monkeypatch.setattr(editor_state, "current", lambda: type("Access", (), {"user": None})())
+    graph_id = store.create("Flow").id
+    room = GraphRoom(_reflex_internal_init=True)
+    await room._open(graph_id)
+
+    def edit(name):
+        change = room._doc.add_node(default_registry(), "edit-fields", {"x": 0, "y": 0}, name=name)
+        room._publish(change.ops, "tab", "u1", "Ann")
+
+    edit("First")  # Ann's edit
+    ann, bob = Tab(room), Tab(room)
+    autosave = asyncio.create_task(EditorState.event_handlers["save"].fn(ann, {"auto": True}))
+    await asyncio.sleep(0.1)  # it claimed the edit, writes in a thread
+    edit("Second")  # Bob's edit meanwhile
+    await bob._save(room, "autosave")  # Bob sends a chat message: saved first
+    await autosave
+
+    newest = store.get(graph_id)
+    names = sorted(n["name"] for n in newest.graph["nodes"])
+    assert names == ["First", "Second"], f"the newest stored version v{newest.version} holds {names}"
+    assert (room.unsaved, room.save_status, room.saved_version) == (False, "saved", newest.version)
+
+
+def test_a_save_claimed_earlier_is_dropped_once_a_later_one_is_written():
+    """The later claim's snapshot holds the earlier one's edits and more (a History restore takes a claim too)."""
+    first, second = editor_state.next_claim(), editor_state.next_claim()
+    assert editor_state.in_claim_order("g-claims", second, lambda: "v2") == "v2"
+    assert editor_state.in_claim_order("g-claims", first, lambda: pytest.fail("written over v2")) is None
+    assert editor_state.in_claim_order("g-claims", editor_state.next_claim(), lambda: "v3") == "v3"

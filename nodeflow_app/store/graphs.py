@@ -24,15 +24,20 @@ from nodeflow_app.runtime.graph import DefinitionSource, Graph, GraphIssue, norm
 from nodeflow_app.runtime.values import MAX_DEPTH
 from nodeflow_app.secret_values import forget_sealed, seal_graph
 from nodeflow_app.store.db import create_all, make_engine, process_wide
-from nodeflow_app.store.models import GraphRow, GraphVersionRow, RunRow
+from nodeflow_app.store.models import (
+    ChatRow, GraphRow, GraphVersionRow, PinnedOutputRow, RunRow, ScheduleFireRow, WebhookRow,
+)
 
 GRAPHS: Table = GraphRow.__table__  # type: ignore[attr-defined]
 VERSIONS: Table = GraphVersionRow.__table__  # type: ignore[attr-defined]
 RUNS: Table = RunRow.__table__  # type: ignore[attr-defined]
+# What a graph's id keys besides its own rows, left when the graph is deleted.
+_LEFT_BEHIND: tuple[Table, ...] = tuple(row.__table__ for row in (  # type: ignore[attr-defined]
+    RunRow, ChatRow, PinnedOutputRow, WebhookRow, ScheduleFireRow))
 
 NAME_MAX = 120
 LABEL_MAX = 120
-# An imported graph keeps its id when it is free and fits in a URL (and in a collaboration token: no `_`).
+# An imported graph keeps its id when it was never used here and fits in a URL and a collaboration token (no `_`).
 _KEEPABLE_ID = re.compile(r"[A-Za-z0-9-]{1,64}")
 
 
@@ -244,7 +249,7 @@ class GraphStore:
             return None, [GraphIssue(rule="name", message=str(error))]
         # Secrets written in clear in the file are sealed; sealed ones (from another install or workspace) dropped.
         document = seal_graph(forget_sealed(graph.model_dump(mode="json"), registry), registry)
-        if _KEEPABLE_ID.fullmatch(graph.id) and self.get(graph.id) is None:
+        if _KEEPABLE_ID.fullmatch(graph.id) and self._never_used(graph.id):
             try:
                 return self._insert(graph.id, name, document, "imported", workspace_id), []
             except IntegrityError:  # imported by someone else meanwhile: a new id, like any taken one
@@ -252,6 +257,15 @@ class GraphStore:
         return self._insert(new_graph_id(), name, document, "imported", workspace_id), []
 
     # -- helpers -----------------------------------------------------------------------------------
+
+    def _never_used(self, graph_id: str) -> bool:
+        """No graph has the id, and nothing a deleted graph had under it is left: runs, chats, pins, webhooks and
+        schedules stay after a delete, and an import with the id (into any workspace) would take them over."""
+        with self.engine.connect() as conn:
+            if conn.execute(select(GRAPHS.c.id).where(GRAPHS.c.id == graph_id)).first() is not None:
+                return False
+            return all(conn.execute(select(table.c.graph_id).where(table.c.graph_id == graph_id).limit(1)).first()
+                       is None for table in _LEFT_BEHIND)
 
     def _insert(self, graph_id: str, name: str, graph: dict[str, Any], note: str,
                 workspace_id: str | None = None) -> GraphSummary:

@@ -207,6 +207,22 @@ def test_import_stores_a_valid_graph_keeping_its_name_and_a_free_id(store):
     assert len(odd.id) == 12 and odd.id.isalnum()
 
 
+def test_an_import_never_takes_the_id_of_a_deleted_graph_whose_runs_chats_or_pins_are_left(store):
+    """A deleted graph's runs, chats, pins and webhooks stay under its id: an import of its export (into any
+    workspace) that took the id again took them over too, another team's runs included."""
+    from nodeflow_app.store.pins import PINS
+
+    text_ = json.dumps({**two_nodes(), "id": "team-graph", "name": "Orders"})
+    first, _ = store.import_json(text_, toys.registry(), workspace_id="team")
+    with store.engine.begin() as conn:
+        conn.execute(insert(PINS).values(graph_id="team-graph", node_id="a", outputs_json="{}", updated_at=0.0))
+    store.delete(first.id)
+    again, issues = store.import_json(text_, toys.registry(), workspace_id="someone-else")
+    assert issues == [] and again.id != "team-graph"
+    fresh, _ = store.import_json(json.dumps({**two_nodes(), "id": "never-seen"}), toys.registry())
+    assert fresh.id == "never-seen"  # an id nothing refers to is kept, as before
+
+
 def test_import_of_an_invalid_graph_stores_nothing_and_says_why(store, fixture_registry):
     text_ = (FIXTURES / "graphs" / "invalid_duplicate_node_name.json").read_text()
     summary, issues = store.import_json(text_, fixture_registry)

@@ -17,6 +17,7 @@ from typing import Any
 from sqlalchemy import Engine
 
 from nodeflow_app import routes
+from nodeflow_app.contract import CONVERSATION
 from nodeflow_app.runs.launcher import RunBusy, RunLauncher, run_launcher
 from nodeflow_app.runtime.cache import OutputCache
 from nodeflow_app.runtime.graph import GraphInvalid
@@ -129,6 +130,8 @@ class RunService:
         stored = self.runs.get_run(run_id)
         if stored is None:
             raise RunRefused(f"there is no run '{run_id}'")
+        if CONVERSATION in (stored.get("context") or {}):  # answered here, the chat's message stayed paused
+            raise RunRefused(f"run {run_id[:8]} answers a chat message: answer its card in the chat")
         node = next((n for n in stored["nodes"] if n["node_id"] == node_id and n["status"] == "paused"), None)
         if node is None or not node.get("wait"):
             raise RunRefused(f"node '{node_id}' of run {run_id[:8]} is not waiting for an answer")

@@ -418,8 +418,9 @@ class EditorState(rx.State):
     @rx.event
     @requires("view")
     async def on_viewport(self, payload: dict[str, Any]):
+        """Where the canvas looks, saved with the graph: an editor's pan, not a viewer's (who may not change it)."""
         await self._room()
-        if self._doc is not None:
+        if self._doc is not None and allows(current().role, "edit"):
             try:
                 self._doc.set_viewport({k: float(payload[k]) for k in ("x", "y", "zoom")})
             except (KeyError, TypeError, ValueError):

@@ -230,8 +230,18 @@ class GraphDocument:
         edges = {i for i in edge_ids if i in self.edges}
         edges |= {e.id for e in self.edges.values() if e.source in doomed or e.target in doomed}
         ops = [{"op": "remove_edge", "id": i} for i in sorted(edges)]
-        ops += [{"op": "remove_node", "id": i} for i in doomed]
+        # Children before their container: the undo adds them back in reverse order, so a container is back before
+        # its children are (a revert puts a child whose container is missing at the top level).
+        ops += [{"op": "remove_node", "id": i} for i in sorted(doomed, key=lambda i: -self._depth(i))]
         return self._commit(ops, "delete")
+
+    def _depth(self, node_id: str) -> int:
+        """How many containers `node_id` is inside."""
+        depth, node = 0, self.nodes[node_id]
+        # The normalizer and `_check_parent` refuse a loop of containers; bounded all the same, as a loop would hang.
+        while node.parentId in self.nodes and depth < len(self.nodes):
+            depth, node = depth + 1, self.nodes[node.parentId]
+        return depth
 
     def connect(self, definitions: DefinitionSource, source: str, source_handle: str, target: str,
                 target_handle: str) -> Change:

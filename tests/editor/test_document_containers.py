@@ -52,3 +52,15 @@ def test_only_containers_take_children_and_never_their_own_ancestors():
         doc.move([{"id": inner, "position": {"x": 0, "y": 0}, "parentId": inner}], REGISTRY)
     with pytest.raises(EditError, match="No node 'gone'"):
         doc.move([{"id": edit, "position": {"x": 0, "y": 0}, "parentId": "gone"}], REGISTRY)
+
+
+def test_undoing_the_delete_of_a_container_puts_its_children_back_inside():
+    """A container's children go with it; undo (a revert, as EditorState's always is) adds the removed nodes back
+    in reverse order, and a child whose container is not back yet would land at the top level."""
+    for _ in range(10):  # the removal order once followed a set's, which differs with the ids: a few fresh ones
+        doc, (outer, inner, edit, other) = doc_with("for-each", "loop", "edit-fields", "edit-fields")
+        doc.move([{"id": inner, "position": {"x": 10, "y": 120}, "parentId": outer},
+                  {"id": edit, "position": {"x": 10, "y": 120}, "parentId": inner},
+                  {"id": other, "position": {"x": 300, "y": 120}, "parentId": outer}], REGISTRY)
+        doc.revert(doc.delete([outer]))
+        assert {n: doc.nodes[n].parentId for n in (inner, edit, other)} == {inner: outer, edit: inner, other: outer}

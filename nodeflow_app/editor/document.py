@@ -425,21 +425,28 @@ def _insert(items: dict[str, Any], key: str, value: Any, index: int | None) -> d
 
 
 def _merge_back(current: dict[str, Any], after: dict[str, Any], before: dict[str, Any]) -> dict[str, Any]:
-    """`current` with the fields (parameters one by one) that went from `before` to `after` set back."""
+    """`current` with the fields that went from `before` to `after` set back: parameters one by one, and settings
+    key by key (the inspector sets them one at a time), so what others changed meanwhile stays."""
+    merged = _set_back(current, before, after)
+    merged["data"] = _set_back(current["data"], before["data"], after["data"])
+    merged["settings"] = _set_back(current["settings"], before["settings"], after["settings"], nested=True)
+    return merged
+
+
+def _set_back(current: dict[str, Any], before: dict[str, Any], after: dict[str, Any],
+              nested: bool = False) -> dict[str, Any]:
+    """`current` with each key that went from `before` to `after` set back (inner dicts key by key when `nested`)."""
     merged = dict(current)
-    for key in set(after) | set(before):
-        if key in ("id", "data") or after.get(key) == before.get(key):
+    for key in set(before) | set(after):
+        old, new = before.get(key, _MISSING), after.get(key, _MISSING)
+        if old == new:
             continue
-        merged[key] = before.get(key)
-    data, old, new = dict(current.get("data") or {}), before.get("data") or {}, after.get("data") or {}
-    for key in set(old) | set(new):
-        if old.get(key, _MISSING) == new.get(key, _MISSING):
-            continue
-        if key in old:
-            data[key] = old[key]
+        if nested and isinstance(old, dict) and isinstance(new, dict) and isinstance(merged.get(key), dict):
+            merged[key] = _set_back(merged[key], old, new, nested)
+        elif old is _MISSING:
+            merged.pop(key, None)
         else:
-            data.pop(key, None)
-    merged["data"] = data
+            merged[key] = old
     return merged
 
 

@@ -79,6 +79,20 @@ def test_undoing_a_delete_restores_the_node_and_only_wires_whose_ends_exist() ->
     assert prompt in doc.nodes and [(e.source, e.target) for e in doc.edges.values()] == [(start, prompt)]
 
 
+def test_undoing_my_retry_setting_keeps_the_timeout_someone_else_set() -> None:
+    """Settings are edited one at a time like parameters, and merge back the same way: key by key."""
+    from nodeflow_app.editor.fields import parse_setting
+
+    doc = shared()
+    node, _ = add(doc, "edit-fields")
+    mine = doc.set_settings(REGISTRY, node, parse_setting(doc.nodes[node].settings, "max_attempts", "3"))
+    doc.set_settings(REGISTRY, node, parse_setting(doc.nodes[node].settings, "initial_interval", "5"))  # others
+    doc.set_settings(REGISTRY, node, parse_setting(doc.nodes[node].settings, "timeout", "10"))
+    doc.revert(mine)
+    settings = doc.nodes[node].settings
+    assert (settings.retry.max_attempts, settings.retry.initial_interval, settings.timeout) == (1, 5, 10)
+
+
 def test_presence_gives_initials_a_stable_colour_and_hides_the_client_token() -> None:
     assert initials("Ada Lovelace") == "AL" and initials("bob@example.org") == "BO" and initials("") == "?"
     assert colour("user-1") == colour("user-1")

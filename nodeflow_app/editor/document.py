@@ -124,14 +124,19 @@ class GraphDocument:
             if current is None or node_id in merged:
                 return []
             merged.add(node_id)
-            node = _merge_back(_dump(current), after.get(node_id, op["node"]), before[node_id])
-            return [] if node == _dump(current) else [{"op": "update_node", "node": node}]
+            now = _dump(current)
+            node = _merge_back(now, after.get(node_id, op["node"]), before[node_id])
+            if node["name"] != now["name"] and self.node_by_name(node["name"]) is not None:
+                node["name"] = self.unique_name(node["name"])  # someone took my old name meanwhile
+            return [] if node == now else [{"op": "update_node", "node": node}]
         if kind == "add_node":
             node = op["node"]
             if node["id"] in self.nodes:
                 return []
             if node.get("parentId") and node["parentId"] not in self.nodes:
                 node = {**node, "parentId": None}
+            if self.node_by_name(node["name"]) is not None:
+                node = {**node, "name": self.unique_name(node["name"])}  # someone took its name meanwhile
             return [{**op, "node": node}]
         if kind == "remove_node":
             if op["id"] not in self.nodes:

@@ -79,6 +79,31 @@ def test_undoing_a_delete_restores_the_node_and_only_wires_whose_ends_exist() ->
     assert prompt in doc.nodes and [(e.source, e.target) for e in doc.edges.values()] == [(start, prompt)]
 
 
+def names(doc: GraphDocument) -> list[str]:
+    return sorted(n.name for n in doc.nodes.values())
+
+
+def test_undoing_my_delete_after_someone_reused_the_name_keeps_names_unique() -> None:
+    """Expressions find a node by its name ($('Edit Fields')): my node comes back under a free name, the one who
+    took the name meanwhile keeps it."""
+    doc = shared()
+    node, _ = add(doc, "edit-fields")
+    mine = doc.delete([node])
+    add(doc, "edit-fields", 300)                       # someone else: the name is free, theirs is "Edit Fields"
+    doc.revert(mine)
+    assert doc.nodes[node].name == "Edit Fields 2" and names(doc) == ["Edit Fields", "Edit Fields 2"]
+
+
+def test_undoing_my_rename_after_someone_took_the_old_name_keeps_names_unique() -> None:
+    """The same for a rename: the old name, now someone else's, is not given back twice."""
+    doc = shared()
+    node, _ = add(doc, "edit-fields")
+    mine = doc.rename(node, "Clean")
+    add(doc, "edit-fields", 300)                       # someone else's new node is named "Edit Fields"
+    doc.revert(mine)
+    assert doc.nodes[node].name == "Edit Fields 2" and names(doc) == ["Edit Fields", "Edit Fields 2"]
+
+
 def test_undoing_my_retry_setting_keeps_the_timeout_someone_else_set() -> None:
     """Settings are edited one at a time like parameters, and merge back the same way: key by key."""
     from nodeflow_app.editor.fields import parse_setting

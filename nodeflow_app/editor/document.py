@@ -126,6 +126,10 @@ class GraphDocument:
             merged.add(node_id)
             now = _dump(current)
             node = _merge_back(now, after.get(node_id, op["node"]), before[node_id])
+            if node["parentId"] and node["parentId"] not in self.nodes:
+                # The container I took it out of was deleted since: it stays where it is (the position it had
+                # was in that container's frame).
+                node = {**node, "parentId": now["parentId"], "position": now["position"]}
             if node["name"] != now["name"] and self.node_by_name(node["name"]) is not None:
                 node["name"] = self.unique_name(node["name"])  # someone took my old name meanwhile
             return [] if node == now else [{"op": "update_node", "node": node}]

@@ -104,6 +104,21 @@ def test_undoing_my_rename_after_someone_took_the_old_name_keeps_names_unique() 
     assert doc.nodes[node].name == "Edit Fields 2" and names(doc) == ["Edit Fields", "Edit Fields 2"]
 
 
+def test_undoing_my_drag_out_of_a_container_someone_deleted_leaves_the_node_where_it_is() -> None:
+    """A node cannot go back into a container that is gone (a parentId naming no node breaks the graph), and the
+    position it had there was in that container's frame: it stays where it is."""
+    doc = shared()
+    loop, _ = add(doc, "for-each")
+    node, _ = add(doc, "edit-fields", 300)
+    doc.move([{"id": node, "position": {"x": 10, "y": 120}, "parentId": loop}], REGISTRY)
+    mine = doc.move([{"id": node, "position": {"x": 600, "y": 0}, "parentId": None}], REGISTRY)
+    doc.delete([loop])                                 # someone else deletes the now empty For Each
+    doc.revert(mine)
+    moved = doc.nodes[node]
+    assert moved.parentId is None and (moved.position.x, moved.position.y) == (600, 0)
+    assert doc.issues(REGISTRY) == []
+
+
 def test_undoing_my_retry_setting_keeps_the_timeout_someone_else_set() -> None:
     """Settings are edited one at a time like parameters, and merge back the same way: key by key."""
     from nodeflow_app.editor.fields import parse_setting

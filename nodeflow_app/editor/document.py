@@ -171,20 +171,26 @@ class GraphDocument:
     def paste(self, definitions: DefinitionSource, text: str, position: dict[str, float] | None) -> Change:
         """Add a copied fragment (or a whole exported graph) with fresh ids and names, placed at `position`."""
         nodes, edges = _parse_fragment(text, definitions)
-        origin_x = min(n.position.x for n in nodes)
-        origin_y = min(n.position.y for n in nodes)
+        # Every id first: a child may come before its container (an export keeps the graph's order).
+        new_ids: dict[str, str] = {}
+        for node in nodes:
+            new_ids[node.id] = self._new_node_id(node.type, reserved=new_ids.values())
+        # Only top-level nodes move to the pointer: a child's position is relative to its container's frame.
+        top = [n for n in nodes if n.parentId not in new_ids]
+        origin_x = min(n.position.x for n in top)
+        origin_y = min(n.position.y for n in top)
         dx, dy = ((position["x"] - origin_x, position["y"] - origin_y) if position
                   else (PASTE_OFFSET, PASTE_OFFSET))
-        new_ids: dict[str, str] = {}
         taken = {n.name for n in self.nodes.values()}
         ops: list[Op] = []
         for node in nodes:
-            new_ids[node.id] = self._new_node_id(node.type, reserved=new_ids.values())
             name = _unique(node.name, taken)
             taken.add(name)
+            x, y = node.position.x, node.position.y
+            if node.parentId not in new_ids:
+                x, y = x + dx, y + dy
             copy = node.model_copy(update={
-                "id": new_ids[node.id], "name": name,
-                "position": Position(x=node.position.x + dx, y=node.position.y + dy),
+                "id": new_ids[node.id], "name": name, "position": Position(x=x, y=y),
                 "parentId": new_ids.get(node.parentId) if node.parentId else None,
             })
             ops.append({"op": "add_node", "node": _dump(copy)})

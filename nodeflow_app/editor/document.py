@@ -19,6 +19,7 @@ from nodeflow_app.runtime.graph import (
     DefinitionSource, Edge, Graph, GraphIssue, Node, NodeSettings, Position, Viewport, find_cycle, normalize,
     parameter_problem,
 )
+from nodeflow_app.runtime.values import MAX_DEPTH
 from nodeflow_app.contract import NodeDefinition, Socket
 from nodeflow_app.secret_values import cleared_by, forget_sealed_node
 
@@ -530,6 +531,10 @@ def _parse_fragment(text: str, definitions: DefinitionSource) -> tuple[list[Node
         raw = json.loads(text)
     except (json.JSONDecodeError, TypeError):
         raise EditError("The clipboard does not hold NodeFlow nodes (copy nodes with Ctrl+C first)") from None
+    except RecursionError:
+        raise EditError(f"Cannot paste: the clipboard's JSON is nested deeper than {MAX_DEPTH} levels") from None
+    except ValueError:  # a whole number of over 4,300 digits
+        raise EditError("Cannot paste: the clipboard holds a whole number of over 4,300 digits") from None
     if not isinstance(raw, dict) or not isinstance(raw.get("nodes"), list) or not raw["nodes"]:
         raise EditError("The clipboard does not hold NodeFlow nodes (copy nodes with Ctrl+C first)")
     graph, issues = normalize({"nodes": raw["nodes"], "edges": raw.get("edges") or []}, definitions)

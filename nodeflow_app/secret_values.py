@@ -2,7 +2,8 @@
 
 A secret value is stored in the node's data as `{"$secret": "<Fernet token>"}`, encrypted with the credential
 store's key (NODEFLOW_SECRET_KEY or `<data dir>/secret.key`), so it is encrypted wherever the graph goes at
-rest: graph versions, run records. Browsers and exports get `{"$secret": ""}` instead: "a secret was here".
+rest: graph versions, run records. Browsers and exports get `{"$secret": ""}` instead: "a secret was here"; so
+does a sealed value anywhere else in a node's data (its type no longer installed, or changed since it was sealed).
 Executors call `reveal` to get the value back when they run; a `{"$secret": ""}` (an imported export) is a
 NodeError saying to enter the secret again.
 
@@ -186,8 +187,10 @@ def cleared_by(definition: NodeDefinition | None, data: dict[str, Any], paramete
 
 
 def hide_node(definition: NodeDefinition | None, data: dict[str, Any]) -> dict[str, Any]:
-    """`data` as a browser or an export may see it: every set secret is `{"$secret": ""}`."""
-    return map_node_secrets(definition, data, lambda v: dict(HIDDEN) if is_sealed(v) or _sealable(v) else v)
+    """`data` as a browser or an export may see it: every set secret is `{"$secret": ""}`, and so is every sealed
+    value elsewhere in it (see `forget_sealed_node`)."""
+    hidden = map_node_secrets(definition, data, lambda v: dict(HIDDEN) if is_sealed(v) or _sealable(v) else v)
+    return forget_sealed_node(definition, hidden)
 
 
 def _nodes(graph: dict[str, Any]) -> Iterator[dict[str, Any]]:
@@ -220,8 +223,18 @@ def forget_sealed(graph: dict[str, Any], definitions: Definitions) -> dict[str, 
 
 
 def forget_sealed_node(definition: NodeDefinition | None, data: dict[str, Any]) -> dict[str, Any]:
-    """`data` with its sealed secrets emptied (see `forget_sealed`)."""
-    return map_node_secrets(definition, data, _forget)
+    """`data` with its sealed secrets emptied (see `forget_sealed`), wherever they are in it, not only in the
+    parameters `definition` marks secret: a node whose type is no longer installed (its plugin removed, an old
+    version restored) or has changed since still holds the sealed values of its secret parameters."""
+    return _forget_everywhere(data)
+
+
+def _forget_everywhere(value: Any) -> Any:
+    if isinstance(value, dict):
+        return _forget(value) if is_sealed(value) else {k: _forget_everywhere(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_forget_everywhere(v) for v in value]
+    return value
 
 
 def forget_sealed_value(parameter: Parameter, value: Any) -> Any:

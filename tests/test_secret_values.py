@@ -84,6 +84,23 @@ def test_what_a_browser_or_an_export_gets_holds_neither_the_secret_nor_its_ciphe
     assert secrets_to_enter(stored, REGISTRY) == ["'MCP'.headers Authorization"]
 
 
+def test_sealed_values_of_a_node_type_no_longer_installed_are_hidden_and_forgotten_too():
+    """Hiding used to follow the node's definition; a node whose plugin was removed (or an older version of a type,
+    restored) has none, and its sealed values went to the canvas, the room's patches, History and Export."""
+    from nodeflow_app.secret_values import forget_sealed
+
+    sealed = seal(TOKEN)
+    node = {"id": "c", "type": "acme-crm", "version": 1, "name": "CRM", "position": {"x": 0, "y": 0},
+            "data": {"url": "https://crm.example", "api_key": sealed,
+                     "headers": [{"name": "Authorization", "value": sealed}]}}
+    graph = {"nodes": [node], "edges": []}
+    for shown in (hide_graph(graph, REGISTRY), hide_ops([{"op": "update_node", "node": node}], REGISTRY),
+                  forget_sealed(graph, REGISTRY)):  # the last: an import or a paste of it
+        assert sealed["$secret"] not in json.dumps(shown)
+    assert hide_graph(graph, REGISTRY)["nodes"][0]["data"] == {
+        "url": "https://crm.example", "api_key": HIDDEN, "headers": [{"name": "Authorization", "value": HIDDEN}]}
+
+
 def test_the_inspector_shows_set_or_not_set_never_the_value():
     stored = seal_graph(mcp_graph([{"name": "Authorization", "value": TOKEN}, {"name": "X", "value": ""}]), REGISTRY)
     graph, _ = normalize(stored, REGISTRY)

@@ -19,6 +19,7 @@ from nodeflow_app.runtime.graph import (
     DefinitionSource, Edge, Graph, GraphIssue, Node, NodeSettings, Position, Viewport, find_cycle, normalize,
     parameter_problem,
 )
+from nodeflow_app.runtime.values import MAX_DEPTH
 from nodeflow_app.contract import NodeDefinition, Socket
 from nodeflow_app.secret_values import cleared_by, forget_sealed_node
 
@@ -124,14 +125,23 @@ class GraphDocument:
             if current is None or node_id in merged:
                 return []
             merged.add(node_id)
-            node = _merge_back(_dump(current), after.get(node_id, op["node"]), before[node_id])
-            return [] if node == _dump(current) else [{"op": "update_node", "node": node}]
+            now = _dump(current)
+            node = _merge_back(now, after.get(node_id, op["node"]), before[node_id])
+            if node["parentId"] and node["parentId"] not in self.nodes:
+                # The container I took it out of was deleted since: it stays where it is (the position it had
+                # was in that container's frame).
+                node = {**node, "parentId": now["parentId"], "position": now["position"]}
+            if node["name"] != now["name"] and self.node_by_name(node["name"]) is not None:
+                node["name"] = self.unique_name(node["name"])  # someone took my old name meanwhile
+            return [] if node == now else [{"op": "update_node", "node": node}]
         if kind == "add_node":
             node = op["node"]
             if node["id"] in self.nodes:
                 return []
             if node.get("parentId") and node["parentId"] not in self.nodes:
                 node = {**node, "parentId": None}
+            if self.node_by_name(node["name"]) is not None:
+                node = {**node, "name": self.unique_name(node["name"])}  # someone took its name meanwhile
             return [{**op, "node": node}]
         if kind == "remove_node":
             if op["id"] not in self.nodes:
@@ -162,20 +172,26 @@ class GraphDocument:
     def paste(self, definitions: DefinitionSource, text: str, position: dict[str, float] | None) -> Change:
         """Add a copied fragment (or a whole exported graph) with fresh ids and names, placed at `position`."""
         nodes, edges = _parse_fragment(text, definitions)
-        origin_x = min(n.position.x for n in nodes)
-        origin_y = min(n.position.y for n in nodes)
+        # Every id first: a child may come before its container (an export keeps the graph's order).
+        new_ids: dict[str, str] = {}
+        for node in nodes:
+            new_ids[node.id] = self._new_node_id(node.type, reserved=new_ids.values())
+        # Only top-level nodes move to the pointer: a child's position is relative to its container's frame.
+        top = [n for n in nodes if n.parentId not in new_ids]
+        origin_x = min(n.position.x for n in top)
+        origin_y = min(n.position.y for n in top)
         dx, dy = ((position["x"] - origin_x, position["y"] - origin_y) if position
                   else (PASTE_OFFSET, PASTE_OFFSET))
-        new_ids: dict[str, str] = {}
         taken = {n.name for n in self.nodes.values()}
         ops: list[Op] = []
         for node in nodes:
-            new_ids[node.id] = self._new_node_id(node.type, reserved=new_ids.values())
             name = _unique(node.name, taken)
             taken.add(name)
+            x, y = node.position.x, node.position.y
+            if node.parentId not in new_ids:
+                x, y = x + dx, y + dy
             copy = node.model_copy(update={
-                "id": new_ids[node.id], "name": name,
-                "position": Position(x=node.position.x + dx, y=node.position.y + dy),
+                "id": new_ids[node.id], "name": name, "position": Position(x=x, y=y),
                 "parentId": new_ids.get(node.parentId) if node.parentId else None,
             })
             ops.append({"op": "add_node", "node": _dump(copy)})
@@ -230,8 +246,18 @@ class GraphDocument:
         edges = {i for i in edge_ids if i in self.edges}
         edges |= {e.id for e in self.edges.values() if e.source in doomed or e.target in doomed}
         ops = [{"op": "remove_edge", "id": i} for i in sorted(edges)]
-        ops += [{"op": "remove_node", "id": i} for i in doomed]
+        # Children before their container: the undo adds them back in reverse order, so a container is back before
+        # its children are (a revert puts a child whose container is missing at the top level).
+        ops += [{"op": "remove_node", "id": i} for i in sorted(doomed, key=lambda i: -self._depth(i))]
         return self._commit(ops, "delete")
+
+    def _depth(self, node_id: str) -> int:
+        """How many containers `node_id` is inside."""
+        depth, node = 0, self.nodes[node_id]
+        # The normalizer and `_check_parent` refuse a loop of containers; bounded all the same, as a loop would hang.
+        while node.parentId in self.nodes and depth < len(self.nodes):
+            depth, node = depth + 1, self.nodes[node.parentId]
+        return depth
 
     def connect(self, definitions: DefinitionSource, source: str, source_handle: str, target: str,
                 target_handle: str) -> Change:
@@ -415,21 +441,28 @@ def _insert(items: dict[str, Any], key: str, value: Any, index: int | None) -> d
 
 
 def _merge_back(current: dict[str, Any], after: dict[str, Any], before: dict[str, Any]) -> dict[str, Any]:
-    """`current` with the fields (parameters one by one) that went from `before` to `after` set back."""
+    """`current` with the fields that went from `before` to `after` set back: parameters one by one, and settings
+    key by key (the inspector sets them one at a time), so what others changed meanwhile stays."""
+    merged = _set_back(current, before, after)
+    merged["data"] = _set_back(current["data"], before["data"], after["data"])
+    merged["settings"] = _set_back(current["settings"], before["settings"], after["settings"], nested=True)
+    return merged
+
+
+def _set_back(current: dict[str, Any], before: dict[str, Any], after: dict[str, Any],
+              nested: bool = False) -> dict[str, Any]:
+    """`current` with each key that went from `before` to `after` set back (inner dicts key by key when `nested`)."""
     merged = dict(current)
-    for key in set(after) | set(before):
-        if key in ("id", "data") or after.get(key) == before.get(key):
+    for key in set(before) | set(after):
+        old, new = before.get(key, _MISSING), after.get(key, _MISSING)
+        if old == new:
             continue
-        merged[key] = before.get(key)
-    data, old, new = dict(current.get("data") or {}), before.get("data") or {}, after.get("data") or {}
-    for key in set(old) | set(new):
-        if old.get(key, _MISSING) == new.get(key, _MISSING):
-            continue
-        if key in old:
-            data[key] = old[key]
+        if nested and isinstance(old, dict) and isinstance(new, dict) and isinstance(merged.get(key), dict):
+            merged[key] = _set_back(merged[key], old, new, nested)
+        elif old is _MISSING:
+            merged.pop(key, None)
         else:
-            data.pop(key, None)
-    merged["data"] = data
+            merged[key] = old
     return merged
 
 
@@ -498,6 +531,10 @@ def _parse_fragment(text: str, definitions: DefinitionSource) -> tuple[list[Node
         raw = json.loads(text)
     except (json.JSONDecodeError, TypeError):
         raise EditError("The clipboard does not hold NodeFlow nodes (copy nodes with Ctrl+C first)") from None
+    except RecursionError:
+        raise EditError(f"Cannot paste: the clipboard's JSON is nested deeper than {MAX_DEPTH} levels") from None
+    except ValueError:  # a whole number of over 4,300 digits
+        raise EditError("Cannot paste: the clipboard holds a whole number of over 4,300 digits") from None
     if not isinstance(raw, dict) or not isinstance(raw.get("nodes"), list) or not raw["nodes"]:
         raise EditError("The clipboard does not hold NodeFlow nodes (copy nodes with Ctrl+C first)")
     graph, issues = normalize({"nodes": raw["nodes"], "edges": raw.get("edges") or []}, definitions)

@@ -79,6 +79,60 @@ def test_undoing_a_delete_restores_the_node_and_only_wires_whose_ends_exist() ->
     assert prompt in doc.nodes and [(e.source, e.target) for e in doc.edges.values()] == [(start, prompt)]
 
 
+def names(doc: GraphDocument) -> list[str]:
+    return sorted(n.name for n in doc.nodes.values())
+
+
+def test_undoing_my_delete_after_someone_reused_the_name_keeps_names_unique() -> None:
+    """Expressions find a node by its name ($('Edit Fields')): my node comes back under a free name, the one who
+    took the name meanwhile keeps it."""
+    doc = shared()
+    node, _ = add(doc, "edit-fields")
+    mine = doc.delete([node])
+    add(doc, "edit-fields", 300)                       # someone else: the name is free, theirs is "Edit Fields"
+    doc.revert(mine)
+    assert doc.nodes[node].name == "Edit Fields 2" and names(doc) == ["Edit Fields", "Edit Fields 2"]
+
+
+def test_undoing_my_rename_after_someone_took_the_old_name_keeps_names_unique() -> None:
+    """The same for a rename: the old name, now someone else's, is not given back twice."""
+    doc = shared()
+    node, _ = add(doc, "edit-fields")
+    mine = doc.rename(node, "Clean")
+    add(doc, "edit-fields", 300)                       # someone else's new node is named "Edit Fields"
+    doc.revert(mine)
+    assert doc.nodes[node].name == "Edit Fields 2" and names(doc) == ["Edit Fields", "Edit Fields 2"]
+
+
+def test_undoing_my_drag_out_of_a_container_someone_deleted_leaves_the_node_where_it_is() -> None:
+    """A node cannot go back into a container that is gone (a parentId naming no node breaks the graph), and the
+    position it had there was in that container's frame: it stays where it is."""
+    doc = shared()
+    loop, _ = add(doc, "for-each")
+    node, _ = add(doc, "edit-fields", 300)
+    doc.move([{"id": node, "position": {"x": 10, "y": 120}, "parentId": loop}], REGISTRY)
+    mine = doc.move([{"id": node, "position": {"x": 600, "y": 0}, "parentId": None}], REGISTRY)
+    doc.delete([loop])                                 # someone else deletes the now empty For Each
+    doc.revert(mine)
+    moved = doc.nodes[node]
+    assert moved.parentId is None and (moved.position.x, moved.position.y) == (600, 0)
+    assert doc.issues(REGISTRY) == []
+
+
+def test_undoing_my_retry_setting_keeps_the_timeout_someone_else_set() -> None:
+    """Settings are edited one at a time like parameters, and merge back the same way: key by key."""
+    from nodeflow_app.editor.fields import parse_setting
+
+    doc = shared()
+    node, _ = add(doc, "edit-fields")
+    mine = doc.set_settings(REGISTRY, node, parse_setting(doc.nodes[node].settings, "max_attempts", "3"))
+    doc.set_settings(REGISTRY, node, parse_setting(doc.nodes[node].settings, "initial_interval", "5"))  # others
+    doc.set_settings(REGISTRY, node, parse_setting(doc.nodes[node].settings, "timeout", "10"))
+    doc.revert(mine)
+    settings = doc.nodes[node].settings
+    assert (settings.retry.max_attempts, settings.retry.initial_interval, settings.timeout) == (1, 5, 10)
+
+
 def test_presence_gives_initials_a_stable_colour_and_hides_the_client_token() -> None:
     assert initials("Ada Lovelace") == "AL" and initials("bob@example.org") == "BO" and initials("") == "?"
     assert colour("user-1") == colour("user-1")

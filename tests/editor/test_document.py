@@ -169,6 +169,17 @@ def test_copy_paste_gets_fresh_ids_and_names_keeps_inner_edges_and_drops_outer_o
         doc.paste(REGISTRY, json.dumps({"nodes": [{"id": "x", "type": "nope", "name": "X"}]}), None)
 
 
+@pytest.mark.parametrize("text, reason", [
+    ("[" * 5000 + "]" * 5000, "nested deeper than 100 levels"),
+    ('{"nodes": [1' + "0" * 5000 + "]}", "whole number of over 4,300 digits"),
+])
+def test_a_hostile_clipboard_is_refused_with_a_reason_not_a_crash(text: str, reason: str) -> None:
+    """The clipboard is any text: JSON nested too deep for the parser or with a number too long for Python to read
+    raised RecursionError / ValueError out of the paste handler; the toast says why instead, as an import does."""
+    with pytest.raises(EditError, match=reason):
+        empty().paste(REGISTRY, text, {"x": 0, "y": 0})
+
+
 def test_delete_takes_container_children_along() -> None:
     doc = empty()
     loop = add(doc, "for-each")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from nodeflow_app.editor.document import EditError, GraphDocument
@@ -52,3 +54,36 @@ def test_only_containers_take_children_and_never_their_own_ancestors():
         doc.move([{"id": inner, "position": {"x": 0, "y": 0}, "parentId": inner}], REGISTRY)
     with pytest.raises(EditError, match="No node 'gone'"):
         doc.move([{"id": edit, "position": {"x": 0, "y": 0}, "parentId": "gone"}], REGISTRY)
+
+
+def test_undoing_the_delete_of_a_container_puts_its_children_back_inside():
+    """A container's children go with it; undo (a revert, as EditorState's always is) adds the removed nodes back
+    in reverse order, and a child whose container is not back yet would land at the top level."""
+    for _ in range(10):  # the removal order once followed a set's, which differs with the ids: a few fresh ones
+        doc, (outer, inner, edit, other) = doc_with("for-each", "loop", "edit-fields", "edit-fields")
+        doc.move([{"id": inner, "position": {"x": 10, "y": 120}, "parentId": outer},
+                  {"id": edit, "position": {"x": 10, "y": 120}, "parentId": inner},
+                  {"id": other, "position": {"x": 300, "y": 120}, "parentId": outer}], REGISTRY)
+        doc.revert(doc.delete([outer]))
+        assert {n: doc.nodes[n].parentId for n in (inner, edit, other)} == {inner: outer, edit: inner, other: outer}
+
+
+def test_pasting_an_exported_graph_keeps_a_child_in_its_container_listed_before_it():
+    """An export keeps the graph's order, where a node dragged into a container added after it comes first."""
+    src, (edit, each) = doc_with("edit-fields", "for-each")
+    src.move([{"id": edit, "position": {"x": 20, "y": 140}, "parentId": each}], REGISTRY)
+    doc = GraphDocument(id="d", name="d")
+    doc.paste(REGISTRY, json.dumps(src.to_json()), {"x": 0, "y": 0})
+    assert doc.node_by_name("Edit Fields").parentId == doc.node_by_name("For Each").id
+
+
+def test_a_pasted_container_goes_to_the_pointer_and_its_children_keep_their_place_in_its_frame():
+    """A child's position is relative to its container: only top-level nodes are placed at the pointer."""
+    src, (each, edit) = doc_with("for-each", "edit-fields")
+    src.move([{"id": edit, "position": {"x": 20, "y": 140}, "parentId": each}], REGISTRY)
+    fragment = {"nodeflow": "fragment", "nodes": src.to_json()["nodes"], "edges": []}  # what Ctrl+C copies
+    doc = GraphDocument(id="d", name="d")
+    doc.paste(REGISTRY, json.dumps(fragment), {"x": 1000, "y": 1000})
+    pasted, child = doc.node_by_name("For Each"), doc.node_by_name("Edit Fields")
+    assert (pasted.position.x, pasted.position.y) == (1000, 1000) and child.parentId == pasted.id
+    assert (child.position.x, child.position.y) == (20, 140)

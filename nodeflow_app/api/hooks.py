@@ -10,6 +10,7 @@ a caller that disconnects leaves it going (nodeflow_app/runs/detached.py).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from typing import Any, AsyncIterator
 
@@ -58,12 +59,14 @@ async def _serve(request: Request, hook: str, *, test: bool) -> Response:
         target = None if test else hooks.cached_live(hook)
         if target is None:
             target = await run_in_threadpool(hooks.test_target if test else hooks.live, hook)
-        call = Call(request.method, {k.lower(): v for k, v in request.headers.items()},
-                    dict(request.query_params), await _body(request, target.max_body()))
+        # Method and credentials first, from the headers: a caller without them never gets its body read.
+        call = Call(request.method, {k.lower(): v for k, v in request.headers.items()}, dict(request.query_params),
+                    b"")
         if target.data.get("auth_connection"):
             call = await run_in_threadpool(hooks.check, target, call)  # reads the connection from the database
         else:
             call = hooks.check(target, call)
+        call = dataclasses.replace(call, body=await _body(request, target.max_body()))
         if test and await run_in_threadpool(hooks.triggers.take_test_call, hook, payload(call, target)) is None:
             raise Refused(404, "nobody is listening for a test call: press 'Listen for test event' in the editor")
         run = hooks.start(target, call, test=test)

@@ -122,6 +122,25 @@ async def test_a_header_token_from_a_secret_parameter(hooks):
     assert "s3cret" not in json.dumps(headers) and "sk-downstream" not in json.dumps(headers)
 
 
+async def test_a_call_without_the_token_is_refused_before_its_body_is_read(hooks):
+    """The body (up to the webhook's limit, 100 MB at most) was read into memory before the method and the token
+    were checked: anyone could make the server hold that much per call."""
+    _, hook = hooks.create(hooked({"auth": "header", "auth_name": "X-Token", "auth_secret": seal("s3cret"),
+                                   "max_body_kb": 102400}))
+    sent = []
+
+    async def body():
+        for _ in range(1000):
+            sent.append(1)
+            yield b"x" * 10_240
+
+    async with hooks.client() as client:
+        answer = await client.post(f"/api/hooks/{hook}", content=body(),
+                                   headers={"content-type": "application/octet-stream"})
+    assert answer.status_code == 401
+    assert len(sent) < 10, f"the server read {len(sent) * 10} KB of an unauthenticated call before refusing it"
+
+
 async def test_basic_authentication_from_a_workspace_connection(hooks):
     ConnectionStore(hooks.launcher.engine).set("hook-login", "http_basic", {"username": "shop", "password": "pw"})
     _, hook = hooks.create(hooked({"auth": "basic", "auth_connection": "hook-login"}))

@@ -101,8 +101,8 @@ async def chat_completions(body: ChatCompletionRequest, request: Request, access
     async with aclosing(driver.listen()) as events:
         async for event in events:
             tokens.append(_token(event))
-    if run.status == "failed":
-        return ApiError(500, f"the graph's run failed: {run.error}", "run_failed").response()
+    if (problem := _unfinished(run)) is not None:
+        return ApiError(500, problem[0], problem[1]).response()
     return {"id": completion_id, "object": "chat.completion", "created": created, "model": body.model,
             "choices": [{"index": 0, "message": {"role": "assistant", "content": _answer(run, "".join(tokens))},
                          "finish_reason": "stop"}],
@@ -160,6 +160,16 @@ def _token(event: NodeEvent) -> str:
     return str(event.data.get("text") or "") if event.event_type == "token" else ""
 
 
+def _unfinished(run: Any) -> tuple[str, str] | None:
+    """(message, code) of a run that neither completed nor paused: failed, or stopped (a completion with
+    `finish_reason: stop` would pass a cut answer off as whole)."""
+    if run.status == "failed":
+        return f"the graph's run failed: {run.error}", "run_failed"
+    if run.status not in ("completed", "paused"):
+        return f"the graph's run ended {run.status} before its answer was complete", "run_stopped"
+    return None
+
+
 def _answer(run: Any, streamed: str) -> str:
     """The streamed text, else the primary text of the graph's final output; a paused run says what it
     waits for."""
@@ -188,8 +198,8 @@ async def _chunks(driver: RunDriver, events: AsyncIterator[NodeEvent | None], co
                 streamed.append(token)
                 yield chunk({"content": token})
     run = driver.run
-    if run.status == "failed":
-        error = {"message": f"the graph's run failed: {run.error}", "type": "server_error", "code": "run_failed"}
+    if (problem := _unfinished(run)) is not None:
+        error = {"message": problem[0], "type": "server_error", "code": problem[1]}
         yield f"data: {event_data({'error': error})}\n\n"
     else:
         rest = _answer(run, "".join(streamed))[len("".join(streamed)):]

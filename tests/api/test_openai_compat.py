@@ -105,3 +105,28 @@ async def test_a_request_openai_would_refuse_is_refused_naming_the_field(team, e
         answer = await client.post("/api/v1/chat/completions", json=body)
     assert answer.status_code == 422 and any(item["loc"][-1] == field or field in item["loc"]
                                              for item in answer.json()["detail"]), answer.json()
+
+
+@pytest.mark.parametrize("stream", [False, True])
+async def test_a_stopped_run_is_an_error_not_a_finished_answer(team, stream):
+    """A run stopped mid-answer came back as 200 with `finish_reason: stop`: a cut (or empty) answer passed off
+    as whole. It is an error, as a failed run is (the MCP endpoint and webhooks say so too)."""
+    import asyncio
+
+    slow = graph([("chat", "chat-start", {}), ("wait", "wait", {"amount": 3}),
+                  ("say", "prompt-template", {"template": "You said: {message}"})],
+                 ["chat.output -> wait.input", "wait.output -> say.input"])
+    graph_id = team.graphs.create("Slow desk", slow, workspace_id=team.workspace_id).id
+    async with team.client("owner") as client:
+        call = asyncio.create_task(client.post("/api/v1/chat/completions", timeout=30, json={
+            "model": graph_id, "messages": [{"role": "user", "content": "hi"}], "stream": stream}))
+        for _ in range(250):
+            if team.launcher._live:
+                break
+            await asyncio.sleep(0.02)
+        assert team.launcher.stop(next(iter(team.launcher._live)))
+        answer = await call
+    if stream:
+        assert '"code":"run_stopped"' in answer.text.replace(" ", "") and '"finish_reason":"stop"' not in answer.text
+    else:
+        assert answer.status_code == 500 and answer.json()["error"]["code"] == "run_stopped"

@@ -148,6 +148,27 @@ def test_an_invitation_link_is_single_use_and_can_be_revoked_or_expire(store):
     assert [i.pending for i in store.invitations(team.id)] == [False, False, False]
 
 
+
+def test_an_account_made_by_invitation_exists_only_with_the_invitation_claimed(store):
+    """A sign-up on an invitation page is one transaction: no account without the invitation (else any link, even a
+    made-up one, opens the install), and no invitation used up by a sign-up that was refused."""
+    ada = store.create_user("Ada", "ada@example.org", PASSWORD)
+    team = store.create_workspace(ada.id, "Support")
+    link, _ = store.invite(team.id, "editor", ada.id)
+    for raw in ("forged", store.invite(team.id, "editor", ada.id, expires_in_s=-1)[0]):
+        with pytest.raises(AccountError, match="not valid any more"):
+            store.sign_up_by_invitation(raw, "Eve", "eve@example.org", PASSWORD)
+    assert store.user_by_email("eve@example.org") is None
+    for email, password in (("ada@example.org", PASSWORD), ("eve@example.org", "short")):
+        with pytest.raises(AccountError, match="exists already|at least 8 characters"):
+            store.sign_up_by_invitation(link, "Eve", email, password)
+    assert store.invitation(link) is not None
+
+    eve, joined = store.sign_up_by_invitation(link, "Eve", "eve@example.org", PASSWORD)
+    assert (joined.id, joined.name, joined.role) == (team.id, "Support", "editor") and not eve.is_admin
+    assert [(w.name, w.role) for w in store.workspaces(eve.id)] == [("Eve's workspace", "owner"), ("Support", "editor")]
+    assert store.invitation(link) is None and store.sign_in("eve@example.org", PASSWORD)[1] == eve
+
 def test_api_tokens_are_shown_once_hashed_revocable_and_follow_the_role(store):
     ada = store.create_user("Ada", "ada@example.org", PASSWORD)
     team = store.create_workspace(ada.id, "Support")

@@ -386,6 +386,9 @@ class AccountStore:
 
     @staticmethod
     def _keep_an_owner(conn, workspace_id: str, user_id: str, new_role: str | None) -> None:
+        # A write first, as in GraphStore._write: it locks the workspace's row (a write lock on SQLite) until the
+        # transaction ends. Else two owners stepping down at once each count the other as the one who stays.
+        conn.execute(update(WorkspaceRow).where(WorkspaceRow.id == workspace_id).values(id=WorkspaceRow.id))
         owners = conn.execute(select(MembershipRow.user_id).where(
             MembershipRow.workspace_id == workspace_id, MembershipRow.role == "owner")).scalars().all()
         if owners == [user_id] and new_role != "owner":

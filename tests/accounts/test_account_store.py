@@ -3,6 +3,7 @@ roles, invitations by link, API tokens."""
 
 from __future__ import annotations
 
+import threading
 import time
 
 import pytest
@@ -123,6 +124,44 @@ def test_team_workspace_roles_and_the_last_owner(store):
     store.delete_workspace(team.id)
     assert [w.name for w in store.workspaces(ada.id)] == ["Ada's workspace"]
 
+
+
+@pytest.mark.parametrize("step_down", ["set_role", "remove_member"])
+def test_two_owners_stepping_down_at_once_leave_one_owner(store, monkeypatch, step_down):
+    """Each request counted the owners before either wrote (two workers, two clicks): both saw the other one stay,
+    and the workspace was left with no owner."""
+    ada = store.create_user("Ada", "ada@example.org", PASSWORD)
+    bob = store.create_user("Bob", "bob@example.org", PASSWORD)
+    team = store.create_workspace(ada.id, "Support")
+    store.accept(store.invite(team.id, "owner", ada.id)[0], bob.id)
+    check, counted, both_counted = AccountStore._keep_an_owner, [], threading.Event()
+
+    def count_then_wait_for_the_other(conn, *args):  # with the lock, the other counts only after this one commits
+        check(conn, *args)
+        counted.append(args)
+        if len(counted) == 2:
+            both_counted.set()
+        both_counted.wait(1)
+
+    monkeypatch.setattr(AccountStore, "_keep_an_owner", staticmethod(count_then_wait_for_the_other))
+    refused = []
+
+    def leave(user_id):
+        try:
+            if step_down == "set_role":
+                store.set_role(team.id, user_id, "editor")
+            else:
+                store.remove_member(team.id, user_id)
+        except AccountError as error:
+            refused.append(str(error))
+
+    threads = [threading.Thread(target=leave, args=(user.id,)) for user in (ada, bob)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+    assert refused == ["a workspace keeps at least one owner"]
+    assert [m.role for m in store.members(team.id)].count("owner") == 1
 
 def test_an_invitation_link_is_single_use_and_can_be_revoked_or_expire(store):
     ada = store.create_user("Ada", "ada@example.org", PASSWORD)

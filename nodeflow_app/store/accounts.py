@@ -345,8 +345,9 @@ class AccountStore:
         with self.engine.connect() as conn:
             return conn.execute(select(WorkspaceRow.name).where(WorkspaceRow.id == workspace_id)).scalar() or ""
 
-    def personal_workspace(self, user_id: str) -> Workspace:
-        return next(w for w in self.workspaces(user_id) if w.personal)
+    def personal_workspace(self, user_id: str) -> Workspace | None:
+        """None only for someone removed from theirs before that was refused (see _keep_an_owner)."""
+        return next((w for w in self.workspaces(user_id) if w.personal), None)
 
     def role(self, user_id: str | None, workspace_id: str | None) -> Role | None:
         """The user's role in the workspace; None for a non-member (or no user)."""
@@ -389,6 +390,11 @@ class AccountStore:
         # A write first, as in GraphStore._write: it locks the workspace's row (a write lock on SQLite) until the
         # transaction ends. Else two owners stepping down at once each count the other as the one who stays.
         conn.execute(update(WorkspaceRow).where(WorkspaceRow.id == workspace_id).values(id=WorkspaceRow.id))
+        # A personal workspace is where its person's pages and API calls go by default: removed from it, they may
+        # be in no workspace at all; demoted there, they no longer own their own.
+        personal_of = conn.execute(select(WorkspaceRow.personal_of).where(WorkspaceRow.id == workspace_id)).scalar()
+        if personal_of == user_id and new_role != "owner":
+            raise AccountError("the person a personal workspace belongs to stays its owner")
         owners = conn.execute(select(MembershipRow.user_id).where(
             MembershipRow.workspace_id == workspace_id, MembershipRow.role == "owner")).scalars().all()
         if owners == [user_id] and new_role != "owner":

@@ -126,6 +126,24 @@ def test_team_workspace_roles_and_the_last_owner(store):
 
 
 
+
+def test_nobody_is_removed_from_or_demoted_in_their_own_personal_workspace(store):
+    """Ada shared her personal workspace with Bob as an owner, and Bob removed her from it: she was then in no
+    workspace at all, and the pages and the API, which fall back on the personal workspace, failed for her."""
+    ada = store.create_user("Ada", "ada@example.org", PASSWORD)
+    bob = store.create_user("Bob", "bob@example.org", PASSWORD)
+    personal = store.personal_workspace(ada.id)
+    store.accept(store.invite(personal.id, "owner", ada.id)[0], bob.id)
+    with pytest.raises(AccountError, match="the person a personal workspace belongs to stays its owner"):
+        store.remove_member(personal.id, ada.id)
+    with pytest.raises(AccountError, match="the person a personal workspace belongs to stays its owner"):
+        store.set_role(personal.id, ada.id, "editor")
+    store.set_role(personal.id, ada.id, "owner")
+    assert store.personal_workspace(ada.id) == personal
+    store.set_role(personal.id, bob.id, "viewer")  # the others she let in come and go as in a team
+    store.remove_member(personal.id, bob.id)
+    assert [(m.email, m.role) for m in store.members(personal.id)] == [("ada@example.org", "owner")]
+
 @pytest.mark.parametrize("step_down", ["set_role", "remove_member"])
 def test_two_owners_stepping_down_at_once_leave_one_owner(store, monkeypatch, step_down):
     """Each request counted the owners before either wrote (two workers, two clicks): both saw the other one stay,

@@ -101,8 +101,10 @@ def resolve(request: Request) -> ApiAccess:
     user = accounts.user_for_session(cookie) if from_page else None  # a sibling host's page sends the cookie too
     if user is None:
         return ApiAccess(None, None, None, "none")
-    workspace = accounts.personal_workspace(user.id).id if target is None else target
-    return ApiAccess(user, workspace, accounts.role(user.id, workspace), "session")
+    if target is None:  # no personal workspace (see AccountStore.personal_workspace): "", found nowhere
+        personal = accounts.personal_workspace(user.id)
+        target = personal.id if personal else ""
+    return ApiAccess(user, target, accounts.role(user.id, target), "session")
 
 
 def over_https(request: Request, page: str = "") -> bool:

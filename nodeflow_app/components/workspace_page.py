@@ -145,16 +145,21 @@ def invitation_page() -> rx.Component:
         rx.heading("Join ", WorkspaceState.invite_workspace, size="5", custom_attrs=_testid("invite-title")),
         rx.cond(WorkspaceState.message != "", rx.callout(WorkspaceState.message, color_scheme="red", width="100%",
                                                          custom_attrs=_testid("invite-error"))),
-        rx.cond(
-            AuthState.user_name != "",
-            rx.button("Join as ", AuthState.user_name, on_click=WorkspaceState.accept(None),
-                      custom_attrs=_testid("invite-accept")),
-            rx.form(rx.vstack(
-                rx.text("New here? Make an account; have one? Give its email and password.", size="2",
-                        color_scheme="gray"),
-                field("Name", "name"), field("Email", "email", "email"), field("Password", "password", "password"),
-                rx.button("Join", type="submit", width="100%", custom_attrs=_testid("invite-accept")),
-                spacing="2", width="100%"), on_submit=WorkspaceState.accept, reset_on_submit=False, width="100%"),
+        rx.cond(  # only a valid link offers to join (open_invitation names its workspace): a dead one, no sign-up
+            WorkspaceState.invite_workspace != "",
+            rx.cond(
+                AuthState.user_name != "",
+                rx.button("Join as ", AuthState.user_name, on_click=WorkspaceState.accept(None),
+                          custom_attrs=_testid("invite-accept")),
+                rx.form(rx.vstack(
+                    rx.text("New here? Make an account; have one? Give its email and password.", size="2",
+                            color_scheme="gray"),
+                    field("Name", "name"), field("Email", "email", "email"),
+                    field("Password", "password", "password"),
+                    rx.button("Join", type="submit", width="100%", custom_attrs=_testid("invite-accept")),
+                    spacing="2", width="100%"), on_submit=WorkspaceState.accept, reset_on_submit=False,
+                    width="100%"),
+            ),
         ),
         spacing="3", width="400px", padding="28px", background=PANEL_BG, border=BORDER,
         border_radius="var(--radius-4)"), height="100vh", width="100vw", background=APP_BG)

@@ -56,9 +56,11 @@ class AuthState(rx.State):
             return False
         store = account_store()
         options = store.workspaces(user.id)
-        chosen = next((w for w in options if w.id == self.workspace_id), None) or options[0]
+        # In no workspace at all (removed from their personal one before that was refused): signed in, no role.
+        chosen = next((w for w in options if w.id == self.workspace_id), options[0] if options else None)
         self.user_name, self.user_email, self.is_admin = user.name, user.email, user.is_admin
-        self.workspace_id, self.workspace_name, self.role = chosen.id, chosen.name, chosen.role
+        self.workspace_id, self.workspace_name, self.role = (
+            (chosen.id, chosen.name, chosen.role) if chosen else ("", "", ""))
         self.workspaces = [WorkspaceOption(w.id, w.name, w.role) for w in options]
         return True
 

@@ -188,17 +188,19 @@ class WorkspaceState(rx.State):
     @rx.event
     @requires("public")
     async def accept(self, form: dict[str, Any] | None = None) -> Any:
-        """Join with the current account, or create one from the form first (then join)."""
+        """Join with the current account, or the form's: an existing one signs in, a new one is made as it joins."""
         auth = await self._auth()
-        store = account_store()
-        user, token = user_for_token(session_token(self)), ""
-        try:
+        store, form = account_store(), form or {}
+        email, password = str(form.get("email", "")), str(form.get("password", ""))
+        user, token, joined = user_for_token(session_token(self)), "", None
+        try:  # argon2 hashes and verifies in threads (150-500 ms each)
+            if user is None and store.user_by_email(email) is None:
+                # The account and its joining are one transaction: a link that is not valid makes no account.
+                _, joined = await off_loop(store.sign_up_by_invitation, self.invite_code, str(form.get("name", "")),
+                                           email, password)
             if user is None:
-                email, password = str((form or {}).get("email", "")), str((form or {}).get("password", ""))
-                if store.user_by_email(email) is None:  # argon2 hashes and verifies in threads (150-500 ms each)
-                    await off_loop(store.create_user, str((form or {}).get("name", "")), email, password)
                 token, user = await off_loop(store.sign_in, email, password, seconds=HANDOFF_SECONDS)
-            joined = store.accept(self.invite_code, user.id)
+            joined = joined or store.accept(self.invite_code, user.id)
         except AccountError as error:
             self.message = str(error).capitalize() + "."
             return None

@@ -157,6 +157,15 @@ class AccountStore:
 
     def create_user(self, name: str, email: str, password: str, *, admin: bool | None = None) -> User:
         """A new account with its personal workspace; the first account ever is the instance admin."""
+        return self._create_user(name, email, password, admin)[0]
+
+    def sign_up_by_invitation(self, raw: str, name: str, email: str, password: str) -> tuple[User, Workspace]:
+        """A new account that joins the workspace of the invitation `raw`, in one transaction: a link that is not
+        valid (made up, used, revoked or expired) makes no account, or any link would be an open sign-up."""
+        return self._create_user(name, email, password, False, invitation=raw)
+
+    def _create_user(self, name: str, email: str, password: str, admin: bool | None,
+                     invitation: str | None = None) -> tuple[User, Workspace | None]:
         email, name = clean_email(email), (name or "").strip() or email.split("@")[0]
         check_password(password)
         now, user_id = time.time(), _new_id()
@@ -170,7 +179,8 @@ class AccountStore:
             except IntegrityError:
                 raise AccountError(f"an account with {email} exists already") from None
             self._insert_workspace(conn, f"{name[:100]}'s workspace", user_id, personal=True, now=now)
-        return User(user_id, email, name[:120], is_admin)
+            joined = None if invitation is None else self._accept(conn, invitation, user_id, now)
+        return User(user_id, email, name[:120], is_admin), joined
 
     def users(self) -> list[User]:
         with self.engine.connect() as conn:
@@ -335,8 +345,9 @@ class AccountStore:
         with self.engine.connect() as conn:
             return conn.execute(select(WorkspaceRow.name).where(WorkspaceRow.id == workspace_id)).scalar() or ""
 
-    def personal_workspace(self, user_id: str) -> Workspace:
-        return next(w for w in self.workspaces(user_id) if w.personal)
+    def personal_workspace(self, user_id: str) -> Workspace | None:
+        """None only for someone removed from theirs before that was refused (see _keep_an_owner)."""
+        return next((w for w in self.workspaces(user_id) if w.personal), None)
 
     def role(self, user_id: str | None, workspace_id: str | None) -> Role | None:
         """The user's role in the workspace; None for a non-member (or no user)."""
@@ -376,6 +387,14 @@ class AccountStore:
 
     @staticmethod
     def _keep_an_owner(conn, workspace_id: str, user_id: str, new_role: str | None) -> None:
+        # A write first, as in GraphStore._write: it locks the workspace's row (a write lock on SQLite) until the
+        # transaction ends. Else two owners stepping down at once each count the other as the one who stays.
+        conn.execute(update(WorkspaceRow).where(WorkspaceRow.id == workspace_id).values(id=WorkspaceRow.id))
+        # A personal workspace is where its person's pages and API calls go by default: removed from it, they may
+        # be in no workspace at all; demoted there, they no longer own their own.
+        personal_of = conn.execute(select(WorkspaceRow.personal_of).where(WorkspaceRow.id == workspace_id)).scalar()
+        if personal_of == user_id and new_role != "owner":
+            raise AccountError("the person a personal workspace belongs to stays its owner")
         owners = conn.execute(select(MembershipRow.user_id).where(
             MembershipRow.workspace_id == workspace_id, MembershipRow.role == "owner")).scalars().all()
         if owners == [user_id] and new_role != "owner":
@@ -419,26 +438,29 @@ class AccountStore:
 
     def accept(self, raw: str, user_id: str) -> Workspace:
         """Join the workspace with the invitation's role; the link is used up (a second use is refused)."""
-        now = time.time()
         with self.engine.begin() as conn:
-            row = conn.execute(select(InvitationRow).where(InvitationRow.token_hash == _hash_token(raw))).first()
-            # Used up in one conditional UPDATE: of two simultaneous accepts, exactly one changes the row.
-            taken = row is not None and conn.execute(update(InvitationRow).where(
-                InvitationRow.id == row.id, InvitationRow.used_at.is_(None), InvitationRow.revoked_at.is_(None),
-                InvitationRow.expires_at > now).values(used_by=user_id, used_at=now)).rowcount == 1
-            if not taken:
-                raise AccountError("this invitation link is not valid any more (used, revoked or expired)")
-            current = conn.execute(select(MembershipRow.role).where(
-                MembershipRow.workspace_id == row.workspace_id, MembershipRow.user_id == user_id)).scalar()
-            if current is None:
-                conn.execute(MembershipRow.__table__.insert().values(
-                    workspace_id=row.workspace_id, user_id=user_id, role=row.role, created_at=now))
-            elif ROLES.index(row.role) > ROLES.index(current):  # an invitation never lowers a role
-                conn.execute(update(MembershipRow).where(
-                    MembershipRow.workspace_id == row.workspace_id, MembershipRow.user_id == user_id)
-                    .values(role=row.role))
-            name = conn.execute(select(WorkspaceRow.name).where(WorkspaceRow.id == row.workspace_id)).scalar_one()
-        return Workspace(row.workspace_id, name, False, self.role(user_id, row.workspace_id))
+            return self._accept(conn, raw, user_id, time.time())
+
+    @staticmethod
+    def _accept(conn, raw: str, user_id: str, now: float) -> Workspace:
+        row = conn.execute(select(InvitationRow).where(InvitationRow.token_hash == _hash_token(raw))).first()
+        # Used up in one conditional UPDATE: of two simultaneous accepts, exactly one changes the row.
+        taken = row is not None and conn.execute(update(InvitationRow).where(
+            InvitationRow.id == row.id, InvitationRow.used_at.is_(None), InvitationRow.revoked_at.is_(None),
+            InvitationRow.expires_at > now).values(used_by=user_id, used_at=now)).rowcount == 1
+        if not taken:
+            raise AccountError("this invitation link is not valid any more (used, revoked or expired)")
+        current = conn.execute(select(MembershipRow.role).where(
+            MembershipRow.workspace_id == row.workspace_id, MembershipRow.user_id == user_id)).scalar()
+        role = max(row.role, current or row.role, key=ROLES.index)  # an invitation never lowers a role
+        if current is None:
+            conn.execute(MembershipRow.__table__.insert().values(
+                workspace_id=row.workspace_id, user_id=user_id, role=role, created_at=now))
+        elif role != current:
+            conn.execute(update(MembershipRow).where(
+                MembershipRow.workspace_id == row.workspace_id, MembershipRow.user_id == user_id).values(role=role))
+        name = conn.execute(select(WorkspaceRow.name).where(WorkspaceRow.id == row.workspace_id)).scalar_one()
+        return Workspace(row.workspace_id, name, False, role)
 
     # 5. API tokens --------------------------------------------------------------------------------------------
 

@@ -3,6 +3,7 @@ roles, invitations by link, API tokens."""
 
 from __future__ import annotations
 
+import threading
 import time
 
 import pytest
@@ -124,6 +125,62 @@ def test_team_workspace_roles_and_the_last_owner(store):
     assert [w.name for w in store.workspaces(ada.id)] == ["Ada's workspace"]
 
 
+
+
+def test_nobody_is_removed_from_or_demoted_in_their_own_personal_workspace(store):
+    """Ada shared her personal workspace with Bob as an owner, and Bob removed her from it: she was then in no
+    workspace at all, and the pages and the API, which fall back on the personal workspace, failed for her."""
+    ada = store.create_user("Ada", "ada@example.org", PASSWORD)
+    bob = store.create_user("Bob", "bob@example.org", PASSWORD)
+    personal = store.personal_workspace(ada.id)
+    store.accept(store.invite(personal.id, "owner", ada.id)[0], bob.id)
+    with pytest.raises(AccountError, match="the person a personal workspace belongs to stays its owner"):
+        store.remove_member(personal.id, ada.id)
+    with pytest.raises(AccountError, match="the person a personal workspace belongs to stays its owner"):
+        store.set_role(personal.id, ada.id, "editor")
+    store.set_role(personal.id, ada.id, "owner")
+    assert store.personal_workspace(ada.id) == personal
+    store.set_role(personal.id, bob.id, "viewer")  # the others she let in come and go as in a team
+    store.remove_member(personal.id, bob.id)
+    assert [(m.email, m.role) for m in store.members(personal.id)] == [("ada@example.org", "owner")]
+
+@pytest.mark.parametrize("step_down", ["set_role", "remove_member"])
+def test_two_owners_stepping_down_at_once_leave_one_owner(store, monkeypatch, step_down):
+    """Each request counted the owners before either wrote (two workers, two clicks): both saw the other one stay,
+    and the workspace was left with no owner."""
+    ada = store.create_user("Ada", "ada@example.org", PASSWORD)
+    bob = store.create_user("Bob", "bob@example.org", PASSWORD)
+    team = store.create_workspace(ada.id, "Support")
+    store.accept(store.invite(team.id, "owner", ada.id)[0], bob.id)
+    check, counted, both_counted = AccountStore._keep_an_owner, [], threading.Event()
+
+    def count_then_wait_for_the_other(conn, *args):  # with the lock, the other counts only after this one commits
+        check(conn, *args)
+        counted.append(args)
+        if len(counted) == 2:
+            both_counted.set()
+        both_counted.wait(1)
+
+    monkeypatch.setattr(AccountStore, "_keep_an_owner", staticmethod(count_then_wait_for_the_other))
+    refused = []
+
+    def leave(user_id):
+        try:
+            if step_down == "set_role":
+                store.set_role(team.id, user_id, "editor")
+            else:
+                store.remove_member(team.id, user_id)
+        except AccountError as error:
+            refused.append(str(error))
+
+    threads = [threading.Thread(target=leave, args=(user.id,)) for user in (ada, bob)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+    assert refused == ["a workspace keeps at least one owner"]
+    assert [m.role for m in store.members(team.id)].count("owner") == 1
+
 def test_an_invitation_link_is_single_use_and_can_be_revoked_or_expire(store):
     ada = store.create_user("Ada", "ada@example.org", PASSWORD)
     bob = store.create_user("Bob", "bob@example.org", PASSWORD)
@@ -147,6 +204,27 @@ def test_an_invitation_link_is_single_use_and_can_be_revoked_or_expire(store):
     assert store.role(cy.id, team.id) is None
     assert [i.pending for i in store.invitations(team.id)] == [False, False, False]
 
+
+
+def test_an_account_made_by_invitation_exists_only_with_the_invitation_claimed(store):
+    """A sign-up on an invitation page is one transaction: no account without the invitation (else any link, even a
+    made-up one, opens the install), and no invitation used up by a sign-up that was refused."""
+    ada = store.create_user("Ada", "ada@example.org", PASSWORD)
+    team = store.create_workspace(ada.id, "Support")
+    link, _ = store.invite(team.id, "editor", ada.id)
+    for raw in ("forged", store.invite(team.id, "editor", ada.id, expires_in_s=-1)[0]):
+        with pytest.raises(AccountError, match="not valid any more"):
+            store.sign_up_by_invitation(raw, "Eve", "eve@example.org", PASSWORD)
+    assert store.user_by_email("eve@example.org") is None
+    for email, password in (("ada@example.org", PASSWORD), ("eve@example.org", "short")):
+        with pytest.raises(AccountError, match="exists already|at least 8 characters"):
+            store.sign_up_by_invitation(link, "Eve", email, password)
+    assert store.invitation(link) is not None
+
+    eve, joined = store.sign_up_by_invitation(link, "Eve", "eve@example.org", PASSWORD)
+    assert (joined.id, joined.name, joined.role) == (team.id, "Support", "editor") and not eve.is_admin
+    assert [(w.name, w.role) for w in store.workspaces(eve.id)] == [("Eve's workspace", "owner"), ("Support", "editor")]
+    assert store.invitation(link) is None and store.sign_in("eve@example.org", PASSWORD)[1] == eve
 
 def test_api_tokens_are_shown_once_hashed_revocable_and_follow_the_role(store):
     ada = store.create_user("Ada", "ada@example.org", PASSWORD)

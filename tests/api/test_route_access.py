@@ -10,11 +10,13 @@ import time
 import pytest
 from fastapi import Request
 from fastapi.routing import APIRoute, iter_route_contexts
+from sqlalchemy import delete
 
 from nodeflow_app.accounts.roles import LEAST_ROLE
 from nodeflow_app.api.access import NO_CALLER, requires
 from nodeflow_app.api.app import create_api
 from nodeflow_app.state.access import declared
+from nodeflow_app.store.models import MembershipRow
 
 # Routes FastAPI adds itself: the OpenAPI schema and its docs page describe the API and hold no data.
 DOCS = {"/api/v1/openapi.json", "/api/v1/docs"}
@@ -124,6 +126,21 @@ async def test_a_session_cookie_acts_in_the_workspace_it_names(team):
         team_graphs = await viewer.get("/api/v1/graphs", params={"workspace": team.workspace_id})
     assert [g["id"] for g in team_graphs.json()] == [team.graph_id]
 
+
+
+async def test_a_session_of_someone_in_no_personal_workspace_finds_nothing_by_default(team):
+    """Someone removed from their personal workspace before that was refused has no default workspace: a call that
+    names none failed with a server error instead of finding nothing."""
+    vic = team.accounts.user_by_email("vic@example.org")
+    with team.accounts.engine.begin() as conn:
+        conn.execute(delete(MembershipRow).where(
+            MembershipRow.workspace_id == team.accounts.personal_workspace(vic.id).id))
+    assert team.accounts.personal_workspace(vic.id) is None
+    async with team.client("viewer", session=True) as viewer:
+        answer = await viewer.get("/api/v1/graphs")
+        assert (answer.status_code, answer.json()) == (404, {"detail": "not found"})
+        team_graphs = await viewer.get("/api/v1/graphs", params={"workspace": team.workspace_id})
+    assert [g["id"] for g in team_graphs.json()] == [team.graph_id]
 
 async def test_a_public_route_answers_without_a_caller_and_without_looking_one_up(team, monkeypatch):
     @team.api.get("/api/v1/public-probe")

@@ -124,6 +124,7 @@ def test_invite_a_viewer_who_can_look_but_not_edit(browser, nodeflow_server):
     third = browser.new_context().new_page()
     third.goto(f"{nodeflow_server.url}/invite/{link.rsplit('/', 1)[1]}")
     expect(third.get_by_test_id("invite-error")).to_contain_text("not valid any more")
+    expect(third.get_by_test_id("invite-email")).to_have_count(0)  # and offers no sign-up
 
     # The owner sees the new member and can make them an editor; then creating a graph works for them.
     owner.goto(f"{nodeflow_server.url}/workspace")

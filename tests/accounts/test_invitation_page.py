@@ -1,0 +1,73 @@
+"""The invitation page (/invite/<code>) of a signed-out visitor: its "Join" makes an account only by claiming a valid
+invitation, so a made-up, used or expired link is no way to sign up to an install."""
+
+from __future__ import annotations
+
+import pytest
+
+import nodeflow_app.nodeflow_app  # noqa: F401 - registers every state class of the app
+from nodeflow_app.state import access, workspace_state
+from nodeflow_app.state.workspace_state import WorkspaceState
+from nodeflow_app.store.accounts import AccountStore
+from reflex.istate.data import RouterData
+from reflex.state import State
+
+PASSWORD = "correct horse"
+MALLORY = {"name": "Mallory", "email": "mallory@example.org", "password": "mallory's password"}
+
+
+@pytest.fixture
+def store(tmp_path, monkeypatch):
+    store = AccountStore(f"sqlite:///{tmp_path / 'nodeflow.db'}")
+    monkeypatch.setattr(workspace_state, "account_store", lambda: store)
+    monkeypatch.setattr(access, "account_store", lambda: store)
+    access._sessions.clear()
+    yield store
+    store.engine.dispose()
+
+
+async def _opened(code: str) -> WorkspaceState:
+    """The page's state after its on_load, for a signed-out visitor (no session cookie)."""
+    root = State(_reflex_internal_init=True)
+    root.router = RouterData.from_router_data({"pathname": "/invite/[code]", "asPath": f"/invite/{code}",
+                                               "query": {"code": code},
+                                               "headers": {"origin": "http://127.0.0.1:3000"}})
+    state = root.get_substate(WorkspaceState._get_substate_path())
+    await WorkspaceState.event_handlers["open_invitation"].fn(state)
+    return state
+
+
+async def _join(state: WorkspaceState, form: dict[str, str]):
+    return await WorkspaceState.event_handlers["accept"].fn(state, form)
+
+
+@pytest.mark.parametrize("link", ["made-up", "used", "revoked", "expired"])
+async def test_a_link_that_is_not_valid_makes_no_account(store, link):
+    """The account was made (and signed in) before the invitation was checked: any link was an open sign-up."""
+    owner = store.create_user("Owner", "owner@example.org", PASSWORD)
+    team = store.create_workspace(owner.id, "Team")
+    code, invitation = store.invite(team.id, "editor", owner.id, expires_in_s=-1 if link == "expired" else 3600)
+    if link == "used":
+        store.accept(code, store.create_user("Bob", "bob@example.org", PASSWORD).id)
+    elif link == "revoked":
+        store.revoke_invitation(team.id, invitation.id)
+    state = await _opened("made-up" if link == "made-up" else code)
+    assert state.invite_workspace == "" and "not valid any more" in state.message  # the page offers no form
+
+    assert await _join(state, MALLORY) is None  # the event can be sent all the same
+    assert "not valid any more" in state.message
+    assert store.user_by_email(MALLORY["email"]) is None
+
+
+async def test_a_valid_link_makes_the_account_in_the_workspace_and_signs_it_in(store):
+    owner = store.create_user("Owner", "owner@example.org", PASSWORD)
+    team = store.create_workspace(owner.id, "Team")
+    code, _ = store.invite(team.id, "editor", owner.id)
+    state = await _opened(code)
+    assert (state.invite_workspace, state.message) == ("Team", "")
+
+    assert await _join(state, MALLORY) is not None  # to the sign-in route with a short session
+    mallory = store.user_by_email(MALLORY["email"])
+    assert store.role(mallory.id, team.id) == "editor" and store.invitation(code) is None
+    assert [w.name for w in store.workspaces(mallory.id)] == ["Mallory's workspace", "Team"]
+

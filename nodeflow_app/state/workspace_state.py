@@ -192,15 +192,15 @@ class WorkspaceState(rx.State):
         auth = await self._auth()
         store, form = account_store(), form or {}
         email, password = str(form.get("email", "")), str(form.get("password", ""))
-        user, token, joined = user_for_token(session_token(self)), "", None
-        try:  # argon2 hashes and verifies in threads (150-500 ms each)
-            if user is None and store.user_by_email(email) is None:
+        user, token, joined = await off_loop(user_for_token, session_token(self)), "", None
+        try:  # argon2 hashes and verifies in threads (150-500 ms each), like every store call here
+            if user is None and await off_loop(store.user_by_email, email) is None:
                 # The account and its joining are one transaction: a link that is not valid makes no account.
                 _, joined = await off_loop(store.sign_up_by_invitation, self.invite_code, str(form.get("name", "")),
                                            email, password)
             if user is None:
                 token, user = await off_loop(store.sign_in, email, password, seconds=HANDOFF_SECONDS)
-            joined = joined or store.accept(self.invite_code, user.id)
+            joined = joined or await off_loop(store.accept, self.invite_code, user.id)
         except AccountError as error:
             self.message = str(error).capitalize() + "."
             return None

@@ -3,12 +3,13 @@ so every process computes the same due times without talking to each other)."""
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from croniter import CroniterBadCronError, croniter
+from croniter import CroniterBadCronError, CroniterBadDateError, croniter
 
 STARTED_BY = "schedule"  # the entry point: a Schedule's definition lists it in `started_by`
 UNITS = {"seconds": 1, "minutes": 60, "hours": 3600, "days": 86400}
@@ -86,14 +87,22 @@ def parse(data: dict[str, Any]) -> Spec:
     else:
         raise ValueError(f"unknown repeat mode {mode!r}; use cron or interval")
     missed = data.get("missed") or "skip"
-    return Spec(mode, cron, zone, every_s, "run_once" if missed == "run_once" else "skip")
+    spec = Spec(mode, cron, zone, every_s, "run_once" if missed == "run_once" else "skip")
+    if mode == "cron":
+        try:  # e.g. '0 0 31 4 *' (April 31st) is valid syntax, but croniter finds no date to fire on
+            spec.next_after(time.time())
+        except CroniterBadDateError:
+            raise ValueError(f"cron {cron!r} never comes due: no date matches it (like April 31st)") from None
+    return spec
 
 
 def describe_next(data: dict[str, Any], now: float, count: int = 3) -> list[str] | str:
     """The next `count` due times as text in the schedule's zone (the inspector), or why there are none."""
     try:
         spec = parse(data)
+        times = spec.next_times(now, count)
     except ValueError as error:
         return str(error)
-    return [datetime.fromtimestamp(t, spec.zone).strftime("%a %Y-%m-%d %H:%M:%S %Z")
-            for t in spec.next_times(now, count)]
+    except Exception as error:  # noqa: BLE001 - the inspector shows why instead of failing to render the node
+        return f"cannot compute the next times: {error}"
+    return [datetime.fromtimestamp(t, spec.zone).strftime("%a %Y-%m-%d %H:%M:%S %Z") for t in times]

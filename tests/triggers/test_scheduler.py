@@ -73,6 +73,65 @@ def test_activation_refuses_a_bad_schedule_and_a_graph_without_live_triggers(wor
         activation.activate(graphs.create("Manual", manual).id)
 
 
+@pytest.mark.parametrize("cron", ["0 0 31 4 *", "0 0 30 2 *", "0 0 31 2,4 *"])
+def test_a_cron_that_never_comes_due_is_refused_and_the_inspector_says_why(world, cron):
+    """April 31st is valid cron syntax but no date matches it: croniter raises when asked for the next time,
+    which broke the inspector and, once active, the scheduler's tick."""
+    _, graphs, _, activation = world
+    with pytest.raises(ValueError, match="never comes due"):
+        parse({"mode": "cron", "cron": cron})
+    with pytest.raises(ActivationRefused, match="never comes due"):
+        activation.activate(graphs.create("Never", timed(mode="cron", cron=cron)).id)
+    now = datetime(2026, 1, 5, 8, 7, tzinfo=ZoneInfo("UTC")).timestamp()
+    assert "never comes due" in describe_next({"mode": "cron", "cron": cron}, now)
+    assert describe_next({"mode": "cron", "cron": "0 0 29 2 *"}, now) == [  # rare, but it comes
+        "Tue 2028-02-29 00:00:00 UTC", "Sun 2032-02-29 00:00:00 UTC", "Fri 2036-02-29 00:00:00 UTC"]
+
+
+async def test_a_never_due_cron_made_live_before_it_was_refused_does_not_stop_other_schedules(world):
+    """A graph activated before activation refused such crons is still live: it just does not fire."""
+    launcher, graphs, triggers, activation = world
+    never = graphs.create("Never", timed(mode="cron", cron="0 0 31 4 *")).id
+    triggers.activate(never, 1, {})  # as activation did before it checked
+    good = graphs.create("Every 10 s", timed(mode="interval", every=10, unit="seconds")).id
+    activation.activate(good)
+    clock = Clock(1_000_000_005.0)
+    scheduler = Scheduler(launcher, triggers, graphs, clock=clock)
+    for clock.now in (1_000_000_005.0, 1_000_000_011.0, 1_000_000_021.0):
+        await scheduler.tick_once()
+    assert [f["due_at"] for f in triggers.fires(good)] == [1_000_000_010, 1_000_000_020]
+    assert triggers.fires(never) == []
+
+
+@pytest.mark.parametrize("failing", ["get_version", "last_fired"])
+async def test_an_unexpected_error_in_one_schedule_is_logged_and_the_others_still_fire(world, monkeypatch, caplog,
+                                                                                      failing):
+    """One tick handles every active graph of every workspace: an error escaping one schedule (reading its
+    graph's live version, or its last fire) used to end the tick, so the schedules after it never fired."""
+    launcher, graphs, triggers, activation = world
+    broken = graphs.create("Broken", timed(mode="interval", every=10, unit="seconds", missed="run_once")).id
+    good = graphs.create("Every 10 s", timed(mode="interval", every=10, unit="seconds")).id
+    for graph_id in (broken, good):
+        activation.activate(graph_id)
+    listed = triggers.active_graphs
+    monkeypatch.setattr(triggers, "active_graphs", lambda: sorted(listed(), key=lambda g: g.graph_id != broken))
+    store = graphs if failing == "get_version" else triggers
+    real = getattr(store, failing)
+
+    def fails_for_broken(graph_id, *args):
+        if graph_id == broken:
+            raise RuntimeError("something nobody expected")
+        return real(graph_id, *args)
+
+    monkeypatch.setattr(store, failing, fails_for_broken)
+    clock = Clock(1_000_000_005.0)
+    scheduler = Scheduler(launcher, triggers, graphs, clock=clock)
+    for clock.now in (1_000_000_005.0, 1_000_000_011.0, 1_000_000_021.0):
+        await scheduler.tick_once()
+    assert [f["due_at"] for f in triggers.fires(good)] == [1_000_000_010, 1_000_000_020]
+    assert "something nobody expected" in caplog.text
+
+
 async def test_fires_each_due_time_of_an_active_graph_and_stops_when_inactive(world):
     launcher, graphs, triggers, activation = world
     graph_id = graphs.create("Every 10 s", timed(mode="interval", every=10, unit="seconds")).id

@@ -56,6 +56,48 @@ def test_cron_due_times_follow_the_time_zone():
     assert spec.payload(first) == {"scheduled_at": "2026-01-06T09:00:00+01:00", "timezone": "Europe/Paris"}
 
 
+def local_times(spec, start: datetime, end: datetime) -> list[str]:
+    """The due times in (start, end] as wall times in the schedule's zone, with their offsets."""
+    return [datetime.fromtimestamp(t, spec.zone).isoformat() for t in spec.due_between(start.timestamp(),
+                                                                                         end.timestamp())]
+
+
+@pytest.mark.parametrize("cron, zone, day, expected", [
+    ("30 1 * * *", "America/New_York", (2026, 11, 1), ["01:30:00-04:00"]),
+    ("0 2 * * *", "Europe/Paris", (2026, 10, 25), ["02:00:00+02:00"]),
+    ("30 2 * * *", "Europe/Paris", (2026, 10, 25), ["02:30:00+02:00"]),
+    ("15 1-3 * * *", "Europe/Paris", (2026, 10, 25), ["01:15:00+02:00", "02:15:00+02:00", "03:15:00+01:00"])])
+def test_when_clocks_go_back_a_job_at_a_fixed_hour_runs_once(cron, zone, day, expected):
+    """The repeated hour's wall times come twice and croniter yields both; cron (vixie, cronie) runs a job at
+    a fixed hour once, in the first of them: a nightly job ran twice that night."""
+    spec = parse({"mode": "cron", "cron": cron, "timezone": zone})
+    tz = ZoneInfo(zone)
+    date = "%04d-%02d-%02dT" % day
+    assert local_times(spec, datetime(*day, 0, 0, tzinfo=tz), datetime(*day, 23, 0, tzinfo=tz)) == [
+        date + time for time in expected]
+
+
+@pytest.mark.parametrize("cron, expected", [
+    ("0 * * * *", ["02:00:00+02:00", "02:00:00+01:00", "03:00:00+01:00"]),
+    ("0 */1 * * *", ["02:00:00+02:00", "02:00:00+01:00", "03:00:00+01:00"]),
+    ("*/30 * * * *", ["02:00:00+02:00", "02:30:00+02:00", "02:00:00+01:00", "02:30:00+01:00", "03:00:00+01:00"])])
+def test_when_clocks_go_back_an_hourly_job_runs_in_both_hours(cron, expected):
+    """Its hour field is `*` or a step: like cron, it keeps running every hour of real time."""
+    spec = parse({"mode": "cron", "cron": cron, "timezone": "Europe/Paris"})
+    utc = ZoneInfo("UTC")
+    # 00:00 UTC on 2026-10-25 is 02:00 CEST; an hour later it is 02:00 again (CET)
+    assert local_times(spec, datetime(2026, 10, 24, 23, 59, tzinfo=utc), datetime(2026, 10, 25, 2, 0, tzinfo=utc)) == [
+        "2026-10-25T" + time for time in expected]
+
+
+def test_when_clocks_go_forward_a_skipped_time_runs_once_after_the_gap():
+    """02:30 does not exist on 2026-03-29 in Paris (02:00 CET becomes 03:00 CEST): the job runs at 03:00."""
+    spec = parse({"mode": "cron", "cron": "30 2 * * *", "timezone": "Europe/Paris"})
+    paris = ZoneInfo("Europe/Paris")
+    assert local_times(spec, datetime(2026, 3, 28, 12, tzinfo=paris), datetime(2026, 3, 30, 12, tzinfo=paris)) == [
+        "2026-03-29T03:00:00+02:00", "2026-03-30T02:30:00+02:00"]
+
+
 def test_the_next_three_times_or_why_not():
     now = datetime(2026, 1, 5, 8, 7, tzinfo=ZoneInfo("UTC")).timestamp()
     assert describe_next({"mode": "interval", "every": 15, "unit": "minutes"}, now) == [
@@ -170,6 +212,23 @@ async def test_a_schedule_runs_the_active_version_not_later_saves(world):
     note = next(n for n in run["nodes"] if n["node_id"] == "note")
     assert note["outputs"]["output"] == {"said": "live"}
     assert graphs.version_of(graph_id) == 2
+
+
+async def test_a_nightly_schedule_fires_once_on_the_night_clocks_go_back(world):
+    """'30 1 * * *' in New York: 01:30 comes twice on 2026-11-01 (EDT, then EST); the scheduler fires once."""
+    launcher, graphs, triggers, activation = world
+    graph_id = graphs.create("Nightly", timed(mode="cron", cron="30 1 * * *", timezone="America/New_York")).id
+    activation.activate(graph_id)
+    utc = ZoneInfo("UTC")
+    clock = Clock(datetime(2026, 11, 1, 4, 0, tzinfo=utc).timestamp())  # 00:00 EDT
+    scheduler = Scheduler(launcher, triggers, graphs, clock=clock)
+    started = await scheduler.tick_once()
+    while clock.now < datetime(2026, 11, 1, 12, 0, tzinfo=utc).timestamp():  # until 07:00 EST, a minute a tick
+        clock.now += 60
+        started += await scheduler.tick_once()
+    assert [datetime.fromtimestamp(f["due_at"], ZoneInfo("America/New_York")).isoformat()
+            for f in triggers.fires(graph_id)] == ["2026-11-01T01:30:00-04:00"]
+    assert len(started) == 1
 
 
 @pytest.mark.parametrize("missed, fired", [("skip", 0), ("run_once", 1)])

@@ -8,7 +8,8 @@ Each tick (every second):
    latest of those; "skip" looks back one tick only);
 3. for each due time, insert its lease row (unique per graph, node and due time): the process whose insert
    succeeds starts the run, every other process skips it.
-An error in one schedule (or in reading one graph) is logged; the other schedules of the tick still fire.
+An error in one schedule (or in reading one graph) is logged; the other schedules of the tick still fire. A
+due time whose lease could not be written is tried again next tick (the lease still makes it exactly once).
 """
 
 from __future__ import annotations
@@ -80,17 +81,20 @@ class Scheduler:
             spec = parse(plan.nodes[node_id].node.data)
         except ValueError:
             return []  # activation refuses invalid schedules; an old bad version just does not fire
+        key = (graph.graph_id, node_id)
         started = []
         for due in await self._due(graph, node_id, spec, now):
+            # Just before this due time (they are whole seconds) until its lease is claimed, here or by another
+            # process: if the claim fails (database locked, a failover), the next tick lists it again.
+            self._cursor[key] = due - 1
             run_id = await self._fire(graph, plan, node_id, spec, due)
             if run_id:
                 started.append(run_id)
+        self._cursor[key] = now
         return started
 
     async def _due(self, graph: ActiveGraph, node_id: str, spec: Spec, now: float) -> list[float]:
-        key = (graph.graph_id, node_id)
-        cursor = self._cursor.get(key)
-        self._cursor[key] = now
+        cursor = self._cursor.get((graph.graph_id, node_id))
         if cursor is not None:
             return spec.due_between(cursor, now)
         if spec.missed == "run_once":

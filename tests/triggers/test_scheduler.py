@@ -13,6 +13,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 from sqlalchemy import text
+from sqlalchemy.exc import OperationalError
 
 from nodeflow_app.runs.launcher import RunLauncher
 from nodeflow_app.store.graphs import GraphStore
@@ -229,6 +230,33 @@ async def test_a_nightly_schedule_fires_once_on_the_night_clocks_go_back(world):
     assert [datetime.fromtimestamp(f["due_at"], ZoneInfo("America/New_York")).isoformat()
             for f in triggers.fires(graph_id)] == ["2026-11-01T01:30:00-04:00"]
     assert len(started) == 1
+
+
+async def test_a_due_time_whose_lease_could_not_be_written_fires_on_the_next_tick(world, monkeypatch):
+    """The cursor moved past a due time before its lease row was written: one failed insert (SQLite's
+    "database is locked" under load, a PostgreSQL failover) lost that run for good."""
+    launcher, graphs, triggers, activation = world
+    graph_id = graphs.create("Every 10 s", timed(mode="interval", every=10, unit="seconds")).id
+    activation.activate(graph_id)
+    clock = Clock(1_000_000_005.0)
+    scheduler = Scheduler(launcher, triggers, graphs, clock=clock)
+    await scheduler.tick_once()
+    claim, calls = triggers.claim_fire, []
+
+    def fails_once(*args):
+        calls.append(args)
+        if len(calls) == 1:
+            raise OperationalError("INSERT INTO schedule_fire", {}, Exception("database is locked"))
+        return claim(*args)
+
+    monkeypatch.setattr(triggers, "claim_fire", fails_once)
+    clock.now = 1_000_000_011.0  # :10 is due, its claim fails
+    assert await scheduler.tick_once() == []
+    clock.now = 1_000_000_012.0
+    assert len(await scheduler.tick_once()) == 1
+    clock.now = 1_000_000_013.0
+    assert await scheduler.tick_once() == []  # once
+    assert [f["due_at"] for f in triggers.fires(graph_id)] == [1_000_000_010]
 
 
 @pytest.mark.parametrize("missed, fired", [("skip", 0), ("run_once", 1)])

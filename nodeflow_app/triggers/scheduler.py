@@ -8,6 +8,8 @@ Each tick (every second):
    latest of those; "skip" looks back one tick only);
 3. for each due time, insert its lease row (unique per graph, node and due time): the process whose insert
    succeeds starts the run, every other process skips it.
+An error in one schedule (or in reading one graph) is logged; the other schedules of the tick still fire. A
+due time whose lease could not be written is tried again next tick (the lease still makes it exactly once).
 """
 
 from __future__ import annotations
@@ -56,27 +58,43 @@ class Scheduler:
         started: list[str] = []
         seen: set[tuple[str, str]] = set()
         for graph in active:
-            plan = await asyncio.to_thread(self._plan, graph.graph_id, graph.version)
-            if plan is None:
+            try:
+                plan = await asyncio.to_thread(self._plan, graph.graph_id, graph.version)
+                node_ids = self.launcher.triggers(plan, STARTED_BY) if plan is not None else []
+            except Exception:  # noqa: BLE001 - one graph's trouble must not stop the others' schedules
+                log.exception("schedules of graph %s could not be read; trying again next tick", graph.graph_id)
+                seen.update(key for key in self._cursor if key[0] == graph.graph_id)  # keep their cursors
                 continue
-            for node_id in self.launcher.triggers(plan, STARTED_BY):
+            for node_id in node_ids:
                 seen.add((graph.graph_id, node_id))
                 try:
-                    spec = parse(plan.nodes[node_id].node.data)
-                except ValueError:
-                    continue  # activation refuses invalid schedules; an old bad version just does not fire
-                for due in await self._due(graph, node_id, spec, now):
-                    run_id = await self._fire(graph, plan, node_id, spec, due)
-                    if run_id:
-                        started.append(run_id)
+                    started += await self._handle(graph, plan, node_id, now)
+                except Exception:  # noqa: BLE001 - one schedule's trouble must not stop the others
+                    log.exception("schedule %s of graph %s failed; trying again next tick", node_id, graph.graph_id)
         for key in set(self._cursor) - seen:  # deactivated: seen again later means activated again
             del self._cursor[key]
         return started
 
-    async def _due(self, graph: ActiveGraph, node_id: str, spec: Spec, now: float) -> list[float]:
+    async def _handle(self, graph: ActiveGraph, plan: Plan, node_id: str, now: float) -> list[str]:
+        """Fire the due times of one Schedule node; the run ids started."""
+        try:
+            spec = parse(plan.nodes[node_id].node.data)
+        except ValueError:
+            return []  # activation refuses invalid schedules; an old bad version just does not fire
         key = (graph.graph_id, node_id)
-        cursor = self._cursor.get(key)
+        started = []
+        for due in await self._due(graph, node_id, spec, now):
+            # Just before this due time (they are whole seconds) until its lease is claimed, here or by another
+            # process: if the claim fails (database locked, a failover), the next tick lists it again.
+            self._cursor[key] = due - 1
+            run_id = await self._fire(graph, plan, node_id, spec, due)
+            if run_id:
+                started.append(run_id)
         self._cursor[key] = now
+        return started
+
+    async def _due(self, graph: ActiveGraph, node_id: str, spec: Spec, now: float) -> list[float]:
+        cursor = self._cursor.get((graph.graph_id, node_id))
         if cursor is not None:
             return spec.due_between(cursor, now)
         if spec.missed == "run_once":

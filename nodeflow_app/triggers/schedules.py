@@ -3,12 +3,13 @@ so every process computes the same due times without talking to each other)."""
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from croniter import CroniterBadCronError, croniter
+from croniter import CroniterBadCronError, CroniterBadDateError, croniter
 
 STARTED_BY = "schedule"  # the entry point: a Schedule's definition lists it in `started_by`
 UNITS = {"seconds": 1, "minutes": 60, "hours": 3600, "days": 86400}
@@ -26,11 +27,25 @@ class Spec:
     missed: str  # skip | run_once
 
     def next_after(self, moment: float) -> float:
-        """The first due time strictly after `moment` (epoch seconds)."""
+        """The first due time strictly after `moment` (epoch seconds).
+
+        When clocks go back, the repeated hour's wall times come twice (croniter yields both). Like cron
+        (vixie, cronie), a job at a fixed hour runs once, in the first of them; a job whose hour field is `*`
+        or a step (hourly, every 30 minutes) runs in both. When clocks go forward, a skipped wall time runs
+        once, at the first time after the gap (02:30 -> 03:00)."""
         if self.mode == "interval":
             return (int(moment) // self.every_s + 1) * self.every_s
-        start = datetime.fromtimestamp(moment, self.zone)
-        return croniter(self.cron, start).get_next(datetime).timestamp()
+        times = croniter(self.cron, datetime.fromtimestamp(moment, self.zone))
+        while True:
+            due = times.get_next(datetime).timestamp()
+            # fold=1: the second occurrence of this wall time (computed from the instant, whatever croniter set)
+            if not (self._fixed_hour and datetime.fromtimestamp(due, self.zone).fold):
+                return due
+
+    @property
+    def _fixed_hour(self) -> bool:
+        hour = self.cron.split()[1]
+        return "*" not in hour and "/" not in hour
 
     def due_between(self, start: float, end: float) -> list[float]:
         """Due times in (start, end], oldest first (at most MAX_CATCH_UP of the latest)."""
@@ -86,14 +101,22 @@ def parse(data: dict[str, Any]) -> Spec:
     else:
         raise ValueError(f"unknown repeat mode {mode!r}; use cron or interval")
     missed = data.get("missed") or "skip"
-    return Spec(mode, cron, zone, every_s, "run_once" if missed == "run_once" else "skip")
+    spec = Spec(mode, cron, zone, every_s, "run_once" if missed == "run_once" else "skip")
+    if mode == "cron":
+        try:  # e.g. '0 0 31 4 *' (April 31st) is valid syntax, but croniter finds no date to fire on
+            spec.next_after(time.time())
+        except CroniterBadDateError:
+            raise ValueError(f"cron {cron!r} never comes due: no date matches it (like April 31st)") from None
+    return spec
 
 
 def describe_next(data: dict[str, Any], now: float, count: int = 3) -> list[str] | str:
     """The next `count` due times as text in the schedule's zone (the inspector), or why there are none."""
     try:
         spec = parse(data)
+        times = spec.next_times(now, count)
     except ValueError as error:
         return str(error)
-    return [datetime.fromtimestamp(t, spec.zone).strftime("%a %Y-%m-%d %H:%M:%S %Z")
-            for t in spec.next_times(now, count)]
+    except Exception as error:  # noqa: BLE001 - the inspector shows why instead of failing to render the node
+        return f"cannot compute the next times: {error}"
+    return [datetime.fromtimestamp(t, spec.zone).strftime("%a %Y-%m-%d %H:%M:%S %Z") for t in times]

@@ -3,6 +3,7 @@ so every process computes the same due times without talking to each other)."""
 
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import dataclass
 from datetime import datetime
@@ -83,6 +84,9 @@ def parse(data: dict[str, Any]) -> Spec:
     if mode == "cron":
         if len(cron.split()) != 5 or not croniter.is_valid(cron):
             raise ValueError(f"{cron!r} is not a cron expression of five fields (minute hour day month weekday)")
+        # croniter reads a lone R as a random value, drawn again by each process and each tick: not a schedule.
+        if re.search(r"(?<![A-Z])R(?![A-Z])", cron.upper()):
+            raise ValueError(f"cron {cron!r}: R (a random value) is not supported; give the time")
         try:
             croniter(cron)
         except CroniterBadCronError as error:

@@ -131,6 +131,18 @@ def test_a_cron_that_never_comes_due_is_refused_and_the_inspector_says_why(world
         "Tue 2028-02-29 00:00:00 UTC", "Sun 2032-02-29 00:00:00 UTC", "Fri 2036-02-29 00:00:00 UTC"]
 
 
+@pytest.mark.parametrize("cron, fine", [("0 R * * *", False), ("R 6 * * MON-FRI", False), ("0 9 * * FRI", True),
+                                        ("0 0 1 MAR,APR *", True)])
+def test_a_cron_with_a_random_field_is_refused(cron, fine):
+    """croniter reads a lone R as a random value drawn again for every next time: each process and each tick
+    would pick another hour. Month and day names with an R in them are fine."""
+    if fine:
+        assert parse({"mode": "cron", "cron": cron})
+    else:
+        with pytest.raises(ValueError, match="R \\(a random value\\) is not supported"):
+            parse({"mode": "cron", "cron": cron})
+
+
 async def test_a_never_due_cron_made_live_before_it_was_refused_does_not_stop_other_schedules(world):
     """A graph activated before activation refused such crons is still live: it just does not fire."""
     launcher, graphs, triggers, activation = world

@@ -111,10 +111,7 @@ class RunLauncher:
         if caller.user_name:
             context.setdefault(USER, caller.user_name)
         hooks = self._hooks(self.cache(cache, graph_id), persist, defer_start)
-        if services is None:
-            services = StoredGraphRunner(self, self.graphs).for_graph(graph_id, plan.graph.name).services()
-        if caller.workspace_id:
-            services = {**services, "workspace_id": caller.workspace_id}  # knowledge is per workspace
+        services = self._services(plan, graph_id, caller.workspace_id, services)
         return start_plan(plan, self.registry, trigger=trigger, payload=payload, hooks=hooks, to_node=to_node,
                           context=context, services=services)
 
@@ -158,8 +155,9 @@ class RunLauncher:
             record["status"] = "paused" if waiting else "interrupted"
             # Its nodes act in the graph's workspace again (its knowledge, connections and provider keys).
             workspace = self.graphs.workspace_of(record["graph_id"]) if record.get("graph_id") else None
-            run = restore_run(self.plan(record["graph"]), record, hooks=self._hooks(None, True),
-                              services={"workspace_id": workspace} if workspace else None)
+            plan = self.plan(record["graph"])
+            run = restore_run(plan, record, hooks=self._hooks(None, True),
+                              services=self._services(plan, record.get("graph_id") or plan.graph.id, workspace))
         except Exception:
             self.control.release(run_id, previous)
             raise
@@ -223,6 +221,18 @@ class RunLauncher:
             return cache.recorder()
         cache.pinned = self.pins.pins(graph_id)
         return cache
+
+    def _services(self, plan: Plan, graph_id: str, workspace_id: str | None,
+                  services: dict[str, Any] | None = None) -> dict[str, Any]:
+        """What a run's nodes get, the same when it starts and when it goes on after a pause or a restart (a
+        restored run without them failed its Execute Graph nodes): a graph runner, so Execute Graph calls stored
+        graphs through this launcher (`services` replaces it: a child run's runner knows the graphs that called
+        it), and the workspace it acts in (its knowledge, connections and provider keys)."""
+        if services is None:
+            services = StoredGraphRunner(self, self.graphs).for_graph(graph_id, plan.graph.name).services()
+        if workspace_id:
+            services = {**services, "workspace_id": workspace_id}
+        return services
 
     def _hooks(self, cache: Any, persist: bool, defer_start: bool = False) -> RunHooks:
         """The store's hooks (when persisting) plus tracking which runs are live here."""

@@ -33,7 +33,7 @@ from nodeflow_app.runtime.engine import restore_run, start_plan
 from nodeflow_app.runtime.graph import Graph, GraphInvalid, GraphIssue, normalize_or_raise
 from nodeflow_app.runtime.plan import Plan, compile_plan
 from nodeflow_app.runtime.records import RunHooks
-from nodeflow_app.runtime.run import Run
+from nodeflow_app.runtime.run import Run, RunError
 from nodeflow_app.store.db import create_all, make_engine, process_wide
 from nodeflow_app.store.graphs import GraphStore
 from nodeflow_app.store.pins import PinStore
@@ -139,10 +139,13 @@ class RunLauncher:
 
     # -- runs that exist -------------------------------------------------------------------------------
 
-    def restore(self, run_id: str) -> Run:
+    def restore(self, run_id: str, node_id: str | None = None) -> Run:
         """Claim a paused or interrupted run and rebuild it through the engine, ready for `run.resume`.
 
-        RunBusy when it executes here or in a live process, or cannot go on; LookupError when it does not exist.
+        With `node_id`, the node to answer: it must wait in the run's record (a card answered elsewhere no longer
+        does), checked while the run is claimed, so `run.resume(node_id, ...)` cannot refuse it afterwards.
+        RunBusy when it executes here or in a live process, or cannot go on (or `node_id` waits no more);
+        LookupError when it does not exist. On any error the run is given back as it was.
         """
         if run_id in self._live:
             raise RunBusy(f"run {run_id} is already running in this process")
@@ -158,6 +161,11 @@ class RunLauncher:
             plan = self.plan(record["graph"])
             run = restore_run(plan, record, hooks=self._hooks(None, True),
                               services=self._services(plan, record.get("graph_id") or plan.graph.id, workspace))
+            if node_id is not None:
+                try:
+                    run.check_answer(node_id)
+                except RunError as error:
+                    raise RunBusy(str(error)) from None
         except Exception:
             self.control.release(run_id, previous)
             raise
@@ -181,7 +189,7 @@ class RunLauncher:
             self.control.request(run_id, "answer", node_id, payload)
             self._publish(run_id)
             return None
-        return self.restore(run_id)
+        return self.restore(run_id, node_id)
 
     def stop(self, run_id: str) -> bool:
         """Stop a run wherever it executes; a paused or interrupted one is cancelled. False: nothing to stop."""

@@ -238,6 +238,30 @@ def test_an_owner_is_gone_when_its_process_is_or_its_heartbeat_stopped():
     assert owner_gone(None, None, me)  # written before owners existed
 
 
+def two_approvals() -> dict:
+    return graph([("manual", "manual-trigger", {}), ("first", "approval", {"prompt": "First?"}),
+                  ("second", "approval", {"prompt": "Second?"}), ("done", "edit-fields", fields(shipped=True))],
+                 ["manual.output -> first.input", "first.approve -> second.input", "second.approve -> done.input"])
+
+
+async def test_an_answer_to_a_node_that_no_longer_waits_gives_the_run_back(launcher):
+    """A card answered elsewhere meanwhile (its page still shows it open): the node is checked in the run's record
+    while the run is claimed, refused, and the run is paused again, not left claimed with nobody to drive it."""
+    run = await launcher.start(two_approvals(), started_by="test").run()
+    answer = approval_payload("approve", "", "me")
+    first = launcher.answer(run.run_id, "first", answer)
+    async for _ in first.resume("first", answer):
+        pass
+    assert first.status == "paused"
+    with pytest.raises(RunBusy, match="node 'first' is not waiting for input \\(paused: SECOND\\)"):
+        launcher.answer(run.run_id, "first", answer)
+    assert launcher.store.get_run(run.run_id)["status"] == "paused"
+    second = launcher.answer(run.run_id, "second", answer)
+    async for _ in second.resume("second", answer):
+        pass
+    assert second.status == "completed"
+
+
 async def test_a_restored_run_acts_in_its_graphs_workspace(launcher):
     """After a restart (or in another process) a paused run's nodes still use its workspace's credentials."""
     stored = launcher.graphs.create("Team graph", approval_and_wait(0), workspace_id="w-team")

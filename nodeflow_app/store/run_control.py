@@ -52,8 +52,11 @@ def process_owner() -> str:
 
 def owner_gone(owner: str | None, heartbeat_at: float | None, me: str, now: float | None = None) -> bool:
     """Whether the process that owns a `running` run is gone (so the run can be taken over)."""
+    now = time.time() if now is None else now
     if owner == me:
-        return False
+        # This process beats for every run it drives. One it claimed (`restore`) whose caller then failed or went
+        # away before driving it gets no beats: it is taken back like a gone owner's, not kept `running` for ever.
+        return heartbeat_at is not None and now - heartbeat_at > STALE_AFTER
     if not owner:
         return True  # written before owners existed: its process is long gone
     host, pid, _token = (owner.rsplit(":", 2) + ["", ""])[:3]
@@ -62,7 +65,6 @@ def owner_gone(owner: str | None, heartbeat_at: float | None, me: str, now: floa
             return True
         if not _alive(int(pid)):
             return True
-    now = time.time() if now is None else now
     return heartbeat_at is None or now - heartbeat_at > STALE_AFTER
 
 

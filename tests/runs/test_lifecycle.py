@@ -228,7 +228,8 @@ def test_an_owner_is_gone_when_its_process_is_or_its_heartbeat_stopped():
     import socket
 
     me = f"{socket.gethostname()}:{os.getpid()}:mine"
-    assert not owner_gone(me, None, me)
+    assert not owner_gone(me, None, me) and not owner_gone(me, time.time(), me)
+    assert owner_gone(me, time.time() - 60, me)  # ours, but nothing here beats for it: claimed and never driven
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
     dead.wait()
     assert owner_gone(f"{socket.gethostname()}:{dead.pid}:x", time.time(), me)  # its pid is gone
@@ -260,6 +261,23 @@ async def test_an_answer_to_a_node_that_no_longer_waits_gives_the_run_back(launc
     async for _ in second.resume("second", answer):
         pass
     assert second.status == "completed"
+
+
+async def test_a_run_claimed_but_never_driven_is_taken_back_once_its_heartbeat_is_stale(launcher):
+    """`restore` claims the run; a caller that fails or goes away before driving it leaves it `running` in this
+    process's name. Nothing here beats for it, so, like a gone process's run, it can be stopped (or answered)
+    once its heartbeat is STALE_AFTER old, instead of staying `running` for the process's whole life."""
+    from sqlalchemy import update
+
+    from nodeflow_app.store.run_control import RUNS, STALE_AFTER
+
+    run = await launcher.start(approval_and_wait(0), started_by="test").run()
+    launcher.restore(run.run_id)  # and then nobody drives it
+    assert launcher.store.get_run(run.run_id)["status"] == "running"
+    with launcher.engine.begin() as conn:  # STALE_AFTER later
+        conn.execute(update(RUNS).where(RUNS.c.id == run.run_id).values(heartbeat_at=time.time() - STALE_AFTER - 1))
+    assert launcher.stop(run.run_id) is True
+    assert launcher.store.get_run(run.run_id)["status"] == "cancelled"
 
 
 async def test_a_restored_run_acts_in_its_graphs_workspace(launcher):

@@ -280,6 +280,26 @@ async def test_a_run_claimed_but_never_driven_is_taken_back_once_its_heartbeat_i
     assert launcher.store.get_run(run.run_id)["status"] == "cancelled"
 
 
+def approval_then_wait(seconds: float) -> dict:
+    return graph([("manual", "manual-trigger", {}), ("ok", "approval", {"prompt": "Ship?"}),
+                  ("slow", "wait", {"amount": seconds}), ("done", "edit-fields", fields(shipped=True))],
+                 ["manual.output -> ok.input", "ok.approve -> slow.input", "slow.output -> done.input"])
+
+
+async def test_a_stop_sent_to_a_runs_last_drive_does_not_cancel_the_drive_that_resumes_it(db, launcher):
+    """A stop written for a run's owner that died (or paused) before taking it stays pending; whoever resumes the
+    run later claims it, and the claim discards it: the approved run is not cancelled by a stop from before."""
+    gone = RunLauncher(db)
+    run = await gone.start(approval_then_wait(1), started_by="test").run()
+    gone.close()
+    launcher.control.request(run.run_id, "stop")  # sent to the drive that paused, never taken
+    answer = approval_payload("approve", "", "me")
+    restored = launcher.answer(run.run_id, "ok", answer)
+    async for _ in restored.resume("ok", answer):  # its control thread polls every 0.25 s meanwhile
+        pass
+    assert restored.status == "completed", restored.error
+
+
 async def test_a_restored_run_acts_in_its_graphs_workspace(launcher):
     """After a restart (or in another process) a paused run's nodes still use its workspace's credentials."""
     stored = launcher.graphs.create("Team graph", approval_and_wait(0), workspace_id="w-team")

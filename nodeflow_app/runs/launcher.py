@@ -37,7 +37,7 @@ from nodeflow_app.runtime.run import Run, RunError
 from nodeflow_app.store.db import create_all, make_engine, process_wide
 from nodeflow_app.store.graphs import GraphStore
 from nodeflow_app.store.pins import PinStore
-from nodeflow_app.store.run_control import HEARTBEAT, RunBusy, RunControl, process_owner
+from nodeflow_app.store.run_control import HEARTBEAT, Request, RunBusy, RunControl, process_owner
 from nodeflow_app.store.runs import PARENT_NODE, PARENT_RUN, RunStore
 from nodes._registry import default_registry
 
@@ -68,6 +68,7 @@ class RunLauncher:
         self.redis_url = redis_url if redis_url is not None else os.environ.get("REFLEX_REDIS_URL") or None
         self.poll = float(os.environ.get("NODEFLOW_RUN_POLL") or POLL)
         self._live: dict[str, tuple[Run, asyncio.AbstractEventLoop]] = {}
+        self._left: set[str] = set()  # runs no longer live here whose pending requests the control thread settles
         self._lock = threading.Lock()
         self._wake = threading.Event()
         self._closed = threading.Event()
@@ -259,7 +260,8 @@ class RunLauncher:
         """Live while running here: heartbeats and requests reach it through the control thread."""
         with self._lock:
             if run.status != "running":
-                self._live.pop(run.run_id, None)
+                if self._live.pop(run.run_id, None) is not None:
+                    self._left.add(run.run_id)  # a request sent while it was live may still be pending: settled
                 return
             try:
                 loop = asyncio.get_running_loop()
@@ -280,14 +282,19 @@ class RunLauncher:
             self._wake.clear()
             with self._lock:
                 live = dict(self._live)
-            if not live:
+                left, self._left = self._left, set()
+            if not live and not left:
                 continue
             now = time.monotonic()
             try:
-                if woken or now - polled >= self.poll:
+                if woken or left or now - polled >= self.poll:
                     polled = now
-                    for request in self.control.take_requests(list(live)):
-                        run, loop = live[request.run_id]
+                    for request in self.control.take_requests([*live, *left]):
+                        entry = self._live.get(request.run_id)  # now: it may have paused since we looked
+                        if entry is None:
+                            self._settle(request)
+                            continue
+                        run, loop = entry
                         if request.kind == "stop":
                             loop.call_soon_threadsafe(run.cancel)
                         elif request.kind == "answer":
@@ -297,6 +304,17 @@ class RunLauncher:
                     beat = now
             except Exception:  # noqa: BLE001 - a database hiccup (or a closed loop) must not end the control
                 log.exception("run control: polling requests failed; trying again")
+
+    def _settle(self, request: Request) -> None:
+        """A request for a run that stopped executing here (paused or ended) before we polled; its sender was told
+        it was taken. A stop cancels the paused run, as asked. An answer is not applied, only logged: nobody here
+        would follow the rest of the run; the node still waits and its card still shows, to be answered again."""
+        if request.kind == "stop":
+            self.store.flush(deferring=True)  # its pause on record, so that it can be cancelled
+            self.control.cancel_waiting(request.run_id)  # only a paused run changes: an ended one has nothing to stop
+        else:
+            log.warning("answer to run %s node %s not applied: the run paused before it arrived",
+                        request.run_id, request.node_id)
 
     def _publish(self, run_id: str) -> None:
         if self.redis_url is None:

@@ -300,6 +300,33 @@ async def test_a_stop_sent_to_a_runs_last_drive_does_not_cancel_the_drive_that_r
     assert restored.status == "completed", restored.error
 
 
+async def test_a_stop_taken_while_the_run_pauses_in_another_process_cancels_it(tmp_path):
+    """Another process's stop is a request its owner polls for. The run paused before the owner looked (a Wait
+    beside the approval finished): the owner no longer drives it, yet the sender was told "stopped". The owner
+    settles the requests of runs that left it: the paused run is cancelled as asked."""
+    url = f"sqlite:///{tmp_path / 'nodeflow.db'}"
+    owner, other = RunLauncher(url), RunLauncher(url)
+    owner.owner = owner.store.owner = owner.control.owner = "other-host:4242:token"  # alive by its heartbeat only
+    owner.poll = 5.0  # the owner looks for requests long after the run paused
+    try:
+        run = owner.start(graph([("manual", "manual-trigger", {}), ("ok", "approval", {"prompt": "Ship?"}),
+                                 ("wait", "wait", {"amount": 1})],
+                                ["manual.output -> ok.input", "manual.output -> wait.input"]), started_by="test")
+        task = asyncio.create_task(run.run())
+        while not (owner.is_live(run.run_id) and run.records.get("ok") and run.records["ok"].status == "paused"):
+            await asyncio.sleep(0.01)
+        await asyncio.sleep(0.3)  # the owner's control thread made its first poll and heartbeat
+        assert await asyncio.to_thread(other.stop, run.run_id) is True  # handed to the owner
+        await task
+        assert run.status == "paused"  # the Wait finished before the owner polled again
+        stored = await asyncio.to_thread(wait_for, other, run.run_id, lambda r: r["status"] != "paused",
+                                         "the stop settled", 10)
+        assert stored["status"] == "cancelled" and statuses(stored)["ok"] == "cancelled"
+    finally:
+        other.close()
+        owner.close()
+
+
 async def test_a_restored_run_acts_in_its_graphs_workspace(launcher):
     """After a restart (or in another process) a paused run's nodes still use its workspace's credentials."""
     stored = launcher.graphs.create("Team graph", approval_and_wait(0), workspace_id="w-team")

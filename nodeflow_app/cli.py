@@ -135,7 +135,7 @@ def _resume(args: argparse.Namespace) -> int:
         node = next((n for n in stored["graph"]["nodes"] if args.node in (n["id"], n["name"])), None)
         if node is None:
             raise InputError(f"run {args.run_id} has no node '{args.node}'")
-        run = launcher.restore(args.run_id)
+        run = launcher.restore(args.run_id, node["id"])
     except RunBusy as error:
         launcher.close()
         raise InputError(str(error)) from error

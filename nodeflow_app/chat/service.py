@@ -146,7 +146,9 @@ class ChatService:
         if decision not in card["options"]:
             raise ChatError(f"answer one of {', '.join(card['options'])}, not {decision!r}")
         try:
-            run = await asyncio.to_thread(self.launcher.restore, message.run_id)
+            # The card is checked against the run's record, not only the message: answered elsewhere (`nodeflow
+            # resume`, a crash before the message was saved), the run is refused and given back, not left claimed.
+            run = await asyncio.to_thread(self.launcher.restore, message.run_id, node_id)
         except RunBusy as error:
             raise ChatError(f"this run cannot take an answer now: {error}") from error
         except LookupError as error:

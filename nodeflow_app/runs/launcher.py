@@ -33,11 +33,11 @@ from nodeflow_app.runtime.engine import restore_run, start_plan
 from nodeflow_app.runtime.graph import Graph, GraphInvalid, GraphIssue, normalize_or_raise
 from nodeflow_app.runtime.plan import Plan, compile_plan
 from nodeflow_app.runtime.records import RunHooks
-from nodeflow_app.runtime.run import Run
+from nodeflow_app.runtime.run import Run, RunError
 from nodeflow_app.store.db import create_all, make_engine, process_wide
 from nodeflow_app.store.graphs import GraphStore
 from nodeflow_app.store.pins import PinStore
-from nodeflow_app.store.run_control import HEARTBEAT, RunBusy, RunControl, process_owner
+from nodeflow_app.store.run_control import HEARTBEAT, Request, RunBusy, RunControl, process_owner
 from nodeflow_app.store.runs import PARENT_NODE, PARENT_RUN, RunStore
 from nodes._registry import default_registry
 
@@ -68,6 +68,7 @@ class RunLauncher:
         self.redis_url = redis_url if redis_url is not None else os.environ.get("REFLEX_REDIS_URL") or None
         self.poll = float(os.environ.get("NODEFLOW_RUN_POLL") or POLL)
         self._live: dict[str, tuple[Run, asyncio.AbstractEventLoop]] = {}
+        self._left: set[str] = set()  # runs no longer live here whose pending requests the control thread settles
         self._lock = threading.Lock()
         self._wake = threading.Event()
         self._closed = threading.Event()
@@ -111,10 +112,7 @@ class RunLauncher:
         if caller.user_name:
             context.setdefault(USER, caller.user_name)
         hooks = self._hooks(self.cache(cache, graph_id), persist, defer_start)
-        if services is None:
-            services = StoredGraphRunner(self, self.graphs).for_graph(graph_id, plan.graph.name).services()
-        if caller.workspace_id:
-            services = {**services, "workspace_id": caller.workspace_id}  # knowledge is per workspace
+        services = self._services(plan, graph_id, caller.workspace_id, services)
         return start_plan(plan, self.registry, trigger=trigger, payload=payload, hooks=hooks, to_node=to_node,
                           context=context, services=services)
 
@@ -142,10 +140,13 @@ class RunLauncher:
 
     # -- runs that exist -------------------------------------------------------------------------------
 
-    def restore(self, run_id: str) -> Run:
+    def restore(self, run_id: str, node_id: str | None = None) -> Run:
         """Claim a paused or interrupted run and rebuild it through the engine, ready for `run.resume`.
 
-        RunBusy when it executes here or in a live process, or cannot go on; LookupError when it does not exist.
+        With `node_id`, the node to answer: it must wait in the run's record (a card answered elsewhere no longer
+        does), checked while the run is claimed, so `run.resume(node_id, ...)` cannot refuse it afterwards.
+        RunBusy when it executes here or in a live process, or cannot go on (or `node_id` waits no more);
+        LookupError when it does not exist. On any error the run is given back as it was.
         """
         if run_id in self._live:
             raise RunBusy(f"run {run_id} is already running in this process")
@@ -158,8 +159,14 @@ class RunLauncher:
             record["status"] = "paused" if waiting else "interrupted"
             # Its nodes act in the graph's workspace again (its knowledge, connections and provider keys).
             workspace = self.graphs.workspace_of(record["graph_id"]) if record.get("graph_id") else None
-            run = restore_run(self.plan(record["graph"]), record, hooks=self._hooks(None, True),
-                              services={"workspace_id": workspace} if workspace else None)
+            plan = self.plan(record["graph"])
+            run = restore_run(plan, record, hooks=self._hooks(None, True),
+                              services=self._services(plan, record.get("graph_id") or plan.graph.id, workspace))
+            if node_id is not None:
+                try:
+                    run.check_answer(node_id)
+                except RunError as error:
+                    raise RunBusy(str(error)) from None
         except Exception:
             self.control.release(run_id, previous)
             raise
@@ -183,7 +190,7 @@ class RunLauncher:
             self.control.request(run_id, "answer", node_id, payload)
             self._publish(run_id)
             return None
-        return self.restore(run_id)
+        return self.restore(run_id, node_id)
 
     def stop(self, run_id: str) -> bool:
         """Stop a run wherever it executes; a paused or interrupted one is cancelled. False: nothing to stop."""
@@ -224,6 +231,18 @@ class RunLauncher:
         cache.pinned = self.pins.pins(graph_id)
         return cache
 
+    def _services(self, plan: Plan, graph_id: str, workspace_id: str | None,
+                  services: dict[str, Any] | None = None) -> dict[str, Any]:
+        """What a run's nodes get, the same when it starts and when it goes on after a pause or a restart (a
+        restored run without them failed its Execute Graph nodes): a graph runner, so Execute Graph calls stored
+        graphs through this launcher (`services` replaces it: a child run's runner knows the graphs that called
+        it), and the workspace it acts in (its knowledge, connections and provider keys)."""
+        if services is None:
+            services = StoredGraphRunner(self, self.graphs).for_graph(graph_id, plan.graph.name).services()
+        if workspace_id:
+            services = {**services, "workspace_id": workspace_id}
+        return services
+
     def _hooks(self, cache: Any, persist: bool, defer_start: bool = False) -> RunHooks:
         """The store's hooks (when persisting) plus tracking which runs are live here."""
         hooks = self.store.hooks(cache, defer_start=defer_start) if persist else RunHooks(cache=cache)
@@ -241,7 +260,8 @@ class RunLauncher:
         """Live while running here: heartbeats and requests reach it through the control thread."""
         with self._lock:
             if run.status != "running":
-                self._live.pop(run.run_id, None)
+                if self._live.pop(run.run_id, None) is not None:
+                    self._left.add(run.run_id)  # a request sent while it was live may still be pending: settled
                 return
             try:
                 loop = asyncio.get_running_loop()
@@ -262,14 +282,19 @@ class RunLauncher:
             self._wake.clear()
             with self._lock:
                 live = dict(self._live)
-            if not live:
+                left, self._left = self._left, set()
+            if not live and not left:
                 continue
             now = time.monotonic()
             try:
-                if woken or now - polled >= self.poll:
+                if woken or left or now - polled >= self.poll:
                     polled = now
-                    for request in self.control.take_requests(list(live)):
-                        run, loop = live[request.run_id]
+                    for request in self.control.take_requests([*live, *left]):
+                        entry = self._live.get(request.run_id)  # now: it may have paused since we looked
+                        if entry is None:
+                            self._settle(request)
+                            continue
+                        run, loop = entry
                         if request.kind == "stop":
                             loop.call_soon_threadsafe(run.cancel)
                         elif request.kind == "answer":
@@ -279,6 +304,17 @@ class RunLauncher:
                     beat = now
             except Exception:  # noqa: BLE001 - a database hiccup (or a closed loop) must not end the control
                 log.exception("run control: polling requests failed; trying again")
+
+    def _settle(self, request: Request) -> None:
+        """A request for a run that stopped executing here (paused or ended) before we polled; its sender was told
+        it was taken. A stop cancels the paused run, as asked. An answer is not applied, only logged: nobody here
+        would follow the rest of the run; the node still waits and its card still shows, to be answered again."""
+        if request.kind == "stop":
+            self.store.flush(deferring=True)  # its pause on record, so that it can be cancelled
+            self.control.cancel_waiting(request.run_id)  # only a paused run changes: an ended one has nothing to stop
+        else:
+            log.warning("answer to run %s node %s not applied: the run paused before it arrived",
+                        request.run_id, request.node_id)
 
     def _publish(self, run_id: str) -> None:
         if self.redis_url is None:

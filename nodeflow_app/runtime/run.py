@@ -146,12 +146,8 @@ class Run:
         process run again too. Whoever drives `events()` sees the rest; a run that was not going on is
         `running` again and `events()` drives it.
         """
-        if self.status in ("completed", "failed", "cancelled"):
-            raise RunError(f"run {self.run_id} is {self.status}; only a paused or interrupted run can go on")
-        record = self.records.get(node_id)
-        if record is None or record.status not in ("paused", *RERUN_ON_RESUME):
-            paused = [self.plan.nodes[n].node.name for n, r in self.records.items() if r.status == "paused"]
-            raise RunError(f"node '{node_id}' is not waiting for input (paused: {', '.join(paused) or 'none'})")
+        self.check_answer(node_id)
+        record = self.records[node_id]
         if self.status != "running":
             self._set_status("running")
         pn = self.plan.nodes[node_id]
@@ -161,6 +157,16 @@ class Run:
             if other != node_id and rec.status in RERUN_ON_RESUME and other not in self._tasks:
                 self._launch(self.plan.nodes[other], rec.inputs or {})
         self._wake.set()
+
+    def check_answer(self, node_id: str) -> None:
+        """RunError (saying why) unless `answer(node_id, ...)` would be taken; an embedder checks before it commits
+        to driving the run."""
+        if self.status in ("completed", "failed", "cancelled"):
+            raise RunError(f"run {self.run_id} is {self.status}; only a paused or interrupted run can go on")
+        record = self.records.get(node_id)
+        if record is None or record.status not in ("paused", *RERUN_ON_RESUME):
+            paused = [self.plan.nodes[n].node.name for n, r in self.records.items() if r.status == "paused"]
+            raise RunError(f"node '{node_id}' is not waiting for input (paused: {', '.join(paused) or 'none'})")
 
     async def resume(self, node_id: str, payload: Any) -> AsyncIterator[NodeEvent]:
         """`answer` and drive: yields the rest of the run's events."""

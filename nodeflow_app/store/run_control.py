@@ -6,7 +6,8 @@ or at once when it ran on this host and its process no longer exists. Recovery a
 runs whose owner is gone, so several processes can share one database.
 
 A stop or an answer for a run executing in another process is a row in `run_request`; the owner polls
-for its runs' requests (and, when REFLEX_REDIS_URL is set, is woken at once through Redis).
+for its runs' requests (and, when REFLEX_REDIS_URL is set, is woken at once through Redis). A claim discards
+the requests still pending for the run it takes: they were for the drive before.
 """
 
 from __future__ import annotations
@@ -52,8 +53,11 @@ def process_owner() -> str:
 
 def owner_gone(owner: str | None, heartbeat_at: float | None, me: str, now: float | None = None) -> bool:
     """Whether the process that owns a `running` run is gone (so the run can be taken over)."""
+    now = time.time() if now is None else now
     if owner == me:
-        return False
+        # This process beats for every run it drives. One it claimed (`restore`) whose caller then failed or went
+        # away before driving it gets no beats: it is taken back like a gone owner's, not kept `running` for ever.
+        return heartbeat_at is not None and now - heartbeat_at > STALE_AFTER
     if not owner:
         return True  # written before owners existed: its process is long gone
     host, pid, _token = (owner.rsplit(":", 2) + ["", ""])[:3]
@@ -62,7 +66,6 @@ def owner_gone(owner: str | None, heartbeat_at: float | None, me: str, now: floa
             return True
         if not _alive(int(pid)):
             return True
-    now = time.time() if now is None else now
     return heartbeat_at is None or now - heartbeat_at > STALE_AFTER
 
 
@@ -122,6 +125,10 @@ class RunControl:
                 status="running", owner=self.owner, heartbeat_at=now, finished_at=None, duration_ms=None,
                 error=None)).rowcount
             if claimed:
+                # A stop or answer still pending was sent to the run's last drive, which paused or ended before its
+                # owner took it; the drive that starts now must not get it (a stale stop cancelled an approved run).
+                conn.execute(update(REQUESTS).where(REQUESTS.c.run_id == run_id, REQUESTS.c.handled_at.is_(None))
+                             .values(handled_at=now))
                 return before
             row = conn.execute(select(RUNS.c.status, RUNS.c.owner).where(RUNS.c.id == run_id)).first()
         if row is None:

@@ -141,3 +141,28 @@ async def test_without_a_runner_the_node_says_so():
         await executor.execute({"graph": "abc"}, {"input": 1}, ctx)
     with pytest.raises(NodeError, match="parameter 'graph' is empty"):
         await executor.execute({"graph": " "}, {"input": 1}, ctx)
+
+
+#   Parent: Start --> OK? (approval) --approve--> Call (Greeter)
+async def test_execute_graph_after_an_approval_runs_once_the_run_is_answered(graphs, launcher):
+    """Every resume rebuilds the run from its record (chat approvals, the API, the run panel, `nodeflow resume`):
+    the rebuilt run needs the same graph runner as a run that starts, or its Execute Graph nodes fail with
+    "started without a graph runner"."""
+    from nodeflow_app.runs.service import approval_payload
+
+    greeter = graphs.create("Greeter", flow(start(), greet())).id
+    approval = {"id": "ok", "type": "approval", "name": "OK?", "data": {"prompt": "Go?"}}
+    parent = flow(start(), approval, call(greeter))
+    parent["edges"][1]["sourceHandle"] = "approve"
+    parent_id = graphs.create("Parent", parent).id
+    run, _ = await run_stored(launcher, parent_id, {"name": "Ed"})
+    assert run.status == "paused"
+
+    answer = approval_payload("approve", "", "me")
+    restored = launcher.answer(run.run_id, "ok", answer)  # executing nowhere: restored here
+    async for _ in restored.resume("ok", answer):
+        pass
+    assert restored.status == "completed", restored.error
+    assert restored.records["call"].outputs == {"output": {"greeting": "hi Ed"}}
+    [child] = launcher.store.child_runs(run.run_id)
+    assert (child["graph_id"], child["status"]) == (greeter, "completed")

@@ -228,7 +228,8 @@ def test_an_owner_is_gone_when_its_process_is_or_its_heartbeat_stopped():
     import socket
 
     me = f"{socket.gethostname()}:{os.getpid()}:mine"
-    assert not owner_gone(me, None, me)
+    assert not owner_gone(me, None, me) and not owner_gone(me, time.time(), me)
+    assert owner_gone(me, time.time() - 60, me)  # ours, but nothing here beats for it: claimed and never driven
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
     dead.wait()
     assert owner_gone(f"{socket.gethostname()}:{dead.pid}:x", time.time(), me)  # its pid is gone
@@ -236,6 +237,94 @@ def test_an_owner_is_gone_when_its_process_is_or_its_heartbeat_stopped():
     assert not owner_gone("other-host:1:x", time.time(), me)  # another host: its heartbeat says alive
     assert owner_gone("other-host:1:x", time.time() - 60, me)  # ... until it stops
     assert owner_gone(None, None, me)  # written before owners existed
+
+
+def two_approvals() -> dict:
+    return graph([("manual", "manual-trigger", {}), ("first", "approval", {"prompt": "First?"}),
+                  ("second", "approval", {"prompt": "Second?"}), ("done", "edit-fields", fields(shipped=True))],
+                 ["manual.output -> first.input", "first.approve -> second.input", "second.approve -> done.input"])
+
+
+async def test_an_answer_to_a_node_that_no_longer_waits_gives_the_run_back(launcher):
+    """A card answered elsewhere meanwhile (its page still shows it open): the node is checked in the run's record
+    while the run is claimed, refused, and the run is paused again, not left claimed with nobody to drive it."""
+    run = await launcher.start(two_approvals(), started_by="test").run()
+    answer = approval_payload("approve", "", "me")
+    first = launcher.answer(run.run_id, "first", answer)
+    async for _ in first.resume("first", answer):
+        pass
+    assert first.status == "paused"
+    with pytest.raises(RunBusy, match="node 'first' is not waiting for input \\(paused: SECOND\\)"):
+        launcher.answer(run.run_id, "first", answer)
+    assert launcher.store.get_run(run.run_id)["status"] == "paused"
+    second = launcher.answer(run.run_id, "second", answer)
+    async for _ in second.resume("second", answer):
+        pass
+    assert second.status == "completed"
+
+
+async def test_a_run_claimed_but_never_driven_is_taken_back_once_its_heartbeat_is_stale(launcher):
+    """`restore` claims the run; a caller that fails or goes away before driving it leaves it `running` in this
+    process's name. Nothing here beats for it, so, like a gone process's run, it can be stopped (or answered)
+    once its heartbeat is STALE_AFTER old, instead of staying `running` for the process's whole life."""
+    from sqlalchemy import update
+
+    from nodeflow_app.store.run_control import RUNS, STALE_AFTER
+
+    run = await launcher.start(approval_and_wait(0), started_by="test").run()
+    launcher.restore(run.run_id)  # and then nobody drives it
+    assert launcher.store.get_run(run.run_id)["status"] == "running"
+    with launcher.engine.begin() as conn:  # STALE_AFTER later
+        conn.execute(update(RUNS).where(RUNS.c.id == run.run_id).values(heartbeat_at=time.time() - STALE_AFTER - 1))
+    assert launcher.stop(run.run_id) is True
+    assert launcher.store.get_run(run.run_id)["status"] == "cancelled"
+
+
+def approval_then_wait(seconds: float) -> dict:
+    return graph([("manual", "manual-trigger", {}), ("ok", "approval", {"prompt": "Ship?"}),
+                  ("slow", "wait", {"amount": seconds}), ("done", "edit-fields", fields(shipped=True))],
+                 ["manual.output -> ok.input", "ok.approve -> slow.input", "slow.output -> done.input"])
+
+
+async def test_a_stop_sent_to_a_runs_last_drive_does_not_cancel_the_drive_that_resumes_it(db, launcher):
+    """A stop written for a run's owner that died (or paused) before taking it stays pending; whoever resumes the
+    run later claims it, and the claim discards it: the approved run is not cancelled by a stop from before."""
+    gone = RunLauncher(db)
+    run = await gone.start(approval_then_wait(1), started_by="test").run()
+    gone.close()
+    launcher.control.request(run.run_id, "stop")  # sent to the drive that paused, never taken
+    answer = approval_payload("approve", "", "me")
+    restored = launcher.answer(run.run_id, "ok", answer)
+    async for _ in restored.resume("ok", answer):  # its control thread polls every 0.25 s meanwhile
+        pass
+    assert restored.status == "completed", restored.error
+
+
+async def test_a_stop_taken_while_the_run_pauses_in_another_process_cancels_it(tmp_path):
+    """Another process's stop is a request its owner polls for. The run paused before the owner looked (a Wait
+    beside the approval finished): the owner no longer drives it, yet the sender was told "stopped". The owner
+    settles the requests of runs that left it: the paused run is cancelled as asked."""
+    url = f"sqlite:///{tmp_path / 'nodeflow.db'}"
+    owner, other = RunLauncher(url), RunLauncher(url)
+    owner.owner = owner.store.owner = owner.control.owner = "other-host:4242:token"  # alive by its heartbeat only
+    owner.poll = 5.0  # the owner looks for requests long after the run paused
+    try:
+        run = owner.start(graph([("manual", "manual-trigger", {}), ("ok", "approval", {"prompt": "Ship?"}),
+                                 ("wait", "wait", {"amount": 1})],
+                                ["manual.output -> ok.input", "manual.output -> wait.input"]), started_by="test")
+        task = asyncio.create_task(run.run())
+        while not (owner.is_live(run.run_id) and run.records.get("ok") and run.records["ok"].status == "paused"):
+            await asyncio.sleep(0.01)
+        await asyncio.sleep(0.3)  # the owner's control thread made its first poll and heartbeat
+        assert await asyncio.to_thread(other.stop, run.run_id) is True  # handed to the owner
+        await task
+        assert run.status == "paused"  # the Wait finished before the owner polled again
+        stored = await asyncio.to_thread(wait_for, other, run.run_id, lambda r: r["status"] != "paused",
+                                         "the stop settled", 10)
+        assert stored["status"] == "cancelled" and statuses(stored)["ok"] == "cancelled"
+    finally:
+        other.close()
+        owner.close()
 
 
 async def test_a_restored_run_acts_in_its_graphs_workspace(launcher):

@@ -67,14 +67,20 @@ async def test_a_missing_graph_is_said_as_before(slow_store):
     assert r._doc is None
 
 
-async def test_saving_before_a_run_writes_in_a_thread(slow_store, monkeypatch):
-    graph_id = slow_store.create("Flow").id
+async def _tab_with_an_unsaved_edit(store: GraphStore, monkeypatch) -> tuple[str, GraphRoom, object]:
+    """(a stored graph, its room with one edit not saved yet, a tab of the room that can `_save`)."""
+    graph_id = store.create("Flow").id
     r = room()
     await r._open(graph_id)
-    r._publish([{"op": "select", "ids": []}], "tab-a", "u1", "Ann")  # an unsaved edit
+    r._publish([{"op": "select", "ids": []}], "tab-a", "u1", "Ann")
     monkeypatch.setattr(editor_state, "current", lambda: type("Access", (), {"user": None})())
     editor = type("Tab", (), {"_doc": r._doc, "_set_issues": lambda self, issues: None,
                               "_save": editor_state.EditorState._save})()
+    return graph_id, r, editor
+
+
+async def test_saving_before_a_run_writes_in_a_thread(slow_store, monkeypatch):
+    graph_id, r, editor = await _tab_with_an_unsaved_edit(slow_store, monkeypatch)
     async with loop_ticks() as ticks:
         await editor._save(r, "autosave")
     assert ticks[0] >= 10, ticks
@@ -110,13 +116,7 @@ async def test_the_inspectors_upstream_outputs_are_read_in_a_thread(monkeypatch)
 async def test_a_save_given_up_with_its_page_load_is_left_to_the_next_autosave(slow_store, monkeypatch):
     """Reflex cancels an unfinished page load (a newer one, a reconnect, a closed tab) while a reload's save waits
     for its thread: the room had counted the edits saved, and a write that then failed was never retried."""
-    graph_id = slow_store.create("Flow").id
-    r = room()
-    await r._open(graph_id)
-    r._publish([{"op": "select", "ids": []}], "tab-a", "u1", "Ann")  # an unsaved edit
-    monkeypatch.setattr(editor_state, "current", lambda: type("Access", (), {"user": None})())
-    editor = type("Tab", (), {"_doc": r._doc, "_set_issues": lambda self, issues: None,
-                              "_save": editor_state.EditorState._save})()
+    graph_id, r, editor = await _tab_with_an_unsaved_edit(slow_store, monkeypatch)
     saving = asyncio.create_task(editor._save(r, "autosave"))
     await asyncio.sleep(0.05)
     saving.cancel()

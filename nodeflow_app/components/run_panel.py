@@ -51,7 +51,7 @@ def runs_toggle() -> rx.Component:
 def run_to_here_button() -> rx.Component:
     """In the inspector: run the selected node and what it depends on."""
     return rx.button(rx.icon("play", size=14), "Run to here", size="2", variant="soft", width="100%",
-                     loading=RunHistoryState.running, on_click=RunHistoryState.test_run(EditorState.selected_id),
+                     loading=RunHistoryState.running, on_click=RunHistoryState.run_selected(EditorState.selected_id),
                      custom_attrs=_testid("run-to-here"))
 
 

@@ -118,6 +118,13 @@ class RunHistoryState(rx.State):
 
     @rx.event
     @requires("edit")
+    def run_selected(self, node_id: str):
+        """The inspector's Run to here. (Bound to `test_run` itself, a click filled its `payload` with the mouse
+        event, which the trigger then gave out, and later runs reused as the last payload.)"""
+        return RunHistoryState.test_run(node_id)
+
+    @rx.event
+    @requires("edit")
     def run_to_here(self, payload: dict[str, Any]):
         """The canvas's play button on a node."""
         return RunHistoryState.test_run(str(payload.get("id") or ""))

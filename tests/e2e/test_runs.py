@@ -175,6 +175,8 @@ def test_run_to_here_from_the_inspector_and_unpin(page, nodeflow_server: Server,
 
     page.get_by_test_id("toggle-runs").click()
     page.get_by_test_id("run-row").first.click()
+    # The trigger gave its test payload, not the button's click (the click's data took its place once).
+    assert json_of(expand(page, "Manual"), "run-node-output") == {"output": {"user": "Ada"}}
     expand(page, "Shape").get_by_test_id("pin-output").click()
     page.get_by_test_id("save-pin").click()
     expect(page.get_by_test_id("pinned-Shape")).to_be_visible()

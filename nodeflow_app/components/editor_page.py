@@ -57,7 +57,7 @@ def graph_name_field() -> rx.Component:
         default_value=EditorState.graph_name, key=EditorState.graph_name + EditorState.name_field_rev.to_string(),
         on_blur=EditorState.rename_graph, variant="soft", color_scheme="gray", size="2", aria_label="Graph name",
         title="Rename the graph", read_only=EditorState.read_only,
-        width=rx.cond(EditorState.graph_name.length() > 24, "320px", "200px"),
+        width=rx.cond(EditorState.graph_name.length() > 24, "320px", "200px"), flex_shrink="0",  # never squeezed
         style={"fontWeight": "500", "background": "transparent"},
         custom_attrs={"data-testid": "graph-name", "onKeyDown": BLUR_ON_ENTER},
     )
@@ -124,17 +124,19 @@ def toolbar() -> rx.Component:
                     disabled=EditorState.selected_id == ""),
         rx.separator(orientation="vertical", size="1"),
         issues_popover(),
-        import_button(),  # a new graph from a JSON file, opened on success (the list page's import)
+        rx.cond(~EditorState.read_only, import_button(compact=True)),  # a new graph from a JSON file (as the list's)
         tool_button("download", "Export JSON", "export-graph", on_click=EditorState.export_graph),
         graph_menu(),
         runs_toggle(),
         history_toggle(),
-        rerun_button(),
-        rx.cond(GraphRoom.has_chat_start, test_message_button()),
-        rx.button(rx.icon("save", size=14), "Save", size="2", on_click=EditorState.save,
-                  custom_attrs={"data-testid": "save-graph"}),
+        # What a viewer may not do is not offered (the server refuses it anyway).
+        rx.cond(~EditorState.read_only, rerun_button()),
+        rx.cond(GraphRoom.has_chat_start & ~EditorState.read_only, test_message_button()),
+        rx.cond(~EditorState.read_only, rx.button(rx.icon("save", size=14), "Save", size="2",
+                                                  on_click=EditorState.save,
+                                                  custom_attrs={"data-testid": "save-graph"})),
         chat_toggle(),
-        **TOP_BAR,
+        **{**TOP_BAR, "spacing": "2"},  # tighter than other pages' bars: all of it fits a 1440 px window
         custom_attrs={"data-testid": "editor-toolbar"},
     )
 

@@ -152,6 +152,14 @@ def _invite(owner, server, role: str, previous: str = "") -> str:
     return link.inner_text().rsplit("/", 1)[1]
 
 
+def _toolbar_fits(page) -> None:
+    """At 1440 px the editor's toolbar squeezed the graph's name to ~30 px (a viewer's to nothing) and pushed
+    Chat past the window's edge."""
+    name, chat = page.get_by_test_id("graph-name").bounding_box(), page.get_by_test_id("toggle-chat").bounding_box()
+    assert name["width"] >= 150, name
+    assert chat["x"] + chat["width"] <= page.viewport_size["width"], (chat, page.viewport_size)
+
+
 def _join(browser, server, code: str, name: str, email: str):
     context = browser.new_context(viewport={"width": 1440, "height": 900})
     page = context.new_page()
@@ -245,6 +253,7 @@ def test_owner_editor_viewer_and_outsider_on_one_team_graph(browser, team_server
     expect(editor.get_by_test_id("provider-openai")).to_have_count(0)
     editor.goto(graph_url)
     editor.wait_for_function("window.__nodeflowCanvas && window.__nodeflowCanvas.nodeCount() === 1")
+    _toolbar_fits(editor)
     editor.get_by_test_id("palette-node-prompt-template").click()
     editor.wait_for_function("window.__nodeflowCanvas.nodeCount() === 2")
     expect(editor.get_by_test_id("save-status")).to_contain_text("Saved", timeout=10_000)
@@ -257,6 +266,9 @@ def test_owner_editor_viewer_and_outsider_on_one_team_graph(browser, team_server
     viewer.wait_for_function("window.__nodeflowCanvas && window.__nodeflowCanvas.nodeCount() === 2")
     expect(viewer.get_by_test_id("view-only")).to_be_visible()
     expect(viewer.get_by_test_id("palette-node-prompt-template")).to_have_count(0)
+    for edit_only in ("save-graph", "rerun", "import-graph"):  # not offered to someone who may not use them
+        expect(viewer.get_by_test_id(edit_only)).to_have_count(0)
+    _toolbar_fits(viewer)
     name = viewer.get_by_test_id("graph-name")
     name.evaluate("el => el.removeAttribute('readonly')")  # what devtools would do
     name.fill("Vera was here")

@@ -37,15 +37,17 @@ def active_switch() -> rx.Component:
 
 
 def _full_url(path: rx.Var) -> rx.Var:
-    return rx.Var(_js_expr=f"(window.location.origin + {path._js_expr})")
+    # The path's var data too: shown in the page, the Var needs the state hook the path reads from.
+    return rx.Var(_js_expr=f"(window.location.origin + {path._js_expr})", _var_type=str,
+                  _var_data=path._get_all_var_data())
 
 
 def _address(label: str, path: rx.Var, testid: str) -> rx.Component:
     return rx.vstack(
         rx.text(label, size="1", color_scheme="gray"),
         rx.hstack(
-            rx.code(path, size="1", style={"fontFamily": MONO, "wordBreak": "break-all"},
-                    custom_attrs=_testid(testid)),
+            rx.code(_full_url(path), size="1", style={"fontFamily": MONO, "wordBreak": "break-all"},
+                    custom_attrs=_testid(testid)),  # the whole URL, as callers need it (n8n shows it so too)
             rx.icon_button(rx.icon("copy", size=12), size="1", variant="ghost", aria_label=f"Copy the {label}",
                            on_click=rx.set_clipboard(_full_url(path)), custom_attrs=_testid(f"{testid}-copy")),
             align="center", spacing="2", width="100%",

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import httpx
 import pytest
@@ -47,8 +48,9 @@ def test_activate_a_webhook_graph_and_see_a_call_arrive_in_the_runs(page, nodefl
     graph_id = create("webhook.json", "Orders by webhook")
     open_editor(page, nodeflow_server, graph_id)
     node(page, "Order received").click()
-    path = page.get_by_test_id("webhook-url").inner_text()
-    assert path.startswith("/api/hooks/")
+    url = page.get_by_test_id("webhook-url").inner_text()  # the whole URL, to copy into the calling system
+    path = urlsplit(url).path
+    assert url == nodeflow_server.url + path and path.startswith("/api/hooks/")
     with httpx.Client(base_url=nodeflow_server.url, timeout=15) as client:
         assert client.post(path, json={"sku": "pen", "qty": 2}).status_code == 404  # not active yet
         page.get_by_test_id("graph-active").click()
@@ -63,7 +65,7 @@ def test_activate_a_webhook_graph_and_see_a_call_arrive_in_the_runs(page, nodefl
     # Test mode: the editor listens, a call to the test address shows its payload.
     page.get_by_test_id("webhook-listen").click()
     expect(page.get_by_test_id("webhook-stop-listening")).to_be_visible()
-    test_path = page.get_by_test_id("webhook-test-url").inner_text()
+    test_path = urlsplit(page.get_by_test_id("webhook-test-url").inner_text()).path
     with httpx.Client(base_url=nodeflow_server.url, timeout=15) as client:
         for _ in range(50):  # the listener is recorded by the background event a moment after the click
             heard = client.post(test_path + "?source=test", json={"sku": "ink", "qty": 1})
@@ -106,7 +108,7 @@ def test_a_header_token_typed_in_the_inspector_guards_the_webhook(page, nodeflow
     expect(secret).to_have_value("")  # the token is never shown again
     page.get_by_test_id("graph-active").click()  # saves the edit, then makes that version live
     expect(page.get_by_test_id("graph-active-label")).to_have_text("Live · v2")
-    path = page.get_by_test_id("webhook-url").inner_text()
+    path = urlsplit(page.get_by_test_id("webhook-url").inner_text()).path
     with httpx.Client(base_url=nodeflow_server.url, timeout=15) as client:
         assert client.post(path + "?source=x", json={"sku": "a", "qty": 1}).status_code == 401
         answer = client.post(path + "?source=x", json={"sku": "a", "qty": 1},
@@ -162,7 +164,7 @@ def test_a_webhook_run_goes_on_when_the_caller_hangs_up(page, nodeflow_server: S
     page.get_by_test_id("graph-active").click()
     expect(page.get_by_test_id("graph-active-label")).to_have_text("Live · v1")
     node(page, "HOOK").click()
-    path = page.get_by_test_id("webhook-url").inner_text()
+    path = urlsplit(page.get_by_test_id("webhook-url").inner_text()).path
     token, _ = owner_token(nodeflow_server)
     with httpx.Client(base_url=nodeflow_server.url, timeout=10,
                       headers={"authorization": f"Bearer {token}"}) as client:

@@ -131,6 +131,8 @@ def _unknown_account_hash() -> str:
 
 def clean_email(email: str) -> str:
     cleaned = (email or "").strip().lower()
+    if not cleaned:
+        raise AccountError("an email address is needed")  # not "'' is not an email address"
     if not _EMAIL.match(cleaned) or len(cleaned) > 254:
         raise AccountError(f"{email!r} is not an email address")
     return cleaned

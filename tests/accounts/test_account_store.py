@@ -43,7 +43,8 @@ def test_the_first_account_is_the_instance_admin_with_a_personal_workspace(store
 
 
 @pytest.mark.parametrize("email, password, message", [
-    ("not-an-email", PASSWORD, "is not an email address"), ("a@b.co", "short", "at least 8 characters")])
+    ("not-an-email", PASSWORD, "is not an email address"), ("  ", PASSWORD, "an email address is needed"),
+    ("a@b.co", "short", "at least 8 characters")])
 def test_bad_email_or_password_is_refused(store, email, password, message):
     with pytest.raises(AccountError, match=message):
         store.create_user("X", email, password)

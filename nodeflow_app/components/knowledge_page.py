@@ -172,6 +172,8 @@ def create_dialog() -> rx.Component:
                     rx.text("Name", size="2", weight="medium"),
                     rx.input(name="name", placeholder="handbook", auto_focus=True, width="100%",
                              custom_attrs=_testid("collection-name")),
+                    rx.text("Letters, digits, - and _ (no spaces); graphs name it in their Knowledge nodes.",
+                            size="1", color_scheme="gray"),
                     rx.text("Embedding model (optional)", size="2", weight="medium"),
                     rx.input(name="embedding", placeholder="openai:text-embedding-3-small", width="100%",
                              custom_attrs=_testid("collection-embedding")),

@@ -137,8 +137,13 @@ def test_an_editor_and_the_owner_edit_together_and_a_viewer_watches(browser, nod
     for page in everyone:
         expect(node(page, "Check")).to_have_count(0)
 
-    # The viewer saw all of it and can send nothing: the server refuses (and logs) what the page lets through.
-    viewer.get_by_test_id("save-graph").click()
+    # The viewer saw all of it and can send nothing: no Save is offered, and the server refuses (and logs) what
+    # a tampered page sends anyway.
+    expect(viewer.get_by_test_id("save-graph")).to_have_count(0)
+    name = viewer.get_by_test_id("graph-name")
+    name.evaluate("el => el.removeAttribute('readonly')")  # what devtools would do
+    name.fill("Viewer was here")
+    name.press("Enter")
     toast(viewer, "Not allowed: a viewer cannot do this")
 
     # Autosave: the stored graph is the merged one; a version names both editing people.

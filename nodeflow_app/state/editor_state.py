@@ -243,10 +243,8 @@ class EditorState(rx.State):
             graph_id, graph = self._doc.id, self._doc.to_json()
             edits, authors = room._claim_save()
             claim = next_claim()
-        write = functools.partial(_validate_and_store, graph_id, graph, "autosave" if auto else "saved",
-                                  current().user, authors)
         try:
-            saved = await off_loop(in_claim_order, graph_id, claim, write)
+            saved = await _store_in_claim_order(graph_id, graph, "autosave" if auto else "saved", authors, claim)
         except asyncio.CancelledError:
             async with self:
                 room, _ = await self._room()
@@ -283,9 +281,8 @@ class EditorState(rx.State):
         """Save now, inside the handler (a reload with edits still pending, a run about to start); the writing
         in a thread (~80 ms at 1,000 nodes, which held every run and tab)."""
         edits, authors = room._claim_save()
-        write = functools.partial(_validate_and_store, self._doc.id, self._doc.to_json(), note, current().user, authors)
         try:
-            saved = await off_loop(in_claim_order, self._doc.id, next_claim(), write)
+            saved = await _store_in_claim_order(self._doc.id, self._doc.to_json(), note, authors, next_claim())
         except asyncio.CancelledError:  # a page load given up (a newer one, a closed tab): the next autosave
             room._save_failed(edits, authors, "unsaved")  # writes them (this write may still land: a version more)
             raise
@@ -791,6 +788,14 @@ def in_claim_order(graph_id: str, claim: int, write: Callable[[], T]) -> T | Non
         done = write()
         _newest_written[graph_id] = claim
         return done
+
+
+async def _store_in_claim_order(graph_id: str, graph: dict[str, Any], note: str, authors: dict[str, str],
+                                claim: int):
+    """A save's write, in a page thread and in claim order: (version, issues), or None when a later claim's
+    write landed first."""
+    write = functools.partial(_validate_and_store, graph_id, graph, note, current().user, authors)
+    return await off_loop(in_claim_order, graph_id, claim, write)
 
 
 def _validate_and_store(graph_id: str, graph: dict[str, Any], note: str, author: Any = None,

@@ -7,7 +7,7 @@ import pytest
 from sqlalchemy import delete
 
 import nodeflow_app.nodeflow_app  # noqa: F401 - registers every state class of the app
-from nodeflow_app.state import access, auth_state
+from nodeflow_app.state import auth_state
 from nodeflow_app.state.auth_state import AuthState
 from nodeflow_app.store.accounts import AccountStore
 from nodeflow_app.store.models import MembershipRow
@@ -18,13 +18,8 @@ PASSWORD = "correct horse"
 
 
 @pytest.fixture
-def store(tmp_path, monkeypatch):
-    store = AccountStore(f"sqlite:///{tmp_path / 'nodeflow.db'}")
-    monkeypatch.setattr(auth_state, "account_store", lambda: store)
-    monkeypatch.setattr(access, "account_store", lambda: store)
-    access._sessions.clear()
-    yield store
-    store.engine.dispose()
+def store(page_accounts) -> AccountStore:
+    return page_accounts(auth_state)
 
 
 def _tab(session: str) -> AuthState:

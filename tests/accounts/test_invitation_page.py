@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 import nodeflow_app.nodeflow_app  # noqa: F401 - registers every state class of the app
-from nodeflow_app.state import access, workspace_state
+from nodeflow_app.state import workspace_state
 from nodeflow_app.state.workspace_state import WorkspaceState
 from nodeflow_app.store.accounts import AccountStore
 from reflex.istate.data import RouterData
@@ -17,13 +17,8 @@ MALLORY = {"name": "Mallory", "email": "mallory@example.org", "password": "mallo
 
 
 @pytest.fixture
-def store(tmp_path, monkeypatch):
-    store = AccountStore(f"sqlite:///{tmp_path / 'nodeflow.db'}")
-    monkeypatch.setattr(workspace_state, "account_store", lambda: store)
-    monkeypatch.setattr(access, "account_store", lambda: store)
-    access._sessions.clear()
-    yield store
-    store.engine.dispose()
+def store(page_accounts) -> AccountStore:
+    return page_accounts(workspace_state)
 
 
 async def _opened(code: str) -> WorkspaceState:

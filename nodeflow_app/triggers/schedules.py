@@ -31,8 +31,8 @@ class Spec:
         """The first due time strictly after `moment` (epoch seconds).
 
         When clocks go back, the repeated hour's wall times come twice (croniter yields both). Like cron
-        (vixie, cronie), a job at a fixed hour runs once, in the first of them; a job whose hour field is `*`
-        or a step (hourly, every 30 minutes) runs in both. When clocks go forward, a skipped wall time runs
+        (vixie, cronie), a job at a fixed hour and minute runs once, in the first of them; a job whose hour or
+        minute field is `*` (hourly, every 30 minutes, every minute of 2 am) or whose hour is a step runs in both. When clocks go forward, a skipped wall time runs
         once, at the first time after the gap (02:30 -> 03:00)."""
         if self.mode == "interval":
             return (int(moment) // self.every_s + 1) * self.every_s
@@ -40,13 +40,14 @@ class Spec:
         while True:
             due = times.get_next(datetime).timestamp()
             # fold=1: the second occurrence of this wall time (computed from the instant, whatever croniter set)
-            if not (self._fixed_hour and datetime.fromtimestamp(due, self.zone).fold):
+            if not (self._fixed_time and datetime.fromtimestamp(due, self.zone).fold):
                 return due
 
     @property
-    def _fixed_hour(self) -> bool:
-        hour = self.cron.split()[1]
-        return "*" not in hour and "/" not in hour
+    def _fixed_time(self) -> bool:
+        """Not a "wildcard job" in cron's sense (its minute or hour starts with `*`)."""
+        minute, hour = self.cron.split()[:2]
+        return not minute.startswith("*") and "*" not in hour and "/" not in hour
 
     def due_between(self, start: float, end: float) -> list[float]:
         """Due times in (start, end], oldest first (at most MAX_CATCH_UP of the latest)."""

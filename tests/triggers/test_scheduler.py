@@ -81,9 +81,11 @@ def test_when_clocks_go_back_a_job_at_a_fixed_hour_runs_once(cron, zone, day, ex
 @pytest.mark.parametrize("cron, expected", [
     ("0 * * * *", ["02:00:00+02:00", "02:00:00+01:00", "03:00:00+01:00"]),
     ("0 */1 * * *", ["02:00:00+02:00", "02:00:00+01:00", "03:00:00+01:00"]),
-    ("*/30 * * * *", ["02:00:00+02:00", "02:30:00+02:00", "02:00:00+01:00", "02:30:00+01:00", "03:00:00+01:00"])])
+    ("*/30 * * * *", ["02:00:00+02:00", "02:30:00+02:00", "02:00:00+01:00", "02:30:00+01:00", "03:00:00+01:00"]),
+    ("*/30 2 * * *", ["02:00:00+02:00", "02:30:00+02:00", "02:00:00+01:00", "02:30:00+01:00"])])
 def test_when_clocks_go_back_an_hourly_job_runs_in_both_hours(cron, expected):
-    """Its hour field is `*` or a step: like cron, it keeps running every hour of real time."""
+    """Its hour or minute field is `*` (or its hour a step): like cron, it keeps running in real time, both
+    passes of the repeated hour included."""
     spec = parse({"mode": "cron", "cron": cron, "timezone": "Europe/Paris"})
     utc = ZoneInfo("UTC")
     # 00:00 UTC on 2026-10-25 is 02:00 CEST; an hour later it is 02:00 again (CET)

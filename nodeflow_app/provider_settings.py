@@ -82,7 +82,8 @@ def _provider_rows(workspace_id: str, admin: bool) -> list[dict[str, Any]]:
             "key_set": bool(key), "key_hint": key_hint(key) if own.api_key or admin else "", "key_source": source,
             "key_env": spec.key_env or "", "base_url": (url or "") if own.base_url or admin else "",
             "base_url_source": url_source if url else "", "stored_base_url": own.base_url or "",
-            "stored": bool(row.get("api_key") or row.get("base_url")),  # (not only a test's models)
+            # A row holding only a connection test's models has nothing to delete on the page.
+            "stored": bool(row.get("api_key") or row.get("base_url")),
         })
     return rows
 
@@ -155,11 +156,12 @@ def delete_credential(provider: str, workspace_id: str) -> bool:
 
 def configured_providers(workspace_id: str) -> list[str]:
     """The providers set up for the workspace: its stored credentials, else the install's environment."""
-    def configured() -> list[str]:
-        use_workspace(workspace_id)  # in a copied context: the caller's workspace stays as it was
-        return [row["name"] for row in provider_status() if row["configured"]]
+    return contextvars.copy_context().run(_configured_providers, workspace_id)
 
-    return contextvars.copy_context().run(configured)
+
+def _configured_providers(workspace_id: str) -> list[str]:
+    use_workspace(workspace_id)  # in a copied context: the caller's workspace stays as it was
+    return [row["name"] for row in provider_status() if row["configured"]]
 
 
 def remember_models(provider: str, workspace_id: str, models: tuple[str, ...]) -> None:
@@ -178,8 +180,8 @@ def suggested_models(workspace_id: str) -> dict[str, tuple[str, ...]]:
     return {**SUGGESTED_MODELS, **{p: models for p, models in listed.items() if models}}
 
 
-def model_choices(configured: list[str], suggested: dict[str, tuple[str, ...]] = SUGGESTED_MODELS,
-                  ) -> list[dict[str, str]]:
+def model_choices(configured: list[str],
+                  suggested: dict[str, tuple[str, ...]] = SUGGESTED_MODELS) -> list[dict[str, str]]:
     """`provider:model` suggestions, configured providers first; the others are marked "not configured"."""
     first = [p for p in PROVIDERS if p in configured]
     rest = [p for p in PROVIDERS if p not in configured]

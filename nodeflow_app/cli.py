@@ -323,7 +323,7 @@ def _providers_arguments(parser: argparse.ArgumentParser) -> None:
 def _providers(args: argparse.Namespace) -> int:
     import nodeflow_app.store  # noqa: F401 - registers the credential store's lookup with the providers
     from nodeflow_app.llm.credentials import CredentialError
-    from nodeflow_app.llm.providers import PROVIDERS, provider_status
+    from nodeflow_app.llm.providers import PROVIDERS, SETTINGS_PAGE, provider_status, url_step
 
     try:
         _act_in(_owner_workspace())
@@ -333,9 +333,9 @@ def _providers(args: argparse.Namespace) -> int:
     rows = []
     for row in status:
         spec = PROVIDERS[row["name"]]
-        steps = [f"{step} or run `nodeflow credentials set {spec.name}"
-                 f"{' --base-url URL' if 'BASE_URL' in step else ''}`" if step.startswith("set ") else step
-                 for step in row["steps"]]
+        url = url_step(spec.name) if spec.url_env else None
+        steps = [step.replace(f"on {SETTINGS_PAGE}", f"on {SETTINGS_PAGE} or with `nodeflow credentials set "
+                              f"{spec.name}{' --base-url URL' if step == url else ''}`") for step in row["steps"]]
         rows.append((row["name"], row["label"], "configured" if row["configured"] else "not configured",
                      "; ".join(steps)))
     print(_table(("PROVIDER", "LABEL", "STATUS", "TO CONFIGURE"), rows))

@@ -20,7 +20,8 @@ from nodeflow_app.llm.credentials import Credential, CredentialError, use_worksp
 from nodeflow_app.llm.credentials import stored as stored_credential
 from nodeflow_app.store.credentials import default_store
 from nodeflow_app.llm.providers import (
-    COMPATIBLE_BASE_URL_ENV, PROVIDERS, ModelRef, api_key_for, base_url_for, provider_status, scrub, workspace_url,
+    PROVIDERS, ModelConfigError, ModelRef, api_key_for, base_url_for, check_workspace_url, provider_status, scrub,
+    workspace_url,
 )
 from nodeflow_app.net.guard import guarded_client
 
@@ -34,6 +35,8 @@ SUGGESTED_MODELS: dict[str, tuple[str, ...]] = {
     "openrouter": ("openai/gpt-4o-mini", "anthropic/claude-sonnet-4.5"),
     "openai-compatible": ("local-model",),
 }
+# Providers whose models are whatever their server has: the models a connection test listed replace the guesses.
+LISTED_PROVIDERS = ("openai-compatible", "ollama")
 # Where each provider lists its models when no base URL is configured.
 PUBLIC_API: dict[str, str] = {
     "openai": "https://api.openai.com/v1", "groq": "https://api.groq.com/openai/v1",
@@ -70,16 +73,17 @@ def _provider_rows(workspace_id: str, admin: bool) -> list[dict[str, Any]]:
         env_key = (os.environ.get(spec.key_env) or None) if spec.key_env else None
         key = own.api_key or env_key
         source = "stored" if own.api_key else (f"from {spec.key_env}" if admin else "the install's key") if key else ""
-        env_url = os.environ.get(COMPATIBLE_BASE_URL_ENV) if name == "openai-compatible" else None
+        env_url = (os.environ.get(spec.url_env) or None) if spec.url_env else None
         url = own.base_url or env_url
-        url_source = "stored" if own.base_url else (f"from {COMPATIBLE_BASE_URL_ENV}" if admin else "the install's")
+        url_source = "stored" if own.base_url else (f"from {spec.url_env}" if admin else "the install's")
         rows.append({
             "name": name, "label": spec.label, "configured": status["configured"], "how": status["how"],
             "needs_key": spec.key_env is not None, "takes_base_url": spec.base_url_field is not None,
             "key_set": bool(key), "key_hint": key_hint(key) if own.api_key or admin else "", "key_source": source,
             "key_env": spec.key_env or "", "base_url": (url or "") if own.base_url or admin else "",
             "base_url_source": url_source if url else "", "stored_base_url": own.base_url or "",
-            "stored": bool(row),
+            # A row holding only a connection test's models has nothing to delete on the page.
+            "stored": bool(row.get("api_key") or row.get("base_url")),
         })
     return rows
 
@@ -88,10 +92,10 @@ def environment_rows() -> list[dict[str, str]]:
     """The install's environment keys (instance admin only): variable, set or not, at most 4 characters."""
     rows = []
     for spec in PROVIDERS.values():
-        for variable in (spec.key_env, COMPATIBLE_BASE_URL_ENV if spec.name == "openai-compatible" else None):
+        for variable in (spec.key_env, spec.url_env):
             if variable:
                 value = os.environ.get(variable) or ""
-                shown = value if variable == COMPATIBLE_BASE_URL_ENV else key_hint(value)
+                shown = value if variable == spec.url_env else key_hint(value)
                 rows.append({"provider": spec.label, "variable": variable, "value": shown or "not set"})
     return rows
 
@@ -121,17 +125,28 @@ def _quiet(read: Any) -> Any:
         return None
 
 
+async def check_base_url(provider: str, base_url: str) -> None:
+    """Refuse, before it is stored, a base URL the SSRF guard would refuse at every run and connection test."""
+    if base_url.strip():
+        try:
+            await check_workspace_url(provider, base_url.strip())
+        except ModelConfigError as error:
+            raise CredentialError(str(error)) from None
+
+
 def save_credential(provider: str, api_key: str, base_url: str, workspace_id: str) -> None:
     """Store `provider`'s key and base URL for the workspace (encrypted); an empty key keeps the stored key, an
-    empty URL clears it."""
+    empty URL clears it. The models its connection test listed stay while the URL does (check_base_url first)."""
     if provider not in PROVIDERS:
         raise CredentialError(f"unknown provider {provider!r}; use one of: {', '.join(PROVIDERS)}")
     store = default_store(create=True)
     api_key, base_url = api_key.strip(), base_url.strip()
+    current = store.get(provider, workspace_id)
     if not api_key:
-        current = store.get(provider, workspace_id)
         api_key = (current.api_key if current else None) or ""
-    store.set(provider, api_key or None, base_url or None, workspace_id)
+    same_url = current is not None and (current.base_url or "") == base_url
+    store.set(provider, api_key or None, base_url or None, workspace_id,
+              store.models(provider, workspace_id) if same_url else ())
 
 
 def delete_credential(provider: str, workspace_id: str) -> bool:
@@ -139,25 +154,49 @@ def delete_credential(provider: str, workspace_id: str) -> bool:
     return store.delete(provider, workspace_id) if store is not None else False
 
 
-def configured_providers() -> list[str]:
+def configured_providers(workspace_id: str) -> list[str]:
+    """The providers set up for the workspace: its stored credentials, else the install's environment."""
+    return contextvars.copy_context().run(_configured_providers, workspace_id)
+
+
+def _configured_providers(workspace_id: str) -> list[str]:
+    use_workspace(workspace_id)  # in a copied context: the caller's workspace stays as it was
     return [row["name"] for row in provider_status() if row["configured"]]
 
 
-def model_choices(configured: list[str]) -> list[dict[str, str]]:
+def remember_models(provider: str, workspace_id: str, models: tuple[str, ...]) -> None:
+    """Keep the models `provider`'s connection test listed with the workspace's credential, to suggest them."""
+    if provider not in LISTED_PROVIDERS or not models:
+        return
+    store = default_store(create=True)
+    current = store.get(provider, workspace_id) or Credential(None, None)
+    store.set(provider, current.api_key, current.base_url, workspace_id, models)
+
+
+def suggested_models(workspace_id: str) -> dict[str, tuple[str, ...]]:
+    """Model suggestions per provider: the models the workspace's connection tests listed, else the usual ones."""
+    store = default_store()
+    listed = {p: _quiet(lambda: store.models(p, workspace_id)) for p in LISTED_PROVIDERS} if store else {}
+    return {**SUGGESTED_MODELS, **{p: models for p, models in listed.items() if models}}
+
+
+def model_choices(configured: list[str],
+                  suggested: dict[str, tuple[str, ...]] = SUGGESTED_MODELS) -> list[dict[str, str]]:
     """`provider:model` suggestions, configured providers first; the others are marked "not configured"."""
     first = [p for p in PROVIDERS if p in configured]
     rest = [p for p in PROVIDERS if p not in configured]
     return [{"value": f"{p}:{m}", "label": PROVIDERS[p].label if p in configured else
-             f"{PROVIDERS[p].label} (not configured)"} for p in first + rest for m in SUGGESTED_MODELS.get(p, ())]
+             f"{PROVIDERS[p].label} (not configured)"} for p in first + rest for m in suggested.get(p, ())]
 
 
-def default_model(configured: list[str], usual: str) -> str | None:
+def default_model(configured: list[str], usual: str,
+                  suggested: dict[str, tuple[str, ...]] = SUGGESTED_MODELS) -> str | None:
     """The model a new node gets instead of `usual` when `usual`'s provider is not configured and another is."""
     provider = usual.partition(":")[0]
     if provider in configured or not configured:
         return None
     chosen = configured[0]
-    return f"{chosen}:{SUGGESTED_MODELS.get(chosen, ('model',))[0]}"
+    return f"{chosen}:{(suggested.get(chosen) or ('model',))[0]}"
 
 
 # The connection test ---------------------------------------------------------------------------------

@@ -43,8 +43,10 @@ def test_providers_says_how_to_configure_each(capsys):
     table = rows(capsys.readouterr().out)
     assert set(table) == set(providers.PROVIDERS)
     assert "not configured" in table["openai"]
-    assert table["openai"].endswith("set OPENAI_API_KEY or run `nodeflow credentials set openai`")
-    assert "--base-url URL" in table["openai-compatible"]
+    assert table["openai"].endswith("enter an API key under OpenAI on the Settings page or with `nodeflow "
+                                    "credentials set openai` (or set OPENAI_API_KEY for the whole install)")
+    assert "on the Settings page or with `nodeflow credentials set openai-compatible --base-url URL`" in (
+        table["openai-compatible"])
 
 
 def test_providers_shows_a_missing_package(capsys, monkeypatch):

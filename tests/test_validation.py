@@ -70,8 +70,8 @@ def test_a_provider_that_is_not_configured_is_a_warning_with_the_step():
     assert errors(issues) == []
     [warning] = issues
     assert (warning.severity, warning.node_name, warning.parameter) == ("warning", "Ask", "model")
-    assert warning.message == ("OpenAI is not configured, so 'openai:gpt-4o-mini' cannot run yet: "
-                               "set OPENAI_API_KEY")
+    assert warning.message == ("OpenAI is not configured, so 'openai:gpt-4o-mini' cannot run yet: enter an API "
+                               "key under OpenAI on the Settings page (or set OPENAI_API_KEY for the whole install)")
 
 
 def test_a_configured_provider_and_a_valid_graph_have_no_issue(monkeypatch):

@@ -46,6 +46,18 @@ def _key_line(index: int, name: str) -> rx.Component:
     )
 
 
+def _url_line(index: int, name: str) -> rx.Component:
+    """The base URL in use, in plain sight (a URL is not a secret; an input's placeholder is easy to miss)."""
+    row = _row(index)
+    url, source = row["base_url"].to(str), row["base_url_source"].to(str)
+    return rx.text(
+        "Base URL: ",
+        rx.cond(url != "", rx.fragment(rx.code(url), " (", source, ")"),
+                rx.cond(source != "", "the install's",
+                        "not set" if PROVIDERS[name].needs_base_url else "the provider's own")),
+        size="2", custom_attrs=_testid(f"url-{name}"))
+
+
 def _test_result(name: str) -> rx.Component:
     result = SettingsState.tests[name]
     return rx.cond(
@@ -87,6 +99,7 @@ def provider_card(index: int, name: str) -> rx.Component:
                       align="center"),
             how,
             _key_line(index, name) if spec.key_env else rx.fragment(),
+            _url_line(index, name) if spec.base_url_field else rx.fragment(),
             rx.form(
                 rx.vstack(
                     *fields,

@@ -24,7 +24,10 @@ from nodeflow_app.contract import NodeError
 
 COMPATIBLE_BASE_URL_ENV = "NODEFLOW_OPENAI_COMPATIBLE_BASE_URL"
 COMPATIBLE_API_KEY_ENV = "NODEFLOW_OPENAI_COMPATIBLE_API_KEY"
+OLLAMA_HOST_ENV = "OLLAMA_HOST"  # the ollama package's own variable: where the install's Ollama runs
 MAX_RETRIES_ENV = "NODEFLOW_LLM_MAX_RETRIES"
+# The web app's name for a workspace's credentials page (its header link): where a web user adds a key.
+SETTINGS_PAGE = "the Settings page"
 
 
 class ModelConfigError(NodeError):
@@ -41,6 +44,8 @@ class Provider:
     key_env: str | None = None  # None: no key needed (local servers)
     base_url_field: str | None = "base_url"  # the Agno field taking a base URL ("host" for Ollama)
     needs_base_url: bool = False
+    # The install's variable naming its URL; a provider with one counts as set up only once a URL is given.
+    url_env: str | None = None
     shares_http_client: bool = True  # the Agno class takes an httpx.AsyncClient via `http_client=`
 
 
@@ -51,12 +56,14 @@ PROVIDERS: dict[str, Provider] = {p.name: p for p in (
     Provider("google", "Google", "agno.models.google:Gemini", "google-genai", "google.genai", "GOOGLE_API_KEY",
              base_url_field=None, shares_http_client=False),
     Provider("groq", "Groq", "agno.models.groq:Groq", "groq", "groq", "GROQ_API_KEY"),
+    # Ollama needs no key, and its package falls back to localhost: it still counts as set up only once
+    # someone said where it runs, so new nodes do not default to a server nobody started.
     Provider("ollama", "Ollama", "agno.models.ollama:Ollama", "ollama", "ollama", None,
-             base_url_field="host", shares_http_client=False),
+             base_url_field="host", url_env=OLLAMA_HOST_ENV, shares_http_client=False),
     Provider("openrouter", "OpenRouter", "agno.models.openrouter:OpenRouter", "openai", "openai",
              "OPENROUTER_API_KEY"),
     Provider("openai-compatible", "OpenAI-compatible URL", "agno.models.openai:OpenAILike", "openai", "openai",
-             COMPATIBLE_API_KEY_ENV, needs_base_url=True),
+             COMPATIBLE_API_KEY_ENV, needs_base_url=True, url_env=COMPATIBLE_BASE_URL_ENV),
 )}
 
 
@@ -191,6 +198,21 @@ async def check_model_url(ref: ModelRef) -> None:
         raise ModelConfigError(f"model {ref.ref}: base URL {url!r} is not a URL ({error})") from None
 
 
+async def check_workspace_url(provider: str, url: str) -> None:
+    """Refuse a base URL a workspace is about to store that every run would refuse (internal, not allowlisted):
+    the guard's own words, at once. The install's own URL for the provider is its admin's choice: not checked."""
+    from nodeflow_app.net.guard import BlockedUrl, check_url
+
+    if _same_url(url, _install_url(provider) or ""):
+        return
+    try:
+        await check_url(url)
+    except BlockedUrl as error:
+        raise ModelConfigError(str(error)) from None
+    except ValueError as error:  # e.g. "http://[::1"
+        raise ModelConfigError(f"base URL {url!r} is not a URL ({error})") from None
+
+
 def _guarded_url(ref: ModelRef) -> str | None:
     """The URL a model of `ref` would reach that must pass the SSRF guard, or None (the install's own)."""
     if PROVIDERS[ref.provider].base_url_field is None:
@@ -213,11 +235,25 @@ def missing_steps(provider: str) -> list[str]:
     steps = []
     if importlib.util.find_spec(spec.module.split(".")[0]) is None or _missing_submodule(spec.module):
         steps.append(f"pip install {spec.package}")
-    if spec.needs_base_url and base_url_for(provider) is None:
-        steps.append(f"set {COMPATIBLE_BASE_URL_ENV} (or give a base URL in a Model Selector)")
+    if spec.url_env and base_url_for(provider) is None and not os.environ.get(spec.url_env):
+        steps.append(url_step(provider))
     elif spec.key_env and provider != "openai-compatible" and api_key_for(provider) is None:
-        steps.append(f"set {spec.key_env}")
+        steps.append(key_step(provider))
     return steps
+
+
+def key_step(provider: str) -> str:
+    """How to give `provider` a key: the workspace's Settings page, or the install's variable for everyone."""
+    spec = PROVIDERS[provider]
+    return f"enter an API key under {spec.label} on {SETTINGS_PAGE} (or set {spec.key_env} for the whole install)"
+
+
+def url_step(provider: str) -> str:
+    """How to tell NodeFlow where `provider` runs (one with a `url_env`)."""
+    spec = PROVIDERS[provider]
+    selector = ", or give a base URL in a Model Selector" if spec.needs_base_url else ""
+    return (f"enter a base URL under {spec.label} on {SETTINGS_PAGE} (or set {spec.url_env} for the whole "
+            f"install{selector})")
 
 
 def _missing_submodule(module: str) -> bool:
@@ -259,16 +295,16 @@ def build_model(ref_or_dict: str | dict[str, Any] | ModelRef, *, temperature: fl
     foreign = graph_base_url(ref)
     url = foreign or base_url_for(ref.provider)
     if spec.needs_base_url and url is None:
-        raise ModelConfigError(
-            f"model {ref.ref!r} needs a base URL: set {COMPATIBLE_BASE_URL_ENV} or give one in a Model Selector "
-            "(for example http://localhost:8000/v1)")
+        raise ModelConfigError(f"model {ref.ref!r} needs a base URL (for example http://localhost:8000/v1): "
+                               f"{url_step(ref.provider)}")
     kwargs: dict[str, Any] = {"id": ref.model}
     key = api_key or _key_for(ref, foreign)
     if spec.key_env and key is None and foreign is None and ref.provider != "openai-compatible":
         if _stored(ref.provider).base_url:
             raise ModelConfigError(f"{spec.label} is not configured: the workspace's URL for it has no key stored "
-                                   f"with it ({spec.key_env} goes only to the install's own URL)")
-        raise ModelConfigError(f"{spec.label} is not configured: set {spec.key_env}")
+                                   f"with it; enter one under {spec.label} on {SETTINGS_PAGE} ({spec.key_env} "
+                                   "goes only to the install's own URL)")
+        raise ModelConfigError(f"{spec.label} is not configured: {key_step(ref.provider)}")
     if key is not None:
         kwargs["api_key"] = key
     elif "api_key" in fields:

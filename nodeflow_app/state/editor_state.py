@@ -27,7 +27,7 @@ from nodeflow_app.editor import fields
 from nodeflow_app.editor import presence
 from nodeflow_app.editor.document import Change, EditError, GraphDocument, UNDO_LIMIT
 from nodeflow_app.editor.wire import on_wire
-from nodeflow_app.provider_settings import configured_providers, default_model, model_choices
+from nodeflow_app.provider_settings import configured_providers, default_model, model_choices, suggested_models
 from nodeflow_app.accounts.roles import allows
 from nodeflow_app.contract import NodeError
 from nodeflow_app.state.access import current
@@ -95,7 +95,8 @@ class EditorState(rx.State):
     _form_rev: int = 0
     _expression_modes: dict[str, list[str]] = {}
     _typed_errors: dict[str, str] = {}
-    _configured: list[str] = []  # providers configured when the graph was opened
+    _configured: list[str] = []  # providers configured for the graph's workspace when the graph was opened
+    _suggested: dict[str, tuple[str, ...]] = {}  # its model suggestions per provider (provider_settings)
     read_only: bool = False  # the caller may look, not edit (a viewer of the graph's workspace)
     trigger_info: dict[str, Any] = {}  # a webhook's address or a schedule's next times (triggers/view.py)
     _frozen: bool = False  # History shows a stored version on the canvas: edits wait for "Back to current"
@@ -134,8 +135,10 @@ class EditorState(rx.State):
         # A viewer's canvas is read-only (the access check refuses their edits anyway; this says so up front).
         self.read_only = not allows(current().role, "edit")
         self.choice_options = install_choices()
-        self._configured = configured_providers()
-        self.model_options = model_choices(self._configured)
+        workspace = current().workspace_id or ""  # the graph's (the access check resolved it from the URL)
+        self._configured = await off_loop(configured_providers, workspace)
+        self._suggested = await off_loop(suggested_models, workspace)
+        self.model_options = model_choices(self._configured, self._suggested)
         await self._enter(room)
         await self._select([])
         self._send_whole_graph(room)
@@ -585,7 +588,7 @@ class EditorState(rx.State):
         chosen = {}
         for parameter in definition.parameters:
             if parameter.type == "model" and isinstance(parameter.default, str):
-                model = default_model(self._configured, parameter.default)
+                model = default_model(self._configured, parameter.default, self._suggested)
                 if model is not None:
                     chosen[parameter.id] = model
         return chosen

@@ -16,6 +16,7 @@ from nodeflow_app import provider_settings
 from nodeflow_app.connections import KINDS
 from nodeflow_app.llm.credentials import CredentialError
 from nodeflow_app.state.access import current, requires
+from nodeflow_app.state.page_threads import off_loop
 
 
 class SettingsState(rx.State):
@@ -32,27 +33,30 @@ class SettingsState(rx.State):
 
     @rx.event
     @requires("manage")
-    def load(self):
-        self._refresh()
+    async def load(self):
+        await self._refresh()
 
     @rx.event
     @requires("manage")
-    def save(self, provider: str, form: dict[str, Any]):
+    async def save(self, provider: str, form: dict[str, Any]):
+        base_url = str(form.get("base_url") or "")
         try:
-            provider_settings.save_credential(provider, str(form.get("api_key") or ""),
-                                              str(form.get("base_url") or ""), _workspace())
+            # A URL every run would refuse is refused now, in the guard's words (not first at Test connection).
+            await provider_settings.check_base_url(provider, base_url)
+            await off_loop(provider_settings.save_credential, provider, str(form.get("api_key") or ""), base_url,
+                           _workspace())
         except CredentialError as error:
-            return rx.toast.error(str(error))
+            return rx.toast.error(f"Not saved: {error}")
         self.tests = {k: v for k, v in self.tests.items() if k != provider}
-        self._refresh()
+        await self._refresh()
         return rx.toast.success(f"Saved {self._label(provider)} for this workspace (encrypted)")
 
     @rx.event
     @requires("manage")
-    def delete(self, provider: str):
-        removed = provider_settings.delete_credential(provider, _workspace())
+    async def delete(self, provider: str):
+        removed = await off_loop(provider_settings.delete_credential, provider, _workspace())
         self.tests = {k: v for k, v in self.tests.items() if k != provider}
-        self._refresh()
+        await self._refresh()
         if removed:
             return rx.toast.success(f"Deleted the stored {self._label(provider)} credential")
         return rx.toast.info(f"Nothing is stored for {self._label(provider)}")
@@ -67,6 +71,11 @@ class SettingsState(rx.State):
                 return
             self.testing = provider
         result = await provider_settings.check_connection(provider, workspace)
+        if result.ok:  # the editor suggests the listed models (a local server's are its own names)
+            try:
+                await off_loop(provider_settings.remember_models, provider, workspace, result.models)
+            except CredentialError:
+                pass  # the test's answer still shows; the editor keeps its usual suggestions
         async with self:
             self._record_test(provider, result)
 
@@ -77,22 +86,22 @@ class SettingsState(rx.State):
 
     @rx.event
     @requires("manage")
-    def save_connection(self, form: dict[str, Any]):
+    async def save_connection(self, form: dict[str, Any]):
         name = str(form.get("name") or "").strip()
         try:
-            provider_settings.save_connection(_workspace(), name, self.connection_kind, str(form.get("fields") or ""),
-                                              admin=bool(current().user and current().user.is_admin))
+            await off_loop(provider_settings.save_connection, _workspace(), name, self.connection_kind,
+                           str(form.get("fields") or ""), admin=bool(current().user and current().user.is_admin))
         except CredentialError as error:
             return rx.toast.error(str(error))
-        self._refresh()
+        await self._refresh()
         return rx.toast.success(f"Saved the connection {name!r} (encrypted)")
 
     @rx.event
     @requires("manage")
-    def delete_connection(self, name: str):
-        provider_settings.delete_connection(_workspace(), name)
+    async def delete_connection(self, name: str):
+        await off_loop(provider_settings.delete_connection, _workspace(), name)
         self.tests = {k: v for k, v in self.tests.items() if k != f"connection:{name}"}
-        self._refresh()
+        await self._refresh()
         return rx.toast.success(f"Deleted the connection {name!r}")
 
     @rx.event(background=True)
@@ -112,21 +121,25 @@ class SettingsState(rx.State):
         self.tests = {**self.tests, key: {"ok": "true" if result.ok else "", "message": result.message,
                                           "models": list(result.models)}}
 
-    def _refresh(self) -> None:
+    async def _refresh(self) -> None:
         access = current()
         self.is_admin = bool(access.user and access.user.is_admin)
         try:
-            self.providers = provider_settings.provider_rows(_workspace(), admin=self.is_admin)
-            self.connections = provider_settings.connection_rows(_workspace())
+            self.providers, self.connections = await off_loop(_rows, _workspace(), self.is_admin)
         except CredentialError as error:
             self.providers = []
             self.tests = {"": {"ok": "", "message": str(error), "models": []}}
         self.environment = provider_settings.environment_rows() if self.is_admin else []
-        self.mcp_servers = provider_settings.mcp_server_names() if self.is_admin else ""
+        self.mcp_servers = await off_loop(provider_settings.mcp_server_names) if self.is_admin else ""
         self.form_rev += 1
 
     def _label(self, provider: str) -> str:
         return next((p["label"] for p in self.providers if p["name"] == provider), provider)
+
+
+def _rows(workspace: str, admin: bool) -> tuple[list[dict[str, Any]], list[dict[str, str]]]:
+    """(the workspace's provider rows, its connection rows): database reads, in a page thread."""
+    return provider_settings.provider_rows(workspace, admin=admin), provider_settings.connection_rows(workspace)
 
 
 def _workspace() -> str:

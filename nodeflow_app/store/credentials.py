@@ -30,15 +30,17 @@ class CredentialStore:
         self._fernet = key
         self._table_ready = False
 
-    def set(self, provider: str, api_key: str | None, base_url: str | None = None, workspace_id: str = "") -> None:
-        """Store (or replace) `provider`'s credential of `workspace_id`."""
+    def set(self, provider: str, api_key: str | None, base_url: str | None = None, workspace_id: str = "",
+            models: tuple[str, ...] = ()) -> None:
+        """Store (or replace) `provider`'s credential of `workspace_id`; `models`: what its connection test
+        listed (the editor suggests them), which alone makes a row too (the install's URL and key, tested)."""
         api_key, base_url = (api_key or "").strip() or None, (base_url or "").strip() or None
-        if api_key is None and base_url is None:
+        if api_key is None and base_url is None and not models:
             raise CredentialError(f"nothing to store for {provider!r}: give an API key or a base URL")
         from nodeflow_app.store.models import CredentialRow
 
-        plain = json.dumps({"provider": provider, "workspace_id": workspace_id, "api_key": api_key,
-                            "base_url": base_url}).encode()
+        fields = {"provider": provider, "workspace_id": workspace_id, "api_key": api_key, "base_url": base_url}
+        plain = json.dumps({**fields, "models": list(models)} if models else fields).encode()
         token = self._key(create=True).encrypt(plain).decode("ascii")
         row = CredentialRow(workspace_id=workspace_id, provider=provider, secret=token, has_api_key=api_key is not None,
                             has_base_url=base_url is not None, updated_at=time.time())
@@ -49,6 +51,15 @@ class CredentialStore:
 
     def get(self, provider: str, workspace_id: str = "") -> Credential | None:
         """`(api_key, base_url)` decrypted, or None when the workspace stores nothing for `provider`."""
+        plain = self._plain(provider, workspace_id)
+        return Credential(plain.get("api_key"), plain.get("base_url")) if plain is not None else None
+
+    def models(self, provider: str, workspace_id: str = "") -> tuple[str, ...]:
+        """The models `provider`'s last connection test listed for the workspace (none remembered: empty)."""
+        plain = self._plain(provider, workspace_id)
+        return tuple(str(model) for model in (plain or {}).get("models") or ())
+
+    def _plain(self, provider: str, workspace_id: str) -> dict[str, Any] | None:
         row = self._row(provider, workspace_id)
         if row is None:
             return None
@@ -70,7 +81,7 @@ class CredentialStore:
             owner = plain.get("provider") if plain.get("provider") != provider else "another workspace"
             raise CredentialError(f"the stored credential for {provider!r} belongs to {owner!r}; "
                                   f"store it again with `nodeflow credentials set {provider}`")
-        return Credential(plain.get("api_key"), plain.get("base_url"))
+        return plain
 
     def delete(self, provider: str, workspace_id: str = "") -> bool:
         """Remove `provider`'s credential of `workspace_id`; False when there was none."""
@@ -108,7 +119,8 @@ class CredentialStore:
         for row in self.list(""):
             credential = self.get(row["provider"], "")
             if credential is not None and self._row(row["provider"], workspace_id) is None:
-                self.set(row["provider"], credential.api_key, credential.base_url, workspace_id)
+                self.set(row["provider"], credential.api_key, credential.base_url, workspace_id,
+                         self.models(row["provider"], ""))
                 moved += 1
             self.delete(row["provider"], "")
         return moved

@@ -11,6 +11,7 @@ import pytest
 from playwright.sync_api import expect
 
 from nodeflow_app.store.accounts import AccountError, AccountStore
+from nodeflow_app.store.graphs import GraphStore
 
 from .server import Server
 
@@ -29,7 +30,11 @@ def test_set_a_key_see_it_as_set_and_list_models(page, nodeflow_server: Server, 
     card.wait_for()
     assert page.get_by_test_id("status-openai-compatible").inner_text() == "configured"  # its base URL is set
     assert page.get_by_test_id("status-openai").inner_text() == "not configured"
-    assert "set OPENAI_API_KEY" in page.get_by_test_id("provider-openai").inner_text()
+    assert ("enter an API key under OpenAI on the Settings page (or set OPENAI_API_KEY for the whole install)"
+            in page.get_by_test_id("provider-openai").inner_text())
+    # The install's URL for the admin, in plain sight (not only as an input's placeholder).
+    assert page.get_by_test_id("url-openai-compatible").inner_text() == (
+        f"Base URL: {fake_llm.base_url} (from NODEFLOW_OPENAI_COMPATIBLE_BASE_URL)")
     assert page.get_by_test_id("key-openai-compatible").inner_text() == "Key: not set"
 
     page.get_by_test_id("api-key-openai-compatible").fill(KEY)
@@ -59,6 +64,68 @@ def test_set_a_key_see_it_as_set_and_list_models(page, nodeflow_server: Server, 
     page.get_by_test_id("delete-openai-compatible").click()
     page.wait_for_function("() => document.querySelector('[data-testid=key-openai-compatible]')"
                            ".innerText === 'Key: not set'")
+
+
+def new_agent_model(page, server: Server) -> str:
+    """The model a new Agent node gets in a new graph (a palette click adds it, selected)."""
+    graphs = GraphStore(server.db_url)
+    try:
+        graph_id = graphs.create("Providers").id
+    finally:
+        graphs.engine.dispose()
+    page.goto(f"{server.url}/graph/{graph_id}")
+    page.wait_for_function("window.__nodeflowCanvas && window.__nodeflowCanvas.rev() > 0")
+    page.get_by_test_id("palette-node-agent").click()
+    page.get_by_test_id("inspector-form-agent").wait_for()
+    model = page.get_by_test_id("inspector-form-agent").get_by_test_id("field-model")
+    expect(model).not_to_have_value("")
+    return model.input_value()
+
+
+def test_a_new_model_node_gets_a_provider_the_workspace_set_up(page, nodeflow_server: Server, fake_llm) -> None:
+    """The server's environment sets up only the OpenAI-compatible URL; Ollama's package is installed, but nobody
+    said where an Ollama runs. Models a connection test listed become the suggestions, a key stored on the
+    Settings page counts for new nodes, and a URL every run would refuse is refused when saved."""
+    settings = nodeflow_server.url + "/workspace/credentials"
+    try:
+        page.goto(settings)
+        assert page.get_by_test_id("status-ollama").inner_text() == "not configured"
+        assert new_agent_model(page, nodeflow_server) == "openai-compatible:local-model"
+
+        page.goto(settings)
+        page.get_by_test_id("check-openai-compatible").click()
+        page.get_by_test_id("models-openai-compatible").get_by_text("fake-model").wait_for()
+        assert new_agent_model(page, nodeflow_server) == "openai-compatible:fake-model"
+        options = page.locator("#nodeflow-model-refs option")
+        assert options.first.get_attribute("value") == "openai-compatible:fake-model"
+
+        page.goto(settings)
+        page.get_by_test_id("api-key-openai").fill(KEY)
+        page.get_by_test_id("save-openai").click()
+        expect(page.get_by_test_id("status-openai")).to_have_text("configured")
+        assert new_agent_model(page, nodeflow_server) == "openai:gpt-4o-mini"
+
+        page.goto(settings)
+        url_field = page.get_by_test_id("base-url-groq")
+        url_field.fill("http://127.0.0.1:9/openai/v1")
+        page.get_by_test_id("save-groq").click()
+        page.locator("[data-sonner-toast]").filter(has_text=(
+            "Not saved: refused http://127.0.0.1:9/openai/v1: 127.0.0.1 is a loopback address (127.0.0.1); only "
+            "public addresses can be reached unless NODEFLOW_HTTP_ALLOWLIST lists the host")).wait_for()
+        assert page.get_by_test_id("url-groq").inner_text() == "Base URL: the provider's own"
+        url_field.fill("https://8.8.8.8/openai/v1")
+        page.get_by_test_id("save-groq").click()
+        expect(page.get_by_test_id("url-groq")).to_have_text("Base URL: https://8.8.8.8/openai/v1 (stored)")
+        expect(page.get_by_test_id("base-url-groq")).to_have_value("https://8.8.8.8/openai/v1")
+        page.reload()
+        expect(page.get_by_test_id("url-groq")).to_have_text("Base URL: https://8.8.8.8/openai/v1 (stored)")
+        expect(page.get_by_test_id("base-url-groq")).to_have_value("https://8.8.8.8/openai/v1")
+        assert KEY not in page.content()
+    finally:  # later tests of the session see the install as it was
+        database = sqlite3.connect(nodeflow_server.data_dir / "nodeflow.db")
+        with database:
+            database.execute("delete from credential where provider in ('openai', 'groq', 'openai-compatible')")
+        database.close()
 
 
 def test_the_instance_admin_resets_a_password_and_the_person_is_signed_out(page, nodeflow_server: Server):

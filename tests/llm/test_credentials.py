@@ -155,15 +155,18 @@ def test_credentials_stored_before_accounts_join_the_owner_workspace():
     store.set("openai", "old-install-key")
     store.set("groq", "old-groq")
     store.set("groq", "owner-groq", workspace_id="w-owner")
-    assert store.adopt("w-owner") == 1  # groq: the owner's own key stays
+    store.set("openai-compatible", None, models=("tested-model",))  # only what a connection test listed
+    assert store.adopt("w-owner") == 2  # groq: the owner's own key stays
     assert store.list("") == []
+    assert store.get("openai-compatible", "w-owner") == (None, None)
+    assert store.models("openai-compatible", "w-owner") == ("tested-model",)
     assert store.get("openai", "w-owner").api_key == "old-install-key"
     assert store.get("groq", "w-owner").api_key == "owner-groq"
 
 
 def test_provider_status_and_models_use_a_stored_key():
     status = {row["name"]: row for row in providers.provider_status()}
-    assert status["openai"]["steps"] == ["set OPENAI_API_KEY"]
+    assert status["openai"]["steps"] == [providers.key_step("openai")]
     store = default_store(create=True)
     store.set("openai", SECRET)
     store.set("openai-compatible", None, base_url="http://stored:1/v1")

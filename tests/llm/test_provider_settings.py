@@ -8,8 +8,10 @@ import json
 import pytest
 
 from nodeflow_app import provider_settings
-from nodeflow_app.llm.credentials import use_workspace
-from nodeflow_app.llm.providers import COMPATIBLE_API_KEY_ENV, api_key_for
+from nodeflow_app.llm.credentials import CredentialError, current_workspace, use_workspace
+from nodeflow_app.llm.providers import (
+    COMPATIBLE_API_KEY_ENV, COMPATIBLE_BASE_URL_ENV, OLLAMA_HOST_ENV, api_key_for,
+)
 
 KEY = "sk-stored-0123456789abcd"
 ENV_KEY = "sk-environment-key-9876"
@@ -65,6 +67,60 @@ async def test_the_environment_key_is_the_admins_to_see(monkeypatch):
     assert ENV_KEY not in json.dumps(provider_settings.provider_rows(WS, admin=True))
     provider_settings.save_credential("openai", KEY, "", WS)  # the workspace's own key wins
     assert row("openai")["key_source"] == "stored" and row("openai", "w-other")["key_source"] == "the install's key"
+
+
+def test_new_nodes_get_a_provider_the_workspace_set_up_and_ollama_only_once_told_where_it_runs(monkeypatch):
+    for name in ("OPENROUTER_API_KEY", COMPATIBLE_BASE_URL_ENV, OLLAMA_HOST_ENV):
+        monkeypatch.delenv(name, raising=False)
+    assert provider_settings.configured_providers(WS) == []  # Ollama's package alone sets nothing up
+    assert provider_settings.default_model([], "openai:gpt-4o-mini") is None
+    provider_settings.save_credential("openrouter", KEY, "", WS)  # on the Settings page
+    configured = provider_settings.configured_providers(WS)
+    assert configured == ["openrouter"] and current_workspace() == ""  # the caller's workspace is untouched
+    assert provider_settings.default_model(configured, "openai:gpt-4o-mini") == "openrouter:openai/gpt-4o-mini"
+    assert provider_settings.configured_providers("w-other") == []  # another workspace's key is not theirs
+    provider_settings.save_credential("ollama", "", "https://ollama.example.org", "w-other")
+    assert provider_settings.configured_providers("w-other") == ["ollama"]
+    monkeypatch.setenv(OLLAMA_HOST_ENV, "http://127.0.0.1:11434")  # the install's own Ollama
+    assert provider_settings.configured_providers(WS) == ["ollama", "openrouter"]
+    assert row("ollama")["configured"] and row("ollama", admin=True)["base_url"] == "http://127.0.0.1:11434"
+    assert {"provider": "Ollama", "variable": OLLAMA_HOST_ENV, "value": "http://127.0.0.1:11434"} in (
+        provider_settings.environment_rows())
+
+
+async def test_the_models_a_connection_test_listed_are_suggested_to_the_workspace(fake_llm, monkeypatch):
+    monkeypatch.delenv(COMPATIBLE_API_KEY_ENV, raising=False)
+    result = await provider_settings.check_connection("openai-compatible", WS)  # the install's URL, no row yet
+    provider_settings.remember_models("openai-compatible", WS, result.models)
+    suggested = provider_settings.suggested_models(WS)
+    assert suggested["openai-compatible"] == ("fake-model",) and suggested["openai"][0] == "gpt-4o-mini"
+    configured = provider_settings.configured_providers(WS)
+    assert provider_settings.model_choices(configured, suggested)[0] == {
+        "value": "openai-compatible:fake-model", "label": "OpenAI-compatible URL"}
+    assert provider_settings.default_model(configured, "openai:gpt-4o-mini", suggested) == "openai-compatible:fake-model"
+    assert provider_settings.suggested_models("w-other")["openai-compatible"] == ("local-model",)
+    assert row("openai-compatible")["stored"] is False  # only the models: nothing to delete on the page
+    provider_settings.save_credential("openai-compatible", KEY, "", WS)  # a key for the same URL: still listed
+    assert provider_settings.suggested_models(WS)["openai-compatible"] == ("fake-model",)
+    provider_settings.save_credential("openai-compatible", "", "http://elsewhere.example/v1", WS)  # another server
+    assert provider_settings.suggested_models(WS)["openai-compatible"] == ("local-model",)
+    provider_settings.remember_models("openai", WS, ("babbage-002", "gpt-4o"))  # a catalogue: its own list stays
+    assert provider_settings.suggested_models(WS)["openai"][0] == "gpt-4o-mini"
+
+
+async def test_an_internal_base_url_is_refused_when_saved_in_the_guards_words(monkeypatch):
+    monkeypatch.delenv("NODEFLOW_HTTP_ALLOWLIST", raising=False)
+    monkeypatch.setenv(COMPATIBLE_BASE_URL_ENV, "http://127.0.0.1:8000/v1")
+    with pytest.raises(CredentialError, match=r"^refused http://10\.0\.0\.5:8000/v1: 10\.0\.0\.5 is a private address "
+                                              r"\(10\.0\.0\.5\); only public addresses can be reached unless "
+                                              r"NODEFLOW_HTTP_ALLOWLIST lists the host$"):
+        await provider_settings.check_base_url("openai-compatible", "http://10.0.0.5:8000/v1")
+    with pytest.raises(CredentialError, match="127.0.0.1 is a loopback address"):
+        await provider_settings.check_base_url("ollama", " http://127.0.0.1:11434 ")
+    await provider_settings.check_base_url("openai-compatible", "http://127.0.0.1:8000/v1/")  # the install's own
+    await provider_settings.check_base_url("openai-compatible", "")  # clears the stored URL
+    monkeypatch.setenv("NODEFLOW_HTTP_ALLOWLIST", "10.0.0.0/8")
+    await provider_settings.check_base_url("openai-compatible", "http://10.0.0.5:8000/v1")
 
 
 def test_short_keys_show_no_characters():

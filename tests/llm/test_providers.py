@@ -12,7 +12,8 @@ from nodeflow_app.llm import providers
 from nodeflow_app.llm.providers import ModelConfigError, build_model, parse_ref, provider_status
 
 KEY_ENVS = ["OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GOOGLE_API_KEY", "GROQ_API_KEY", "OPENROUTER_API_KEY",
-            providers.COMPATIBLE_API_KEY_ENV, providers.COMPATIBLE_BASE_URL_ENV, providers.MAX_RETRIES_ENV]
+            providers.COMPATIBLE_API_KEY_ENV, providers.COMPATIBLE_BASE_URL_ENV, providers.MAX_RETRIES_ENV,
+            providers.OLLAMA_HOST_ENV]
 
 
 @pytest.fixture(autouse=True)
@@ -60,15 +61,21 @@ def test_bad_refs(value, message):
 def test_status_says_how_to_configure(monkeypatch):
     status = {row["name"]: row for row in provider_status()}
     assert set(status) == set(providers.PROVIDERS)
-    assert status["openai"]["configured"] is False and status["openai"]["steps"] == ["set OPENAI_API_KEY"]
+    # A web user adds keys on the Settings page; the environment variable is the install-wide way.
+    assert status["openai"]["configured"] is False and status["openai"]["steps"] == [
+        "enter an API key under OpenAI on the Settings page (or set OPENAI_API_KEY for the whole install)"]
     assert status["openai-compatible"]["steps"] == [
-        f"set {providers.COMPATIBLE_BASE_URL_ENV} (or give a base URL in a Model Selector)"]
+        "enter a base URL under OpenAI-compatible URL on the Settings page (or set "
+        f"{providers.COMPATIBLE_BASE_URL_ENV} for the whole install, or give a base URL in a Model Selector)"]
+    # Ollama needs no key, but is set up only once someone said where it runs.
+    assert status["ollama"]["configured"] is False and status["ollama"]["steps"][-1] == (
+        "enter a base URL under Ollama on the Settings page (or set OLLAMA_HOST for the whole install)")
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     monkeypatch.setenv(providers.COMPATIBLE_BASE_URL_ENV, "http://x/v1")
+    monkeypatch.setenv(providers.OLLAMA_HOST_ENV, "http://ollama.internal:11434")
     status = {row["name"]: row for row in provider_status()}
     assert status["openai"]["configured"] and status["openai"]["how"] == ""
     assert status["openai-compatible"]["configured"]
-    # Ollama needs no key, only its package.
     assert status["ollama"]["steps"] in ([], ["pip install ollama"])
 
 
@@ -125,7 +132,8 @@ def test_status_names_a_missing_package(monkeypatch):
 
 
 def test_openai_model_reads_the_key_when_built(monkeypatch):
-    with pytest.raises(ModelConfigError, match="OpenAI is not configured: set OPENAI_API_KEY"):
+    with pytest.raises(ModelConfigError, match=r"OpenAI is not configured: enter an API key under OpenAI on the "
+                                               r"Settings page \(or set OPENAI_API_KEY for the whole install\)"):
         build_model("openai:gpt-4o-mini")
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     model = build_model("openai:gpt-4o-mini", temperature=0.2, max_retries=0, max_tokens=50)
@@ -135,7 +143,9 @@ def test_openai_model_reads_the_key_when_built(monkeypatch):
 
 
 def test_openai_compatible_needs_a_base_url(monkeypatch):
-    with pytest.raises(ModelConfigError, match="needs a base URL: set NODEFLOW_OPENAI_COMPATIBLE_BASE_URL"):
+    with pytest.raises(ModelConfigError, match=r"needs a base URL \(for example http://localhost:8000/v1\): enter "
+                                               r"a base URL under OpenAI-compatible URL on the Settings page \(or "
+                                               "set NODEFLOW_OPENAI_COMPATIBLE_BASE_URL for the whole install"):
         build_model("openai-compatible:qwen")
     monkeypatch.setenv(providers.COMPATIBLE_BASE_URL_ENV, "http://env:1/v1")
     monkeypatch.setenv(providers.MAX_RETRIES_ENV, "0")

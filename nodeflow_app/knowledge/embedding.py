@@ -39,7 +39,7 @@ def check_ref(ref: str) -> Any:
     if parsed.provider not in EMBEDDING_PROVIDERS:
         raise NodeError(f"embedding model {ref!r}: provider {parsed.provider!r} has no embeddings here; "
                         f"use one of {', '.join(EMBEDDING_PROVIDERS)}")
-    steps = missing_steps(parsed.provider)
+    steps = missing_steps(parsed.provider, to_run=True)
     if steps:
         raise NodeError(f"embedding model {ref!r}: provider {parsed.provider} is not configured: {'; '.join(steps)}")
     return parsed

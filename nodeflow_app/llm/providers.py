@@ -229,13 +229,15 @@ def _stored(provider: str) -> Any:
     return stored(provider) or Credential(None, None)
 
 
-def missing_steps(provider: str) -> list[str]:
-    """What to do before `provider` works, in order; empty when it is configured."""
+def missing_steps(provider: str, *, to_run: bool = False) -> list[str]:
+    """What to do before `provider` counts as set up, in order; empty when it is configured. `to_run`: only what
+    stops it from running (an Ollama nobody pointed to still runs, against its package's localhost default)."""
     spec = PROVIDERS[provider]
     steps = []
     if importlib.util.find_spec(spec.module.split(".")[0]) is None or _missing_submodule(spec.module):
         steps.append(f"pip install {spec.package}")
-    if spec.url_env and base_url_for(provider) is None and not os.environ.get(spec.url_env):
+    unset_url = spec.url_env and base_url_for(provider) is None and not os.environ.get(spec.url_env)
+    if unset_url and (spec.needs_base_url or not to_run):
         steps.append(url_step(provider))
     elif spec.key_env and provider != "openai-compatible" and api_key_for(provider) is None:
         steps.append(key_step(provider))

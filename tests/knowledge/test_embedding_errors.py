@@ -70,3 +70,16 @@ async def test_a_refused_key_ends_the_batch_instead_of_one_request_per_text(fake
     with pytest.raises(NodeError, match="Incorrect API key provided"):
         await embed_texts([f"text {n}" for n in range(300)], "openai-compatible:fake-embed", batch_size=100)
     assert len(fake_llm.embedding_requests) == 2  # the batch, then the first text alone
+
+
+def test_an_ollama_nobody_pointed_to_still_embeds_against_localhost(monkeypatch):
+    """Ollama counts as set up (for new nodes' defaults) only once someone said where it runs, but its package
+    falls back to localhost: an embedding model of it still runs, as it did."""
+    from nodeflow_app.knowledge.embedding import check_ref
+
+    monkeypatch.delenv(providers.OLLAMA_HOST_ENV, raising=False)
+    assert providers.missing_steps("ollama")  # not "configured"
+    assert check_ref("ollama:nomic-embed-text").provider == "ollama"
+    monkeypatch.delenv(providers.COMPATIBLE_BASE_URL_ENV, raising=False)
+    with pytest.raises(NodeError, match="base URL"):
+        check_ref("openai-compatible:fake-embed")  # it has no default to fall back to

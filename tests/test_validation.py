@@ -45,6 +45,24 @@ def test_out_of_range_and_wrong_type_parameters_are_errors_naming_node_and_param
     assert "node a 'Ask', parameter 'system_prompt': invalid_parameter: expected text, got int 3" in found
 
 
+def test_json_kept_as_typed_in_the_editor_is_refused_by_validate_and_by_a_run(tmp_path):
+    from nodeflow_app.runs.launcher import RunLauncher
+    from nodeflow_app.runtime.graph import GraphInvalid, invalid_json
+
+    raw = graph({})
+    raw["nodes"][0]["data"] = {"payload": invalid_json('{"topic": "tea"')}
+    problem = ("node s 'Start', parameter 'payload': invalid_parameter: not valid JSON (the text typed in the editor "
+               "is kept until it is fixed there)")
+    assert problem in lines(raw)
+    launcher = RunLauncher(f"sqlite:///{tmp_path / 'runs.db'}", registry=default_registry())
+    try:
+        with pytest.raises(GraphInvalid) as refused:
+            launcher.start(raw, started_by="test")
+    finally:
+        launcher.close()
+    assert "node 'Start' parameter 'payload': not valid JSON" in str(refused.value)
+
+
 def test_expression_naming_no_node_or_a_node_not_upstream():
     #  Start --> Ask          Start --> Other (a sibling, not upstream of Ask)
     other = {"id": "o", "type": "llm-completion", "name": "Other", "data": {"model": "openai-compatible:local"}}

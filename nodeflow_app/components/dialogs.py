@@ -1,4 +1,4 @@
-"""The rename and delete dialogs the graph list and the chats share (test ids get a prefix: "" or "chat-")."""
+"""The rename, delete and confirmation dialogs the pages share (test ids get a prefix: "" or "chat-")."""
 
 from __future__ import annotations
 
@@ -44,15 +44,23 @@ def rename_dialog(title: str, *, field: str, value: Any, error: Any, on_submit: 
 def delete_dialog(title: str, *description: Any, on_confirm: Any, open_: Any, on_open_change: Any,
                   prefix: str = "") -> rx.Component:
     """A confirmation: `description` (text and Vars) says what goes; Delete calls `on_confirm`."""
+    return confirm_dialog(title, *description, action="Delete", on_confirm=on_confirm, open_=open_,
+                          on_open_change=on_open_change, prefix=f"{prefix}delete-", color_scheme="red")
+
+
+def confirm_dialog(title: Any, *description: Any, action: str, on_confirm: Any, open_: Any, on_open_change: Any,
+                   prefix: str, color_scheme: str = "red") -> rx.Component:
+    """An alert dialog: `description` says what happens; Cancel (`<prefix>cancel`) or `action`
+    (`<prefix>confirm`, which calls `on_confirm`)."""
     return rx.alert_dialog.root(
         rx.alert_dialog.content(
             rx.alert_dialog.title(title),
             rx.alert_dialog.description(*description),
             rx.hstack(
                 rx.alert_dialog.cancel(rx.button("Cancel", variant="soft", color_scheme="gray",
-                                                 custom_attrs=_testid(prefix, "delete-cancel"))),
-                rx.alert_dialog.action(rx.button("Delete", color_scheme="red", on_click=on_confirm,
-                                                 custom_attrs=_testid(prefix, "delete-confirm"))),
+                                                 custom_attrs=_testid(prefix, "cancel"))),
+                rx.alert_dialog.action(rx.button(action, color_scheme=color_scheme, on_click=on_confirm,
+                                                 custom_attrs=_testid(prefix, "confirm"))),
                 justify="end",
                 spacing="3",
                 margin_top="16px",

@@ -10,7 +10,7 @@ from nodeflow_app.components.canvas_hint import canvas_hint
 from nodeflow_app.components.chat_panel import chat_panel, chat_toggle
 from nodeflow_app.components.graph_list import import_button, import_errors_dialog
 from nodeflow_app.components.header import logo
-from nodeflow_app.components.history_panel import history_banner, history_panel, history_toggle
+from nodeflow_app.components.history_panel import history_banner, history_panel, history_toggle, restore_dialog
 from nodeflow_app.components.inspector import BLUR_ON_ENTER, inspector
 from nodeflow_app.components.palette import palette
 from nodeflow_app.components.presence import presence_bar
@@ -313,6 +313,7 @@ def editor_page() -> rx.Component:
                 ),
                 side_inspector(registry),
                 history_panel(),
+                restore_dialog(),
                 chat_panel(),
                 spacing="0",
                 width="100%",

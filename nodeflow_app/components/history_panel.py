@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import reflex as rx
 
+from nodeflow_app.components import dialogs
 from nodeflow_app.components.theme import BORDER, PANEL_BG
 from nodeflow_app.state.editor_state import EditorState
 from nodeflow_app.state.graph_room import GraphRoom
@@ -55,7 +56,7 @@ def entry_row(entry: rx.Var) -> rx.Component:
         _icon_action("pencil", "Name this version", "history-name",
                      on_click=HistoryState.start_naming(version, entry["label"])),
         _icon_action("rotate-ccw", "Restore (as a new version)", "history-restore",
-                     on_click=HistoryState.restore(version)),
+                     on_click=HistoryState.ask_restore(version)),
         align="start", spacing="2", width="100%", padding="8px 10px", border_bottom=BORDER,
         background=rx.cond(HistoryState.viewing.to_string() == version, "var(--accent-a4)", "transparent"),
         custom_attrs={"data-testid": "history-entry", "data-version": version},
@@ -126,6 +127,18 @@ def name_dialog() -> rx.Component:
     )
 
 
+def restore_dialog() -> rx.Component:
+    """Asked by both Restore buttons (the entry's arrow, the banner's); outside the panel, which may be closed."""
+    version = HistoryState.restoring.to_string()
+    return dialogs.confirm_dialog(
+        "Restore version " + version + "?",
+        "Version ", version, " becomes the newest version and replaces the graph on everyone's canvas. The current "
+        "graph stays in History (restore it from there), but undo cannot bring it back.",
+        action="Restore", on_confirm=HistoryState.restore(HistoryState.restoring), open_=HistoryState.restoring != 0,
+        on_open_change=HistoryState.set_restore_open, prefix="history-restore-", color_scheme="amber",
+    )
+
+
 def history_panel() -> rx.Component:
     """Docked right of the canvas; the list refreshes on every save (a marker keyed by the saved version)."""
     return rx.cond(
@@ -170,7 +183,7 @@ def history_banner() -> rx.Component:
                     rx.text("Viewing version ", HistoryState.viewing, " — read-only", size="2", weight="medium",
                             white_space="nowrap"),
                     rx.button(rx.icon("rotate-ccw", size=12), "Restore", size="1",
-                              on_click=HistoryState.restore(HistoryState.viewing),
+                              on_click=HistoryState.ask_restore(HistoryState.viewing),
                               custom_attrs=_testid("history-banner-restore")),
                     align="center", spacing="2",
                 ),

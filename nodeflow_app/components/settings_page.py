@@ -145,17 +145,27 @@ def _connection_row(row: rx.Var) -> rx.Component:
     )
 
 
-def _field_hint(kind: str) -> str:
+# One line per field: the placeholder of the kind with the most fields fits the box whole.
+FIELD_ROWS = max(len(required) + len(optional) for required, optional in KINDS.values())
+
+
+def _field_placeholder(kind: str) -> str:
+    """A `field=...` line per field of the kind; what they mean is said under the box, not in it."""
     required, optional = KINDS[kind]
     return "\n".join([f"{f}=..." for f in required] + [
-        f"{HOSTS}=api.example.com (where an HTTP Request node may send it, over https; * for any host; "
-        "http://host allows plain http too)" if f == HOSTS
-        else f"{f}=... (optional)" for f in optional])
+        f"{HOSTS}=api.example.com" if f == HOSTS else f"{f}=... (optional)" for f in optional])
+
+
+def _field_help(kind: str) -> str:
+    hosts = (f" {HOSTS}: where an HTTP Request node may send it, over https; * for any host; http://host allows "
+             "plain http too." if HOSTS in KINDS[kind][1] else "")
+    return "One field=value per line." + hosts
 
 
 def connections_section() -> rx.Component:
     """The workspace's named connections: listed without values; adding one with an existing name replaces it."""
-    hint = rx.match(SettingsState.connection_kind, *((kind, _field_hint(kind)) for kind in KINDS), "")
+    placeholder = rx.match(SettingsState.connection_kind, *((kind, _field_placeholder(kind)) for kind in KINDS), "")
+    help_text = rx.match(SettingsState.connection_kind, *((kind, _field_help(kind)) for kind in KINDS), "")
     return rx.vstack(
         rx.heading("Connections", size="4"),
         rx.text("Named HTTP and database credentials that HTTP Request and Database Query nodes of this workspace "
@@ -168,7 +178,8 @@ def connections_section() -> rx.Component:
                 rx.input(name="name", placeholder="Name", width="160px", custom_attrs=_testid("connection-name")),
                 rx.select(list(KINDS), value=SettingsState.connection_kind, on_change=SettingsState.set_connection_kind,
                           custom_attrs=_testid("connection-kind")),
-                rx.text_area(name="fields", placeholder=hint, rows="3", flex="1", auto_complete=False,
+                rx.text_area(name="fields", placeholder=placeholder, rows=str(FIELD_ROWS), flex="1",
+                             auto_complete=False,
                              key=SettingsState.form_rev.to_string() + "connection",
                              custom_attrs=_testid("connection-fields")),
                 rx.button("Save connection", type="submit", custom_attrs=_testid("connection-save")),
@@ -176,6 +187,7 @@ def connections_section() -> rx.Component:
             ),
             on_submit=SettingsState.save_connection, reset_on_submit=True, width="100%",
         ),
+        rx.text(help_text, size="1", color_scheme="gray", custom_attrs=_testid("connection-help")),
         spacing="2", width="100%",
     )
 

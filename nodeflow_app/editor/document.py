@@ -291,7 +291,7 @@ class GraphDocument:
     def set_parameter(self, definitions: DefinitionSource, node_id: str, parameter_id: str, value: Any, *,
                       keep_invalid: bool = False) -> Change:
         """Set one parameter; an invalid value is refused unless `keep_invalid` (the inspector keeps what was
-        typed into a number field, so validation and a run report it instead of a stale value running)."""
+        typed into a number or json field, so validation and a run report it instead of a stale value running)."""
         node = self._node(node_id)
         definition = _definition(definitions, node.type)
         parameter = definition.parameter(parameter_id)

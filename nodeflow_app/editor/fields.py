@@ -17,7 +17,9 @@ from typing import Any
 
 from nodeflow_app.runtime.expressions import has_expression
 from nodeflow_app.runtime.values import MAX_DEPTH, value_problem
-from nodeflow_app.runtime.graph import Graph, Node, NodeSettings, RetryPolicy, parameter_problem
+from nodeflow_app.runtime.graph import (
+    Graph, Node, NodeSettings, RetryPolicy, invalid_json, invalid_json_text, parameter_problem,
+)
 from nodeflow_app.secret_values import is_set
 from nodeflow_app.contract import ERROR_MODES, NodeDefinition, Parameter
 from nodeflow_app.validation import node_issues
@@ -123,6 +125,12 @@ def _show(view: FieldView, parameter: Parameter, value: Any) -> None:
         view.texts[pid] = "" if value is None else _number_text(value)
     elif parameter.type in TEXT_TYPES or parameter.type == "select":
         view.texts[pid] = _text(value)
+    elif parameter.type == "json" and (kept := invalid_json_text(value)) is not None:
+        view.texts[pid] = kept  # what was typed, with the same message as when it was typed
+        try:
+            parse_json(kept, parameter.label or pid)
+        except FieldError as error:
+            view.errors[pid] = str(error)
     else:  # json, key_value, list: the JSON text serves the expression editor and the JSON editor
         view.texts[pid] = "" if value is None else json.dumps(value, indent=2, ensure_ascii=False, default=str)
     if parameter.type in ("key_value", "list"):
@@ -306,6 +314,17 @@ def typed_number(raw: Any) -> Any:
     if not math.isfinite(number):
         return text
     return int(number) if number.is_integer() and "." not in text else number
+
+
+def kept_as_typed(parameter: Parameter, raw: Any) -> Any:
+    """What to store for a control's text that `parse_field` refused, or None to store nothing: a number field
+    keeps `typed_number`, a json field its text in an `invalid_json` envelope (n8n keeps what was typed too).
+    Validate and a run refuse both, naming the node and the parameter, until the text is fixed."""
+    if parameter.type in NUMBER_TYPES:
+        return typed_number(raw)
+    if parameter.type == "json" and isinstance(raw, str) and raw.strip():
+        return invalid_json(raw)
+    return None
 
 
 def _parse_bool(raw: Any, label: str) -> bool:

@@ -263,10 +263,29 @@ _PYTHON_TYPES: dict[str, tuple[type, ...]] = {
 }
 
 
+# A json parameter whose text was not JSON when it was typed in the editor keeps that text in this one-key
+# envelope, so nothing typed is lost (a reload shows it again); every check refuses it until it is fixed.
+INVALID_JSON = "$invalid_json"
+
+
+def invalid_json(text: str) -> dict[str, str]:
+    """The envelope that keeps `text`, typed into a json parameter, while it is not valid JSON."""
+    return {INVALID_JSON: text}
+
+
+def invalid_json_text(value: Any) -> str | None:
+    """The text kept in an `invalid_json` envelope, or None when `value` is not one."""
+    if isinstance(value, dict) and len(value) == 1 and isinstance(value.get(INVALID_JSON), str):
+        return value[INVALID_JSON]
+    return None
+
+
 def parameter_problem(parameter: Parameter, value: Any) -> str | None:
     """Why a parameter value is invalid, or None. Expressions (`{{ ... }}`) are checked when they run."""
     if value is None:
         return "a value is required" if parameter.required else None
+    if parameter.type == "json" and invalid_json_text(value) is not None:
+        return "not valid JSON (the text typed in the editor is kept until it is fixed there)"
     if isinstance(value, str) and "{{" in value and parameter.expressions:
         return None
     if parameter.secret and isinstance(value, dict) and len(value) == 1:

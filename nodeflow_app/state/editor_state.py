@@ -456,11 +456,11 @@ class EditorState(rx.State):
             value = forget_sealed_value(parameter, fields.parse_field(parameter, raw))
         except fields.FieldError as error:
             self._typed_errors[parameter_id] = str(error)
-            value = fields.typed_number(raw) if parameter.type in fields.NUMBER_TYPES else None
+            value = fields.kept_as_typed(parameter, raw)
             if value is None:
                 self.field_errors = {**self.field_errors, parameter_id: str(error)}
                 return
-            keep_invalid = True  # kept as typed and shown in red; Validate and a run report it too
+            keep_invalid = True  # kept as typed and shown in red; Validate and a run refuse it too
         else:
             self._typed_errors.pop(parameter_id, None)
         if node.data.get(parameter_id) == value or (parameter.secret and value in (None, "")):

@@ -43,6 +43,7 @@ class HistoryState(rx.State):
     canvas_view: dict[str, Any] = {}
     naming: str = ""  # the version being named ("" when the name dialog is closed)
     naming_text: str = ""
+    restoring: int = 0  # the version a Restore button asks to confirm (0: no dialog)
 
     _rev: int = 0
 
@@ -144,9 +145,22 @@ class HistoryState(rx.State):
 
     @rx.event
     @requires("edit")
+    def ask_restore(self, version: int | str):
+        """The Restore buttons ask first: the live graph is replaced for everyone, and undo cannot bring it back."""
+        self.restoring = int(version)
+
+    @rx.event
+    @requires("view")
+    def set_restore_open(self, open_: bool):
+        if not open_:
+            self.restoring = 0
+
+    @rx.event
+    @requires("edit")
     async def restore(self, version: int | str):
         """Version N saved again as the newest version ("restored from vN"); the editor reopens on it."""
         number = int(version)
+        self.restoring = 0
         editor = await self.get_state(EditorState)
         await editor._save_pending()
         if editor._doc is None:

@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import json
 import uuid
 
 import pytest
@@ -13,7 +14,7 @@ from playwright.sync_api import expect
 from nodeflow_app.store.graphs import GraphStore
 
 from .server import Server
-from .test_editor import node, open_editor, position, select, seq, wait_seq
+from .test_editor import node, open_editor, position, select, seq, wait_loaded, wait_seq
 
 
 def flow(edge_id: str, source: str, target: str) -> dict:
@@ -98,6 +99,48 @@ def test_typing_moves_the_slider_and_letters_get_a_message(page, nodeflow_server
     expect(page.get_by_test_id("field-temperature")).to_have_value("warm")  # kept, not vanished
     page.get_by_test_id("validate").click()
     expect(page.get_by_test_id("issue")).to_contain_text("'Ask' temperature: expected float, got str 'warm'")
+
+
+def test_invalid_json_survives_a_reload_and_blocks_runs_until_fixed(page, nodeflow_server: Server,
+                                                                    store: GraphStore) -> None:
+    graph_id = store.create(f"JSON {uuid.uuid4().hex[:6]}", pipeline()).id
+    open_editor(page, nodeflow_server, graph_id)
+    select(page, "Manual", "manual-trigger")
+    typed = '{"topic": "tea",\n "user": {"name": "Ada"}'
+    payload = page.get_by_test_id("field-payload")
+    payload.fill(typed)
+    edits = seq(page)
+    payload.blur()  # leaving the field stores it, kept as typed
+    wait_seq(page, edits + 1)
+    error = "Test payload: invalid JSON at line 2, column 25: Expecting ',' delimiter"
+    expect(page.get_by_test_id("error-payload")).to_have_text(error)
+
+    page.reload()  # the text and its error are still there
+    wait_loaded(page)
+    select(page, "Manual", "manual-trigger")
+    expect(page.get_by_test_id("field-payload")).to_have_value(typed)
+    expect(page.get_by_test_id("error-payload")).to_have_text(error)
+    page.get_by_test_id("validate").click()
+    refused = "'Manual' payload: not valid JSON (the text typed in the editor is kept until it is fixed there)"
+    expect(page.get_by_test_id("issue")).to_contain_text(refused)
+    page.keyboard.press("Escape")
+    page.get_by_test_id("run-to-here").click()
+    expect(page.locator("[data-sonner-toast]").filter(has_text="node 'Manual' parameter 'payload': not valid JSON")
+           ).to_have_count(1)
+
+    payload = page.get_by_test_id("field-payload")
+    payload.fill(typed + "}")
+    edits = seq(page)
+    payload.blur()
+    wait_seq(page, edits + 1)
+    expect(page.get_by_test_id("error-payload")).to_have_count(0)
+    page.reload()  # saves what was not saved yet
+    wait_loaded(page)
+    select(page, "Manual", "manual-trigger")
+    fixed = {"topic": "tea", "user": {"name": "Ada"}}
+    expect(page.get_by_test_id("field-payload")).to_have_value(json.dumps(fixed, indent=2))
+    expect(page.get_by_test_id("error-payload")).to_have_count(0)
+    assert store.get(graph_id).graph["nodes"][0]["data"]["payload"] == fixed
 
 
 def test_upstream_chips_and_last_output_fields_insert_at_the_cursor(page, nodeflow_server: Server,

@@ -1,5 +1,6 @@
 """The History panel in Chromium: versions listed (an autosave burst as one entry), a version named, opened
-read-only, two versions compared on the canvas, the Runs panel's version label, and a restore.
+read-only, two versions compared on the canvas, the Runs panel's version label, and a restore (confirmed
+in a dialog; cancelled, nothing changes).
 
     Manual --> Shape --> Check --true--> Extra      then: a Wait added, Check's inline value edited, Extra deleted
 
@@ -117,6 +118,18 @@ def test_history_lists_names_opens_compares_and_restores_versions(page, nodeflow
     expect(node(page, "Extra")).to_have_count(0)
     assert store.get(graph_id).version == 6  # the refused edit made no version
 
+    # Restore asks first, naming the version; Cancel keeps the graph as it is.
+    entry(page, 1).get_by_test_id("history-restore").click()
+    dialog = page.get_by_role("alertdialog")
+    expect(dialog).to_contain_text("Restore version 1?")
+    expect(dialog).to_contain_text("Version 1 becomes the newest version")
+    page.get_by_test_id("history-restore-cancel").click()
+    expect(dialog).to_have_count(0)
+    expect(page.get_by_test_id("node-Wait")).to_have_count(1)
+    expect(page.get_by_test_id("inline-Check-value")).to_have_value("fine")
+    expect(titles.first).to_have_text("v6")
+    assert store.get(graph_id).version == 6
+
     # Compare versions 1 and 6: Wait added (green), Extra and its wire removed (red ghosts), Check changed
     # with its value listed; Shape is unchanged (the defaults the editor filled in are no change).
     entry(page, 1).get_by_test_id("history-pick").click()
@@ -142,8 +155,11 @@ def test_history_lists_names_opens_compares_and_restores_versions(page, nodeflow
     expect(page.get_by_test_id("history-banner")).to_contain_text("Viewing version 1")
     page.get_by_test_id("toggle-runs").click()
 
-    # Restore version 1 from the banner: a new version 7 on top, the editor on it.
+    # Restore version 1 from the banner, confirmed: a new version 7 on top, the editor on it.
     page.get_by_test_id("history-banner-restore").click()
+    expect(page.get_by_role("alertdialog")).to_contain_text("Restore version 1?")
+    page.get_by_test_id("history-restore-confirm").click()
+    expect(page.get_by_role("alertdialog")).to_have_count(0)
     expect(page.locator("[data-sonner-toast]").filter(has_text="Version 1 restored as version 7")).to_have_count(1)
     expect(page.get_by_test_id("history-banner")).to_have_count(0)
     saved(page, 7)

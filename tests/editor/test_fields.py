@@ -479,3 +479,25 @@ def test_output_fields_are_expressions_that_read_the_last_output():
     assert [render(f["expression"], Scope()) for f in fields_] == ["hi", "Ada", "a", 3]
     assert output_fields("It's", "plain")[0]["expression"] == '{{ $("It\'s").item.json }}'
     assert len(output_fields("N", {f"k{i}": i for i in range(50)})) == 20
+
+
+def test_json_that_is_not_json_is_kept_as_typed_and_numbers_as_typed_number():
+    from nodeflow_app.editor.fields import kept_as_typed
+    from nodeflow_app.runtime.graph import INVALID_JSON
+
+    payload = param("manual-trigger", "payload")
+    assert kept_as_typed(payload, '{"a": 1') == {INVALID_JSON: '{"a": 1'}
+    assert kept_as_typed(payload, "   ") is None  # nothing typed: nothing to keep
+    assert kept_as_typed(param("agent", "temperature"), "warm") == "warm"
+    assert kept_as_typed(param("llm-completion", "prompt"), "x") is None
+
+
+def test_a_kept_invalid_json_text_shows_as_typed_with_the_error_it_had_when_typed():
+    from nodeflow_app.runtime.graph import invalid_json
+
+    view = view_of(node("m", "manual-trigger", payload=invalid_json('{"a": 1')))
+    assert view.texts["payload"] == '{"a": 1'
+    with pytest.raises(FieldError) as typed:
+        parse_field(param("manual-trigger", "payload"), '{"a": 1')
+    assert view.errors["payload"] == str(typed.value)
+    assert view.errors["payload"].startswith("Test payload: invalid JSON at line 1, column 8")

@@ -15,7 +15,7 @@ from nodeflow_app.components.header import TAGLINE
 from nodeflow_app.components.knowledge_page import knowledge_page
 from nodeflow_app.components.workspace_page import invitation_page, workspace_page
 from nodeflow_app.heap import freeze_startup_objects
-from nodeflow_app.state.access import AccessMiddleware
+from nodeflow_app.state.access import AccessMiddleware, frontend_prefix
 from nodeflow_app.state.auth_state import AuthState
 from nodeflow_app.components.settings_page import settings_page
 from nodeflow_app.state.chat_state import ChatState
@@ -65,7 +65,10 @@ async def keep_house() -> None:
     await run_housekeeping()
 
 
-app = rx.App(api_transformer=create_api())  # the HTTP API (/api/...) beside Reflex's backend
+# The tab's icon (assets/favicon.svg): without one named, browsers ask for /favicon.ico, a 404 on every page.
+FAVICON = rx.el.link(rel="icon", type="image/svg+xml", href=frontend_prefix() + "/favicon.svg")
+app = rx.App(api_transformer=create_api(),  # the HTTP API (/api/...) beside Reflex's backend
+             head_components=[FAVICON])
 app.add_middleware(AccessMiddleware())
 app.register_lifespan_task(create_admin_from_environment)
 # Our connection banner instead of Reflex's overlay (a pulsing icon, then an error toast).

@@ -16,8 +16,6 @@ account), a session that is not a sign-in's one-minute one, and a `next` outside
 
 from __future__ import annotations
 
-import re
-
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse, RedirectResponse, Response
 from starlette.concurrency import run_in_threadpool
@@ -30,9 +28,6 @@ from nodeflow_app.state.access import (
 from nodeflow_app.store.accounts import SESSION_SECONDS
 
 router = APIRouter(tags=["session"], include_in_schema=False)  # the browser's, not the API's
-# Browsers rewrite or drop backslashes, spaces and control characters in a URL (a backslash reads as a slash, and
-# a slash, a tab and a slash as "//": another host).
-UNSAFE = re.compile(r"[\\\x00-\x20\x7f]")
 
 
 @router.get(routes.SESSION_START)
@@ -83,11 +78,9 @@ def _from_nodeflow(request: Request) -> bool:
 def safe_next(next_url: str, request: Request) -> str:
     """`next` when it is a page of NodeFlow: a path, or an address on this host (any port: `make dev` serves
     pages on another port than this route) or on the configured front end; else the graph list."""
-    if not next_url or UNSAFE.search(next_url):
-        return routes.GRAPHS
-    if next_url.startswith("/"):
-        return routes.GRAPHS if next_url.startswith("//") else next_url  # "//x" and "///x" are host x
-    web = next_url.split(":", 1)[0].lower() in ("http", "https")
+    if routes.local_page(next_url):
+        return next_url
+    web = next_url.split(":", 1)[0].lower() in ("http", "https") and not routes.UNSAFE_IN_URL.search(next_url)
     return next_url if web and nodeflow_address(next_url, request.url.netloc) else routes.GRAPHS
 
 

@@ -174,6 +174,12 @@ def nodeflow_address(url: str, host: str) -> bool:
         return False
 
 
+def frontend_prefix() -> str:
+    """The prefix REFLEX_FRONTEND_PATH mounts the pages under ("/app"), or ""."""
+    mounted = (get_config().frontend_path or "").strip("/")
+    return f"/{mounted}" if mounted else ""
+
+
 def url_origin(url: str) -> str:
     try:
         parts = urlsplit(url)
@@ -341,7 +347,8 @@ class AccessMiddleware(Middleware):
             _caller, session_token(state), graph_id, auth.workspace_id, kept)
         decision = decide(need, user, role)
         if not decision.allowed:
-            return self._refuse(event, user, decision.reason)
+            page = routes.page_path(state.router, frontend_prefix()) if state.router else ""
+            return self._refuse(event, user, decision.reason, page)
         if user is not None and kept and kept_workspace != workspace:
             return self._refuse(event, user, "not found")
         _current.set(Access(user, workspace, role))
@@ -350,9 +357,11 @@ class AccessMiddleware(Middleware):
         return None
 
     @staticmethod
-    def _refuse(event: Any, user: User | None, reason: str) -> StateUpdate:
+    def _refuse(event: Any, user: User | None, reason: str, page: str = "") -> StateUpdate:
         log.warning("refused %s for %s: %s", event.name, user.email if user else "anonymous", reason)
         if user is None and reason == SIGN_IN_FIRST:  # a signed-out tab (expired, or signed out elsewhere)
-            return StateUpdate(events=Event.from_event_type(rx.redirect(routes.SIGN_IN)))
+            # Back to `page` afterwards, as the page's guard does (a page's other on_load events end here too).
+            return StateUpdate(events=Event.from_event_type(
+                rx.redirect(routes.with_next(routes.SIGN_IN, page), replace=True)))
         text = "Not found: it belongs to a workspace you are not in." if reason == "not found" else f"Not allowed: {reason}."
         return StateUpdate(events=Event.from_event_type(rx.toast.error(text)))

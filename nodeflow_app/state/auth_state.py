@@ -5,7 +5,7 @@ sign-in here makes a one-minute session and sends the browser there, which swaps
 script on the page can read it. The server reads it from the websocket's request headers and checks it against
 its hash on every event (`state.access.AccessMiddleware`); the account and workspace shown here derive from it.
 Protected pages call `AuthState.guard` first in their on_load: no account yet -> the setup page, not
-signed in -> the sign-in page (coming back afterwards).
+signed in -> the sign-in page; both name the page in their `next` and go on to it afterwards.
 """
 
 from __future__ import annotations
@@ -21,7 +21,9 @@ from reflex.config import get_config
 
 from nodeflow_app.state.page_threads import off_loop
 from nodeflow_app import routes
-from nodeflow_app.state.access import adopt_unowned_graphs, forget_token, requires, session_token, user_for_token
+from nodeflow_app.state.access import (
+    adopt_unowned_graphs, forget_token, frontend_prefix, requires, session_token, user_for_token,
+)
 from nodeflow_app.store.accounts import HANDOFF_SECONDS, AccountError, account_store
 
 log = logging.getLogger(__name__)
@@ -67,11 +69,13 @@ class AuthState(rx.State):
     @rx.event
     @requires("public")
     def guard(self) -> Any:
-        """on_load of every protected page: send the visitor to setup or sign-in when needed."""
+        """on_load of every protected page: send the visitor to setup or sign-in when needed, and back here
+        afterwards. Replacing this page in the history: Back must not return to a page that sends them on again."""
+        here = routes.page_path(self.router, frontend_prefix())
         if not account_store().has_users():
-            return rx.redirect(routes.SETUP)
+            return rx.redirect(routes.with_next(routes.SETUP, here), replace=True)
         if not self._load_account():
-            return rx.redirect(routes.SIGN_IN)
+            return rx.redirect(routes.with_next(routes.SIGN_IN, here), replace=True)
         if self.is_admin:
             adopt_unowned_graphs()  # graphs a script or the CLI stored meanwhile appear in the owner's list
         return None
@@ -85,14 +89,15 @@ class AuthState(rx.State):
     @rx.event
     @requires("public")
     def load_public(self) -> Any:
-        """on_load of the setup and sign-in pages: signed-in people go to their graphs."""
+        """on_load of the setup and sign-in pages: signed-in people go on to the page they came for (`next`)."""
         self.error = ""
         has_users = account_store().has_users()
+        going_to = routes.next_page(self.router)
         if routes.page_route(self.router) == routes.SETUP and has_users:
-            return rx.redirect(routes.SIGN_IN)
+            return rx.redirect(routes.with_next(routes.SIGN_IN, going_to), replace=True)
         if routes.page_route(self.router) == routes.SIGN_IN and not has_users:
-            return rx.redirect(routes.SETUP)
-        return rx.redirect(routes.GRAPHS) if self._load_account() else None
+            return rx.redirect(routes.with_next(routes.SETUP, going_to), replace=True)
+        return rx.redirect(going_to, replace=True) if self._load_account() else None
 
     # Password hashing (argon2) takes 150-500 ms by design: every handler that hashes or verifies does it in a
     # thread, or each sign-in would hold the event loop, and with it every run, for that long.
@@ -115,21 +120,23 @@ class AuthState(rx.State):
         except AccountError as error:
             self.error = str(error).capitalize() + "."
             return None
-        return await self._sign_in(str(form.get("email", "")), str(form.get("password", "")))
+        return await self._sign_in(str(form.get("email", "")), str(form.get("password", "")),
+                                   routes.next_page(self.router))
 
     @rx.event
     @requires("public")
     async def sign_in(self, form: dict[str, Any]) -> Any:
-        return await self._sign_in(str(form.get("email", "")), str(form.get("password", "")))
+        return await self._sign_in(str(form.get("email", "")), str(form.get("password", "")),
+                                   routes.next_page(self.router))
 
-    async def _sign_in(self, email: str, password: str) -> Any:
+    async def _sign_in(self, email: str, password: str, page: str) -> Any:
         try:
             token, _user = await off_loop(account_store().sign_in, email, password, seconds=HANDOFF_SECONDS)
         except AccountError as error:
             self.error = str(error).capitalize() + "."
             return None
         self.error = ""
-        return start_session(self.router, token, routes.GRAPHS)
+        return start_session(self.router, token, page)
 
     @rx.event
     @requires("signed_in")
@@ -163,7 +170,8 @@ class AuthState(rx.State):
             self.error = str(error).capitalize() + "."
             return None
         forget_token(session_token(self))
-        return await self._sign_in(user.email, str(form.get("new", "")))  # every session ended: start a new one
+        # Every session ended: start a new one.
+        return await self._sign_in(user.email, str(form.get("new", "")), routes.GRAPHS)
 
     @rx.event
     @requires("signed_in")
@@ -202,7 +210,5 @@ def _session_route(router: Any, route: str, query: dict[str, str], page: str) ->
     lives), which redirects on to `page`."""
     origin = (router.headers.origin if router else "") or ""
     base = backend_origin(origin) if origin else ""  # no Origin (not a browser): the one port of `make run`
-    mounted = (get_config().frontend_path or "").strip("/")  # REFLEX_FRONTEND_PATH: pages under /<path>/
-    prefix = f"/{mounted}" if mounted else ""
-    url = f"{base}{route}?{urlencode({**query, 'next': origin + prefix + page})}"
+    url = f"{base}{route}?{urlencode({**query, routes.NEXT: origin + frontend_prefix() + page})}"
     return rx.call_script(f"window.location.replace({json.dumps(url)})")

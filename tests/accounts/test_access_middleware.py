@@ -130,7 +130,9 @@ def test_a_signed_out_tab_is_sent_to_the_sign_in_page_instead_of_a_toast(team):
     load = next((cls, name) for cls, name, h in HANDLERS if name == "load_graph")
     answer = asyncio.run(access.AccessMiddleware().preprocess(
         None, _page("expired-session", workspace_id, graph_id), Event(name=f"{load[0].get_full_name()}.{load[1]}")))
-    assert "/signin" in str(answer.events) and "toast" not in str(answer.events).lower()
+    assert "toast" not in str(answer.events).lower()
+    (redirect,) = answer.events  # back to the graph after signing in
+    assert redirect.name == "_redirect" and redirect.payload["path"] == f"/signin?next=%2Fgraph%2F{graph_id}"
 
 
 def test_a_signed_out_session_gets_nothing_through(team):

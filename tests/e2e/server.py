@@ -168,3 +168,17 @@ def signed_in_context(browser, server: Server, email: str = OWNER_EMAIL, passwor
     context = browser.new_context(**{"viewport": {"width": 1440, "height": 900}, **options})
     context.add_cookies([{"name": "nf_session", "value": token, "url": server.url, "sameSite": "Strict"}])
     return context
+
+
+def owner_graph(server: Server, name: str) -> str:
+    """A new blank graph in the owner's workspace of `server`; its id."""
+    from nodeflow_app.store.accounts import AccountStore
+    from nodeflow_app.store.graphs import GraphStore
+    from nodeflow_app.templates import BLANK, get_template
+
+    accounts, graphs = AccountStore(server.db_url), GraphStore(server.db_url)
+    try:
+        return graphs.create(name, get_template(BLANK).new_graph(), workspace_id=accounts.owner_workspace_id()).id
+    finally:
+        accounts.engine.dispose()
+        graphs.engine.dispose()

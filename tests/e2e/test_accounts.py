@@ -1,5 +1,6 @@
 """Accounts in Chromium: every page needs a session, sign-in (a wrong password explained; the session in an
-HttpOnly cookie), sign-out ending the session, and an event forged by a signed-out browser refused by the server."""
+HttpOnly cookie) going on to the page the visitor came for and only to a page of NodeFlow, sign-out ending the
+session, and an event forged by a signed-out browser refused by the server."""
 
 from __future__ import annotations
 
@@ -7,7 +8,13 @@ import re
 
 from playwright.sync_api import expect
 
-from .server import OWNER_EMAIL, OWNER_PASSWORD, ROOT, signed_in_context
+from .server import OWNER_EMAIL, OWNER_PASSWORD, ROOT, owner_graph, signed_in_context
+
+
+def sign_in(page, password: str = OWNER_PASSWORD) -> None:
+    page.get_by_test_id("auth-email").fill(OWNER_EMAIL)
+    page.get_by_test_id("auth-password").fill(password)
+    page.get_by_test_id("auth-submit").click()
 
 
 def test_a_visitor_without_a_session_is_sent_to_sign_in_and_signs_in(browser, nodeflow_server):
@@ -16,12 +23,10 @@ def test_a_visitor_without_a_session_is_sent_to_sign_in_and_signs_in(browser, no
     page.goto(f"{nodeflow_server.url}/")
     expect(page).to_have_url(re.compile(r"/signin$"), timeout=15_000)
     page.screenshot(path=str(ROOT / "docs" / "screenshot-signin.png"))  # the README's picture of signing in
-    page.get_by_test_id("auth-email").fill(OWNER_EMAIL)
-    page.get_by_test_id("auth-password").fill("not the password")
-    page.get_by_test_id("auth-submit").click()
+    sign_in(page, "not the password")
     expect(page.get_by_test_id("auth-error")).to_contain_text("Wrong email or password")
-    page.get_by_test_id("auth-password").fill(OWNER_PASSWORD)
-    page.get_by_test_id("auth-submit").click()
+    sign_in(page)
+    expect(page).to_have_url(f"{nodeflow_server.url}/", timeout=15_000)  # the address bar says where they are
     expect(page.get_by_test_id("new-graph")).to_be_visible(timeout=15_000)
     expect(page.get_by_test_id("user-menu")).to_contain_text("workspace")
     # The session is in an HttpOnly cookie the sign-in route set: no script on the page can read it.
@@ -31,6 +36,38 @@ def test_a_visitor_without_a_session_is_sent_to_sign_in_and_signs_in(browser, no
     assert "token=" not in page.url and "/api/session" not in page.url
     page.reload()  # the session survives a reload
     expect(page.get_by_test_id("new-graph")).to_be_visible()
+    context.close()
+
+
+def test_a_link_opened_signed_out_opens_after_signing_in(browser, nodeflow_server):
+    graph_id = owner_graph(nodeflow_server, "Linked graph")
+    context = browser.new_context(viewport={"width": 1280, "height": 800})
+    page = context.new_page()
+    page.goto(f"{nodeflow_server.url}/graph/{graph_id}")
+    expect(page).to_have_url(re.compile(rf"/signin\?next=%2Fgraph%2F{graph_id}$"), timeout=15_000)
+    sign_in(page)
+    expect(page).to_have_url(f"{nodeflow_server.url}/graph/{graph_id}", timeout=15_000)
+    expect(page.get_by_test_id("graph-name")).to_have_value("Linked graph")
+    page.reload()  # the address is the graph's: a reload shows the graph again
+    expect(page.get_by_test_id("graph-name")).to_have_value("Linked graph", timeout=15_000)
+    assert page.url == f"{nodeflow_server.url}/graph/{graph_id}"
+    context.close()
+
+
+def test_the_sign_in_page_sends_someone_signed_in_on_to_nodeflow_pages_only(browser, nodeflow_server):
+    """`next` is in a link anyone can write: another host in it leads to the graph list, here. (Signing in with
+    such a `next` goes there too: tests/accounts/test_sign_in_next.py.)"""
+    graph_id = owner_graph(nodeflow_server, "Linked again")
+    context = signed_in_context(browser, nodeflow_server)
+    page = context.new_page()
+    page.goto(f"{nodeflow_server.url}/signin?next=%2Fgraph%2F{graph_id}")
+    expect(page.get_by_test_id("graph-name")).to_have_value("Linked again", timeout=15_000)
+    expect(page).to_have_url(f"{nodeflow_server.url}/graph/{graph_id}")
+    for elsewhere in ("https%3A%2F%2Fevil.example%2F", "%2F%2Fevil.example%2Fx", "%2F%5Cevil.example",
+                      "javascript%3Aalert(1)"):
+        page.goto(f"{nodeflow_server.url}/signin?next={elsewhere}")
+        expect(page).to_have_url(f"{nodeflow_server.url}/", timeout=15_000)
+        expect(page.get_by_test_id("new-graph")).to_be_visible()
     context.close()
 
 

@@ -173,6 +173,7 @@ def test_make_run_stays_up_and_keeps_what_was_made(page, make_run, store):
     # prerendered buttons show before the page is live, so wait for the account's name, which only the server
     # fills in, as a person waits for the page to be ready.
     expect(page.get_by_test_id("user-menu")).to_contain_text(OWNER["name"])
+    expect(page).to_have_url(make_run.url + "/")  # the address bar says where they are, not /setup
     # A graph and a node, made through the page.
     page.get_by_test_id("new-graph").click()
     page.get_by_test_id("template-blank").click()

@@ -96,6 +96,7 @@ def test_invite_a_viewer_who_can_look_but_not_edit(browser, nodeflow_server):
     guest.get_by_test_id("invite-password").fill("viewer password")
     guest.get_by_test_id("invite-accept").click()
     expect(guest.get_by_test_id("user-menu")).to_contain_text("Support team", timeout=15_000)
+    expect(guest).to_have_url(f"{nodeflow_server.url}/")  # the address bar says where they are
 
     guest.get_by_test_id("new-graph").click()  # a viewer may look, not create: the server refuses
     expect(guest.get_by_text("Not allowed: a viewer cannot do this")).to_be_visible()

@@ -50,7 +50,7 @@ from nodeflow_app.runtime.values import MAX_DEPTH, MAX_INT_BITS
 from nodeflow_app.store.db import make_engine
 from nodeflow_app.store.encoding import json_text, plain_text
 from nodeflow_app.store.models import NodeRunRow, RunRow
-from nodeflow_app.store.run_control import RunControl, process_owner
+from nodeflow_app.store.run_control import RunControl, db_clock, process_owner
 
 Run = Any  # a nodeflow_app.runtime.run.Run, as the kernel hands it to the hooks (read only)
 
@@ -107,7 +107,8 @@ class RunStore:
         # on gives it back; a write that fails drops it (the next one reconnects). Used under `_write_lock`.
         self._conn: Connection | None = None
         dialect = self.engine.dialect.name
-        self._upsert_runs = _upserter(RUNS, dialect, ("id",), _RUN_STATE)
+        # A run's first heartbeat is its insert (see run_control.py: heartbeats are in the database's clock).
+        self._upsert_runs = _upserter(RUNS, dialect, ("id",), _RUN_STATE, clock=("heartbeat_at",))
         self._upsert_nodes = _upserter(NODES, dialect, ("run_id", "node_id"), _NODE_STATE)
         self._update_runs = update(RUNS).where(RUNS.c.id == bindparam("run_id")).values(
             {name: bindparam(name) for name in _RUN_STATE})
@@ -496,8 +497,7 @@ def _run_row(run: Run, owner: str | None) -> dict[str, Any]:
                trigger_id=run.trigger_id, payload_json=_dumps(run.payload), started_at=run.started_at,
                started_by=run.context.get(STARTED_BY), started_by_user=run.context.get("user"),
                context_json=_dumps(run.context), owner=owner,
-               parent_run_id=run.context.get(PARENT_RUN), parent_node_id=run.context.get(PARENT_NODE),
-               heartbeat_at=time.time())
+               parent_run_id=run.context.get(PARENT_RUN), parent_node_id=run.context.get(PARENT_NODE))
     return row
 
 
@@ -593,11 +593,13 @@ def _node_dict(row: Any, inputs: dict[str, Any] | None, outputs: dict[str, Any] 
     return node
 
 
-def _upserter(table: Table, dialect: str, keys: tuple[str, ...],
-              changing: tuple[str, ...]) -> Callable[[Any, list[dict[str, Any]]], None]:
-    """`write(conn, rows)`: insert rows, or update `changing` where the key exists (one statement when possible)."""
+def _upserter(table: Table, dialect: str, keys: tuple[str, ...], changing: tuple[str, ...],
+              clock: tuple[str, ...] = ()) -> Callable[[Any, list[dict[str, Any]]], None]:
+    """`write(conn, rows)`: insert rows, or update `changing` where the key exists (one statement when possible).
+    `clock`: columns an insert sets to the database's clock (`db_clock`)."""
     if dialect in ("sqlite", "postgresql"):
-        insert = (sqlite if dialect == "sqlite" else postgresql).insert(table)
+        insert = (sqlite if dialect == "sqlite" else postgresql).insert(table).values(
+            {c: db_clock(dialect) for c in clock})
         statement = insert.on_conflict_do_update(index_elements=list(keys),
                                                  set_={c: insert.excluded[c] for c in changing})
         return lambda conn, rows: conn.execute(statement, rows)
@@ -607,7 +609,7 @@ def _upserter(table: Table, dialect: str, keys: tuple[str, ...],
     def write(conn: Any, rows: list[dict[str, Any]]) -> None:  # any other database: update, else insert
         for row in rows:
             if conn.execute(by_key, {**row, **{f"key_{k}": row[k] for k in keys}}).rowcount == 0:
-                conn.execute(table.insert(), row)
+                conn.execute(table.insert().values({c: db_clock(dialect) for c in clock}), row)
     return write
 
 

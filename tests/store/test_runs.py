@@ -20,6 +20,7 @@ from sqlalchemy import select as query
 
 from nodeflow_app.runtime.engine import start_run
 from nodeflow_app.store.db import create_all, make_engine
+from nodeflow_app.store.run_control import STALE_AFTER, RunBusy, RunControl
 from nodeflow_app.store.runs import NODES, RUNS, RunNotFound, RunStore
 from nodeflow_app.contract import NodeDefinition, Socket
 
@@ -99,7 +100,8 @@ async def test_run_and_every_node_are_written(backend):
     assert stored["status"] == "completed" and stored["error"] is None
     assert (stored["graph_id"], stored["trigger_id"], stored["payload"]) == ("g", "s", {"v": 1})
     assert stored["context"] == {"conversation": "c1", "started_by": "test"} and stored["started_by"] == "test"
-    assert stored["owner"] == store.owner and stored["heartbeat_at"] >= stored["started_at"]
+    assert stored["owner"] == store.owner  # and its first heartbeat, in the database's clock (this machine's here)
+    assert stored["started_at"] - 1 < stored["heartbeat_at"] < time.time() + 1
     assert [n["id"] for n in stored["graph"]["nodes"]] == ["s", "a", "g", "y", "n"]
     assert stored["duration_ms"] >= 0 and stored["finished_at"] >= stored["started_at"]
     nodes = nodes_by_id(stored)
@@ -420,3 +422,38 @@ async def test_a_run_settles_only_once_the_readers_flush_that_took_its_status_is
     with backend.engine().connect() as conn:
         assert conn.execute(query(RUNS.c.status).where(RUNS.c.id == run.run_id)).scalar() == "completed"
     reader[0].join()
+
+
+
+#  S --> SLOW (0.3 s) --> ASK, started and later claimed by a host whose clock is 60 s behind; another host, whose
+#  clock is 60 s ahead, looks for runs to take over meanwhile
+async def test_hosts_whose_clocks_differ_agree_on_which_runs_are_live(backend, monkeypatch):
+    engine = backend.engine()
+    owner, other = RunControl(engine, "owner-host:1:x"), RunControl(engine, "other-host:2:y")
+    real = time.time
+
+    def clock(skew: float) -> None:
+        monkeypatch.setattr(time, "time", lambda: real() + skew)
+
+    clock(-60)
+    graph = toys.graph([("s", "start"), ("slow", "slow", {"delay": 0.3}), ("ask", "ask")],
+                       ["s.out -> slow.in", "slow.out -> ask.in"])
+    run = start_run(graph, toys.registry(), payload=1, hooks=RunStore(engine, owner=owner.owner).hooks())
+    driving = asyncio.ensure_future(run.run())
+    await asyncio.sleep(0.1)  # on record: its insert is its first heartbeat
+    clock(+60)
+    assert other.recover() == []  # not taken over: to the database, that heartbeat is a moment old
+    clock(-60)
+    await driving
+    assert run.status == "paused"
+    owner.claim(run.run_id)  # the owner drives it again ...
+    owner.heartbeat([run.run_id])  # ... and beats for it
+    clock(+60)
+    assert other.recover() == []
+    assert other.owner_of(run.run_id) == ("running", owner.owner, True)
+    with pytest.raises(RunBusy, match="already running"):
+        other.claim(run.run_id)
+    with engine.begin() as conn:  # the owner stops beating: STALE_AFTER later ...
+        conn.execute(RUNS.update().values(heartbeat_at=RUNS.c.heartbeat_at - STALE_AFTER - 1))
+    assert other.owner_of(run.run_id)[2] is False
+    assert other.recover() == [run.run_id]  # ... the run is taken over, as before

@@ -114,7 +114,8 @@ class AuthState(rx.State):
             self.error = "The two passwords differ."
             return None
         try:
-            await off_loop(store.create_user, str(form.get("name", "")), str(form.get("email", "")),
+            # Refused, like the check above, when a simultaneous sign-up made the owner since.
+            await off_loop(store.create_owner, str(form.get("name", "")), str(form.get("email", "")),
                            str(form.get("password", "")))
             adopt_unowned_graphs()
         except AccountError as error:

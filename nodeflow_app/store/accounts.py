@@ -16,7 +16,7 @@ import uuid
 from dataclasses import dataclass
 
 from argon2 import PasswordHasher
-from sqlalchemy import Engine, and_, delete, func, select, update
+from sqlalchemy import Connection, Engine, and_, delete, exists, func, select, update
 from sqlalchemy.exc import IntegrityError
 
 from nodeflow_app.accounts.roles import ROLES, Role, check_role
@@ -33,6 +33,7 @@ INVITATION_SECONDS = 7 * 86400
 MAX_FAILED_SIGN_INS = 5  # per email, within SIGN_IN_WINDOW_S
 SIGN_IN_WINDOW_S = 15 * 60
 MIN_PASSWORD = 8
+FIRST_ACCOUNT_LOCK = 0x4E46_0001  # PostgreSQL advisory lock key: one account made at a time where "first" counts
 _EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 
 
@@ -42,6 +43,10 @@ class AccountError(ValueError):
 
 class SignInThrottled(AccountError):
     pass
+
+
+class InstallOwned(AccountError):
+    """The install has an owner already: the first account was made, maybe a moment ago by a simultaneous sign-up."""
 
 
 @dataclass(frozen=True)
@@ -98,6 +103,14 @@ class ApiCaller:
     user: User
     workspace_id: str
     role: Role
+
+
+def _first_account_lock(conn: Connection) -> None:
+    """Until `conn`'s transaction ends, no other account is made where it matters whether it is the first.
+    PostgreSQL reads committed rows only: two sign-ups at once would both see no account without it. SQLite
+    needs none (see `_create_user`)."""
+    if conn.dialect.name == "postgresql":
+        conn.execute(select(func.pg_advisory_xact_lock(FIRST_ACCOUNT_LOCK)))
 
 
 def _hash_token(raw: str) -> str:
@@ -161,25 +174,39 @@ class AccountStore:
         """A new account with its personal workspace; the first account ever is the instance admin."""
         return self._create_user(name, email, password, admin)[0]
 
+    def create_owner(self, name: str, email: str, password: str) -> User:
+        """The install's owner (instance admin): the first account, or InstallOwned when any account exists, even
+        one a simultaneous sign-up made a moment ago (then no account is made)."""
+        return self._create_user(name, email, password, None, owner=True)[0]
+
     def sign_up_by_invitation(self, raw: str, name: str, email: str, password: str) -> tuple[User, Workspace]:
         """A new account that joins the workspace of the invitation `raw`, in one transaction: a link that is not
         valid (made up, used, revoked or expired) makes no account, or any link would be an open sign-up."""
         return self._create_user(name, email, password, False, invitation=raw)
 
     def _create_user(self, name: str, email: str, password: str, admin: bool | None,
-                     invitation: str | None = None) -> tuple[User, Workspace | None]:
+                     invitation: str | None = None, *, owner: bool = False) -> tuple[User, Workspace | None]:
+        """`admin` None: the instance admin if it is the first account; `owner`: only as the first account."""
         email, name = clean_email(email), (name or "").strip() or email.split("@")[0]
         check_password(password)
+        password_hash = _hasher().hash(password)  # slow by design: before the transaction and its lock
         now, user_id = time.time(), _new_id()
+        users = UserRow.__table__
         with self.engine.begin() as conn:
-            first = conn.execute(select(func.count()).select_from(UserRow)).scalar_one() == 0
-            is_admin = first if admin is None else admin
+            if admin is None:
+                _first_account_lock(conn)
+            # "No account yet" is read by the insert itself: on SQLite one statement holds the write lock
+            # from its start, so two sign-ups at once cannot both see an empty table.
+            first = ~exists(select(users.c.id))
             try:
-                conn.execute(UserRow.__table__.insert().values(
-                    id=user_id, email=email, name=name[:120], password_hash=_hasher().hash(password),
-                    is_admin=is_admin, created_at=now))
+                conn.execute(users.insert().values(
+                    id=user_id, email=email, name=name[:120], password_hash=password_hash,
+                    is_admin=first if admin is None else admin, created_at=now))
             except IntegrityError:
                 raise AccountError(f"an account with {email} exists already") from None
+            is_admin = conn.execute(select(users.c.is_admin).where(users.c.id == user_id)).scalar_one()
+            if owner and not is_admin:  # the transaction ends in a rollback: no account
+                raise InstallOwned("this install has an owner already: sign in")
             self._insert_workspace(conn, f"{name[:100]}'s workspace", user_id, personal=True, now=now)
             joined = None if invitation is None else self._accept(conn, invitation, user_id, now)
         return User(user_id, email, name[:120], is_admin), joined
@@ -221,11 +248,13 @@ class AccountStore:
         if self.has_users():
             return None
         try:
-            return self.create_user(name, email, password, admin=True)
+            return self.create_owner(name, email, password)
+        except InstallOwned:
+            return None  # another backend worker, starting at the same time, created it (or someone on /setup)
         except AccountError:
             if self.user_by_email(email) is None:
                 raise
-            return None  # another backend worker, starting at the same time, created it
+            return None  # the same: its account has this email
 
     # 2. Sessions -------------------------------------------------------------------------------------------
 

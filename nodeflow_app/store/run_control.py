@@ -3,7 +3,9 @@
 Every `running` run has an owner ("host:pid:token" of the process executing it) and a heartbeat that
 process refreshes every HEARTBEAT seconds. An owner is gone when its heartbeat is older than STALE_AFTER,
 or at once when it ran on this host and its process no longer exists. Recovery and resume touch only
-runs whose owner is gone, so several processes can share one database.
+runs whose owner is gone, so several processes can share one database. Heartbeats are written and aged in
+the database's clock (`db_clock`), never a host's: a host whose clock is ahead would otherwise take over
+runs live elsewhere, and one whose clock is behind would have its own runs taken.
 
 A stop or an answer for a run executing in another process is a row in `run_request`; the owner polls
 for its runs' requests (and, when REFLEX_REDIS_URL is set, is woken at once through Redis). A claim discards
@@ -20,7 +22,7 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Engine, Table, insert, select, update
+from sqlalchemy import ColumnElement, Engine, Float, Table, cast, extract, func, insert, literal, select, update
 
 from nodeflow_app.store.models import NodeRunRow, RunRequestRow, RunRow
 
@@ -51,13 +53,27 @@ def process_owner() -> str:
     return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:12]}"
 
 
-def owner_gone(owner: str | None, heartbeat_at: float | None, me: str, now: float | None = None) -> bool:
-    """Whether the process that owns a `running` run is gone (so the run can be taken over)."""
-    now = time.time() if now is None else now
+def db_clock(dialect: str) -> ColumnElement[float]:
+    """SQL: the database's clock, in seconds since the epoch (any other database than these two: this host's)."""
+    if dialect == "sqlite":
+        return (func.julianday("now") - 2440587.5) * 86400.0  # unixepoch('subsec') needs SQLite 3.42
+    if dialect == "postgresql":
+        return cast(extract("epoch", func.clock_timestamp()), Float)
+    return literal(time.time(), Float)
+
+
+def heartbeat_age(dialect: str) -> ColumnElement[float]:
+    """SQL: seconds since a run's last heartbeat, by the database's clock (NULL: it never had one)."""
+    return (db_clock(dialect) - RUNS.c.heartbeat_at).label("heartbeat_age")
+
+
+def owner_gone(owner: str | None, heartbeat_age: float | None, me: str) -> bool:
+    """Whether the process that owns a `running` run is gone (so the run can be taken over).
+    `heartbeat_age`: seconds since its last heartbeat (see `heartbeat_age`), None when it never had one."""
     if owner == me:
         # This process beats for every run it drives. One it claimed (`restore`) whose caller then failed or went
         # away before driving it gets no beats: it is taken back like a gone owner's, not kept `running` for ever.
-        return heartbeat_at is not None and now - heartbeat_at > STALE_AFTER
+        return heartbeat_age is not None and heartbeat_age > STALE_AFTER
     if not owner:
         return True  # written before owners existed: its process is long gone
     host, pid, _token = (owner.rsplit(":", 2) + ["", ""])[:3]
@@ -66,7 +82,7 @@ def owner_gone(owner: str | None, heartbeat_at: float | None, me: str, now: floa
             return True
         if not _alive(int(pid)):
             return True
-    return heartbeat_at is None or now - heartbeat_at > STALE_AFTER
+    return heartbeat_age is None or heartbeat_age > STALE_AFTER
 
 
 def _alive(pid: int) -> bool:
@@ -84,6 +100,7 @@ class RunControl:
 
     def __init__(self, engine: Engine, owner: str):
         self.engine, self.owner = engine, owner
+        self._dialect = engine.dialect.name
 
     # -- ownership -----------------------------------------------------------------------------------
 
@@ -93,17 +110,17 @@ class RunControl:
             return
         with self.engine.begin() as conn:
             conn.execute(update(RUNS).where(RUNS.c.id.in_(run_ids), RUNS.c.status == "running")
-                         .values(owner=self.owner, heartbeat_at=time.time()))
+                         .values(owner=self.owner, heartbeat_at=db_clock(self._dialect)))
 
     def recover(self, run_ids: list[str] | None = None) -> list[str]:
         """Runs left `running` by a gone owner become `interrupted`, their running nodes too (their ids)."""
-        now = time.time()
-        query = select(RUNS.c.id, RUNS.c.owner, RUNS.c.heartbeat_at).where(RUNS.c.status == "running")
+        now = time.time()  # when they stopped, like every run time this host writes
+        query = select(RUNS.c.id, RUNS.c.owner, heartbeat_age(self._dialect)).where(RUNS.c.status == "running")
         if run_ids is not None:
             query = query.where(RUNS.c.id.in_(run_ids))
         with self.engine.begin() as conn:
             rows = conn.execute(query).all()
-            ids = [r.id for r in rows if owner_gone(r.owner, r.heartbeat_at, self.owner, now)]
+            ids = [r.id for r in rows if owner_gone(r.owner, r.heartbeat_age, self.owner)]
             if ids:
                 conn.execute(update(RUNS).where(RUNS.c.id.in_(ids), RUNS.c.status == "running").values(
                     status="interrupted", finished_at=now, duration_ms=(now - RUNS.c.started_at) * 1000,
@@ -122,7 +139,8 @@ class RunControl:
         with self.engine.begin() as conn:
             before = conn.execute(select(RUNS.c.status).where(RUNS.c.id == run_id)).scalar()
             claimed = conn.execute(update(RUNS).where(RUNS.c.id == run_id, RUNS.c.status.in_(RESUMABLE)).values(
-                status="running", owner=self.owner, heartbeat_at=now, finished_at=None, duration_ms=None,
+                status="running", owner=self.owner, heartbeat_at=db_clock(self._dialect), finished_at=None,
+                duration_ms=None,
                 error=None)).rowcount
             if claimed:
                 # A stop or answer still pending was sent to the run's last drive, which paused or ended before its
@@ -145,11 +163,11 @@ class RunControl:
     def owner_of(self, run_id: str) -> tuple[str, str | None, bool] | None:
         """(status, owner, owner is alive) of a run, or None when there is no such run."""
         with self.engine.connect() as conn:
-            row = conn.execute(select(RUNS.c.status, RUNS.c.owner, RUNS.c.heartbeat_at)
+            row = conn.execute(select(RUNS.c.status, RUNS.c.owner, heartbeat_age(self._dialect))
                                .where(RUNS.c.id == run_id)).first()
         if row is None:
             return None
-        alive = row.status == "running" and not owner_gone(row.owner, row.heartbeat_at, self.owner)
+        alive = row.status == "running" and not owner_gone(row.owner, row.heartbeat_age, self.owner)
         return row.status, row.owner, alive
 
     def cancel_waiting(self, run_id: str) -> bool:

@@ -16,6 +16,12 @@ serializes what changed and upserts it in one transaction. Flushes happen:
    and nodes written as `running` first).
 Nodes in flight are written as `running` by the next flush, so a crash leaves them visible.
 
+Two locks. `_lock` guards the queue and the store's bookkeeping and is only ever held for memory work, so a
+kernel callback on the event loop never waits for a database write. `_write_lock` is held by a flush from its
+swap of the queue to the end of its write, so flushes reach the database in the order they took the queue, and
+a reader's `flush` returns once its own changes and every earlier one are written. The loop never waits for a
+flush another thread (a page reading a run) is writing: its own flush looks again a moment later.
+
 One run's bad data never costs another run its records: values are escaped so any database can
 hold them (see "values the database cannot hold" below), and a batch the database still refuses is
 written again run by run; a run whose own rows fail is set aside, its error recorded on its row.
@@ -44,7 +50,7 @@ from nodeflow_app.runtime.values import MAX_DEPTH, MAX_INT_BITS
 from nodeflow_app.store.db import make_engine
 from nodeflow_app.store.encoding import json_text, plain_text
 from nodeflow_app.store.models import NodeRunRow, RunRow
-from nodeflow_app.store.run_control import RunControl, process_owner
+from nodeflow_app.store.run_control import RunControl, db_clock, process_owner
 
 Run = Any  # a nodeflow_app.runtime.run.Run, as the kernel hands it to the hooks (read only)
 
@@ -55,6 +61,7 @@ NODES: Table = NodeRunRow.__table__  # type: ignore[attr-defined]
 
 PARENT_RUN, PARENT_NODE = "parent_run_id", "parent_node_id"  # run context keys of a run a graph called
 FINISHED = frozenset({"completed", "failed", "cancelled", "interrupted"})
+RETRY_S = 0.001  # how soon the loop's flush looks again when another thread's flush is writing
 
 
 def waits_for_answer(run_id: ColumnElement[str]) -> Exists:
@@ -93,13 +100,15 @@ class RunStore:
         self._timer: asyncio.TimerHandle | None = None
         self._timer_loop: asyncio.AbstractEventLoop | None = None
         self._soon: tuple[asyncio.AbstractEventLoop, asyncio.Future] | None = None  # the flush after this pass
-        self._lock = threading.RLock()
+        self._lock = threading.RLock()  # the queue and the bookkeeping: memory work only (see the module doc)
+        self._write_lock = threading.Lock()  # one flush at a time, from its swap of the queue to its commit
         # Writes go through one connection held while runs go on here: no pool checkout per flush (on
         # PostgreSQL a pre-ping round trip each time). A flush that finds nothing to write and no run going
-        # on gives it back; a write that fails drops it (the next one reconnects).
+        # on gives it back; a write that fails drops it (the next one reconnects). Used under `_write_lock`.
         self._conn: Connection | None = None
         dialect = self.engine.dialect.name
-        self._upsert_runs = _upserter(RUNS, dialect, ("id",), _RUN_STATE)
+        # A run's first heartbeat is its insert (see run_control.py: heartbeats are in the database's clock).
+        self._upsert_runs = _upserter(RUNS, dialect, ("id",), _RUN_STATE, clock=("heartbeat_at",))
         self._upsert_nodes = _upserter(NODES, dialect, ("run_id", "node_id"), _NODE_STATE)
         self._update_runs = update(RUNS).where(RUNS.c.id == bindparam("run_id")).values(
             {name: bindparam(name) for name in _RUN_STATE})
@@ -146,10 +155,11 @@ class RunStore:
 
     async def settle(self, run: Run) -> None:
         """Return once the run's last status change is written (or its write failed: see `flush`)."""
-        with self._lock:  # a flush under way in another thread (a reader) finishes first
-            if run.run_id not in self._runs or self._held(run):
-                return
-            future = self._flush_soon()
+        with self._lock:
+            # Queued, or maybe in the flush another thread (a reader) took it in and is writing: the loop's
+            # next flush ends after that one.
+            waits = not self._held(run) and (run.run_id in self._runs or self._write_lock.locked())
+        future = self._flush_soon() if waits else None
         if future is not None:
             await asyncio.shield(future)
 
@@ -168,14 +178,22 @@ class RunStore:
             return self._soon[1]
 
     def _flush_now(self, soon: tuple[asyncio.AbstractEventLoop, asyncio.Future]) -> None:
-        with self._lock:
-            if self._soon is soon:
-                self._soon = None
+        loop, future = soon
+        if not self._write_lock.acquire(blocking=False):
+            # Another thread (a reader) is writing: the loop goes on with its runs and looks again shortly. What
+            # is queued meanwhile still joins this flush.
+            loop.call_later(RETRY_S, self._flush_now, soon)
+            return
         try:
-            self.flush(deferring=True)
+            with self._lock:
+                if self._soon is soon:
+                    self._soon = None
+            self._flush_queue(deferring=True)
         finally:
-            if not soon[1].done():
-                soon[1].set_result(None)
+            self._write_lock.release()
+            if not future.done():
+                future.set_result(None)
+        self._schedule()
 
     def _schedule(self) -> None:
         """At most one pending timer flush (per event loop: a closed loop's timer never fires)."""
@@ -189,32 +207,42 @@ class RunStore:
 
     def _on_timer(self) -> None:
         self._timer = None
-        self.flush(deferring=True)
+        self._flush_soon()
 
     def flush(self, *, deferring: bool = False) -> None:
-        """Write everything that changed since the last flush: one transaction, else one per run.
-        `deferring` (the store's own flushes): runs whose start is deferred and still young wait."""
+        """Write everything that changed since the last flush: one transaction, else one per run. Returns once
+        it and every flush before it are written. `deferring`: runs whose start is deferred and still young wait."""
+        with self._write_lock:
+            self._flush_queue(deferring)
+        self._schedule()  # a flush that finds nothing left (and no run going on) gives the connection back
+
+    def _flush_queue(self, deferring: bool) -> None:
+        """`flush` with `_write_lock` held: the queue is taken under `_lock`, the database written without it."""
         with self._lock:
             self._last_flush = time.monotonic()
             nodes, self._nodes = self._nodes, {}
             runs, self._runs = self._runs, {}
-            batch = self._batch(nodes, runs, deferring)
-            if not batch:
-                if not self._active:  # idle: the connection goes back to the pool
-                    self._release_connection()
-                return
-            try:
-                self._write(batch)
-            except Exception as error:  # noqa: BLE001 - a write must never fail the run that triggered it
-                self._write_each_run(batch, error)
-            else:
-                self._written(batch)
-        self._schedule()  # a flush that finds nothing left (and no run going on) gives the connection back
+            batch, refused = self._batch(nodes, runs, deferring)
+            idle = not self._active
+        for write, error in refused:
+            self._set_aside(write, error)
+        if not batch:
+            if idle:  # the connection goes back to the pool
+                self._release_connection()
+            return
+        try:
+            self._write(batch)
+        except Exception as error:  # noqa: BLE001 - a write must never fail the run that triggered it
+            self._write_each_run(batch, error)
+        else:
+            self._written(batch)
 
-    def _batch(self, nodes: dict, runs: dict[str, Run], deferring: bool) -> dict[str, _RunWrite]:
-        """What to write, per run; a run whose rows cannot even be built is set aside with the reason.
+    def _batch(self, nodes: dict, runs: dict[str, Run],
+               deferring: bool) -> tuple[dict[str, _RunWrite], list[tuple[_RunWrite, Exception]]]:
+        """What to write, per run, and the runs whose rows cannot even be built, with the reason (to set aside).
         `deferring`: a run whose start is deferred waits while it runs and is young (see `hooks`)."""
         now = time.time()
+        refused: list[tuple[_RunWrite, Exception]] = []
         batch: dict[str, _RunWrite] = {}
         for key, change in nodes.items():
             write = batch.get(key[0])
@@ -240,8 +268,8 @@ class RunStore:
                 batch[run_id].build(self.owner, self._inserted, self._in_flight.get(run_id, ()),
                                   run_id in self._active, now)
             except Exception as error:  # noqa: BLE001 - e.g. a value whose str() raises
-                self._set_aside(batch.pop(run_id), error)
-        return {run_id: write for run_id, write in batch.items() if not write.empty}
+                refused.append((batch.pop(run_id), error))
+        return {run_id: write for run_id, write in batch.items() if not write.empty}, refused
 
     def _hold_young(self, batch: dict[str, _RunWrite], deferring: bool) -> None:
         """Runs whose start is deferred, still running and young, go back to the queue unwritten."""
@@ -301,22 +329,24 @@ class RunStore:
             self._written({write.run.run_id: write})
 
     def _requeue(self, writes: Any) -> None:
-        for write in writes:
-            for key, value in write.nodes.items():
-                self._nodes.setdefault(key, value)
-            if write.status:
-                self._runs.setdefault(write.run.run_id, write.run)
+        with self._lock:  # a change queued since the batch was taken is newer: it stays
+            for write in writes:
+                for key, value in write.nodes.items():
+                    self._nodes.setdefault(key, value)
+                if write.status:
+                    self._runs.setdefault(write.run.run_id, write.run)
 
     def _set_aside(self, write: _RunWrite, error: BaseException) -> None:
         """Stop writing this run and record why on its row (a minimal row if it has none yet)."""
         run = write.run
         message = plain_text(f"the run's records could not be stored: {_first_line(error)}")
         log.error("run %s set aside: %s", run.run_id, message)
-        if run.status not in FINISHED:  # until it finishes, later changes of this run are not written
-            self._aside.add(run.run_id)
-        self._active.pop(run.run_id, None)
-        self._in_flight.pop(run.run_id, None)
-        self._inserted.discard(run.run_id)
+        with self._lock:
+            if run.status not in FINISHED:  # until it finishes, later changes of this run are not written
+                self._aside.add(run.run_id)
+            self._active.pop(run.run_id, None)
+            self._in_flight.pop(run.run_id, None)
+            self._inserted.discard(run.run_id)
         now = time.time()
         state = {"status": "failed", "error": message, "finished_at": now,
                  "duration_ms": round((now - run.started_at) * 1000, 3)}
@@ -332,22 +362,23 @@ class RunStore:
             log.exception("could not record that run %s was set aside", run.run_id)
 
     def _written(self, batch: dict[str, _RunWrite]) -> None:
-        for run_id, write in batch.items():
-            if write.status:
-                self._inserted.add(run_id)
-            for row in write.started:
-                self._in_flight.setdefault(run_id, set()).add(row["node_id"])
-            for (_, node_id), (_, _, record) in write.nodes.items():
-                if record.status != "running" and run_id in self._in_flight:
-                    self._in_flight[run_id].discard(node_id)
-            if write.status and write.run.status in FINISHED:
-                self._inserted.discard(run_id)
-                self._in_flight.pop(run_id, None)
+        with self._lock:
+            for run_id, write in batch.items():
+                if write.status:
+                    self._inserted.add(run_id)
+                for row in write.started:
+                    self._in_flight.setdefault(run_id, set()).add(row["node_id"])
+                for (_, node_id), (_, _, record) in write.nodes.items():
+                    if record.status != "running" and run_id in self._in_flight:
+                        self._in_flight[run_id].discard(node_id)
+                if write.status and write.run.status in FINISHED:
+                    self._inserted.discard(run_id)
+                    self._in_flight.pop(run_id, None)
 
     def close(self) -> None:
         """Flush, stop the timer and release the engine if this store created it."""
         self.flush()
-        with self._lock:
+        with self._write_lock:
             self._release_connection()
         if self._timer is not None:
             self._timer.cancel()
@@ -466,8 +497,7 @@ def _run_row(run: Run, owner: str | None) -> dict[str, Any]:
                trigger_id=run.trigger_id, payload_json=_dumps(run.payload), started_at=run.started_at,
                started_by=run.context.get(STARTED_BY), started_by_user=run.context.get("user"),
                context_json=_dumps(run.context), owner=owner,
-               parent_run_id=run.context.get(PARENT_RUN), parent_node_id=run.context.get(PARENT_NODE),
-               heartbeat_at=time.time())
+               parent_run_id=run.context.get(PARENT_RUN), parent_node_id=run.context.get(PARENT_NODE))
     return row
 
 
@@ -563,11 +593,13 @@ def _node_dict(row: Any, inputs: dict[str, Any] | None, outputs: dict[str, Any] 
     return node
 
 
-def _upserter(table: Table, dialect: str, keys: tuple[str, ...],
-              changing: tuple[str, ...]) -> Callable[[Any, list[dict[str, Any]]], None]:
-    """`write(conn, rows)`: insert rows, or update `changing` where the key exists (one statement when possible)."""
+def _upserter(table: Table, dialect: str, keys: tuple[str, ...], changing: tuple[str, ...],
+              clock: tuple[str, ...] = ()) -> Callable[[Any, list[dict[str, Any]]], None]:
+    """`write(conn, rows)`: insert rows, or update `changing` where the key exists (one statement when possible).
+    `clock`: columns an insert sets to the database's clock (`db_clock`)."""
     if dialect in ("sqlite", "postgresql"):
-        insert = (sqlite if dialect == "sqlite" else postgresql).insert(table)
+        insert = (sqlite if dialect == "sqlite" else postgresql).insert(table).values(
+            {c: db_clock(dialect) for c in clock})
         statement = insert.on_conflict_do_update(index_elements=list(keys),
                                                  set_={c: insert.excluded[c] for c in changing})
         return lambda conn, rows: conn.execute(statement, rows)
@@ -577,7 +609,7 @@ def _upserter(table: Table, dialect: str, keys: tuple[str, ...],
     def write(conn: Any, rows: list[dict[str, Any]]) -> None:  # any other database: update, else insert
         for row in rows:
             if conn.execute(by_key, {**row, **{f"key_{k}": row[k] for k in keys}}).rowcount == 0:
-                conn.execute(table.insert(), row)
+                conn.execute(table.insert().values({c: db_clock(dialect) for c in clock}), row)
     return write
 
 

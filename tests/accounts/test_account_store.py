@@ -7,10 +7,11 @@ import threading
 import time
 
 import pytest
+from sqlalchemy import event
 
 from nodeflow_app.accounts.roles import allows
 from nodeflow_app.store import accounts as accounts_module
-from nodeflow_app.store.accounts import AccountError, AccountStore, SignInThrottled
+from nodeflow_app.store.accounts import AccountError, AccountStore, InstallOwned, SignInThrottled
 from nodeflow_app.store.db import make_engine
 from tests.store.postgres import POSTGRES_URL, private_schema
 
@@ -257,6 +258,41 @@ def test_an_owner_sees_and_revokes_the_members_tokens_of_their_workspace_only(st
     store.revoke_workspace_api_token(team.id, token.id)
     assert store.api_caller(raw) is None and store.api_caller(elsewhere) is not None
     assert store.members_api_tokens(team.id, but=ada.id)[0][1].revoked_at is not None
+
+
+def at_once(store: AccountStore, make, count: int) -> list:
+    """`make(i)` in `count` threads at once, each statement on the accounts table slowed (a check made before an
+    insert would be stale by then): what each returned or raised."""
+    event.listen(store.engine, "before_cursor_execute",
+                 lambda _conn, _cursor, statement, *_: time.sleep(0.05) if "user_account" in statement else None)
+    start, results = threading.Barrier(count), [None] * count
+
+    def one(i: int) -> None:
+        start.wait()
+        try:
+            results[i] = make(i)
+        except AccountError as error:
+            results[i] = error
+
+    threads = [threading.Thread(target=one, args=(i,)) for i in range(count)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return results
+
+
+def test_of_simultaneous_setups_of_a_fresh_install_one_makes_the_owner_and_the_others_are_refused(store):
+    results = at_once(store, lambda i: store.create_owner(f"N{i}", f"n{i}@example.org", PASSWORD), 4)
+    [owner] = [r for r in results if not isinstance(r, AccountError)]
+    assert owner.is_admin and all(isinstance(r, InstallOwned) for r in results if r is not owner)
+    assert store.users() == [owner]  # the refused made no account
+
+
+def test_of_simultaneous_first_accounts_exactly_one_is_the_instance_admin(store):
+    results = at_once(store, lambda i: store.create_user(f"N{i}", f"n{i}@example.org", PASSWORD), 4)
+    assert sorted(u.is_admin for u in results) == [False, False, False, True]
+    assert sorted(u.is_admin for u in store.users()) == [False, False, False, True]
 
 
 def test_headless_admin_is_created_once(store):

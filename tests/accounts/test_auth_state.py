@@ -47,3 +47,15 @@ def test_the_current_workspace_is_the_one_kept_or_else_the_personal_one(store):
     assert tab._load_account() and (tab.workspace_name, tab.role) == ("Ada's workspace", "owner")
     tab.workspace_id = team.id
     assert tab._load_account() and (tab.workspace_id, tab.workspace_name) == (team.id, "Team")
+
+
+async def test_setup_that_lost_the_race_for_the_owner_makes_no_account(store, monkeypatch):
+    """Two tabs of a fresh install sent /setup at once: both passed the "no account yet" check, and the slower one
+    became a second account, signed in. It is told, as after the check, that the install has an owner."""
+    store.create_owner("Ada", "ada@example.org", PASSWORD)
+    monkeypatch.setattr(store, "has_users", lambda: False)  # what the slower tab saw a moment ago
+    tab = _tab("")
+    form = {"name": "Bob", "email": "bob@example.org", "password": PASSWORD, "confirm": PASSWORD}
+    assert await AuthState.event_handlers["create_owner"].fn(tab, form) is None
+    assert tab.error == "This install has an owner already: sign in."
+    assert [u.email for u in store.users()] == ["ada@example.org"]

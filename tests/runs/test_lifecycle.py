@@ -227,15 +227,15 @@ async def test_a_paused_run_is_answered_and_a_stopped_waiting_run_is_cancelled(l
 def test_an_owner_is_gone_when_its_process_is_or_its_heartbeat_stopped():
     import socket
 
-    me = f"{socket.gethostname()}:{os.getpid()}:mine"
-    assert not owner_gone(me, None, me) and not owner_gone(me, time.time(), me)
-    assert owner_gone(me, time.time() - 60, me)  # ours, but nothing here beats for it: claimed and never driven
+    me = f"{socket.gethostname()}:{os.getpid()}:mine"  # ages: seconds since the last heartbeat
+    assert not owner_gone(me, None, me) and not owner_gone(me, 1.0, me)
+    assert owner_gone(me, 60.0, me)  # ours, but nothing here beats for it: claimed and never driven
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
     dead.wait()
-    assert owner_gone(f"{socket.gethostname()}:{dead.pid}:x", time.time(), me)  # its pid is gone
-    assert owner_gone(f"{socket.gethostname()}:{os.getpid()}:earlier", time.time(), me)  # our pid, earlier life
-    assert not owner_gone("other-host:1:x", time.time(), me)  # another host: its heartbeat says alive
-    assert owner_gone("other-host:1:x", time.time() - 60, me)  # ... until it stops
+    assert owner_gone(f"{socket.gethostname()}:{dead.pid}:x", 1.0, me)  # its pid is gone
+    assert owner_gone(f"{socket.gethostname()}:{os.getpid()}:earlier", 1.0, me)  # our pid, earlier life
+    assert not owner_gone("other-host:1:x", 1.0, me)  # another host: its heartbeat says alive
+    assert owner_gone("other-host:1:x", 60.0, me)  # ... until it stops
     assert owner_gone(None, None, me)  # written before owners existed
 
 

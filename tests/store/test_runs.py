@@ -10,6 +10,7 @@ import select
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -19,6 +20,7 @@ from sqlalchemy import select as query
 
 from nodeflow_app.runtime.engine import start_run
 from nodeflow_app.store.db import create_all, make_engine
+from nodeflow_app.store.run_control import STALE_AFTER, RunBusy, RunControl
 from nodeflow_app.store.runs import NODES, RUNS, RunNotFound, RunStore
 from nodeflow_app.contract import NodeDefinition, Socket
 
@@ -98,7 +100,8 @@ async def test_run_and_every_node_are_written(backend):
     assert stored["status"] == "completed" and stored["error"] is None
     assert (stored["graph_id"], stored["trigger_id"], stored["payload"]) == ("g", "s", {"v": 1})
     assert stored["context"] == {"conversation": "c1", "started_by": "test"} and stored["started_by"] == "test"
-    assert stored["owner"] == store.owner and stored["heartbeat_at"] >= stored["started_at"]
+    assert stored["owner"] == store.owner  # and its first heartbeat, in the database's clock (this machine's here)
+    assert stored["started_at"] - 1 < stored["heartbeat_at"] < time.time() + 1
     assert [n["id"] for n in stored["graph"]["nodes"]] == ["s", "a", "g", "y", "n"]
     assert stored["duration_ms"] >= 0 and stored["finished_at"] >= stored["started_at"]
     nodes = nodes_by_id(stored)
@@ -368,3 +371,89 @@ async def test_a_reader_of_the_store_sees_a_deferred_run_at_once(backend):
     assert store.get_run(run.run_id)["status"] == "running"  # its own reads write what it holds first
     await driving
     assert backend.store().get_run(run.run_id)["status"] == "completed"
+
+
+def slowed_in(thread: list[threading.Thread], engine, seconds: float) -> threading.Event:
+    """The first statement `thread[0]` sends through `engine` takes `seconds` longer; the event is set as it starts."""
+    writing = threading.Event()
+
+    def slow(*_args):
+        if thread and threading.current_thread() is thread[0] and not writing.is_set():
+            writing.set()
+            time.sleep(seconds)
+
+    event.listen(engine, "before_cursor_execute", slow)
+    return writing
+
+
+#  S --> W1 (0.3 s) --> W2 (0.3 s), while a page reads the store from a thread and its flush's write takes 1 s
+async def test_a_readers_slow_write_never_holds_up_the_runs_on_the_loop(backend):
+    engine = backend.engine()
+    store = RunStore(engine, flush_interval=10.0)  # the loop flushes on status changes only
+    graph = toys.graph([("s", "start"), ("w1", "slow", {"delay": 0.3}), ("w2", "slow", {"delay": 0.3})],
+                       ["s.out -> w1.in", "w1.out -> w2.in"])
+    run = start_run(graph, toys.registry(), payload=1, hooks=store.hooks())
+    driving = asyncio.ensure_future(run.run())
+    await asyncio.sleep(0.1)  # on record; S's events and W1's start queued
+    reader: list[threading.Thread] = [threading.Thread(target=store.flush)]
+    writing = slowed_in(reader, engine, 1.0)
+    reader[0].start()
+    longest = 0.0  # the loop's longest pause meanwhile: W1 ends, W2 starts and ends, the run ends
+    while reader[0].is_alive():
+        before = time.monotonic()
+        await asyncio.sleep(0.005)
+        longest = max(longest, time.monotonic() - before)
+    await driving
+    assert writing.is_set() and longest < 0.2, longest
+    stored = backend.store().get_run(run.run_id)
+    assert stored["status"] == "completed" and [n["status"] for n in stored["nodes"]] == ["completed"] * 3
+
+
+async def test_a_run_settles_only_once_the_readers_flush_that_took_its_status_is_written(backend):
+    store = RunStore(backend.engine(), flush_interval=10.0)
+    run = await start_run(toys.graph([("s", "start")], []), toys.registry(), payload=1).run()  # not written
+    hooks = store.hooks()
+    reader: list[threading.Thread] = [threading.Thread(target=store.flush)]
+    writing = slowed_in(reader, store.engine, 0.5)
+    hooks.on_run(run)  # queued: the loop's own flush waits for the end of this pass
+    reader[0].start()
+    assert writing.wait(10)  # the reader took it and is writing it
+    await hooks.settle(run)
+    with backend.engine().connect() as conn:
+        assert conn.execute(query(RUNS.c.status).where(RUNS.c.id == run.run_id)).scalar() == "completed"
+    reader[0].join()
+
+
+
+#  S --> SLOW (0.3 s) --> ASK, started and later claimed by a host whose clock is 60 s behind; another host, whose
+#  clock is 60 s ahead, looks for runs to take over meanwhile
+async def test_hosts_whose_clocks_differ_agree_on_which_runs_are_live(backend, monkeypatch):
+    engine = backend.engine()
+    owner, other = RunControl(engine, "owner-host:1:x"), RunControl(engine, "other-host:2:y")
+    real = time.time
+
+    def clock(skew: float) -> None:
+        monkeypatch.setattr(time, "time", lambda: real() + skew)
+
+    clock(-60)
+    graph = toys.graph([("s", "start"), ("slow", "slow", {"delay": 0.3}), ("ask", "ask")],
+                       ["s.out -> slow.in", "slow.out -> ask.in"])
+    run = start_run(graph, toys.registry(), payload=1, hooks=RunStore(engine, owner=owner.owner).hooks())
+    driving = asyncio.ensure_future(run.run())
+    await asyncio.sleep(0.1)  # on record: its insert is its first heartbeat
+    clock(+60)
+    assert other.recover() == []  # not taken over: to the database, that heartbeat is a moment old
+    clock(-60)
+    await driving
+    assert run.status == "paused"
+    owner.claim(run.run_id)  # the owner drives it again ...
+    owner.heartbeat([run.run_id])  # ... and beats for it
+    clock(+60)
+    assert other.recover() == []
+    assert other.owner_of(run.run_id) == ("running", owner.owner, True)
+    with pytest.raises(RunBusy, match="already running"):
+        other.claim(run.run_id)
+    with engine.begin() as conn:  # the owner stops beating: STALE_AFTER later ...
+        conn.execute(RUNS.update().values(heartbeat_at=RUNS.c.heartbeat_at - STALE_AFTER - 1))
+    assert other.owner_of(run.run_id)[2] is False
+    assert other.recover() == [run.run_id]  # ... the run is taken over, as before

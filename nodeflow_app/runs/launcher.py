@@ -44,6 +44,7 @@ from nodes._registry import default_registry
 log = logging.getLogger(__name__)
 
 CachePolicy = Literal["reuse", "record", "none"]
+ANSWER_TIMEOUT_S = 10.0  # how long an answer waits for the loop of the live run it goes to
 POLL = 0.25            # seconds between looks for requests to runs executing here (NODEFLOW_RUN_POLL overrides)
 REDIS_CHANNEL = "nodeflow:run-requests"
 
@@ -181,8 +182,7 @@ class RunLauncher:
         """
         live = self._live.get(run_id)
         if live is not None:
-            run, loop = live
-            loop.call_soon_threadsafe(_answer_live, run, node_id, payload)
+            _answer_here(*live, node_id, payload)
             return None
         self.store.flush()  # the database shows what the store still holds (a run that paused a moment ago)
         state = self.control.owner_of(run_id)
@@ -342,6 +342,30 @@ class RunLauncher:
             self._redis = pubsub.run_in_thread(sleep_time=0.5, daemon=True)
         except Exception as error:  # noqa: BLE001 - polling still works
             log.warning("run control: no Redis subscription (%s); polling the database", error)
+
+
+def _answer_here(run: Run, loop: asyncio.AbstractEventLoop, node_id: str, payload: Any) -> None:
+    """Answer a run live in this process on its loop, and wait for it: RunBusy (saying why) when the node no longer
+    waits (two answers at once: the one that came second is refused, not told the run goes on with it)."""
+    async def apply() -> None:
+        run.answer(node_id, payload)
+
+    try:
+        if _running_loop() is loop:
+            run.answer(node_id, payload)
+        else:
+            asyncio.run_coroutine_threadsafe(apply(), loop).result(timeout=ANSWER_TIMEOUT_S)
+    except RunError as error:
+        raise RunBusy(str(error)) from None
+    except TimeoutError:  # its loop is that busy: the caller may try again
+        raise RunBusy(f"run {run.run_id} did not take the answer within {ANSWER_TIMEOUT_S:.0f} s") from None
+
+
+def _running_loop() -> asyncio.AbstractEventLoop | None:
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
 
 
 def _answer_live(run: Run, node_id: str, payload: Any) -> None:

@@ -336,3 +336,25 @@ async def test_a_restored_run_acts_in_its_graphs_workspace(launcher):
     async for _ in restored.resume("ok", approval_payload("approve", "", "t")):
         pass
     assert restored.status == "completed"
+
+
+async def test_of_two_answers_at_once_the_second_is_refused_not_told_the_run_goes_on(launcher):
+    """The first answer restores the run here and drives it (live); the second found it live and was told "the
+    run goes on" (the API's 202) while the run dropped it with a log line: a reject after an approve looked taken."""
+    run = await launcher.start(approval_then_wait(0.5), started_by="test").run()
+    approve, reject = approval_payload("approve", "", "ann"), approval_payload("reject", "no", "bob")
+    restored = launcher.answer(run.run_id, "ok", approve)
+    drive = asyncio.create_task(_drain(restored.resume("ok", approve)))
+    while not launcher.is_live(run.run_id):
+        await asyncio.sleep(0.01)
+    with pytest.raises(RunBusy, match="node 'ok' is not waiting for input"):
+        await asyncio.to_thread(launcher.answer, run.run_id, "ok", reject)  # as the API and the pages call it
+    with pytest.raises(RunBusy, match="node 'ok' is not waiting for input"):
+        launcher.answer(run.run_id, "ok", reject)  # on the run's own loop
+    await drive
+    assert restored.status == "completed" and restored.records["done"].status == "completed"
+
+
+async def _drain(events) -> None:
+    async for _ in events:
+        pass

@@ -114,7 +114,29 @@ class GraphDocument:
             for step in self._rebased(op, after, before, merged):
                 applied.append(step)
                 inverse.append(self._apply(step))
+        for step in self._follow_renames(change.inverse, applied):
+            applied.append(step)
+            inverse.append(self._apply(step))
         return Change(ops=applied, inverse=[op for op in reversed(inverse) if op], label=change.label)
+
+    def _follow_renames(self, wanted: list[Op], applied: list[Op]) -> list[Op]:
+        """A node this undo brought back under a free name ("Fetch 2": someone took "Fetch" meanwhile): the
+        expressions of the nodes it brought back or changed meant that node, not the other person's."""
+        names = {op["node"]["id"]: op["node"]["name"] for op in wanted if op["op"] in ("add_node", "update_node")}
+        renamed = {names[n.id]: n.name for n in (self.nodes.get(op["node"]["id"]) for op in applied
+                                                 if op["op"] in ("add_node", "update_node"))
+                   if n is not None and names.get(n.id, n.name) != n.name}
+        if not renamed:
+            return []
+        steps = []
+        for node_id in dict.fromkeys(op["node"]["id"] for op in applied if op["op"] in ("add_node", "update_node")):
+            node = self.nodes[node_id]
+            data = node.data
+            for old, new in renamed.items():
+                data = _replace_strings(data, _reference(old), new)
+            if data != node.data:
+                steps.append({"op": "update_node", "node": {**_dump(node), "data": data}})
+        return steps
 
     def _rebased(self, op: Op, after: dict[str, Op], before: dict[str, Op], merged: set[str]) -> list[Op]:
         """The ops that carry out one undo op on the current document (none when it no longer applies)."""
@@ -323,7 +345,7 @@ class GraphDocument:
         if self.node_by_name(name) is not None:
             raise EditError(f"Another node is already named '{name}': names are unique in a graph")
         ops = [{"op": "update_node", "node": _dump(node.model_copy(update={"name": name}))}]
-        pattern = re.compile(r"""\$\(\s*(['"])""" + re.escape(node.name) + r"""\1\s*\)""")
+        pattern = _reference(node.name)
         for other in self.nodes.values():
             data = _replace_strings(other.data, pattern, name)
             if data != other.data:
@@ -512,6 +534,11 @@ def _input_socket(definitions: DefinitionSource, node: Node, handle: str) -> Soc
 
 def _channel_words(socket: Socket) -> str:
     return f"a link ({socket.type})" if socket.channel == "link" else f"a {socket.type}"
+
+
+def _reference(name: str) -> re.Pattern[str]:
+    """`$('name')` or `$("name")` in an expression."""
+    return re.compile(r"""\$\(\s*(['"])""" + re.escape(name) + r"""\1\s*\)""")
 
 
 def _replace_strings(value: Any, pattern: re.Pattern[str], name: str) -> Any:

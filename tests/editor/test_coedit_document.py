@@ -94,6 +94,20 @@ def test_undoing_my_delete_after_someone_reused_the_name_keeps_names_unique() ->
     assert doc.nodes[node].name == "Edit Fields 2" and names(doc) == ["Edit Fields", "Edit Fields 2"]
 
 
+def test_undoing_my_delete_under_a_free_name_points_the_nodes_it_brings_back_at_it() -> None:
+    """The nodes my delete took with it refer to my node by name: brought back, they must refer to "Edit Fields 2",
+    not to the other person's new "Edit Fields"."""
+    doc = shared()
+    node, _ = add(doc, "edit-fields")
+    check, _ = add(doc, "conditional", 300)
+    doc.set_parameter(REGISTRY, check, "field", "{{ $('Edit Fields').output.status }}")
+    mine = doc.delete([node, check])
+    theirs, _ = add(doc, "edit-fields", 600)
+    doc.revert(mine)
+    assert doc.nodes[node].name == "Edit Fields 2" and doc.nodes[theirs].name == "Edit Fields"
+    assert doc.nodes[check].data["field"] == "{{ $('Edit Fields 2').output.status }}"
+
+
 def test_undoing_my_rename_after_someone_took_the_old_name_keeps_names_unique() -> None:
     """The same for a rename: the old name, now someone else's, is not given back twice."""
     doc = shared()
@@ -102,6 +116,19 @@ def test_undoing_my_rename_after_someone_took_the_old_name_keeps_names_unique() 
     add(doc, "edit-fields", 300)                       # someone else's new node is named "Edit Fields"
     doc.revert(mine)
     assert doc.nodes[node].name == "Edit Fields 2" and names(doc) == ["Edit Fields", "Edit Fields 2"]
+
+
+def test_undoing_my_rename_under_a_free_name_keeps_the_expressions_it_renamed_on_my_node() -> None:
+    """My rename rewrote $('Edit Fields') to $('Clean'); undone while "Edit Fields" is someone else's, they point
+    at my node's free name, not at theirs."""
+    doc = shared()
+    node, _ = add(doc, "edit-fields")
+    check, _ = add(doc, "conditional", 300)
+    doc.set_parameter(REGISTRY, check, "field", "{{ $('Edit Fields').output.status }}")
+    mine = doc.rename(node, "Clean")
+    add(doc, "edit-fields", 600)
+    doc.revert(mine)
+    assert doc.nodes[check].data["field"] == "{{ $('Edit Fields 2').output.status }}"
 
 
 def test_undoing_my_drag_out_of_a_container_someone_deleted_leaves_the_node_where_it_is() -> None:

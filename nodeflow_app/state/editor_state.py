@@ -41,9 +41,6 @@ from nodes._registry import default_registry
 from nodeflow_app.state.access import acts_on_graph, requires, still_checked
 from nodeflow_app.state.graph_room import GraphRoom, room_token
 
-# Where a clicked palette entry lands, relative to the visible area (the canvas is at least this big).
-CLICK_ADD_AT = (360.0, 220.0)
-
 
 class EditorState(rx.State):
     """One open graph per browser tab."""
@@ -391,22 +388,10 @@ class EditorState(rx.State):
     @rx.event
     @requires("edit")
     async def on_add(self, payload: dict[str, Any]):
+        """A palette entry dropped on the canvas or clicked: the canvas chose the spot (only it knows the view)."""
         node_type = str(payload.get("type"))
         return await self._edit(lambda doc: doc.add_node(default_registry(), node_type,
                                                    payload.get("position") or {"x": 0, "y": 0},
-                                                   defaults=self._install_defaults(node_type)))
-
-    @rx.event
-    @requires("edit")
-    async def add_from_palette(self, node_type: str):
-        """A clicked palette entry lands in the visible area, on a free spot (repeated clicks do not stack)."""
-        await self._room()
-        if self._doc is None:
-            return
-        viewport = self._doc.viewport
-        position = self._doc.free_spot({"x": (CLICK_ADD_AT[0] - viewport.x) / viewport.zoom,
-                                        "y": (CLICK_ADD_AT[1] - viewport.y) / viewport.zoom})
-        return await self._edit(lambda doc: doc.add_node(default_registry(), node_type, position,
                                                    defaults=self._install_defaults(node_type)))
 
     @rx.event

@@ -69,7 +69,7 @@ function toFlowNode(node, conv, wired, previous) {
     data: {
       node, def, layout: nodeLayout(def, node, conv.errorHandle), wired: wired ?? EMPTY,
       issue: conv.issues[node.id] ?? null, status: conv.statuses[node.id] ?? null, pinned: conv.pinned[node.id] ?? null,
-      peer: conv.peers?.[node.id] ?? null,
+      error: conv.errors[node.id] ?? null, peer: conv.peers?.[node.id] ?? null,
     },
   };
   if (node.parentId) flowNode.parentId = node.parentId;
@@ -421,7 +421,7 @@ function useRemeasure(id, handleKey) {
 
 /** One node, drawn from its definition. Re-renders only when its own data object changes. */
 const NodeBody = memo(function NodeBody({ id, data }) {
-  const { node, def, layout, wired, issue, status, pinned, peer } = data;
+  const { node, def, layout, wired, issue, status, pinned, error, peer } = data;
   const { send } = useContext(CanvasContext);
   useRemeasure(id, layout.handleKey);
   const runTo = (e) => { e.stopPropagation(); send("onRunTo", { id }); };
@@ -434,10 +434,14 @@ const NodeBody = memo(function NodeBody({ id, data }) {
         <span className="nf-title">{node.name}</span>
         {def && def.name !== node.name && <span className="nf-type">{def.name}</span>}
         {pinned && <span className="nf-pin" data-testid={`pinned-${node.name}`} title="Output pinned: test runs use it">{PIN_ICON}</span>}
-        {status && <span className={`nf-badge nf-badge-${status}`} data-testid={`status-${node.name}`}>{status}</span>}
+        {status && <span className={`nf-badge nf-badge-${status}`} data-testid={`status-${node.name}`}
+          title={error ?? undefined}>{status}</span>}
         <button type="button" className="nf-run-to nodrag" data-testid={`run-to-${node.name}`} title="Run to here"
           aria-label={`Run to ${node.name}`} onClick={runTo}>{PLAY_ICON}</button>
       </div>
+      {error && status === "failed" && (
+        <div className="nf-error" data-testid={`error-${node.name}`} title={error}>{error}</div>
+      )}
       {def ? (
         <div className="nf-body">
           <PortRows inputs={layout.inputs} outputs={layout.outputs} />
@@ -911,6 +915,7 @@ function Canvas(props) {
   const statuses = useStableJson(props.statuses) ?? EMPTY;
   const ports = useStableJson(props.ports) ?? EMPTY;
   const pinned = useStableJson(props.pinned) ?? EMPTY;
+  const errors = useStableJson(props.errors) ?? EMPTY;
   const rf = useReactFlow();
   const [flow, setFlow] = useState(EMPTY_FLOW);
   const flowRef = useRef(flow);
@@ -929,7 +934,7 @@ function Canvas(props) {
   const conv = useRef(null);
   conv.current = {
     types: definitions.types ?? EMPTY, sockets: definitions.sockets ?? EMPTY,
-    errorHandle: definitions.error_handle ?? "error", issues, statuses, ports, pinned,
+    errorHandle: definitions.error_handle ?? "error", issues, statuses, ports, pinned, errors,
   };
   const { view, setView, viewRef } = useHistoryView(props.history, conv, rf);
   const readOnly = view !== null || !!props.readOnly;
@@ -959,6 +964,7 @@ function Canvas(props) {
   useEffect(() => setFlow((f) => withNodeValues(f, "status", statuses)), [statuses]);
   useEffect(() => setFlow((f) => withTakenEdges(f, statuses, ports)), [statuses, ports]);
   useEffect(() => setFlow((f) => withNodeValues(f, "pinned", pinned)), [pinned]);
+  useEffect(() => setFlow((f) => withNodeValues(f, "error", errors)), [errors]);
 
   const wrapper = useRef(null);
   const pointer = useRef(null);

@@ -281,6 +281,7 @@ def editor_page() -> rx.Component:
                         focus=EditorState.focus,
                         issues=EditorState.node_issues,
                         statuses=RunViewState.statuses,
+                        errors=RunViewState.errors,
                         ports=RunViewState.ports,
                         pinned=RunHistoryState.pinned,
                         history=HistoryState.canvas_view,

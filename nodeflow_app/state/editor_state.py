@@ -36,7 +36,7 @@ from nodeflow_app.secret_values import (
 )
 from nodeflow_app.store.graphs import graph_store
 from nodeflow_app.triggers.view import trigger_view
-from nodeflow_app.validation import Issue, validate_graph
+from nodeflow_app.validation import Issue, references_to, validate_graph
 from nodes._registry import default_registry
 from nodeflow_app.state.access import acts_on_graph, requires, still_checked
 from nodeflow_app.state.graph_room import GraphRoom, room_token
@@ -327,7 +327,7 @@ class EditorState(rx.State):
     @rx.event
     @requires("edit")
     async def on_delete(self, payload: dict[str, Any]):
-        return await self._edit(lambda doc: doc.delete(payload.get("nodes") or [], payload.get("edges") or []))
+        return await self._delete(payload.get("nodes") or [], payload.get("edges") or [])
 
     @rx.event
     @requires("view")
@@ -424,7 +424,7 @@ class EditorState(rx.State):
     @rx.event
     @requires("edit")
     async def delete_selection(self):
-        return await self._edit(lambda doc: doc.delete(self._selected_ids()))
+        return await self._delete(self._selected_ids())
 
     # Inspector events --------------------------------------------------------------------------
 
@@ -594,6 +594,23 @@ class EditorState(rx.State):
             self.worker = pid
         return await self._after_change(change, inspect)
 
+    async def _delete(self, node_ids: list[str], edge_ids: list[str] | None = None):
+        """Delete; when expressions of the nodes left read a deleted node, a toast names them at once (they would
+        fail only at the next Validate or run, and undo brings the node back)."""
+        gone: set[str] = set()
+
+        def delete(doc: GraphDocument) -> Change:
+            change = doc.delete(node_ids, edge_ids or [])
+            gone.update(op["node"]["name"] for op in change.inverse if op["op"] == "add_node")
+            return change
+        answer = await self._edit(delete)
+        if not gone:
+            return answer
+        # In a thread, like Validate: it reads every expression of the graph.
+        readers = await off_loop(references_to, list(self._doc.nodes.values()), default_registry(), gone)
+        if readers:
+            return rx.toast.warning(_dangling_text(readers), duration=10000)
+
     async def _replay(self, source: list[Change], target: list[Change]):
         """Undo (source: my undo stack) or redo: take back my own change, on the graph as others left it."""
         await self._room()
@@ -716,6 +733,21 @@ class EditorState(rx.State):
         rows = [{**issue.as_dict(), "text": _issue_text(issue)} for issue in issues]
         self.issue_list = [row for row in rows if row["severity"] == "error"]
         self.warning_list = [row for row in rows if row["severity"] == "warning"]
+
+
+def _dangling_text(readers: dict[str, list[str]]) -> str:
+    """After a delete: "Deleted 'Fetch', which expressions in 'Summarize' and 'Reply' still read: ..."."""
+    deleted = sorted({name for names in readers.values() for name in names})
+    return (f"Deleted {_listed(deleted)}, which expressions in {_listed(list(readers))} still read: change them, "
+            "or undo (Ctrl+Z)")
+
+
+def _listed(names: list[str], most: int = 5) -> str:
+    """'A', 'A' and 'B', 'A', 'B' and 'C'; past `most` names, 'and N more'."""
+    quoted = [f"'{name}'" for name in names[:most]]
+    if len(names) > most:
+        quoted.append(f"{len(names) - most} more")
+    return quoted[0] if len(quoted) == 1 else f"{', '.join(quoted[:-1])} and {quoted[-1]}"
 
 
 def _issue_text(issue: Issue) -> str:

@@ -272,3 +272,32 @@ def test_clicked_palette_nodes_land_in_the_visible_canvas_beside_the_selection(
         for other in placed:
             assert not overlap(box, other.bounding_box()), (testid, other)
         placed.append(added)
+
+
+def test_deleting_a_node_that_expressions_read_names_them_in_a_toast(
+        page, nodeflow_server: Server, store: GraphStore) -> None:
+    graph = pipeline()
+    graph["nodes"][2]["data"]["prompt"] = "Status: {{ $('Shape').item.json.status }}"
+    open_editor(page, nodeflow_server, store.create(f"Deleting {uuid.uuid4().hex[:6]}", graph).id)
+    warning = "Deleted 'Shape', which expressions in 'Ask' still read: change them, or undo (Ctrl+Z)"
+
+    # The Delete key: Shape goes, and the toast says Ask's prompt still reads it.
+    select(page, "Shape", "edit-fields")
+    edits = seq(page)
+    page.keyboard.press("Delete")
+    wait_seq(page, edits + 1)
+    expect(page.locator("[data-sonner-toast]").filter(has_text=warning)).to_have_count(1)
+    expect(node(page, "Shape")).to_have_count(0)
+
+    # Undo brings it back; a node no expression reads goes without a word (the toolbar's delete).
+    page.get_by_test_id("undo").click()
+    expect(node(page, "Shape")).to_have_count(1)
+    select(page, "Manual", "manual-trigger")
+    edits = seq(page)
+    page.get_by_test_id("delete-node").click()
+    wait_seq(page, edits + 1)
+    expect(node(page, "Manual")).to_have_count(0)
+    select(page, "Shape", "edit-fields")
+    page.get_by_test_id("delete-node").click()
+    expect(page.locator("[data-sonner-toast]").filter(has_text=warning)).to_have_count(2)
+    expect(page.locator("[data-sonner-toast]").filter(has_text="Deleted 'Manual'")).to_have_count(0)

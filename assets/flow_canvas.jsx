@@ -69,7 +69,7 @@ function toFlowNode(node, conv, wired, previous) {
     data: {
       node, def, layout: nodeLayout(def, node, conv.errorHandle), wired: wired ?? EMPTY,
       issue: conv.issues[node.id] ?? null, status: conv.statuses[node.id] ?? null, pinned: conv.pinned[node.id] ?? null,
-      peer: conv.peers?.[node.id] ?? null,
+      error: conv.errors[node.id] ?? null, peer: conv.peers?.[node.id] ?? null,
     },
   };
   if (node.parentId) flowNode.parentId = node.parentId;
@@ -421,7 +421,7 @@ function useRemeasure(id, handleKey) {
 
 /** One node, drawn from its definition. Re-renders only when its own data object changes. */
 const NodeBody = memo(function NodeBody({ id, data }) {
-  const { node, def, layout, wired, issue, status, pinned, peer } = data;
+  const { node, def, layout, wired, issue, status, pinned, error, peer } = data;
   const { send } = useContext(CanvasContext);
   useRemeasure(id, layout.handleKey);
   const runTo = (e) => { e.stopPropagation(); send("onRunTo", { id }); };
@@ -434,10 +434,14 @@ const NodeBody = memo(function NodeBody({ id, data }) {
         <span className="nf-title">{node.name}</span>
         {def && def.name !== node.name && <span className="nf-type">{def.name}</span>}
         {pinned && <span className="nf-pin" data-testid={`pinned-${node.name}`} title="Output pinned: test runs use it">{PIN_ICON}</span>}
-        {status && <span className={`nf-badge nf-badge-${status}`} data-testid={`status-${node.name}`}>{status}</span>}
+        {status && <span className={`nf-badge nf-badge-${status}`} data-testid={`status-${node.name}`}
+          title={error ?? undefined}>{status}</span>}
         <button type="button" className="nf-run-to nodrag" data-testid={`run-to-${node.name}`} title="Run to here"
           aria-label={`Run to ${node.name}`} onClick={runTo}>{PLAY_ICON}</button>
       </div>
+      {error && status === "failed" && (
+        <div className="nf-error" data-testid={`error-${node.name}`} title={error}>{error}</div>
+      )}
       {def ? (
         <div className="nf-body">
           <PortRows inputs={layout.inputs} outputs={layout.outputs} />
@@ -710,18 +714,101 @@ function useClipboard(flowRef, send, pastePosition) {
   }, [flowRef, send, pastePosition]);
 }
 
-/** Palette entries are plain Reflex elements: tag their drags so the canvas knows what is dropped. */
-function usePaletteDrag() {
+/**
+ * Palette entries are plain Reflex elements: tag their drags so the canvas knows what is dropped, and add a
+ * clicked one where `placeNew` says (only the canvas knows its size, the viewport and the nodes' measured sizes).
+ */
+function usePalette(send, placeNew) {
   useEffect(() => {
+    const entryOf = (e) => (e.target instanceof Element ? e.target.closest("[data-node-type]") : null);
     const onDragStart = (e) => {
-      const entry = e.target instanceof Element ? e.target.closest("[data-node-type]") : null;
+      const entry = entryOf(e);
       if (!entry || !e.dataTransfer) return;
       e.dataTransfer.setData(NODE_MIME, entry.getAttribute("data-node-type"));
       e.dataTransfer.effectAllowed = "copy";
     };
+    const onClick = (e) => {
+      const type = entryOf(e)?.getAttribute("data-node-type");
+      if (type) send("onAdd", { type, position: placeNew(type) });
+    };
     document.addEventListener("dragstart", onDragStart);
-    return () => document.removeEventListener("dragstart", onDragStart);
-  }, []);
+    document.addEventListener("click", onClick);
+    return () => {
+      document.removeEventListener("dragstart", onDragStart);
+      document.removeEventListener("click", onClick);
+    };
+  }, [send, placeNew]);
+}
+
+// ---- Where a clicked palette entry lands ---------------------------------------------------------
+// As in n8n and Dify: in view, beside the selected node (else the last one), on no other node.
+
+const NEW_GAP = 40; // flow px kept between a new node and the nodes around it
+const VIEW_MARGIN = 16; // screen px kept free along the canvas's edges
+const SPOT_STEP = 20; // screen px between the spots tried
+// A node's size before React Flow has measured it (flow_canvas.css: header, a 28 px row per port pair or
+// parameter, a textarea row more than twice that; an empty frame's drop area), rounded up: it must fit there.
+const NEW_NODE = { width: 220, header: 52, row: 30, textRow: 66, frameWidth: 300, frameHint: 96 };
+
+function newNodeSize(def) {
+  if (!def) return { width: NEW_NODE.width, height: NEW_NODE.header + NEW_NODE.row };
+  const data = Object.fromEntries(def.parameters.map((p) => [p.id, p.default]));
+  const layout = nodeLayout(def, { data }, "error");
+  const height = NEW_NODE.header + Math.max(layout.inputs.length, layout.outputs.length) * NEW_NODE.row
+    + layout.params.reduce((sum, r) => sum + (r.param.type === "text" ? NEW_NODE.textRow : NEW_NODE.row), 0);
+  return def.container ? { width: NEW_NODE.frameWidth, height: height + NEW_NODE.frameHint } : { width: NEW_NODE.width, height };
+}
+
+/** A screen rectangle (DOMRect) in flow coordinates. */
+function toFlowRect(rf, r) {
+  const a = rf.screenToFlowPosition({ x: r.left, y: r.top }), b = rf.screenToFlowPosition({ x: r.right, y: r.bottom });
+  return { x: a.x, y: a.y, width: b.x - a.x, height: b.y - a.y };
+}
+
+const overlaps = (a, b) => a.x < b.x + b.width && b.x < a.x + a.width && a.y < b.y + b.height && b.y < a.y + a.height;
+
+/** The spot in `area` nearest `start` where a `size` box (with the gap around it) covers none of `taken`. */
+function nearestFree(area, size, start, taken, step) {
+  const spots = [];
+  for (let x = area.x; x + size.width <= area.x + area.width; x += step) {
+    for (let y = area.y; y + size.height <= area.y + area.height; y += step) {
+      spots.push({ x, y, d: (x - start.x) ** 2 + (y - start.y) ** 2 });
+    }
+  }
+  spots.sort((a, b) => a.d - b.d);
+  const near = taken.filter((r) => overlaps(r, area));
+  const box = (s) => ({ x: s.x - NEW_GAP, y: s.y - NEW_GAP, width: size.width + 2 * NEW_GAP, height: size.height + 2 * NEW_GAP });
+  const spot = spots.find((s) => !near.some((r) => overlaps(box(s), r)));
+  return spot ? { x: spot.x, y: spot.y } : null;
+}
+
+/**
+ * Where a new node of `def` goes (flow coordinates): the free spot nearest the right of the selected node
+ * (else of the last node) when that node is in view, else nearest the middle of the view, wholly inside the
+ * visible canvas and off React Flow's minimap and zoom buttons. A full view pans to a free spot next to it.
+ */
+function placeNewNode(rf, wrapper, def) {
+  const bounds = wrapper?.getBoundingClientRect();
+  if (!bounds?.width || !bounds?.height) return { x: 0, y: 0 };
+  const { zoom } = rf.getViewport();
+  const margin = VIEW_MARGIN;
+  const view = toFlowRect(rf, new DOMRect(bounds.x + margin, bounds.y + margin, bounds.width - 2 * margin, bounds.height - 2 * margin));
+  const size = newNodeSize(def);
+  const nodes = rf.getNodes();
+  const taken = nodes.map((n) => absoluteRect(rf, n.id)).filter(Boolean);
+  for (const panel of wrapper.querySelectorAll(".react-flow__panel")) taken.push(toFlowRect(rf, panel.getBoundingClientRect()));
+  const anchorNode = nodes.findLast((n) => n.selected) ?? nodes.at(-1);
+  const anchor = anchorNode ? absoluteRect(rf, anchorNode.id) : null;
+  const start = anchor && overlaps(anchor, view) ? { x: anchor.x + anchor.width + NEW_GAP, y: anchor.y }
+    : { x: view.x + (view.width - size.width) / 2, y: view.y + (view.height - size.height) / 2 };
+  const step = SPOT_STEP / zoom;
+  const spot = nearestFree(view, size, start, taken, step);
+  if (spot) return spot;
+  const around = { x: view.x - view.width, y: view.y - view.height, width: 3 * view.width, height: 3 * view.height };
+  const further = nearestFree(around, size, start, taken, 2 * step);
+  if (!further) return start; // no room anywhere near: at least beside the node, overlapping
+  rf.setCenter(further.x + size.width / 2, further.y + size.height / 2, { zoom });
+  return further;
 }
 
 // ---- History: a stored version or two versions compared, read-only ------------------------------
@@ -729,7 +816,8 @@ function usePaletteDrag() {
 // While a mode is set the canvas shows that graph in a flow of its own, marks the diff's nodes and
 // edges (class nf-diff-added | removed | changed), sends no edit, and leaves the live flow as it was.
 
-const HISTORY_SENDS = new Set(["onSave", "onResync"]); // what still reaches Python while History shows a version
+// What still reaches Python while History shows a version (an added node too: Python refuses it, saying why).
+const HISTORY_SENDS = new Set(["onSave", "onResync", "onAdd"]);
 const VIEWER_SENDS = new Set(["onSelect", "onViewport", "onResync", "onCursor", "onRemote", "onLeave"]); // what a viewer's canvas sends
 
 /** The flow History shows instead of the live graph, or null; fitted when it comes and when it goes. */
@@ -827,6 +915,7 @@ function Canvas(props) {
   const statuses = useStableJson(props.statuses) ?? EMPTY;
   const ports = useStableJson(props.ports) ?? EMPTY;
   const pinned = useStableJson(props.pinned) ?? EMPTY;
+  const errors = useStableJson(props.errors) ?? EMPTY;
   const rf = useReactFlow();
   const [flow, setFlow] = useState(EMPTY_FLOW);
   const flowRef = useRef(flow);
@@ -845,7 +934,7 @@ function Canvas(props) {
   const conv = useRef(null);
   conv.current = {
     types: definitions.types ?? EMPTY, sockets: definitions.sockets ?? EMPTY,
-    errorHandle: definitions.error_handle ?? "error", issues, statuses, ports, pinned,
+    errorHandle: definitions.error_handle ?? "error", issues, statuses, ports, pinned, errors,
   };
   const { view, setView, viewRef } = useHistoryView(props.history, conv, rf);
   const readOnly = view !== null || !!props.readOnly;
@@ -875,6 +964,7 @@ function Canvas(props) {
   useEffect(() => setFlow((f) => withNodeValues(f, "status", statuses)), [statuses]);
   useEffect(() => setFlow((f) => withTakenEdges(f, statuses, ports)), [statuses, ports]);
   useEffect(() => setFlow((f) => withNodeValues(f, "pinned", pinned)), [pinned]);
+  useEffect(() => setFlow((f) => withNodeValues(f, "error", errors)), [errors]);
 
   const wrapper = useRef(null);
   const pointer = useRef(null);
@@ -883,9 +973,10 @@ function Canvas(props) {
     const at = pointer.current ?? (rect ? { x: rect.left + rect.width / 2, y: rect.top + rect.height / 2 } : { x: 0, y: 0 });
     return rf.screenToFlowPosition(at);
   }, [rf]);
+  const placeNew = useCallback((type) => placeNewNode(rf, wrapper.current, conv.current.types[type]), [rf]);
   useKeyboard(send, rf, setFlow);
   useClipboard(flowRef, send, pastePosition);
-  usePaletteDrag();
+  usePalette(send, placeNew);
 
   useEffect(() => {
     const api = {

@@ -4,18 +4,19 @@ Validate button and the inspector's inline errors.
 `validate_graph` runs the normalizer (shape, types, parameters, edges, cycles) and then what a run would
 trip over later: malformed expressions, `$('Name')` naming no node or a node that is not upstream (the
 same visibility rule as the kernel's expression scope), and a model whose provider is not configured
-(a warning: the graph is right, the install is not). `node_issues` runs the per-node part for one node.
+(a warning: the graph is right, the install is not). `node_issues` runs the per-node part for one node;
+`references_to` says which nodes read given nodes (the editor warns when those are deleted).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Iterator, Literal
+from typing import Any, Iterable, Iterator, Literal
 
 from nodeflow_app.llm.providers import PROVIDERS, missing_steps
 from nodeflow_app.runtime.expressions import check_syntax, close_match, has_expression, referenced_nodes
 from nodeflow_app.runtime.graph import DefinitionSource, Graph, GraphIssue, Node, normalize, parameter_problem
-from nodeflow_app.contract import NodeError, Parameter
+from nodeflow_app.contract import NodeDefinition, NodeError, Parameter
 
 Severity = Literal["error", "warning"]
 
@@ -105,18 +106,16 @@ class _NodeChecker:
             return []
         found: list[Issue] = []
         visible: set[str] | None = None
+        for key, where, text in _node_expressions(node, definition):
+            found.extend(_issue("error", "invalid_expression", node, key, _at(where, str(error)))
+                         for error in check_syntax(text))
+            for name in sorted(referenced_nodes(text)):
+                visible = self.visible_from(node.id) if visible is None else visible
+                problem = self.reference_problem(node, name, visible)
+                if problem:
+                    found.append(_issue("error", "invalid_reference", node, key, _at(where, problem)))
         for key, value in node.data.items():
             parameter = definition.parameter(key)
-            if parameter is not None and not parameter.expressions:
-                continue
-            for where, text in _expression_texts(value, ""):
-                found.extend(_issue("error", "invalid_expression", node, key, _at(where, str(error)))
-                             for error in check_syntax(text))
-                for name in sorted(referenced_nodes(text)):
-                    visible = self.visible_from(node.id) if visible is None else visible
-                    problem = self.reference_problem(node, name, visible)
-                    if problem:
-                        found.append(_issue("error", "invalid_reference", node, key, _at(where, problem)))
             if parameter is not None:
                 found.extend(self.model_issues(node, parameter, value))
         return found
@@ -186,6 +185,29 @@ def model_problem(ref: str) -> str | None:
     if not model.strip():
         return f"choose a model for provider {provider.strip()!r}"
     return None
+
+
+def references_to(nodes: Iterable[Node], registry: DefinitionSource, names: set[str]) -> dict[str, list[str]]:
+    """Node name -> which of `names` its expressions read with `$('Name')`, for each of `nodes` that reads any."""
+    found: dict[str, list[str]] = {}
+    for node in nodes:
+        definition = registry.definition(node.type)
+        if definition is None:
+            continue
+        read = set().union(*(referenced_nodes(text) & names for _, _, text in _node_expressions(node, definition)))
+        if read:
+            found[node.name] = sorted(read)
+    return found
+
+
+def _node_expressions(node: Node, definition: NodeDefinition) -> Iterator[tuple[str, str, str]]:
+    """(parameter, location, text) of every expression in the node's parameters that take expressions."""
+    for key, value in node.data.items():
+        parameter = definition.parameter(key)
+        if parameter is not None and not parameter.expressions:
+            continue
+        for where, text in _expression_texts(value, ""):
+            yield key, where, text
 
 
 def _expression_texts(value: Any, where: str) -> Iterator[tuple[str, str]]:

@@ -9,7 +9,7 @@ import pytest
 
 from nodeflow_app.cli import main
 from nodeflow_app.llm import providers
-from nodeflow_app.validation import errors, node_issues, validate_graph
+from nodeflow_app.validation import errors, node_issues, references_to, validate_graph
 from nodes._registry import default_registry
 
 KEY_ENVS = ["OPENAI_API_KEY", providers.COMPATIBLE_API_KEY_ENV, providers.COMPATIBLE_BASE_URL_ENV,
@@ -61,6 +61,20 @@ def test_json_kept_as_typed_in_the_editor_is_refused_by_validate_and_by_a_run(tm
     finally:
         launcher.close()
     assert "node 'Start' parameter 'payload': not valid JSON" in str(refused.value)
+
+
+def test_references_to_names_the_nodes_whose_expressions_read_given_nodes():
+    #  Start --> Ask          Shape (a row reads Start)          Fetch (only a parameter without expressions does)
+    shape = {"id": "f", "type": "edit-fields", "name": "Shape",
+             "data": {"fields": [{"name": "who", "value": "{{ $('Start').item.json.user }}"}]}}
+    fetch = {"id": "h", "type": "http-request", "name": "Fetch",
+             "data": {"url": "https://example.com", "next_url_path": "{{ $('Start').json }}"}}
+    raw = graph({"prompt": "{{ $('Start').json }} {{ $(\"Shape\").json }} {{ $('Nope').json }}"},
+                extra_nodes=[shape, fetch])
+    nodes = validate_graph(raw, default_registry())[0].nodes
+    assert references_to(nodes, default_registry(), {"Start", "Shape"}) == {"Ask": ["Shape", "Start"],
+                                                                           "Shape": ["Start"]}
+    assert references_to(nodes, default_registry(), {"Fetch"}) == {}
 
 
 def test_expression_naming_no_node_or_a_node_not_upstream():

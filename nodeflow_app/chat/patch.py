@@ -119,5 +119,10 @@ def step_ports(ops: list[dict[str, Any]]) -> dict[str, list[str]]:
     return {block["node_id"]: block.get("ports") or [] for block in _steps(ops)}
 
 
+def step_errors(ops: list[dict[str, Any]]) -> dict[str, str]:
+    """Node id -> the error of each failed flow_step card in `ops` (its `detail`): the canvas shows it on the node."""
+    return {block["node_id"]: block.get("detail") or "failed" for block in _steps(ops) if block["status"] == "failed"}
+
+
 def _steps(ops: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [op["block"] for op in ops if op["op"] == "set" and op["block"].get("type") == "flow_step"]

@@ -26,6 +26,7 @@ class FlowCanvas(NoSSRComponent):
     patch: Var[dict]
     issues: Var[dict]
     statuses: Var[dict]
+    errors: Var[dict]  # the run shown: failed node id -> its error, shown on the node
     ports: Var[dict]
     pinned: Var[dict]
     history: Var[dict]  # a stored version or a diff to show read-only instead of the graph (History)

@@ -234,7 +234,7 @@ def rail(icon: str, label: str, testid: str, on_click, side: str) -> rx.Componen
 def side_palette(registry) -> rx.Component:
     return rx.cond(
         _shown(LayoutState.palette) & ~EditorState.read_only,  # a viewer adds nothing: no palette
-        palette(registry.by_category(), on_add=EditorState.add_from_palette,
+        palette(registry.by_category(),
                 fold=tool_button("panel-left-close", "Fold the nodes panel", "palette-fold",
                                  on_click=LayoutState.show_palette(False))),
         rail("panel-left-open", "Show the nodes", "palette-unfold", LayoutState.show_palette(True), "right"),
@@ -281,6 +281,7 @@ def editor_page() -> rx.Component:
                         focus=EditorState.focus,
                         issues=EditorState.node_issues,
                         statuses=RunViewState.statuses,
+                        errors=RunViewState.errors,
                         ports=RunViewState.ports,
                         pinned=RunHistoryState.pinned,
                         history=HistoryState.canvas_view,

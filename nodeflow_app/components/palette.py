@@ -4,8 +4,7 @@ Rendered at compile time from the registry's definitions (pure data, no state):
 adding a node folder and restarting the app adds it here.
 """
 
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
 
 import reflex as rx
 from reflex_base.utils import format as rx_format
@@ -56,9 +55,8 @@ def _matches(definition: NodeDefinition) -> rx.Var:
     return rx.Var.create(haystack).contains(PaletteState.needle)
 
 
-def palette_entry(definition: NodeDefinition, on_add: Callable[[str], Any] | None = None) -> rx.Component:
-    """One node type; click adds it (when `on_add` is given), dragging onto the canvas drops it there."""
-    extra = {"on_click": on_add(definition.id)} if on_add else {}
+def palette_entry(definition: NodeDefinition) -> rx.Component:
+    """One node type; the canvas (flow_canvas.jsx) adds it when it is clicked, or dropped onto the canvas."""
     return rx.hstack(
         rx.center(
             rx.icon(icon_name(definition.icon), size=16),
@@ -86,7 +84,6 @@ def palette_entry(definition: NodeDefinition, on_add: Callable[[str], Any] | Non
         title=f"{definition.name} ({definition.id} v{definition.version}): {definition.description}",
         custom_attrs={"data-testid": f"palette-node-{definition.id}", "data-node-type": definition.id,
                       "draggable": "true"},
-        **extra,
     )
 
 
@@ -96,8 +93,7 @@ def _any_matches(definitions: Sequence[NodeDefinition]) -> rx.Var:
     return rx.Var.create(haystack).contains(PaletteState.needle)
 
 
-def palette_group(category: str, definitions: Sequence[NodeDefinition],
-                  on_add: Callable[[str], Any] | None = None) -> rx.Component:
+def palette_group(category: str, definitions: Sequence[NodeDefinition]) -> rx.Component:
     """A category and its entries; hidden while the search matches none of them."""
     return rx.vstack(
         rx.text(
@@ -110,7 +106,7 @@ def palette_group(category: str, definitions: Sequence[NodeDefinition],
             padding_x="8px",
             custom_attrs={"data-testid": f"palette-category-{category}"},
         ),
-        *(palette_entry(d, on_add) for d in definitions),
+        *(palette_entry(d) for d in definitions),
         spacing="1",
         width="100%",
         display=rx.cond(_any_matches(definitions), "flex", "none"),
@@ -118,8 +114,7 @@ def palette_group(category: str, definitions: Sequence[NodeDefinition],
     )
 
 
-def palette(groups: Mapping[str, Sequence[NodeDefinition]],
-            on_add: Callable[[str], Any] | None = None, fold: rx.Component | None = None) -> rx.Component:
+def palette(groups: Mapping[str, Sequence[NodeDefinition]], fold: rx.Component | None = None) -> rx.Component:
     """The panel; `fold` is a button that folds it (the editor's), shown beside the title."""
     count = sum(len(defs) for defs in groups.values())
     return rx.vstack(
@@ -140,7 +135,7 @@ def palette(groups: Mapping[str, Sequence[NodeDefinition]],
             width="100%",
             custom_attrs={"data-testid": "palette-search"},
         ),
-        *(palette_group(category, defs, on_add) for category, defs in groups.items()),
+        *(palette_group(category, defs) for category, defs in groups.items()),
         rx.text("No node matches “", PaletteState.query, "”.", size="2", color_scheme="gray", padding_x="8px",
                 display=rx.cond(_any_matches([d for defs in groups.values() for d in defs]), "none", "block"),
                 custom_attrs={"data-testid": "palette-no-match"}),

@@ -26,9 +26,6 @@ from nodeflow_app.secret_values import cleared_by, forget_sealed_node
 Op = dict[str, Any]
 UNDO_LIMIT = 100
 PASTE_OFFSET = 40.0
-# The room a node takes on the canvas when placed without a drop point: its width (220 px) and a typical
-# height, with a gap (nodes are measured in the browser; this only has to keep new ones apart).
-NODE_ROOM = (260.0, 200.0)
 
 
 class EditError(ValueError):
@@ -352,18 +349,6 @@ class GraphDocument:
                 current = ops[0]["node"] if other.id == node_id else _dump(other)
                 ops.append({"op": "update_node", "node": {**current, "data": data}})
         return self._commit(ops, "rename")
-
-    def free_spot(self, near: dict[str, float]) -> dict[str, float]:
-        """The place nearest `near` on a grid of node-sized cells around it where no top-level node is."""
-        width, height = NODE_ROOM
-        taken = [n.position for n in self.nodes.values() if n.parentId is None]
-        cells = sorted(((column, row) for row in range(6) for column in range(6)),
-                       key=lambda cell: (cell[0] ** 2 + cell[1] ** 2, cell[1]))
-        for column, row in cells:
-            x, y = near["x"] + column * width, near["y"] + row * height
-            if all(abs(p.x - x) >= width or abs(p.y - y) >= height for p in taken):
-                return {"x": x, "y": y}
-        return {"x": near["x"] + PASTE_OFFSET * (len(taken) % 10), "y": near["y"] + PASTE_OFFSET * (len(taken) % 10)}
 
     def set_viewport(self, viewport: dict[str, float]) -> None:
         """Where the canvas looks: kept with the graph, not an undoable edit."""

@@ -1,7 +1,7 @@
 """A run's node statuses as batches of patch ops, at most one batch per interval, for a live canvas (no reflex).
 
 The ops have the shape of the chat's flow_step patches (`{"op": "set", "path": [i], "block": {"type":
-"flow_step", "node_id", "status", "ports"}}`), so the canvas's run view applies test runs and chat answers
+"flow_step", "node_id", "status", "ports"}}`, and a failed step's error in `detail`), so the canvas's run view applies test runs and chat answers
 alike; this module itself knows nothing of the chat.
 """
 
@@ -41,6 +41,8 @@ class StepBuilder:
             self._order[event.node_id] = len(self._order)
             step = self.steps[event.node_id] = {"type": "flow_step", "node_id": event.node_id, "ports": []}
         step["status"] = status
+        if status == "failed":
+            step["detail"] = str(event.data.get("error") or "failed")
         if status == "completed":
             outputs = event.data.get("outputs")
             step["ports"] = [p for p, v in outputs.items() if v is not None] if isinstance(outputs, dict) else []

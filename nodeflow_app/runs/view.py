@@ -61,9 +61,10 @@ def node_rows(run: dict[str, Any], pinned: set[str] | dict[str, Any]) -> list[di
 
 
 def canvas_steps(run: dict[str, Any]) -> list[dict[str, Any]]:
-    """What RunViewState.show_nodes needs of a stored run: statuses and which ports got a value (no values)."""
+    """What RunViewState.show_nodes needs of a stored run: statuses, which ports got a value (no values), errors."""
     return [{"node_id": n["node_id"], "status": n["status"],
-             "outputs": {port: 1 for port, value in (n.get("outputs") or {}).items() if value is not None}}
+             "outputs": {port: 1 for port, value in (n.get("outputs") or {}).items() if value is not None},
+             "error": n.get("error") or ""}
             for n in run["nodes"]]
 
 

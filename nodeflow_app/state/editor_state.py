@@ -36,13 +36,10 @@ from nodeflow_app.secret_values import (
 )
 from nodeflow_app.store.graphs import graph_store
 from nodeflow_app.triggers.view import trigger_view
-from nodeflow_app.validation import Issue, validate_graph
+from nodeflow_app.validation import Issue, references_to, validate_graph
 from nodes._registry import default_registry
 from nodeflow_app.state.access import acts_on_graph, requires, still_checked
 from nodeflow_app.state.graph_room import GraphRoom, room_token
-
-# Where a clicked palette entry lands, relative to the visible area (the canvas is at least this big).
-CLICK_ADD_AT = (360.0, 220.0)
 
 
 class EditorState(rx.State):
@@ -330,7 +327,7 @@ class EditorState(rx.State):
     @rx.event
     @requires("edit")
     async def on_delete(self, payload: dict[str, Any]):
-        return await self._edit(lambda doc: doc.delete(payload.get("nodes") or [], payload.get("edges") or []))
+        return await self._delete(payload.get("nodes") or [], payload.get("edges") or [])
 
     @rx.event
     @requires("view")
@@ -391,22 +388,10 @@ class EditorState(rx.State):
     @rx.event
     @requires("edit")
     async def on_add(self, payload: dict[str, Any]):
+        """A palette entry dropped on the canvas or clicked: the canvas chose the spot (only it knows the view)."""
         node_type = str(payload.get("type"))
         return await self._edit(lambda doc: doc.add_node(default_registry(), node_type,
                                                    payload.get("position") or {"x": 0, "y": 0},
-                                                   defaults=self._install_defaults(node_type)))
-
-    @rx.event
-    @requires("edit")
-    async def add_from_palette(self, node_type: str):
-        """A clicked palette entry lands in the visible area, on a free spot (repeated clicks do not stack)."""
-        await self._room()
-        if self._doc is None:
-            return
-        viewport = self._doc.viewport
-        position = self._doc.free_spot({"x": (CLICK_ADD_AT[0] - viewport.x) / viewport.zoom,
-                                        "y": (CLICK_ADD_AT[1] - viewport.y) / viewport.zoom})
-        return await self._edit(lambda doc: doc.add_node(default_registry(), node_type, position,
                                                    defaults=self._install_defaults(node_type)))
 
     @rx.event
@@ -439,7 +424,7 @@ class EditorState(rx.State):
     @rx.event
     @requires("edit")
     async def delete_selection(self):
-        return await self._edit(lambda doc: doc.delete(self._selected_ids()))
+        return await self._delete(self._selected_ids())
 
     # Inspector events --------------------------------------------------------------------------
 
@@ -609,6 +594,23 @@ class EditorState(rx.State):
             self.worker = pid
         return await self._after_change(change, inspect)
 
+    async def _delete(self, node_ids: list[str], edge_ids: list[str] | None = None):
+        """Delete; when expressions of the nodes left read a deleted node, a toast names them at once (they would
+        fail only at the next Validate or run, and undo brings the node back)."""
+        gone: set[str] = set()
+
+        def delete(doc: GraphDocument) -> Change:
+            change = doc.delete(node_ids, edge_ids or [])
+            gone.update(op["node"]["name"] for op in change.inverse if op["op"] == "add_node")
+            return change
+        answer = await self._edit(delete)
+        if not gone:
+            return answer
+        # In a thread, like Validate: it reads every expression of the graph.
+        readers = await off_loop(references_to, list(self._doc.nodes.values()), default_registry(), gone)
+        if readers:
+            return rx.toast.warning(_dangling_text(readers), duration=10000)
+
     async def _replay(self, source: list[Change], target: list[Change]):
         """Undo (source: my undo stack) or redo: take back my own change, on the graph as others left it."""
         await self._room()
@@ -731,6 +733,21 @@ class EditorState(rx.State):
         rows = [{**issue.as_dict(), "text": _issue_text(issue)} for issue in issues]
         self.issue_list = [row for row in rows if row["severity"] == "error"]
         self.warning_list = [row for row in rows if row["severity"] == "warning"]
+
+
+def _dangling_text(readers: dict[str, list[str]]) -> str:
+    """After a delete: "Deleted 'Fetch', which expressions in 'Summarize' and 'Reply' still read: ..."."""
+    deleted = sorted({name for names in readers.values() for name in names})
+    return (f"Deleted {_listed(deleted)}, which expressions in {_listed(list(readers))} still read: change them, "
+            "or undo (Ctrl+Z)")
+
+
+def _listed(names: list[str], most: int = 5) -> str:
+    """'A', 'A' and 'B', 'A', 'B' and 'C'; past `most` names, 'and N more'."""
+    quoted = [f"'{name}'" for name in names[:most]]
+    if len(names) > most:
+        quoted.append(f"{len(names) - most} more")
+    return quoted[0] if len(quoted) == 1 else f"{', '.join(quoted[:-1])} and {quoted[-1]}"
 
 
 def _issue_text(issue: Issue) -> str:

@@ -253,9 +253,11 @@ def test_a_failed_run_names_the_node_and_why_and_retry_answers_again(page, nodef
     expect(error).to_contain_text("500")
     expect(last_answer(page).get_by_test_id("step-LLM")).to_have_attribute("data-status", "failed")
     expect(page.get_by_test_id("status-LLM")).to_have_text("failed")
+    expect(page.get_by_test_id("error-LLM")).to_contain_text("500")  # why, on the canvas node too
     last_answer(page).get_by_test_id("retry").click()
     expect(last_answer(page)).to_contain_text("are you there?", timeout=15_000)  # the fake echoes now
     expect_answer_status(page, "complete")
+    expect(page.get_by_test_id("error-LLM")).to_have_count(0)  # a new run forgets the last one's errors
     expect(runs).to_have_count(2)
 
 

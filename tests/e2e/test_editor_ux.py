@@ -14,7 +14,7 @@ from playwright.sync_api import expect
 from nodeflow_app.store.graphs import GraphStore
 
 from .server import Server
-from .test_editor import node, open_editor, position, select, seq, wait_loaded, wait_seq
+from .test_editor import click_pane, node, open_editor, position, select, seq, wait_loaded, wait_seq
 
 
 def flow(edge_id: str, source: str, target: str) -> dict:
@@ -232,3 +232,72 @@ def test_panels_fold_the_chat_leaves_half_the_width_and_clicked_nodes_do_not_sta
     expect(page.get_by_test_id("inspector")).to_have_count(0)
     page.get_by_test_id("inspector-unfold").click()
     expect(page.get_by_test_id("inspector-form-llm-completion")).to_be_visible()
+
+
+def inside(box: dict, area: dict) -> bool:
+    return (area["x"] <= box["x"] and box["x"] + box["width"] <= area["x"] + area["width"]
+            and area["y"] <= box["y"] and box["y"] + box["height"] <= area["y"] + area["height"])
+
+
+def overlap(a: dict, b: dict) -> bool:
+    return not (a["x"] + a["width"] <= b["x"] or b["x"] + b["width"] <= a["x"]
+                or a["y"] + a["height"] <= b["y"] or b["y"] + b["height"] <= a["y"])
+
+
+def test_clicked_palette_nodes_land_in_the_visible_canvas_beside_the_selection(
+        page, nodeflow_server: Server, store: GraphStore) -> None:
+    open_editor(page, nodeflow_server, store.create(f"Placing {uuid.uuid4().hex[:6]}", pipeline()).id)
+    # The graph fills the view's width: right of Ask, the rightmost node, is under the inspector.
+    select(page, "Ask", "llm-completion")
+    canvas = page.get_by_test_id("canvas").bounding_box()
+    inspector = page.get_by_test_id("inspector").bounding_box()
+    covers = [page.locator(f".react-flow__{panel}").bounding_box() for panel in ("minimap", "controls")]
+    placed = [node(page, name) for name in ("Manual", "Shape", "Ask")]
+    for index, (node_type, testid) in enumerate([
+            ("edit-fields", "node-Edit Fields"), ("wait", "node-Wait"), ("edit-fields", "node-Edit Fields 2"),
+            ("conditional", "node-Conditional"), ("llm-completion", "node-LLM Completion"),
+            ("for-each", "frame-For Each"), ("wait", "node-Wait 2")]):
+        if index == 3:
+            click_pane(page)  # nothing selected: beside the last node, still in view
+        edits = seq(page)
+        page.get_by_test_id(f"palette-node-{node_type}").click()
+        wait_seq(page, edits + 1)
+        added = page.get_by_test_id(testid)
+        expect(added).to_be_visible()
+        box = added.bounding_box()
+        assert inside(box, canvas), (testid, box, canvas)
+        assert box["x"] + box["width"] <= inspector["x"], (testid, box, inspector)
+        for cover in covers:
+            assert not overlap(box, cover), (testid, box, cover)
+        for other in placed:
+            assert not overlap(box, other.bounding_box()), (testid, other)
+        placed.append(added)
+
+
+def test_deleting_a_node_that_expressions_read_names_them_in_a_toast(
+        page, nodeflow_server: Server, store: GraphStore) -> None:
+    graph = pipeline()
+    graph["nodes"][2]["data"]["prompt"] = "Status: {{ $('Shape').item.json.status }}"
+    open_editor(page, nodeflow_server, store.create(f"Deleting {uuid.uuid4().hex[:6]}", graph).id)
+    warning = "Deleted 'Shape', which expressions in 'Ask' still read: change them, or undo (Ctrl+Z)"
+
+    # The Delete key: Shape goes, and the toast says Ask's prompt still reads it.
+    select(page, "Shape", "edit-fields")
+    edits = seq(page)
+    page.keyboard.press("Delete")
+    wait_seq(page, edits + 1)
+    expect(page.locator("[data-sonner-toast]").filter(has_text=warning)).to_have_count(1)
+    expect(node(page, "Shape")).to_have_count(0)
+
+    # Undo brings it back; a node no expression reads goes without a word (the toolbar's delete).
+    page.get_by_test_id("undo").click()
+    expect(node(page, "Shape")).to_have_count(1)
+    select(page, "Manual", "manual-trigger")
+    edits = seq(page)
+    page.get_by_test_id("delete-node").click()
+    wait_seq(page, edits + 1)
+    expect(node(page, "Manual")).to_have_count(0)
+    select(page, "Shape", "edit-fields")
+    page.get_by_test_id("delete-node").click()
+    expect(page.locator("[data-sonner-toast]").filter(has_text=warning)).to_have_count(2)
+    expect(page.locator("[data-sonner-toast]").filter(has_text="Deleted 'Manual'")).to_have_count(0)

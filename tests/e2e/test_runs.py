@@ -231,3 +231,31 @@ def test_a_paused_test_run_is_approved_and_stopped_from_the_runs_panel(
     expect(page.get_by_test_id("approval-card")).to_have_count(0)
     approval = json_of(expand(page, "Ship?"), "run-node-output")["approve"]["approval"]
     assert (approval["decision"], approval["note"], approval["by"]) == ("approve", "looks right", "Admin")
+
+
+def test_a_failed_node_says_why_on_the_canvas(page, nodeflow_server: Server, store: GraphStore) -> None:
+    """n8n shows a node's error on the node: here a line under its header, the whole error as its tooltip."""
+    failing = {"nodes": [{"id": "manual", "type": "manual-trigger", "name": "Manual", "position": {"x": 0, "y": 0},
+                          "data": {}},
+                         {"id": "fetch", "type": "http-request", "name": "Fetch", "position": {"x": 300, "y": 0},
+                          "data": {"url": "http://127.0.0.1:9/nothing-listens-here", "timeout": 5}}],
+               "edges": [flow("e1", "manual", "fetch")]}
+    open_editor(page, nodeflow_server, store.create(f"Failing {uuid.uuid4().hex[:6]}", failing).id)
+    page.get_by_test_id("rerun").click()
+    expect(status(page, "Fetch")).to_have_text("failed", timeout=15_000)
+    reason = page.get_by_test_id("error-Fetch")
+    why = "refused http://127.0.0.1:9/nothing-listens-here: 127.0.0.1 is a loopback address"
+    expect(reason).to_contain_text(why)
+    expect(reason).to_have_attribute("title", re.compile("^" + re.escape(why)))
+    expect(status(page, "Fetch")).to_have_attribute("title", reason.get_attribute("title"))
+    expect(page.get_by_test_id("error-Manual")).to_have_count(0)
+    expect(page.locator("[data-sonner-toast]").filter(has_text="'Fetch' failed")).to_have_count(1)
+
+    # A stored run opened from the Runs panel shows it the same way; clearing the run view takes it away.
+    page.get_by_test_id("run-view-clear").click()
+    expect(reason).to_have_count(0)
+    page.get_by_test_id("toggle-runs").click()
+    page.get_by_test_id("run-row").first.click()
+    expect(run_node(page, "Fetch").get_by_test_id("run-node-error")).to_contain_text(why)
+    page.get_by_test_id("open-on-canvas").click()
+    expect(reason).to_contain_text(why)

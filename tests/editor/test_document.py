@@ -191,20 +191,6 @@ def test_delete_takes_container_children_along() -> None:
     assert set(doc.nodes) == {loop, child}
 
 
-def test_free_spot_keeps_clicked_nodes_apart() -> None:
-    doc = empty()
-    spots = []
-    for _ in range(8):
-        spot = doc.free_spot({"x": 100, "y": 100})
-        spots.append((spot["x"], spot["y"]))
-        doc.add_node(REGISTRY, "edit-fields", spot)
-    assert spots[0] == (100, 100)
-    assert len(set(spots)) == 8
-    for index, (x, y) in enumerate(spots):
-        for other_x, other_y in spots[index + 1:]:
-            assert abs(x - other_x) >= 260 or abs(y - other_y) >= 200  # no two overlap
-    assert all(abs(x - 100) <= 2 * 260 and abs(y - 100) <= 2 * 200 for x, y in spots)  # all near the click
-
 def test_a_new_node_can_take_install_defaults_for_its_known_parameters():
     doc = GraphDocument(id="g", name="g")
     change = doc.add_node(REGISTRY, "agent", {"x": 0, "y": 0},

@@ -22,7 +22,7 @@ def test_rows_of_a_run_and_its_nodes():
     assert run_row(whole, 1000.0)["trigger"] == "A"
     [row] = node_rows(run, {"a"})
     assert (row["cached"], row["pinned"], row["inputs"]) == ("cached", "pinned", '{\n  "input": 1\n}')
-    assert canvas_steps(run) == [{"node_id": "a", "status": "completed", "outputs": {"output": 1}}]
+    assert canvas_steps(run) == [{"node_id": "a", "status": "completed", "outputs": {"output": 1}, "error": ""}]
     assert pretty("x" * 30, limit=10).endswith("(22 more characters)")
 
 

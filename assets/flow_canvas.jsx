@@ -350,6 +350,10 @@ function summarize(value) {
   if (Array.isArray(value)) return `${value.length} item${value.length === 1 ? "" : "s"}`;
   if (typeof value === "object") {
     const keys = Object.keys(value);
+    // Invalid JSON kept as typed in the inspector (runtime/graph.py `invalid_json`): say so, not its envelope.
+    if (keys.length === 1 && typeof value["$invalid_json"] === "string") {
+      return `invalid JSON: ${value["$invalid_json"].split("\n")[0].slice(0, 40)}`;
+    }
     return keys.length ? `{${keys.slice(0, 3).join(", ")}${keys.length > 3 ? ", …" : ""}}` : "{}";
   }
   return String(value);

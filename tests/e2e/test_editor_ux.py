@@ -143,6 +143,15 @@ def test_invalid_json_survives_a_reload_and_blocks_runs_until_fixed(page, nodefl
     assert store.get(graph_id).graph["nodes"][0]["data"]["payload"] == fixed
 
 
+def test_a_card_shows_a_kept_invalid_json_value_as_such(page, nodeflow_server: Server, store: GraphStore) -> None:
+    """A json parameter shown on the card (HTTP Request's file) summarised the kept text's envelope as a key list."""
+    graph = {"nodes": [{"id": "get", "type": "http-request", "name": "Get", "position": {"x": 0, "y": 0},
+                        "data": {"url": "https://example.com", "file": {"$invalid_json": '{"name": "a.txt",\n'}}}],
+             "edges": []}
+    open_editor(page, nodeflow_server, store.create(f"Kept {uuid.uuid4().hex[:6]}", graph).id)
+    expect(page.get_by_test_id("inline-Get-file")).to_have_text('invalid JSON: {"name": "a.txt",')
+
+
 def test_upstream_chips_and_last_output_fields_insert_at_the_cursor(page, nodeflow_server: Server,
                                                                     store: GraphStore, fake_llm) -> None:
     open_editor(page, nodeflow_server, store.create(f"Fields {uuid.uuid4().hex[:6]}", pipeline()).id)

@@ -122,6 +122,7 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _resume(args: argparse.Namespace) -> int:
+    from nodeflow_app.contract import CONVERSATION
     from nodeflow_app.runs.launcher import RunBusy
 
     if args.no_store:
@@ -135,6 +136,8 @@ def _resume(args: argparse.Namespace) -> int:
         node = next((n for n in stored["graph"]["nodes"] if args.node in (n["id"], n["name"])), None)
         if node is None:
             raise InputError(f"run {args.run_id} has no node '{args.node}'")
+        if CONVERSATION in (stored.get("context") or {}):  # as RunService.answer: the chat's message would stay paused
+            raise InputError(f"run {args.run_id} answers a chat message: answer its card in the chat")
         run = launcher.restore(args.run_id, node["id"])
     except RunBusy as error:
         launcher.close()

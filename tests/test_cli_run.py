@@ -84,6 +84,23 @@ def test_resume_of_an_unknown_run_or_a_node_that_is_not_waiting(capsys):
     assert "not waiting for input" in capsys.readouterr().err
 
 
+async def test_resume_refuses_a_chat_run_whose_card_the_chat_answers(capsys):
+    """Answered here, the chat's message stayed paused with an open card the chat then refused: chat runs are
+    answered in the chat, as the Runs panel and the API already say."""
+    from nodeflow_app.contract import CONVERSATION
+    from nodeflow_app.runs.launcher import RunLauncher
+
+    launcher = RunLauncher()
+    try:
+        run = await launcher.start(json.loads((EXAMPLES / "approval.json").read_text()), started_by="chat",
+                                   payload="refund order 42", context={CONVERSATION: "chat-1"}).run()
+    finally:
+        launcher.close()
+    assert run.status == "paused"
+    assert main(["resume", run.run_id, "--node", "ask", "--payload", '{"decision": "approve"}']) == 2
+    assert "answers a chat message: answer its card in the chat" in capsys.readouterr().err
+
+
 def test_invalid_graph_exits_2_naming_the_problem(tmp_path, capsys):
     graph = json.loads((EXAMPLES / "branching.json").read_text())
     graph["edges"][0]["targetHandle"] = "nowhere"

@@ -21,7 +21,7 @@ def _section(title: str, *children: rx.Component) -> rx.Component:
 
 
 def member_row(member: MemberRow) -> rx.Component:
-    owner = AuthState.role == "owner"
+    owner = (AuthState.role == "owner") & ~member.personal  # nobody leaves their own personal workspace
     return rx.table.row(
         rx.table.cell(member.name), rx.table.cell(member.email),
         rx.table.cell(rx.cond(
@@ -31,7 +31,8 @@ def member_row(member: MemberRow) -> rx.Component:
             rx.badge(member.role, variant="soft"))),
         rx.table.cell(rx.cond(owner, rx.icon_button(rx.icon("user-minus", size=14), variant="ghost", color_scheme="red",
                                                     aria_label="Remove member",
-                                                    on_click=WorkspaceState.remove_member(member.user_id)))),
+                                                    on_click=WorkspaceState.remove_member(member.user_id),
+                                                    custom_attrs={"data-testid": f"remove-{member.email}"}))),
         custom_attrs={"data-testid": f"member-{member.email}"},
     )
 

@@ -29,6 +29,7 @@ class MemberRow:
     name: str
     email: str
     role: str
+    personal: bool = False  # whose personal workspace this is: no remove or role change offered
 
 
 @dataclasses.dataclass
@@ -58,6 +59,25 @@ def _token_view(token: ApiToken, holder: str = "") -> TokenView:
                      token.revoked_at is not None, holder)
 
 
+def _page_rows() -> tuple[list[MemberRow], list[InvitationView], list[TokenView], list[TokenView]]:
+    """The page's lists, read in a page thread. The workspace and role are the ones the access check resolved,
+    never the browser's own idea of them: the page URL (which decides the check) and the stored workspace both
+    come from the browser."""
+    caller = current()
+    store, user = account_store(), caller.user
+    members = [MemberRow(m.user_id, m.name, m.email, m.role, m.personal) for m in store.members(caller.workspace_id)]
+    now = time.time()
+    invitations = [
+        InvitationView(i.id, i.role, _when(i.expires_at),
+                       "used" if i.used_at else "revoked" if i.revoked_at else
+                       "expired" if i.expires_at <= now else "pending")
+        for i in (store.invitations(caller.workspace_id) if caller.role == "owner" else [])]
+    tokens = [_token_view(t) for t in store.api_tokens(user.id, caller.workspace_id)] if user else []
+    member_tokens = [_token_view(t, holder) for holder, t in store.members_api_tokens(caller.workspace_id, but=user.id)
+                     ] if user and caller.role == "owner" else []
+    return members, invitations, tokens, member_tokens
+
+
 class WorkspaceState(rx.State):
     members: list[MemberRow] = []
     invitations: list[InvitationView] = []
@@ -73,21 +93,7 @@ class WorkspaceState(rx.State):
         return await self.get_state(AuthState)
 
     async def _refresh(self) -> None:
-        # The workspace and role the access check resolved, never the browser's own idea of them: the page URL
-        # (which decides the check) and the stored workspace both come from the browser.
-        caller = current()
-        store, user = account_store(), caller.user
-        self.members = [MemberRow(m.user_id, m.name, m.email, m.role) for m in store.members(caller.workspace_id)]
-        now = time.time()
-        self.invitations = [
-            InvitationView(i.id, i.role, _when(i.expires_at),
-                           "used" if i.used_at else "revoked" if i.revoked_at else
-                           "expired" if i.expires_at <= now else "pending")
-            for i in (store.invitations(caller.workspace_id) if caller.role == "owner" else [])]
-        self.tokens = [_token_view(t) for t in store.api_tokens(user.id, caller.workspace_id)] if user else []
-        self.member_tokens = [_token_view(t, holder) for holder, t in
-                              store.members_api_tokens(caller.workspace_id, but=user.id)] \
-            if user and caller.role == "owner" else []
+        self.members, self.invitations, self.tokens, self.member_tokens = await off_loop(_page_rows)
 
     @rx.event
     @requires("view")
@@ -101,7 +107,7 @@ class WorkspaceState(rx.State):
         caller = current()
         role, expiry = str(form.get("role") or "viewer"), EXPIRIES.get(str(form.get("expiry")), 7 * 86400)
         user = caller.user
-        raw, _ = account_store().invite(caller.workspace_id, role, user.id, expiry)
+        raw, _ = await off_loop(account_store().invite, caller.workspace_id, role, user.id, expiry)
         base = routes.page_origin(self.router)
         self.new_link = f"{base}/invite/{raw}"
         await self._refresh()
@@ -110,7 +116,7 @@ class WorkspaceState(rx.State):
     @requires("manage")
     async def revoke_invitation(self, invitation_id: str) -> None:
         caller = current()
-        account_store().revoke_invitation(caller.workspace_id, invitation_id)
+        await off_loop(account_store().revoke_invitation, caller.workspace_id, invitation_id)
         await self._refresh()
 
     @rx.event
@@ -118,7 +124,7 @@ class WorkspaceState(rx.State):
     async def set_role(self, user_id: str, role: str) -> Any:
         caller = current()
         try:
-            account_store().set_role(caller.workspace_id, user_id, role)
+            await off_loop(account_store().set_role, caller.workspace_id, user_id, role)
         except (AccountError, ValueError) as error:
             return rx.toast.error(str(error).capitalize() + ".")
         await self._refresh()
@@ -129,7 +135,7 @@ class WorkspaceState(rx.State):
     async def remove_member(self, user_id: str) -> Any:
         caller = current()
         try:
-            account_store().remove_member(caller.workspace_id, user_id)
+            await off_loop(account_store().remove_member, caller.workspace_id, user_id)
         except AccountError as error:
             return rx.toast.error(str(error).capitalize() + ".")
         await self._refresh()
@@ -141,7 +147,7 @@ class WorkspaceState(rx.State):
         caller = current()
         user = caller.user
         try:
-            created = account_store().create_workspace(user.id, str(form.get("name", "")))
+            created = await off_loop(account_store().create_workspace, user.id, str(form.get("name", "")))
         except AccountError as error:
             return rx.toast.error(str(error).capitalize() + ".")
         return AuthState.switch_workspace(created.id)
@@ -151,7 +157,8 @@ class WorkspaceState(rx.State):
     async def create_token(self, form: dict[str, Any]) -> None:
         caller = current()
         user = caller.user
-        raw, _ = account_store().create_api_token(user.id, caller.workspace_id, str(form.get("name", "")))
+        raw, _ = await off_loop(account_store().create_api_token, user.id, caller.workspace_id,
+                                str(form.get("name", "")))
         self.new_token = raw
         await self._refresh()
 
@@ -159,14 +166,14 @@ class WorkspaceState(rx.State):
     @requires("view")
     async def revoke_token(self, token_id: str) -> None:
         caller = current()
-        account_store().revoke_api_token(caller.user.id, token_id)
+        await off_loop(account_store().revoke_api_token, caller.user.id, token_id)
         await self._refresh()
 
     @rx.event
     @requires("manage")
     async def revoke_member_token(self, token_id: str) -> None:
         caller = current()
-        account_store().revoke_workspace_api_token(caller.workspace_id, token_id)
+        await off_loop(account_store().revoke_workspace_api_token, caller.workspace_id, token_id)
         await self._refresh()
 
     # -- accepting an invitation (/invite/<code>) -------------------------------------------------------
@@ -176,13 +183,13 @@ class WorkspaceState(rx.State):
     async def open_invitation(self) -> Any:
         """Who is invited where; a signed-out visitor signs up (or in) on this page first."""
         self.invite_code = str(routes.page_args(self.router).get("code", ""))
-        invitation = account_store().invitation(self.invite_code)
+        invitation = await off_loop(account_store().invitation, self.invite_code)
         if invitation is None:
             self.message = "This invitation link is not valid any more (used, revoked or expired)."
             self.invite_workspace = ""
             return None
         self.message = ""
-        self.invite_workspace = account_store().workspace_name(invitation.workspace_id)
+        self.invite_workspace = await off_loop(account_store().workspace_name, invitation.workspace_id)
         return None
 
     @rx.event

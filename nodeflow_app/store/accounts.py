@@ -71,6 +71,7 @@ class Member:
     email: str
     name: str
     role: Role
+    personal: bool = False  # the workspace is this member's personal one: they cannot be removed or demoted
 
 
 @dataclass(frozen=True)
@@ -390,10 +391,12 @@ class AccountStore:
 
     def members(self, workspace_id: str) -> list[Member]:
         with self.engine.connect() as conn:
-            rows = conn.execute(select(UserRow.id, UserRow.email, UserRow.name, MembershipRow.role).join(
-                MembershipRow, MembershipRow.user_id == UserRow.id).where(
+            rows = conn.execute(select(UserRow.id, UserRow.email, UserRow.name, MembershipRow.role,
+                                       WorkspaceRow.personal_of).join(
+                MembershipRow, MembershipRow.user_id == UserRow.id).join(
+                WorkspaceRow, WorkspaceRow.id == MembershipRow.workspace_id).where(
                 MembershipRow.workspace_id == workspace_id).order_by(UserRow.name)).all()
-        return [Member(r.id, r.email, r.name, r.role) for r in rows]
+        return [Member(r.id, r.email, r.name, r.role, r.personal_of == r.id) for r in rows]
 
     def set_role(self, workspace_id: str, user_id: str, role: str) -> None:
         role = check_role(role)

@@ -78,6 +78,11 @@ def test_invite_a_viewer_who_can_look_but_not_edit(browser, nodeflow_server):
     owner_context = signed_in_context(browser, nodeflow_server)
     owner = owner_context.new_page()
     owner.goto(f"{nodeflow_server.url}/workspace")
+    expect(owner.get_by_test_id("workspace-title")).to_have_text(re.compile("'s workspace$"))  # the personal one
+    expect(owner.get_by_test_id(f"member-{OWNER_EMAIL}")).to_be_visible()
+    # Nobody can be removed from (or demoted in) their personal workspace: the page offers neither.
+    expect(owner.get_by_test_id(f"remove-{OWNER_EMAIL}")).to_have_count(0)
+    expect(owner.get_by_test_id(f"role-{OWNER_EMAIL}")).to_have_count(0)
     owner.get_by_test_id("team-name").fill("Support team")
     owner.get_by_test_id("team-create").click()
     expect(owner.get_by_test_id("user-menu")).to_contain_text("Support team", timeout=15_000)
@@ -129,6 +134,7 @@ def test_invite_a_viewer_who_can_look_but_not_edit(browser, nodeflow_server):
 
     # The owner sees the new member and can make them an editor; then creating a graph works for them.
     owner.goto(f"{nodeflow_server.url}/workspace")
+    expect(owner.get_by_test_id("remove-vic@example.org")).to_be_visible()  # a team's members can be removed
     owner.get_by_test_id("role-vic@example.org").click()
     owner.get_by_role("option", name="editor").click()
     guest.goto(f"{nodeflow_server.url}/")

@@ -31,8 +31,7 @@ from nodeflow_app.runtime.values import MAX_DEPTH, value_problem
 from nodeflow_app.secret_values import reveal
 from nodeflow_app.store.graphs import GraphStore
 from nodeflow_app.store.triggers import LiveHook, TriggerStore, changes
-
-STARTED_BY = "webhook"  # the entry point: a Webhook's definition lists it in `started_by`
+from nodeflow_app.triggers.webhook_answer import STARTED_BY  # the entry point, beside the answer's rules
 RESPOND = ("at_once", "last_node", "stream")
 PLANS_KEPT = 256  # compiled plans of active versions kept per process
 # A live address is looked up in the database at most once per this many seconds per process: switching a

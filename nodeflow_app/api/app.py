@@ -1,7 +1,8 @@
 """Builds the FastAPI app Reflex's backend is mounted into (`rx.App(api_transformer=create_api())`).
 
-Every route of every router passes `authorize` (an app-wide dependency) before its endpoint. Add a router
-with one `app.include_router(...)` line below.
+Every route of every router passes `authorize` (an app-wide dependency) before its endpoint; the /api/v1 routers'
+routes (nodeflow_app/api/intake.py) admit the caller before they read the body, and read at most `max_body`
+bytes of it. Add a router with one `app.include_router(...)` line below.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from fastapi.responses import JSONResponse
 
 from nodeflow_app.api import hooks, mcp_endpoint, openai_compat, session, v1
 from nodeflow_app.api.access import authorize
+from nodeflow_app.api.intake import max_body_bytes
 from nodeflow_app.api.responses import AsciiJSONResponse
 from nodeflow_app.api.services import Services
 
@@ -23,6 +25,7 @@ def create_api(services: Services | None = None) -> FastAPI:
                   openapi_url="/api/v1/openapi.json", docs_url="/api/v1/docs", redoc_url=None,
                   swagger_ui_oauth2_redirect_url=None, default_response_class=AsciiJSONResponse)
     app.state.services = services or Services()
+    app.state.max_body = max_body_bytes()
     app.add_exception_handler(RequestValidationError, invalid_request)
     app.include_router(v1.router)
     app.include_router(openai_compat.router)

@@ -17,6 +17,7 @@ from pydantic import BaseModel, Field, field_validator
 from starlette.concurrency import run_in_threadpool
 
 from nodeflow_app.api.access import ApiAccess, authorize, requires
+from nodeflow_app.api.intake import CallerFirst
 from nodeflow_app.api.responses import AsciiJSONResponse, event_data
 from nodeflow_app.runs import detached as driver_module
 from nodeflow_app.runs.detached import RunDriver, drive
@@ -29,7 +30,7 @@ from nodeflow_app.runtime.values import value_problem
 STARTED_BY = "api"
 FINISHED = ("completed", "failed", "cancelled", "interrupted")
 
-router = APIRouter(prefix="/api/v1", tags=["v1"])
+router = APIRouter(prefix="/api/v1", tags=["v1"], route_class=CallerFirst)
 
 
 # -- models ----------------------------------------------------------------------------------------------

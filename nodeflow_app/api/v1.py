@@ -138,8 +138,8 @@ def list_runs(graph_id: str, request: Request, limit: int = 50) -> list[RunSumma
 
 @router.get("/runs/{run_id}", response_model=RunOut, summary="A run: its status and every node's record")
 @requires("view")
-async def get_run(run_id: str, request: Request) -> RunOut:
-    return await run_in_threadpool(_run_out, request.app.state.services, run_id)
+async def get_run(run_id: str, request: Request) -> AsciiJSONResponse:
+    return await run_in_threadpool(_run_answer, request.app.state.services, run_id)
 
 
 @router.post("/runs/{run_id}/resume", summary="Answer a paused node (an approval) so the run goes on",
@@ -207,7 +207,7 @@ async def _respond(request: Request, driver: RunDriver | None, mode: str, run_id
                                  headers={"cache-control": "no-cache", "x-accel-buffering": "no"})
     if driver is not None and mode == "wait":
         await driver.done.wait()
-        return await run_in_threadpool(_run_out, request.app.state.services, run_id)
+        return await run_in_threadpool(_run_answer, request.app.state.services, run_id)
     if driver is not None:
         await driver.started.wait()
     status = driver.run.status if driver else "running"
@@ -227,6 +227,12 @@ async def _sse(request: Request, run_id: str, events: AsyncIterator[NodeEvent | 
 
 def _message(name: str, data: Any) -> str:
     return f"event: {name}\ndata: {event_data(data)}\n\n"
+
+
+def _run_answer(services: Any, run_id: str) -> AsciiJSONResponse:
+    """The run as JSON escaped to ASCII. Not FastAPI's serializing of RunOut: pydantic's JSON mode cannot write an
+    object key holding a lone surrogate, which any value from outside may have (a webhook's body, an input)."""
+    return AsciiJSONResponse(_run_out(services, run_id).model_dump())
 
 
 def _run_out(services: Any, run_id: str) -> RunOut:

@@ -192,6 +192,27 @@ async def test_a_lone_surrogate_in_the_input_reads_back_in_every_mode(team):
     assert streamed.text.isascii() and sse(streamed.text)[-1][1]["output"]["text"] == "a\ud800b"
 
 
+async def test_a_lone_surrogate_in_an_object_key_reads_back_in_every_mode(team):
+    """pydantic's JSON mode cannot write such a key: GET /runs/<id> of that run was a 500 for good."""
+    body = json.dumps({"input": {"\ud800": 1}})
+    headers = {"content-type": "application/json"}
+    url = f"/api/v1/graphs/{team.graph_id}/runs"
+    async with team.client("owner") as owner:
+        started = await owner.post(url, content=body, headers=headers)
+        read = await poll(owner, started.json()["run_id"])
+        waited = await owner.post(url, content=body.replace("{", '{"mode": "wait", ', 1), headers=headers)
+    assert read["payload"] == {"\ud800": 1} and read["output"] == {"\ud800": 1, "done": True}
+    assert waited.status_code == 200 and waited.text.isascii() and waited.json()["output"]["\ud800"] == 1
+
+
+async def test_an_error_that_repeats_client_text_with_a_lone_surrogate_is_no_500(team):
+    async with team.client("owner") as owner:
+        answer = await owner.post(f"/api/v1/graphs/{team.graph_id}/runs", content=b'{"trigger": "\\ud800"}',
+                                  headers={"content-type": "application/json"})
+    assert answer.status_code == 422 and answer.text.isascii()
+    assert answer.json()["detail"] == "no trigger '\ud800' in this graph (its triggers: MANUAL)"
+
+
 @pytest.mark.parametrize("raw, problem", [
     ('{"x": NaN}', "$.x: nan is not a number JSON can hold"),
     ("[" * 300 + "]" * 300, "nested deeper than 100"),

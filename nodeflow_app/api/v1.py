@@ -26,6 +26,7 @@ from nodeflow_app.runs.service import RunRefused, approval_payload
 from nodeflow_app.runtime.graph import GraphInvalid
 from nodeflow_app.runtime.plan import Plan
 from nodeflow_app.runtime.values import value_problem
+from nodeflow_app.triggers import schedules, webhooks
 
 STARTED_BY = "api"
 FINISHED = ("completed", "failed", "cancelled", "interrupted")
@@ -176,26 +177,48 @@ def _start(services: Any, graph_id: str, body: RunRequest) -> Any:
     launcher = services.launcher()
     try:
         plan = launcher.plan(stored.graph)
-        trigger = _trigger(launcher, plan, body.trigger)
+        trigger = _trigger(launcher, plan, body.trigger, graph_id)
         return launcher.start(plan, started_by=STARTED_BY, trigger=trigger, payload=body.input, graph_id=graph_id,
                               defer_start=body.mode == "wait")  # the caller gets the run only when it ends
     except GraphInvalid as error:
         raise HTTPException(422, "; ".join(issue.message for issue in error.issues)) from None
 
 
-def _trigger(launcher: Any, plan: Plan, wanted: str | None) -> str:
-    """The trigger node `wanted` names (id or name), else the graph's only trigger."""
+def _trigger(launcher: Any, plan: Plan, wanted: str | None, graph_id: str) -> str:
+    """The trigger node `wanted` names (id or name), else the graph's only trigger the API starts (its definition
+    lists "api" in `started_by`: a Webhook or a Schedule runs the graph's live version, only while it is active)."""
     triggers = launcher.triggers(plan)
     names = {plan.nodes[t].node.name: t for t in triggers}
     if wanted:
-        if wanted in triggers or wanted in names:
-            return wanted if wanted in triggers else names[wanted]
-        raise HTTPException(422, f"no trigger '{wanted}' in this graph (its triggers: {', '.join(names) or 'none'})")
-    if len(triggers) == 1:
-        return triggers[0]
+        found = wanted if wanted in triggers else names.get(wanted)
+        if found is None:
+            raise HTTPException(422, f"no trigger '{wanted}' in this graph (its triggers: {', '.join(names) or 'none'})")
+        if STARTED_BY not in plan.nodes[found].definition.started_by:
+            raise HTTPException(422, _started_elsewhere(plan, found, graph_id))
+        return found
+    ours = launcher.triggers(plan, STARTED_BY)
+    if len(ours) == 1:
+        return ours[0]
     if not triggers:
         raise HTTPException(422, "this graph has no trigger: add one (e.g. a Manual Trigger)")
-    raise HTTPException(422, f"this graph has {len(triggers)} triggers ({', '.join(names)}): name one in `trigger`")
+    if not ours:
+        raise HTTPException(422, "; ".join(_started_elsewhere(plan, t, graph_id) for t in triggers)
+                            + "; add a Manual Trigger to start it from the API")
+    names = ", ".join(plan.nodes[t].node.name for t in ours)
+    raise HTTPException(422, f"this graph has {len(ours)} triggers ({names}): name one in `trigger`")
+
+
+def _started_elsewhere(plan: Plan, node_id: str, graph_id: str) -> str:
+    """Why the API does not start this trigger, and what does."""
+    node, entry_points = plan.nodes[node_id].node, plan.nodes[node_id].definition.started_by
+    if webhooks.STARTED_BY in entry_points:
+        how = (f"a call to its webhook address /api/hooks/{webhooks.hook_id(graph_id, node_id)} "
+               "while the graph is active")
+    elif schedules.STARTED_BY in entry_points:
+        how = "its schedule while the graph is active"
+    else:
+        how = " or ".join(entry_points) or "the editor's test runs only"
+    return f"the API does not start trigger '{node.name}': it is started by {how}"
 
 
 async def _respond(request: Request, driver: RunDriver | None, mode: str, run_id: str | None = None) -> Any:

@@ -8,6 +8,7 @@ import json
 
 import pytest
 
+from nodeflow_app.triggers.webhooks import hook_id as address
 from tests.api.conftest import fields
 from tests.llm.graphs import graph
 from tests.store.writes import recorded_writes
@@ -154,6 +155,45 @@ async def test_a_bad_request_says_why(team):
     assert unknown.json()["detail"] == "no trigger 'Z' in this graph (its triggers: A, B)"
     assert named.json()["trigger_id"] == "b" and named.json()["status"] == "completed"
     assert bad_mode.status_code == 422 and (missing.status_code, missing.json()) == (404, {"detail": "not found"})
+
+
+async def test_webhook_and_schedule_triggers_are_not_started_here_and_the_answer_says_what_starts_them(team):
+    """They run the graph's live version, and only while it is active: the API ran them from the latest version,
+    of inactive graphs too. It starts the triggers whose definition lists "api" (a Manual Trigger, ...)."""
+    hook = graph([("hook", "webhook-trigger", {"respond": "last_node"}), ("done", "edit-fields", fields(done=True))],
+                 ["hook.output -> done.input"])
+    timed = graph([("tick", "schedule-trigger", {}), ("done", "edit-fields", fields(done=True))],
+                  ["tick.output -> done.input"])
+    both = graph([("hook", "webhook-trigger", {}), ("manual", "manual-trigger", {}),
+                  ("done", "edit-fields", fields(done=True))], ["hook.output -> done.input", "manual.output -> done.input"])
+    hook_id, timed_id, both_id = (team.graphs.create(name, raw, workspace_id=team.workspace_id).id
+                                  for name, raw in (("Hooked", hook), ("Timed", timed), ("Both", both)))
+    async with team.client("owner") as owner:
+        only_hook = await owner.post(f"/api/v1/graphs/{hook_id}/runs", json={"mode": "wait"})
+        named_hook = await owner.post(f"/api/v1/graphs/{both_id}/runs", json={"trigger": "HOOK", "mode": "wait"})
+        only_timed = await owner.post(f"/api/v1/graphs/{timed_id}/runs", json={"trigger": "tick"})
+        manual = await owner.post(f"/api/v1/graphs/{both_id}/runs", json={"mode": "wait"})
+        runs = [r for g in (hook_id, timed_id) for r in (await owner.get(f"/api/v1/graphs/{g}/runs")).json()]
+    webhook = (f"the API does not start trigger 'HOOK': it is started by a call to its webhook address "
+               f"/api/hooks/{{}} while the graph is active")
+    assert (only_hook.status_code, only_hook.json()["detail"]) == (
+        422, webhook.format(address(hook_id, "hook")) + "; add a Manual Trigger to start it from the API")
+    assert (named_hook.status_code, named_hook.json()["detail"]) == (422, webhook.format(address(both_id, "hook")))
+    assert (only_timed.status_code, only_timed.json()["detail"]) == (
+        422, "the API does not start trigger 'TICK': it is started by its schedule while the graph is active")
+    assert manual.status_code == 200 and manual.json()["trigger_id"] == "manual"  # the one trigger the API starts
+    assert runs == []
+
+
+async def test_chat_start_and_mcp_tool_triggers_are_started_here(team):
+    chat = graph([("chat", "chat-start", {}), ("done", "edit-fields", fields(done=True))], ["chat.output -> done.input"])
+    tool = graph([("tool", "mcp-tool", {"tool_name": "t", "input_schema": {"type": "object"}}),
+                  ("done", "edit-fields", fields(done=True))], ["tool.output -> done.input"])
+    async with team.client("owner") as owner:
+        for raw, payload in ((chat, "hello"), (tool, {"city": "Paris"})):
+            graph_id = team.graphs.create("Entry", raw, workspace_id=team.workspace_id).id
+            answer = await owner.post(f"/api/v1/graphs/{graph_id}/runs", json={"input": payload, "mode": "wait"})
+            assert answer.status_code == 200 and answer.json()["status"] == "completed", answer.text
 
 
 async def test_openapi_documents_every_route(team):

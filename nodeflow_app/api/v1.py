@@ -124,7 +124,8 @@ def list_graphs(request: Request, access: ApiAccess = Depends(authorize)) -> lis
              responses={200: {"model": RunOut, "description": "mode wait: the run when it ends or pauses"},
                         202: {"model": RunStarted, "description": "mode async: the run id at once"}})
 @requires("edit")
-async def start_run(graph_id: str, body: RunRequest, request: Request):
+async def start_run(graph_id: str, request: Request, body: RunRequest | None = None):
+    body = body or RunRequest()  # every field has a default: no body at all is the defaults
     services = request.app.state.services
     run = await run_in_threadpool(_start, services, graph_id, body)
     return await _respond(request, drive(run, run.events()), body.mode)

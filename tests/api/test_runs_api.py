@@ -66,6 +66,13 @@ async def test_wait_returns_the_final_output_and_the_trigger_default_when_no_inp
     assert sorted(writes) == [("node", "completed")] * 2 + [("run", "completed")]  # written once, with its end
 
 
+async def test_a_request_without_a_body_starts_a_run_with_the_defaults(team):
+    async with team.client("owner") as owner:
+        started = await owner.post(f"/api/v1/graphs/{team.graph_id}/runs")
+        run = await poll(owner, started.json()["run_id"])
+    assert started.status_code == 202 and run["status"] == "completed" and run["output"] == {"n": 1, "done": True}
+
+
 async def test_the_output_names_each_step_when_several_end_the_graph(team):
     forked = graph([("manual", "manual-trigger", {}), ("a", "edit-fields", fields(a=1)),
                     ("b", "edit-fields", fields(b=2))], ["manual.output -> a.input", "manual.output -> b.input"])

@@ -193,7 +193,8 @@ def _trigger(launcher: Any, plan: Plan, wanted: str | None, graph_id: str) -> st
     if wanted:
         found = wanted if wanted in triggers else names.get(wanted)
         if found is None:
-            raise HTTPException(422, f"no trigger '{wanted}' in this graph (its triggers: {', '.join(names) or 'none'})")
+            listed = ", ".join(names) or "none"
+            raise HTTPException(422, f"no trigger '{wanted}' in this graph (its triggers: {listed})")
         if STARTED_BY not in plan.nodes[found].definition.started_by:
             raise HTTPException(422, _started_elsewhere(plan, found, graph_id))
         return found

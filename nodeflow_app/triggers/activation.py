@@ -1,8 +1,9 @@
 """Activating a graph (SPEC 6): its latest stored version becomes live for webhooks and schedules.
 
 Activation checks what the triggers need (the graph compiles, every schedule parses, no webhook answers with
-a header or status its answer may not carry) and refuses with a message otherwise; unsaved edits never go live (the editor saves before it activates). Switching off removes
-the webhook addresses and stops the schedules (the scheduler reads active graphs on every tick).
+a header or status its answer may not carry) and refuses with a message otherwise; unsaved edits never go live
+(the editor saves before it activates). Switching off removes the webhook addresses and stops the schedules (the
+scheduler reads active graphs on every tick).
 """
 
 from __future__ import annotations

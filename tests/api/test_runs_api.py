@@ -172,7 +172,8 @@ async def test_webhook_and_schedule_triggers_are_not_started_here_and_the_answer
     timed = graph([("tick", "schedule-trigger", {}), ("done", "edit-fields", fields(done=True))],
                   ["tick.output -> done.input"])
     both = graph([("hook", "webhook-trigger", {}), ("manual", "manual-trigger", {}),
-                  ("done", "edit-fields", fields(done=True))], ["hook.output -> done.input", "manual.output -> done.input"])
+                  ("done", "edit-fields", fields(done=True))],
+                 ["hook.output -> done.input", "manual.output -> done.input"])
     hook_id, timed_id, both_id = (team.graphs.create(name, raw, workspace_id=team.workspace_id).id
                                   for name, raw in (("Hooked", hook), ("Timed", timed), ("Both", both)))
     async with team.client("owner") as owner:
@@ -181,11 +182,13 @@ async def test_webhook_and_schedule_triggers_are_not_started_here_and_the_answer
         only_timed = await owner.post(f"/api/v1/graphs/{timed_id}/runs", json={"trigger": "tick"})
         manual = await owner.post(f"/api/v1/graphs/{both_id}/runs", json={"mode": "wait"})
         runs = [r for g in (hook_id, timed_id) for r in (await owner.get(f"/api/v1/graphs/{g}/runs")).json()]
-    webhook = (f"the API does not start trigger 'HOOK': it is started by a call to its webhook address "
-               f"/api/hooks/{{}} while the graph is active")
+    def webhook(graph_id: str) -> str:
+        return (f"the API does not start trigger 'HOOK': it is started by a call to its webhook address "
+                f"/api/hooks/{address(graph_id, 'hook')} while the graph is active")
+
     assert (only_hook.status_code, only_hook.json()["detail"]) == (
-        422, webhook.format(address(hook_id, "hook")) + "; add a Manual Trigger to start it from the API")
-    assert (named_hook.status_code, named_hook.json()["detail"]) == (422, webhook.format(address(both_id, "hook")))
+        422, webhook(hook_id) + "; add a Manual Trigger to start it from the API")
+    assert (named_hook.status_code, named_hook.json()["detail"]) == (422, webhook(both_id))
     assert (only_timed.status_code, only_timed.json()["detail"]) == (
         422, "the API does not start trigger 'TICK': it is started by its schedule while the graph is active")
     assert manual.status_code == 200 and manual.json()["trigger_id"] == "manual"  # the one trigger the API starts
@@ -193,7 +196,8 @@ async def test_webhook_and_schedule_triggers_are_not_started_here_and_the_answer
 
 
 async def test_chat_start_and_mcp_tool_triggers_are_started_here(team):
-    chat = graph([("chat", "chat-start", {}), ("done", "edit-fields", fields(done=True))], ["chat.output -> done.input"])
+    chat = graph([("chat", "chat-start", {}), ("done", "edit-fields", fields(done=True))],
+                 ["chat.output -> done.input"])
     tool = graph([("tool", "mcp-tool", {"tool_name": "t", "input_schema": {"type": "object"}}),
                   ("done", "edit-fields", fields(done=True))], ["tool.output -> done.input"])
     async with team.client("owner") as owner:

@@ -3,9 +3,10 @@ Validate button and the inspector's inline errors.
 
 `validate_graph` runs the normalizer (shape, types, parameters, edges, cycles) and then what a run would
 trip over later: malformed expressions, `$('Name')` naming no node or a node that is not upstream (the
-same visibility rule as the kernel's expression scope), and a model whose provider is not configured
-(a warning: the graph is right, the install is not). `node_issues` runs the per-node part for one node;
-`references_to` says which nodes read given nodes (the editor warns when those are deleted).
+same visibility rule as the kernel's expression scope), a model whose provider is not configured
+(a warning: the graph is right, the install is not), and a webhook answer's header or status that
+activation refuses (nodeflow_app/triggers/webhook_answer.py). `node_issues` runs the per-node part for one
+node; `references_to` says which nodes read given nodes (the editor warns when those are deleted).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from nodeflow_app.llm.providers import PROVIDERS, missing_steps
 from nodeflow_app.runtime.expressions import check_syntax, close_match, has_expression, referenced_nodes
 from nodeflow_app.runtime.graph import DefinitionSource, Graph, GraphIssue, Node, normalize, parameter_problem
 from nodeflow_app.contract import NodeDefinition, NodeError, Parameter
+from nodeflow_app.triggers import webhook_answer
 
 Severity = Literal["error", "warning"]
 
@@ -64,6 +66,7 @@ def validate_graph(raw: dict[str, Any] | Graph, registry: DefinitionSource, *,
         checker = _NodeChecker(graph, registry)
         for node in graph.nodes:
             issues.extend(checker.references_and_models(node))
+            issues.extend(answer_issues(node, registry.definition(node.type), issues))
     return graph, sorted(issues, key=lambda issue: issue.severity != "error")
 
 
@@ -80,7 +83,17 @@ def node_issues(graph: Graph, registry: DefinitionSource, node_id: str) -> list[
         problem = parameter_problem(parameter, node.data.get(parameter.id, parameter.default))
         if problem:
             found.append(_issue("error", "invalid_parameter", node, parameter.id, problem))
-    return found + _NodeChecker(graph, registry).references_and_models(node)
+    return found + answer_issues(node, definition, found) + _NodeChecker(graph, registry).references_and_models(node)
+
+
+def answer_issues(node: Node, definition: NodeDefinition | None, known: list[Issue]) -> list[Issue]:
+    """A webhook's answer settings that activation refuses (a header acting for NodeFlow's site, a redirect),
+    besides the parameters `known` already finds wrong. Chosen by the trigger's entry points, never its type."""
+    if definition is None or webhook_answer.STARTED_BY not in definition.started_by:
+        return []
+    flagged = {issue.parameter for issue in known if issue.node_id == node.id}
+    return [_issue("error", "unsafe_answer", node, parameter, problem)
+            for parameter, problem in webhook_answer.settings(node.data).problems if parameter not in flagged]
 
 
 # 1. Per node: expressions and models -----------------------------------------------------------

@@ -30,7 +30,7 @@ log = logging.getLogger("nodeflow.api.access")
 
 NO_CALLER = "a valid API token is required (Authorization: Bearer nf_...)"
 
-__all__ = ["ApiAccess", "authorize", "requires"]
+__all__ = ["ApiAccess", "admit", "authorize", "requires"]
 
 
 @dataclass(frozen=True)
@@ -53,11 +53,19 @@ BEARER = HTTPBearer(auto_error=False, description="An API token (nf_...) from th
 
 
 async def authorize(request: Request, _token: Any = Depends(BEARER)) -> ApiAccess:
-    """The app-wide dependency: resolve the caller, decide, and record who starts runs from here on."""
+    """The app-wide dependency: the request's access, decided once (a CallerFirst route, nodeflow_app/api/intake.py,
+    decided it before FastAPI read the body)."""
+    access = getattr(request.state, "access", None)
+    return access if access is not None else await admit(request)
+
+
+async def admit(request: Request) -> ApiAccess:
+    """Resolve the caller, decide (HTTPException when refused), and record who starts runs from here on."""
     need = route_need(request)
     if need == "public":  # no caller to look up (webhooks authenticate themselves): no database work
         set_caller(Caller())
-        return ApiAccess(None, None, None, "none")
+        request.state.access = ApiAccess(None, None, None, "none")
+        return request.state.access
     access = await run_in_threadpool(resolve, request)
     decision = decide(need, access.user, access.role)
     if not decision.allowed:

@@ -1,17 +1,21 @@
 """Builds the FastAPI app Reflex's backend is mounted into (`rx.App(api_transformer=create_api())`).
 
-Every route of every router passes `authorize` (an app-wide dependency) before its endpoint. Add a router
-with one `app.include_router(...)` line below.
+Every route of every router passes `authorize` (an app-wide dependency) before its endpoint; the /api/v1 routers'
+routes (nodeflow_app/api/intake.py) admit the caller before they read the body, and read at most `max_body`
+bytes of it. Add a router with one `app.include_router(...)` line below.
 """
 
 from __future__ import annotations
 
 from fastapi import Depends, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
+from fastapi.utils import is_body_allowed_for_status_code
+from starlette.exceptions import HTTPException
 
 from nodeflow_app.api import hooks, mcp_endpoint, openai_compat, session, v1
 from nodeflow_app.api.access import authorize
+from nodeflow_app.api.intake import max_body_bytes
 from nodeflow_app.api.responses import AsciiJSONResponse
 from nodeflow_app.api.services import Services
 
@@ -23,7 +27,9 @@ def create_api(services: Services | None = None) -> FastAPI:
                   openapi_url="/api/v1/openapi.json", docs_url="/api/v1/docs", redoc_url=None,
                   swagger_ui_oauth2_redirect_url=None, default_response_class=AsciiJSONResponse)
     app.state.services = services or Services()
+    app.state.max_body = max_body_bytes()
     app.add_exception_handler(RequestValidationError, invalid_request)
+    app.add_exception_handler(HTTPException, refused)
     app.include_router(v1.router)
     app.include_router(openai_compat.router)
     app.include_router(mcp_endpoint.router)
@@ -38,3 +44,11 @@ async def invalid_request(_request: Request, error: RequestValidationError) -> J
     fields = [{"loc": [part if isinstance(part, int) else str(part) for part in item.get("loc", ())],
                "msg": str(item.get("msg", "")), "type": str(item.get("type", ""))} for item in error.errors()]
     return AsciiJSONResponse({"detail": fields}, 422)
+
+
+async def refused(_request: Request, error: HTTPException) -> Response:
+    """FastAPI's answer to an HTTPException, escaped to ASCII: a detail may repeat the client's text (a trigger's
+    name), and a lone surrogate in it turned the answer into a 500."""
+    if not is_body_allowed_for_status_code(error.status_code):
+        return Response(status_code=error.status_code, headers=error.headers)
+    return AsciiJSONResponse({"detail": error.detail}, error.status_code, headers=error.headers)

@@ -4,25 +4,30 @@ Public routes: a webhook authenticates its callers itself (its node's header tok
 with NodeFlow sessions or API tokens. The live address runs the graph's active version; the test address
 serves the editor's "Listen for test event" once, with the stored graph, as a test run.
 The answer follows the node's "Respond" choice: 202 with the run id at once, the last node's output as JSON
-(its status code and headers), or the run's events as server-sent events. The run is never the request's:
-a caller that disconnects leaves it going (nodeflow_app/runs/detached.py).
+(its status code and headers, less those nodeflow_app/triggers/webhook_answer.py refuses), or the run's events as
+server-sent events; every answer carries webhook_answer.SAFETY_HEADERS. The run is never the request's: a caller
+that disconnects leaves it going (nodeflow_app/runs/detached.py).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
+import logging
 from typing import Any, AsyncIterator
 
 from fastapi import APIRouter, Request, Response
-from fastapi.responses import JSONResponse, StreamingResponse
+from fastapi.responses import StreamingResponse
 from starlette.concurrency import run_in_threadpool
 
 from nodeflow_app.api.access import requires
+from nodeflow_app.api.responses import AsciiJSONResponse
 from nodeflow_app.runs.detached import RunDriver, drive, outcome
 from nodeflow_app.runs.graph_runner import final_output
+from nodeflow_app.triggers import webhook_answer
 from nodeflow_app.triggers.webhooks import Call, Refused, Target, Webhooks, payload, too_large
 
+log = logging.getLogger("nodeflow.api.hooks")
 router = APIRouter(tags=["webhooks"])
 METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"]
 
@@ -54,6 +59,12 @@ def webhooks(request: Request) -> Webhooks:
 
 
 async def _serve(request: Request, hook: str, *, test: bool) -> Response:
+    response = await _call(request, hook, test=test)
+    response.headers.update(webhook_answer.SAFETY_HEADERS)
+    return response
+
+
+async def _call(request: Request, hook: str, *, test: bool) -> Response:
     hooks = getattr(request.app.state, "webhooks", None) or await run_in_threadpool(webhooks, request)
     try:
         target = None if test else hooks.cached_live(hook)
@@ -71,7 +82,7 @@ async def _serve(request: Request, hook: str, *, test: bool) -> Response:
             raise Refused(404, "nobody is listening for a test call: press 'Listen for test event' in the editor")
         run = hooks.start(target, call, test=test)
     except Refused as refused:
-        return JSONResponse({"detail": refused.message}, refused.status, headers=refused.headers)
+        return AsciiJSONResponse({"detail": refused.message}, refused.status, headers=refused.headers)
     if test:
         await run_in_threadpool(hooks.triggers.test_run, hook, run.run_id)
     return await _answer(target, run)
@@ -99,13 +110,14 @@ async def _answer(target: Target, run: Any) -> Response:
                                  headers={**headers, "Cache-Control": "no-cache"})
     if target.respond == "at_once":
         await driver.started.wait()  # on record: the id it gives out is found at once, from any process
-        return JSONResponse({"run_id": run.run_id, "status": "started"}, 202, headers=headers)
+        return AsciiJSONResponse({"run_id": run.run_id, "status": "started"}, 202, headers=headers)
     await driver.done.wait()
     if run.status != "completed":
         return _json(outcome(run), 202 if run.status == "paused" else 500, headers)
-    for name, value in _pairs(target.data.get("response_headers")):
-        headers[name] = value
-    return _json(final_output(run), int(target.data.get("status_code") or 200), headers)
+    answer = webhook_answer.settings(target.data)
+    for _parameter, problem in answer.problems:  # activation refuses these: a test call, or a version live from before
+        log.warning("webhook %s of graph %s: %s; left out of the answer", target.node_id, target.graph_id, problem)
+    return _json(final_output(run), answer.status, {**answer.headers, **headers})
 
 
 async def _events(driver: RunDriver, events: AsyncIterator[Any]) -> AsyncIterator[str]:
@@ -118,10 +130,3 @@ async def _events(driver: RunDriver, events: AsyncIterator[Any]) -> AsyncIterato
 def _json(value: Any, status: int, headers: dict[str, str]) -> Response:
     return Response(json.dumps(value, default=str), status, headers=headers, media_type="application/json")
 
-
-def _pairs(rows: Any) -> list[tuple[str, str]]:
-    """Response headers from the node's key_value rows (rows without a name are left out)."""
-    if not isinstance(rows, list):
-        return []
-    return [(str(r.get("name")).strip(), str(r.get("value") or "")) for r in rows
-            if isinstance(r, dict) and str(r.get("name") or "").strip()]

@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, StrictBool, StrictStr
 from starlette.concurrency import run_in_threadpool
 
 from nodeflow_app.api.access import ApiAccess, authorize, requires
+from nodeflow_app.api.intake import CallerFirst
 from nodeflow_app.api.responses import AsciiJSONResponse, event_data
 from nodeflow_app.runs import detached as driver_module
 from nodeflow_app.runs.detached import RunDriver, drive
@@ -31,7 +32,7 @@ from nodeflow_app.runtime.graph import GraphInvalid
 from nodes._helpers import primary_text
 
 STARTED_BY = "api"
-router = APIRouter(prefix="/api/v1", tags=["openai"])
+router = APIRouter(prefix="/api/v1", tags=["openai"], route_class=CallerFirst)
 
 
 class ContentPart(BaseModel):

@@ -17,6 +17,7 @@ from pydantic import BaseModel, Field, field_validator
 from starlette.concurrency import run_in_threadpool
 
 from nodeflow_app.api.access import ApiAccess, authorize, requires
+from nodeflow_app.api.intake import CallerFirst
 from nodeflow_app.api.responses import AsciiJSONResponse, event_data
 from nodeflow_app.runs import detached as driver_module
 from nodeflow_app.runs.detached import RunDriver, drive
@@ -25,11 +26,12 @@ from nodeflow_app.runs.service import RunRefused, approval_payload
 from nodeflow_app.runtime.graph import GraphInvalid
 from nodeflow_app.runtime.plan import Plan
 from nodeflow_app.runtime.values import value_problem
+from nodeflow_app.triggers import schedules, webhooks
 
 STARTED_BY = "api"
 FINISHED = ("completed", "failed", "cancelled", "interrupted")
 
-router = APIRouter(prefix="/api/v1", tags=["v1"])
+router = APIRouter(prefix="/api/v1", tags=["v1"], route_class=CallerFirst)
 
 
 # -- models ----------------------------------------------------------------------------------------------
@@ -122,7 +124,8 @@ def list_graphs(request: Request, access: ApiAccess = Depends(authorize)) -> lis
              responses={200: {"model": RunOut, "description": "mode wait: the run when it ends or pauses"},
                         202: {"model": RunStarted, "description": "mode async: the run id at once"}})
 @requires("edit")
-async def start_run(graph_id: str, body: RunRequest, request: Request):
+async def start_run(graph_id: str, request: Request, body: RunRequest | None = None):
+    body = body or RunRequest()  # every field has a default: no body at all is the defaults
     services = request.app.state.services
     run = await run_in_threadpool(_start, services, graph_id, body)
     return await _respond(request, drive(run, run.events()), body.mode)
@@ -137,8 +140,8 @@ def list_runs(graph_id: str, request: Request, limit: int = 50) -> list[RunSumma
 
 @router.get("/runs/{run_id}", response_model=RunOut, summary="A run: its status and every node's record")
 @requires("view")
-async def get_run(run_id: str, request: Request) -> RunOut:
-    return await run_in_threadpool(_run_out, request.app.state.services, run_id)
+async def get_run(run_id: str, request: Request) -> AsciiJSONResponse:
+    return await run_in_threadpool(_run_answer, request.app.state.services, run_id)
 
 
 @router.post("/runs/{run_id}/resume", summary="Answer a paused node (an approval) so the run goes on",
@@ -175,26 +178,49 @@ def _start(services: Any, graph_id: str, body: RunRequest) -> Any:
     launcher = services.launcher()
     try:
         plan = launcher.plan(stored.graph)
-        trigger = _trigger(launcher, plan, body.trigger)
+        trigger = _trigger(launcher, plan, body.trigger, graph_id)
         return launcher.start(plan, started_by=STARTED_BY, trigger=trigger, payload=body.input, graph_id=graph_id,
                               defer_start=body.mode == "wait")  # the caller gets the run only when it ends
     except GraphInvalid as error:
         raise HTTPException(422, "; ".join(issue.message for issue in error.issues)) from None
 
 
-def _trigger(launcher: Any, plan: Plan, wanted: str | None) -> str:
-    """The trigger node `wanted` names (id or name), else the graph's only trigger."""
+def _trigger(launcher: Any, plan: Plan, wanted: str | None, graph_id: str) -> str:
+    """The trigger node `wanted` names (id or name), else the graph's only trigger the API starts (its definition
+    lists "api" in `started_by`: a Webhook or a Schedule runs the graph's live version, only while it is active)."""
     triggers = launcher.triggers(plan)
     names = {plan.nodes[t].node.name: t for t in triggers}
     if wanted:
-        if wanted in triggers or wanted in names:
-            return wanted if wanted in triggers else names[wanted]
-        raise HTTPException(422, f"no trigger '{wanted}' in this graph (its triggers: {', '.join(names) or 'none'})")
-    if len(triggers) == 1:
-        return triggers[0]
+        found = wanted if wanted in triggers else names.get(wanted)
+        if found is None:
+            listed = ", ".join(names) or "none"
+            raise HTTPException(422, f"no trigger '{wanted}' in this graph (its triggers: {listed})")
+        if STARTED_BY not in plan.nodes[found].definition.started_by:
+            raise HTTPException(422, _started_elsewhere(plan, found, graph_id))
+        return found
+    ours = launcher.triggers(plan, STARTED_BY)
+    if len(ours) == 1:
+        return ours[0]
     if not triggers:
         raise HTTPException(422, "this graph has no trigger: add one (e.g. a Manual Trigger)")
-    raise HTTPException(422, f"this graph has {len(triggers)} triggers ({', '.join(names)}): name one in `trigger`")
+    if not ours:
+        raise HTTPException(422, "; ".join(_started_elsewhere(plan, t, graph_id) for t in triggers)
+                            + "; add a Manual Trigger to start it from the API")
+    names = ", ".join(plan.nodes[t].node.name for t in ours)
+    raise HTTPException(422, f"this graph has {len(ours)} triggers ({names}): name one in `trigger`")
+
+
+def _started_elsewhere(plan: Plan, node_id: str, graph_id: str) -> str:
+    """Why the API does not start this trigger, and what does."""
+    node, entry_points = plan.nodes[node_id].node, plan.nodes[node_id].definition.started_by
+    if webhooks.STARTED_BY in entry_points:
+        how = (f"a call to its webhook address /api/hooks/{webhooks.hook_id(graph_id, node_id)} "
+               "while the graph is active")
+    elif schedules.STARTED_BY in entry_points:
+        how = "its schedule while the graph is active"
+    else:
+        how = " or ".join(entry_points) or "the editor's test runs only"
+    return f"the API does not start trigger '{node.name}': it is started by {how}"
 
 
 async def _respond(request: Request, driver: RunDriver | None, mode: str, run_id: str | None = None) -> Any:
@@ -206,7 +232,7 @@ async def _respond(request: Request, driver: RunDriver | None, mode: str, run_id
                                  headers={"cache-control": "no-cache", "x-accel-buffering": "no"})
     if driver is not None and mode == "wait":
         await driver.done.wait()
-        return await run_in_threadpool(_run_out, request.app.state.services, run_id)
+        return await run_in_threadpool(_run_answer, request.app.state.services, run_id)
     if driver is not None:
         await driver.started.wait()
     status = driver.run.status if driver else "running"
@@ -226,6 +252,12 @@ async def _sse(request: Request, run_id: str, events: AsyncIterator[NodeEvent | 
 
 def _message(name: str, data: Any) -> str:
     return f"event: {name}\ndata: {event_data(data)}\n\n"
+
+
+def _run_answer(services: Any, run_id: str) -> AsciiJSONResponse:
+    """The run as JSON escaped to ASCII. Not FastAPI's serializing of RunOut: pydantic's JSON mode cannot write an
+    object key holding a lone surrogate, which any value from outside may have (a webhook's body, an input)."""
+    return AsciiJSONResponse(_run_out(services, run_id).model_dump())
 
 
 def _run_out(services: Any, run_id: str) -> RunOut:

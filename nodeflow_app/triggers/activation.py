@@ -1,8 +1,9 @@
 """Activating a graph (SPEC 6): its latest stored version becomes live for webhooks and schedules.
 
-Activation checks what the triggers need (the graph compiles, every schedule parses) and refuses with a
-message otherwise; unsaved edits never go live (the editor saves before it activates). Switching off removes
-the webhook addresses and stops the schedules (the scheduler reads active graphs on every tick).
+Activation checks what the triggers need (the graph compiles, every schedule parses, no webhook answers with
+a header or status its answer may not carry) and refuses with a message otherwise; unsaved edits never go live
+(the editor saves before it activates). Switching off removes the webhook addresses and stops the schedules (the
+scheduler reads active graphs on every tick).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from nodeflow_app.runtime.graph import GraphInvalid
 from nodeflow_app.store.db import process_wide
 from nodeflow_app.store.graphs import GraphStore
 from nodeflow_app.store.triggers import AddressTaken, TriggerStore
-from nodeflow_app.triggers import schedules, webhooks
+from nodeflow_app.triggers import schedules, webhook_answer, webhooks
 
 
 class ActivationRefused(ValueError):
@@ -44,6 +45,11 @@ class Activation:
                 schedules.parse(plan.nodes[node_id].node.data)
             except ValueError as error:
                 raise ActivationRefused(f"{plan.nodes[node_id].node.name}: {error}") from None
+        for node_id in hooks:
+            problems = webhook_answer.settings(plan.nodes[node_id].node.data).problems
+            if problems:
+                raise ActivationRefused(f"{plan.nodes[node_id].node.name}: "
+                                        + "; ".join(problem for _, problem in problems))
         try:
             self.triggers.activate(graph_id, stored.version, {webhooks.hook_id(graph_id, n): n for n in hooks})
         except AddressTaken as error:

@@ -14,6 +14,7 @@ import dataclasses
 import hashlib
 import hmac
 import json
+import logging
 import threading
 import time
 from dataclasses import dataclass
@@ -31,13 +32,16 @@ from nodeflow_app.runtime.values import MAX_DEPTH, value_problem
 from nodeflow_app.secret_values import reveal
 from nodeflow_app.store.graphs import GraphStore
 from nodeflow_app.store.triggers import LiveHook, TriggerStore, changes
-
-STARTED_BY = "webhook"  # the entry point: a Webhook's definition lists it in `started_by`
+from nodeflow_app.triggers.webhook_answer import STARTED_BY  # the entry point, beside the answer's rules
 RESPOND = ("at_once", "last_node", "stream")
+NOT_SET_UP = "the webhook's authentication is not set up (the server's log says why)"
 PLANS_KEPT = 256  # compiled plans of active versions kept per process
 # A live address is looked up in the database at most once per this many seconds per process: switching a
 # graph off in this process takes effect at once, in another process within this time.
 LIVE_TTL = 1.0
+
+
+log = logging.getLogger("nodeflow.triggers.webhooks")
 
 
 class Refused(Exception):
@@ -204,12 +208,19 @@ class Webhooks:
                         else (fields["username"], fields["password"]))
             secret = reveal(data.get("auth_secret"), "the webhook's token or password")
         except NodeError as error:
-            raise Refused(500, f"the webhook's authentication is not set up: {error}") from None
+            raise self._not_set_up(target, str(error)) from None
         name = str(data.get("auth_name") or "").strip()
         if not secret or not name:
-            raise Refused(500, "the webhook's authentication is not set up: fill in its header name or user "
-                               "and its token or password")
+            raise self._not_set_up(target, "fill in its header name or user and its token or password")
         return name, str(secret)
+
+    @staticmethod
+    def _not_set_up(target: Target, why: str) -> Refused:
+        """A 500 that tells the caller, who may be anyone, nothing of the workspace (its id, its connections'
+        names); the log tells the owner what to fix."""
+        log.warning("webhook %s of graph %s: its authentication is not set up: %s", target.node_id, target.graph_id,
+                    why)
+        return Refused(500, NOT_SET_UP)
 
     # -- starting the run --------------------------------------------------------------------------------
 

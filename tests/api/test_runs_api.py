@@ -8,6 +8,7 @@ import json
 
 import pytest
 
+from nodeflow_app.triggers.webhooks import hook_id as address
 from tests.api.conftest import fields
 from tests.llm.graphs import graph
 from tests.store.writes import recorded_writes
@@ -63,6 +64,13 @@ async def test_wait_returns_the_final_output_and_the_trigger_default_when_no_inp
     assert answer.status_code == 200
     assert (answer.json()["status"], answer.json()["output"]) == ("completed", {"n": 1, "done": True})
     assert sorted(writes) == [("node", "completed")] * 2 + [("run", "completed")]  # written once, with its end
+
+
+async def test_a_request_without_a_body_starts_a_run_with_the_defaults(team):
+    async with team.client("owner") as owner:
+        started = await owner.post(f"/api/v1/graphs/{team.graph_id}/runs")
+        run = await poll(owner, started.json()["run_id"])
+    assert started.status_code == 202 and run["status"] == "completed" and run["output"] == {"n": 1, "done": True}
 
 
 async def test_the_output_names_each_step_when_several_end_the_graph(team):
@@ -156,6 +164,49 @@ async def test_a_bad_request_says_why(team):
     assert bad_mode.status_code == 422 and (missing.status_code, missing.json()) == (404, {"detail": "not found"})
 
 
+async def test_webhook_and_schedule_triggers_are_not_started_here_and_the_answer_says_what_starts_them(team):
+    """They run the graph's live version, and only while it is active: the API ran them from the latest version,
+    of inactive graphs too. It starts the triggers whose definition lists "api" (a Manual Trigger, ...)."""
+    hook = graph([("hook", "webhook-trigger", {"respond": "last_node"}), ("done", "edit-fields", fields(done=True))],
+                 ["hook.output -> done.input"])
+    timed = graph([("tick", "schedule-trigger", {}), ("done", "edit-fields", fields(done=True))],
+                  ["tick.output -> done.input"])
+    both = graph([("hook", "webhook-trigger", {}), ("manual", "manual-trigger", {}),
+                  ("done", "edit-fields", fields(done=True))],
+                 ["hook.output -> done.input", "manual.output -> done.input"])
+    hook_id, timed_id, both_id = (team.graphs.create(name, raw, workspace_id=team.workspace_id).id
+                                  for name, raw in (("Hooked", hook), ("Timed", timed), ("Both", both)))
+    async with team.client("owner") as owner:
+        only_hook = await owner.post(f"/api/v1/graphs/{hook_id}/runs", json={"mode": "wait"})
+        named_hook = await owner.post(f"/api/v1/graphs/{both_id}/runs", json={"trigger": "HOOK", "mode": "wait"})
+        only_timed = await owner.post(f"/api/v1/graphs/{timed_id}/runs", json={"trigger": "tick"})
+        manual = await owner.post(f"/api/v1/graphs/{both_id}/runs", json={"mode": "wait"})
+        runs = [r for g in (hook_id, timed_id) for r in (await owner.get(f"/api/v1/graphs/{g}/runs")).json()]
+    def webhook(graph_id: str) -> str:
+        return (f"the API does not start trigger 'HOOK': it is started by a call to its webhook address "
+                f"/api/hooks/{address(graph_id, 'hook')} while the graph is active")
+
+    assert (only_hook.status_code, only_hook.json()["detail"]) == (
+        422, webhook(hook_id) + "; add a Manual Trigger to start it from the API")
+    assert (named_hook.status_code, named_hook.json()["detail"]) == (422, webhook(both_id))
+    assert (only_timed.status_code, only_timed.json()["detail"]) == (
+        422, "the API does not start trigger 'TICK': it is started by its schedule while the graph is active")
+    assert manual.status_code == 200 and manual.json()["trigger_id"] == "manual"  # the one trigger the API starts
+    assert runs == []
+
+
+async def test_chat_start_and_mcp_tool_triggers_are_started_here(team):
+    chat = graph([("chat", "chat-start", {}), ("done", "edit-fields", fields(done=True))],
+                 ["chat.output -> done.input"])
+    tool = graph([("tool", "mcp-tool", {"tool_name": "t", "input_schema": {"type": "object"}}),
+                  ("done", "edit-fields", fields(done=True))], ["tool.output -> done.input"])
+    async with team.client("owner") as owner:
+        for raw, payload in ((chat, "hello"), (tool, {"city": "Paris"})):
+            graph_id = team.graphs.create("Entry", raw, workspace_id=team.workspace_id).id
+            answer = await owner.post(f"/api/v1/graphs/{graph_id}/runs", json={"input": payload, "mode": "wait"})
+            assert answer.status_code == 200 and answer.json()["status"] == "completed", answer.text
+
+
 async def test_openapi_documents_every_route(team):
     async with team.client() as anonymous:
         schema = (await anonymous.get("/api/v1/openapi.json")).json()
@@ -190,6 +241,27 @@ async def test_a_lone_surrogate_in_the_input_reads_back_in_every_mode(team):
     assert read["payload"] == {"text": "a\ud800b"} and read["output"]["text"] == "a\ud800b"
     assert waited.status_code == 200 and waited.json()["output"]["text"] == "a\ud800b"
     assert streamed.text.isascii() and sse(streamed.text)[-1][1]["output"]["text"] == "a\ud800b"
+
+
+async def test_a_lone_surrogate_in_an_object_key_reads_back_in_every_mode(team):
+    """pydantic's JSON mode cannot write such a key: GET /runs/<id> of that run was a 500 for good."""
+    body = json.dumps({"input": {"\ud800": 1}})
+    headers = {"content-type": "application/json"}
+    url = f"/api/v1/graphs/{team.graph_id}/runs"
+    async with team.client("owner") as owner:
+        started = await owner.post(url, content=body, headers=headers)
+        read = await poll(owner, started.json()["run_id"])
+        waited = await owner.post(url, content=body.replace("{", '{"mode": "wait", ', 1), headers=headers)
+    assert read["payload"] == {"\ud800": 1} and read["output"] == {"\ud800": 1, "done": True}
+    assert waited.status_code == 200 and waited.text.isascii() and waited.json()["output"]["\ud800"] == 1
+
+
+async def test_an_error_that_repeats_client_text_with_a_lone_surrogate_is_no_500(team):
+    async with team.client("owner") as owner:
+        answer = await owner.post(f"/api/v1/graphs/{team.graph_id}/runs", content=b'{"trigger": "\\ud800"}',
+                                  headers={"content-type": "application/json"})
+    assert answer.status_code == 422 and answer.text.isascii()
+    assert answer.json()["detail"] == "no trigger '\ud800' in this graph (its triggers: MANUAL)"
 
 
 @pytest.mark.parametrize("raw, problem", [

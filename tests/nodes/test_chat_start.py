@@ -40,7 +40,7 @@ async def test_the_context_chat_id_wins():
 async def test_the_example_payload_is_a_valid_chat_message():
     assert await output(definition.example_payload) == {
         "message": definition.example_payload["message"], "chat_id": None, "attachments": []}
-    assert definition.started_by == ("chat",)
+    assert definition.started_by == ("chat", "api")
 
 
 async def test_no_payload_is_an_empty_message():

@@ -25,7 +25,7 @@ async def output(payload, **data):
 
 
 def test_is_a_trigger_the_mcp_endpoint_starts():
-    assert definition.trigger and definition.inputs == () and definition.started_by == ("mcp",)
+    assert definition.trigger and definition.inputs == () and definition.started_by == ("mcp", "api")
 
 
 async def test_the_arguments_are_the_output():

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
+import logging
 
 import pytest
 from sqlalchemy import select
@@ -14,6 +15,7 @@ from nodeflow_app.secret_values import seal
 from nodeflow_app.store.connections import ConnectionStore
 from nodeflow_app.store.runs import RUNS
 from tests.store.writes import recorded_writes
+from nodeflow_app.triggers.webhooks import hook_id
 from tests.triggers.conftest import hooked
 
 
@@ -152,6 +154,23 @@ async def test_basic_authentication_from_a_workspace_connection(hooks):
         refused = await client.post(f"/api/hooks/{hook}", json={}, headers=basic("shop", "nope"))
         assert refused.status_code == 401 and refused.headers["www-authenticate"].startswith("Basic")
         assert (await client.post(f"/api/hooks/{hook}", json={}, headers=basic("shop", "pw"))).status_code == 202
+
+
+@pytest.mark.parametrize("auth", [{"auth_connection": "shop-key"}, {"auth_secret": ""}])
+async def test_authentication_not_set_up_is_a_500_telling_the_caller_nothing_of_the_workspace(hooks, caplog, auth):
+    workspace_id = "team-workspace-7"
+    graph_id = hooks.graphs.create("Hooked", hooked({"auth": "header", "auth_name": "X-Token", **auth}),
+                                   workspace_id=workspace_id).id
+    hooks.activation.activate(graph_id)
+    hook = hook_id(graph_id, "hook")
+    with caplog.at_level(logging.WARNING, logger="nodeflow.triggers.webhooks"):
+        async with hooks.client() as client:
+            refused = await client.post(f"/api/hooks/{hook}", json={})
+    assert (refused.status_code, refused.json()) == (
+        500, {"detail": "the webhook's authentication is not set up (the server's log says why)"})
+    assert "shop-key" not in refused.text and workspace_id not in refused.text
+    assert f"webhook hook of graph {graph_id}: its authentication is not set up" in caplog.text
+    assert ("shop-key" if "auth_connection" in auth else "fill in its header name") in caplog.text
 
 
 async def test_a_header_token_from_a_connection_is_not_recorded(hooks):

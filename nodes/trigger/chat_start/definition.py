@@ -7,7 +7,7 @@ definition = NodeDefinition(
     category="trigger",
     icon="message-square",
     trigger=True,
-    started_by=("chat",),
+    started_by=("chat", "api"),  # the run API's input is the message
     example_payload={"message": "Hello! This is a test run from the editor.", "attachments": []},
     outputs=(Socket(id="output", label="Message", side="right",
                     description="{message, chat_id, attachments}"),),

@@ -7,6 +7,7 @@ definition = NodeDefinition(
     category="trigger",
     icon="play-circle",
     trigger=True,
+    started_by=("api",),
     parameters=(
         Parameter(id="initial_input", label="Initial input", type="text", default="",
                   description="The text a run starts with when it is started without a payload of its own."),

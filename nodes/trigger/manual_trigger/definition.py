@@ -7,7 +7,8 @@ definition = NodeDefinition(
     category="trigger",
     icon="play",
     trigger=True,
-    started_by=("graph",),  # the trigger a calling graph (Execute Graph) starts, when a graph has several
+    # The trigger a calling graph (Execute Graph) starts when a graph has several; the run API starts it too.
+    started_by=("graph", "api"),
     parameters=(
         Parameter(id="payload", label="Test payload", type="json", default={},
                   description="Used when the run is started without a payload of its own."),

@@ -8,7 +8,7 @@ definition = NodeDefinition(
     category="trigger",
     icon="plug-zap",
     trigger=True,
-    started_by=("mcp",),
+    started_by=("mcp", "api"),  # the run API's input is the tool's arguments
     example_payload={"city": "Paris"},
     parameters=(
         Parameter(id="tool_name", label="Tool name", type="string", default="", required=True,

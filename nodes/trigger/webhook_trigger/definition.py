@@ -30,9 +30,11 @@ definition = NodeDefinition(
             Option(value="last_node", label="When the last node finishes (its output as JSON)"),
             Option(value="stream", label="Stream the run's events (server-sent events)"))),
         Parameter(id="status_code", label="Status code", type="int", default=200, min=100, max=599,
-                  description="Sent with the last node's output."),
+                  description="Sent with the last node's output (not a redirect, 3xx, nor 1xx, 204 or 205)."),
         Parameter(id="response_headers", label="Response headers", type="key_value", default=[],
-                  expressions=False, description="Sent with the last node's output."),
+                  expressions=False,
+                  description="Sent with the last node's output; not Content-Type, Set-Cookie, Location or others "
+                              "that would act for NodeFlow's site (docs/triggers.md)."),
     ),
     outputs=(Socket(id="output", label="Request", side="right", description="{body, headers, query}"),),
 )

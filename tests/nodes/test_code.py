@@ -6,6 +6,7 @@ import asyncio
 import json
 import os
 import platform
+import subprocess
 import time
 from pathlib import Path
 
@@ -269,6 +270,44 @@ async def test_the_code_cannot_change_files_it_cannot_open(tmp_path):
         assert "Operation not permitted" in message, (code, message)
     after = target.stat()
     assert (after.st_mode, after.st_mtime_ns, target.read_text()) == (stamp.st_mode, stamp.st_mtime_ns, "key")
+
+
+SEGMENT = 200 * 1024 * 1024 + 4096  # a size no other process here asks for
+CHECKED = ("import ctypes, os\nlibc = ctypes.CDLL(None, use_errno=True)\n"
+           "def checked(result):\n"
+           "    if result < 0:\n"
+           "        raise OSError(ctypes.get_errno(), os.strerror(ctypes.get_errno()))\n"
+           "    return result\n")
+
+
+def _segments_of_our_size() -> set[str]:
+    """System V shared memory segments of SEGMENT bytes, by id (what ipcs -m lists)."""
+    rows = Path("/proc/sysvipc/shm").read_text().splitlines()[1:]
+    return {row.split()[1] for row in rows if int(row.split()[3]) == SEGMENT}
+
+
+async def test_the_code_cannot_keep_memory_outside_its_limit_that_outlives_it():
+    """System V shared memory sits outside RLIMIT_AS and stays after the worker is killed (only ipcrm frees it);
+    its message queues and semaphores outlive it too. POSIX shared memory and queues are refused by Landlock."""
+    before = _segments_of_our_size()
+    sysv = (f"sid = checked(libc.shmget(0, ctypes.c_size_t({SEGMENT}), 0o1600))\n"  # IPC_PRIVATE, IPC_CREAT
+            "libc.shmat.restype = ctypes.c_void_p\naddress = libc.shmat(sid, None, 0)\n"
+            f"ctypes.memset(address, 1, {SEGMENT})\nlibc.shmdt(ctypes.c_void_p(address))",
+            "checked(libc.msgget(0, 0o1600))", "checked(libc.semget(0, 1, 0o1600))")
+    posix = ("from multiprocessing import shared_memory\nshared_memory.SharedMemory(create=True, size=1 << 20)",
+             "checked(libc.mq_open(b'/nodeflow-test', os.O_CREAT | os.O_RDWR, 0o600, None))")
+    try:
+        for code in sysv:
+            message = await failure(None, CHECKED + code)
+            assert "PermissionError: [Errno 1] Operation not permitted" in message, (code, message)
+        for code in posix:
+            message = await failure(None, CHECKED + code)
+            assert "PermissionError: [Errno 13] Permission denied" in message, (code, message)
+    finally:
+        left = _segments_of_our_size() - before
+        for segment in left:
+            subprocess.run(["ipcrm", "-m", segment], check=False)
+    assert left == set()
 
 
 async def test_the_standard_library_threads_asyncio_and_the_scratch_folder_still_work():

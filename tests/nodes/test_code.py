@@ -6,6 +6,7 @@ import asyncio
 import json
 import os
 import platform
+import subprocess
 import time
 from pathlib import Path
 
@@ -180,6 +181,65 @@ async def test_a_cancelled_call_kills_its_worker_at_once():
     pool.close()
 
 
+SLEEPER = "import time\nstart = time.time()\ntime.sleep(1)\nreturn [start, time.time()]"
+
+
+async def test_jobs_run_side_by_side_only_while_their_memory_limits_fit_the_budget():
+    """Each job may take its memory limit; together they may not take the server's memory (the audit: 20 jobs,
+    20 workers, 3.5 GB). A job over the budget waits, and its time limit starts when it runs."""
+    pool = WorkerPool(size=0, memory_mb=512)
+    try:
+        spans = await asyncio.gather(*(pool.run(SLEEPER, None, Limits(timeout=2, memory_mb=256)) for _ in range(4)))
+    finally:
+        pool.close()
+    spans = [outcome.value for outcome in spans]  # the last two waited ~1 s, then ran ~1 s: within their 2 s
+    at_once = max(sum(start <= moment < end for start, end in spans) for moment, _ in spans)
+    assert at_once == 2
+    assert pool.budget.used_mb == 0
+
+
+async def test_a_job_cancelled_while_it_waits_gives_up_its_turn():
+    pool = WorkerPool(size=0, memory_mb=256)
+    try:
+        first = asyncio.ensure_future(pool.run(SLEEPER, None, Limits(timeout=5, memory_mb=256)))
+        await asyncio.sleep(0.1)
+        waiting = asyncio.ensure_future(pool.run("return 'waited'", None, Limits(memory_mb=128)))
+        behind = asyncio.ensure_future(pool.run("return 'behind'", None, Limits(memory_mb=128)))
+        await asyncio.sleep(0.1)
+        assert not waiting.done() and not behind.done()
+        waiting.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await waiting
+        assert (await behind).value == "behind" and first.done()
+        assert pool.budget.used_mb == 0
+    finally:
+        pool.close()
+
+
+async def test_a_job_waiting_on_another_event_loop_is_woken_on_its_own():
+    pool = WorkerPool(size=0, memory_mb=256)  # process-wide: runs of several event loops share it
+    try:
+        first = asyncio.ensure_future(pool.run(SLEEPER, None, Limits(timeout=5, memory_mb=256)))
+        await asyncio.sleep(0.1)
+        other = await asyncio.to_thread(asyncio.run, pool.run("return 'other loop'", None, Limits(memory_mb=256)))
+        assert other.value == "other loop" and first.done()
+    finally:
+        pool.close()
+
+
+async def test_a_memory_limit_over_the_whole_budget_is_refused_naming_the_setting(monkeypatch):
+    from nodes.data.code import sandbox
+    monkeypatch.setenv("NODEFLOW_CODE_MEMORY_MB", "512")
+    monkeypatch.setattr(sandbox, "_POOL", None)
+    try:
+        assert sandbox.pool().budget.total_mb == 512
+        message = await failure(None, "return 1", memory_mb=1024)
+    finally:
+        sandbox.pool().close()
+    assert message == ("the memory limit (1024 MB) is more than this server gives all running Code nodes "
+                       "together (512 MB, NODEFLOW_CODE_MEMORY_MB); lower it")
+
+
 async def test_a_warm_call_is_served_by_a_worker_started_before_it():
     pool = WorkerPool(size=1)
     pool.warm()
@@ -269,6 +329,44 @@ async def test_the_code_cannot_change_files_it_cannot_open(tmp_path):
         assert "Operation not permitted" in message, (code, message)
     after = target.stat()
     assert (after.st_mode, after.st_mtime_ns, target.read_text()) == (stamp.st_mode, stamp.st_mtime_ns, "key")
+
+
+SEGMENT = 200 * 1024 * 1024 + 4096  # a size no other process here asks for
+CHECKED = ("import ctypes, os\nlibc = ctypes.CDLL(None, use_errno=True)\n"
+           "def checked(result):\n"
+           "    if result < 0:\n"
+           "        raise OSError(ctypes.get_errno(), os.strerror(ctypes.get_errno()))\n"
+           "    return result\n")
+
+
+def _segments_of_our_size() -> set[str]:
+    """System V shared memory segments of SEGMENT bytes, by id (what ipcs -m lists)."""
+    rows = Path("/proc/sysvipc/shm").read_text().splitlines()[1:]
+    return {row.split()[1] for row in rows if int(row.split()[3]) == SEGMENT}
+
+
+async def test_the_code_cannot_keep_memory_outside_its_limit_that_outlives_it():
+    """System V shared memory sits outside RLIMIT_AS and stays after the worker is killed (only ipcrm frees it);
+    its message queues and semaphores outlive it too. POSIX shared memory and queues are refused by Landlock."""
+    before = _segments_of_our_size()
+    sysv = (f"sid = checked(libc.shmget(0, ctypes.c_size_t({SEGMENT}), 0o1600))\n"  # IPC_PRIVATE, IPC_CREAT
+            "libc.shmat.restype = ctypes.c_void_p\naddress = libc.shmat(sid, None, 0)\n"
+            f"ctypes.memset(address, 1, {SEGMENT})\nlibc.shmdt(ctypes.c_void_p(address))",
+            "checked(libc.msgget(0, 0o1600))", "checked(libc.semget(0, 1, 0o1600))")
+    posix = ("from multiprocessing import shared_memory\nshared_memory.SharedMemory(create=True, size=1 << 20)",
+             "checked(libc.mq_open(b'/nodeflow-test', os.O_CREAT | os.O_RDWR, 0o600, None))")
+    try:
+        for code in sysv:
+            message = await failure(None, CHECKED + code)
+            assert "PermissionError: [Errno 1] Operation not permitted" in message, (code, message)
+        for code in posix:
+            message = await failure(None, CHECKED + code)
+            assert "PermissionError: [Errno 13] Permission denied" in message, (code, message)
+    finally:
+        left = _segments_of_our_size() - before
+        for segment in left:
+            subprocess.run(["ipcrm", "-m", segment], check=False)
+    assert left == set()
 
 
 async def test_the_standard_library_threads_asyncio_and_the_scratch_folder_still_work():

@@ -1,13 +1,18 @@
 """nodes/data/json_transform: JSONata on the input or on each item; errors give the position."""
 
+import asyncio
+import datetime
+import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
 from nodeflow_app.contract import FlowContext, NodeError
-from nodes.data.json_transform import executor as module
+from nodes.data.json_transform import evaluators, executor as module
 from nodes.data.json_transform.definition import definition
 from nodes.data.json_transform.executor import executor
 
@@ -77,9 +82,63 @@ async def test_regex_literals_are_time_limited():
 
 
 def test_importing_the_port_keeps_the_process_recursion_limit():
-    # jsonata-python raises sys.setrecursionlimit to 10,000 on import; the executor puts it back.
-    probe = "import sys; before = sys.getrecursionlimit(); import nodes.data.json_transform.executor; " \
+    # jsonata-python raises sys.setrecursionlimit to 10,000 on import; the evaluation module puts it back.
+    probe = "import sys; before = sys.getrecursionlimit(); import nodes.data.json_transform.evaluation; " \
             "print(before, sys.getrecursionlimit())"
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True,
                          cwd=Path(__file__).resolve().parents[2]).stdout.split()
     assert out[0] == out[1]
+
+
+# -- limits: the evaluation runs in an evaluator process (evaluators.py), never in the server's ---------------
+
+@pytest.fixture
+def small_pool(monkeypatch):
+    """The process-wide pool replaced by one of 2 evaluators of 300 MB each."""
+    monkeypatch.setattr(evaluators, "_POOL", evaluators.EvaluatorPool(size=2, memory_mb=300))
+    yield evaluators.pool()
+    evaluators.pool().close()
+
+
+async def test_an_expression_cannot_take_the_servers_memory(small_pool):
+    """`$pad` and ranges build hundreds of MB from a few characters; in the server, [1..100] of these took it down."""
+    with pytest.raises(NodeError, match=r"^the expression needed more than its 300 MB of memory and was stopped$"):
+        await run(ORDER, '$count([1..6].$pad("", 50000000))')
+    assert await run(ORDER, '$count([1..2].$pad("", 50000000))') == 2  # a fresh evaluator took over
+
+
+async def test_a_result_over_the_limit_is_refused(small_pool, monkeypatch):
+    monkeypatch.setattr(evaluators, "RESULT_LIMIT", 1024 * 1024)
+    with pytest.raises(NodeError, match=r"^the result is 2 MB of JSON; the limit is 1 MB$"):
+        await run(ORDER, '$pad("", 3000000)')
+
+
+async def test_an_evaluator_that_does_not_answer_in_time_is_killed_and_replaced(small_pool, monkeypatch):
+    """A single long step (the time box looks between steps) is stopped too: here, an evaluator that hangs."""
+    assert await run(ORDER, "customer.first") == "Ada"
+    hung = small_pool._idle[0]
+    os.kill(hung.process.pid, signal.SIGSTOP)
+    monkeypatch.setattr(module, "TIME_LIMIT_MS", 200)
+    monkeypatch.setattr(evaluators, "GRACE_S", 0.3)
+    started = time.monotonic()
+    with pytest.raises(NodeError, match=r"^expression ran longer than 0\.2 s and was stopped$"):
+        await run(ORDER, "customer.first")
+    assert time.monotonic() - started < 2
+    assert hung.process.returncode == -signal.SIGKILL
+    assert await run(ORDER, "customer.last") == "Lovelace"
+
+
+async def test_at_most_the_pools_size_of_evaluators_work_at_once(small_pool, monkeypatch):
+    started = []
+    start = evaluators._Evaluator
+    monkeypatch.setattr(evaluators, "_Evaluator", lambda memory_mb: started.append(start(memory_mb)) or started[-1])
+    results = await asyncio.gather(*(run(ORDER, "$count([1..30000].($ * 2))") for _ in range(6)))
+    assert results == [30000] * 6 and len(started) == 2
+
+
+async def test_a_value_json_has_no_type_for_reaches_the_expression_as_text():
+    assert await run({"when": datetime.date(2026, 7, 1)}, "when") == "2026-07-01"
+    looped: dict = {}
+    looped["self"] = looped
+    with pytest.raises(NodeError, match="the input cannot be given to the expression as JSON: Circular reference"):
+        await run(looped, "$")

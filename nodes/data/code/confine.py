@@ -11,9 +11,9 @@ ctypes; worker.py imports this before its job arrives, so a warm call pays nothi
 - **seccomp**: system calls that reach beyond the process fail with EPERM: sockets (no network,
   no local database or Redis, no UNIX sockets), starting programs, creating processes (threads only),
   signalling, tracing, limiting or re-prioritising other processes (SIGIO owners included), leaving
-  the process group, namespaces, mounts, io_uring, bpf, the kernel keyring, memfd (outside the memory
-  limit), and what Landlock does not cover: permissions, owners, times and extended attributes by
-  path, and truncate by path.
+  the process group, namespaces, mounts, io_uring, bpf, the kernel keyring, memfd and System V IPC
+  (memory outside the memory limit; IPC objects also outlive the worker), and what Landlock does not
+  cover: permissions, owners, times and extended attributes by path, and truncate by path.
 
 `confine` raises `Unavailable` naming what is missing; the worker then refuses jobs unless the
 install switched isolation off (NODEFLOW_CODE_ISOLATION=off, see docs/security.md).
@@ -57,7 +57,9 @@ _SIGNAL_OWNER_IOCTL = (0x8901, 0x8902)  # FIOSETOWN, SIOCSPGRP
 
 # Refused outright (EPERM): what reaches beyond the process, or what Landlock does not cover (permissions,
 # owners, times and extended attributes by path; truncate by path before Landlock ABI 3), or what escapes the
-# memory limit (memfd) or bothers other processes (scheduling, priority, memory placement).
+# memory limit (memfd; System V shared memory, message queues and semaphores, which also outlive the process
+# and are shared with every process of the same user) or bothers other processes (scheduling, priority,
+# memory placement).
 _DENIED = (
     "socket", "execve", "execveat", "fork", "vfork", "ptrace", "process_vm_readv", "process_vm_writev",
     "kill", "tkill", "tgkill", "rt_sigqueueinfo", "rt_tgsigqueueinfo", "pidfd_open", "pidfd_send_signal",
@@ -67,6 +69,8 @@ _DENIED = (
     "setxattr", "lsetxattr", "removexattr", "lremovexattr", "setxattrat", "removexattrat", "truncate",
     "memfd_create", "memfd_secret", "sched_setaffinity", "sched_setscheduler", "sched_setparam", "sched_setattr",
     "setpriority", "ioprio_set", "migrate_pages", "move_pages",
+    "shmget", "shmat", "shmdt", "shmctl", "msgget", "msgsnd", "msgrcv", "msgctl", "semget", "semop",
+    "semtimedop", "semctl",
 )
 # The same on every architecture (system calls added since Linux 5.1 share one numbering).
 _COMMON = {"pidfd_send_signal": 424, "io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427,
@@ -74,11 +78,14 @@ _COMMON = {"pidfd_send_signal": 424, "io_uring_setup": 425, "io_uring_enter": 42
            "setxattrat": 463, "removexattrat": 466}
 _MACHINES = {  # audit architecture, system call numbers (a name missing here does not exist there)
     "x86_64": (0xC000003E, {
-        **_COMMON, "ioctl": 16, "clone": 56, "fork": 57, "vfork": 58, "execve": 59, "kill": 62, "fcntl": 72,
+        **_COMMON, "ioctl": 16, "shmget": 29, "shmat": 30, "shmctl": 31, "clone": 56, "fork": 57, "vfork": 58,
+        "execve": 59, "kill": 62, "semget": 64, "semop": 65, "semctl": 66, "shmdt": 67, "msgget": 68,
+        "msgsnd": 69, "msgrcv": 70, "msgctl": 71, "fcntl": 72,
         "truncate": 76, "chmod": 90, "chown": 92, "lchown": 94, "ptrace": 101, "setpgid": 109, "setsid": 112,
         "rt_sigqueueinfo": 129, "utime": 132, "setpriority": 141, "sched_setparam": 142,
         "sched_setscheduler": 144, "mount": 165, "setxattr": 188, "lsetxattr": 189, "removexattr": 197,
-        "lremovexattr": 198, "tkill": 200, "sched_setaffinity": 203, "tgkill": 234, "utimes": 235,
+        "lremovexattr": 198, "tkill": 200, "sched_setaffinity": 203, "semtimedop": 220, "tgkill": 234,
+        "utimes": 235,
         "add_key": 248, "request_key": 249, "keyctl": 250, "ioprio_set": 251, "migrate_pages": 256,
         "fchownat": 260, "futimesat": 261, "fchmodat": 268, "unshare": 272, "move_pages": 279, "utimensat": 280,
         "rt_tgsigqueueinfo": 297, "perf_event_open": 298, "prlimit64": 302, "setns": 308,
@@ -89,7 +96,9 @@ _MACHINES = {  # audit architecture, system call numbers (a name missing here do
         "ioctl": 29, "ioprio_set": 30, "mount": 40, "truncate": 45, "fchmodat": 53, "fchownat": 54,
         "utimensat": 88, "unshare": 97, "ptrace": 117, "sched_setparam": 118, "sched_setscheduler": 119,
         "sched_setaffinity": 122, "kill": 129, "tkill": 130, "tgkill": 131, "rt_sigqueueinfo": 138,
-        "setpriority": 140, "setpgid": 154, "setsid": 157, "socket": 198, "add_key": 217, "request_key": 218,
+        "setpriority": 140, "setpgid": 154, "setsid": 157, "msgget": 186, "msgctl": 187, "msgrcv": 188,
+        "msgsnd": 189, "semget": 190, "semctl": 191, "semtimedop": 192, "semop": 193, "shmget": 194,
+        "shmctl": 195, "shmat": 196, "shmdt": 197, "socket": 198, "add_key": 217, "request_key": 218,
         "keyctl": 219, "clone": 220, "execve": 221, "migrate_pages": 238, "move_pages": 239,
         "rt_tgsigqueueinfo": 240, "perf_event_open": 241, "prlimit64": 261, "setns": 268,
         "process_vm_readv": 270, "process_vm_writev": 271, "sched_setattr": 274, "memfd_create": 279,

@@ -14,6 +14,10 @@ here: the worker's whole process group is killed when it passes. So is the scrat
 is capped by the worker's RLIMIT_FSIZE, and all of them together (bytes and count) are looked at every
 SCRATCH_CHECK_S while the job runs, since no unprivileged limit covers a folder and a full disk (or a full
 tmpfs, which is memory) would harm the server and every other run.
+
+Jobs run side by side (a For Each runs up to 32 items at once, and runs are concurrent) only while the memory
+limits of the running jobs add up to at most the pool's memory budget (`memory_budget_mb`); a job over what is
+left waits its turn, and its time limit starts when it runs.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -114,11 +119,75 @@ class _Worker:
         shutil.rmtree(self.folder, ignore_errors=True)
 
 
-class WorkerPool:
-    """Keeps `size` started workers; `run` takes one for a job and starts its replacement at once."""
+class _Budget:
+    """Megabytes that the memory limits of the running jobs may add up to. A job that does not fit in what is
+    left waits, first come first served (a large job is not passed over for ever by small ones). Shared by the
+    runs of several event loops: a waiter is woken on its own loop."""
 
-    def __init__(self, size: int = 2):
+    def __init__(self, total_mb: int):
+        self.total_mb, self.used_mb = total_mb, 0
+        self._waiting: deque[tuple[int, asyncio.AbstractEventLoop, asyncio.Future]] = deque()
+        self._lock = threading.Lock()
+
+    async def acquire(self, memory_mb: int) -> None:
+        if memory_mb > self.total_mb:
+            raise SandboxError(f"the memory limit ({memory_mb} MB) is more than this server gives all running "
+                               f"Code nodes together ({self.total_mb} MB, NODEFLOW_CODE_MEMORY_MB); lower it")
+        loop = asyncio.get_running_loop()
+        with self._lock:
+            if not self._waiting and self.used_mb + memory_mb <= self.total_mb:
+                self.used_mb += memory_mb
+                return
+            entry = (memory_mb, loop, loop.create_future())
+            self._waiting.append(entry)
+        try:
+            await entry[2]
+        except asyncio.CancelledError:
+            with self._lock:
+                granted = entry not in self._waiting
+                if not granted:
+                    self._waiting.remove(entry)
+                    self._wake()  # it may have held up smaller jobs behind it
+            if granted:  # its turn came as it was cancelled: give it back
+                self.release(memory_mb)
+            raise
+
+    def release(self, memory_mb: int) -> None:
+        with self._lock:
+            self.used_mb -= memory_mb
+            self._wake()
+
+    def _wake(self) -> None:
+        """Grant the waiters at the head of the queue that fit (the lock is held)."""
+        while self._waiting and self.used_mb + self._waiting[0][0] <= self.total_mb:
+            memory_mb, loop, turn = self._waiting.popleft()
+            self.used_mb += memory_mb
+            try:
+                loop.call_soon_threadsafe(lambda turn=turn: turn.done() or turn.set_result(None))
+            except RuntimeError:  # its loop is closed: nobody is waiting there any more
+                self.used_mb -= memory_mb
+
+
+def memory_budget_mb() -> int:
+    """NODEFLOW_CODE_MEMORY_MB, else half the memory of the machine (or of the container, cgroup v2)."""
+    configured = os.environ.get("NODEFLOW_CODE_MEMORY_MB", "").strip()
+    if configured:
+        return int(configured)
+    total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    try:
+        total = min(total, int(Path("/sys/fs/cgroup/memory.max").read_text()))
+    except (OSError, ValueError):  # no cgroup v2, or "max"
+        pass
+    return total // 2 // (1024 * 1024)
+
+
+class WorkerPool:
+    """Keeps `size` started workers; `run` takes one for a job and starts its replacement at once. The jobs
+    running at once hold at most `memory_mb` of memory limits together (`memory_budget_mb()` by default)."""
+
+    def __init__(self, size: int = 2, memory_mb: int | None = None):
         self.size = size
+        self.budget = _Budget(memory_budget_mb() if memory_mb is None else memory_mb)
         self._idle: list[_Worker] = []
         self._closed = False
         self._lock = threading.Lock()  # the pool is process-wide; runs of several event loops share it
@@ -135,7 +204,14 @@ class WorkerPool:
         return worker or _Worker()
 
     async def run(self, code: str, value: Any, limits: Limits) -> Outcome:
-        """Run `code` on `value` in a worker; the value it returns, or SandboxError saying why not."""
+        """Run `code` on `value` in a worker once the budget has room; the value it returns, or SandboxError."""
+        await self.budget.acquire(limits.memory_mb)
+        try:
+            return await self._run(code, value, limits)
+        finally:
+            self.budget.release(limits.memory_mb)
+
+    async def _run(self, code: str, value: Any, limits: Limits) -> Outcome:
         worker = self._take()
         try:
             job = _encode({"code": code, "input": value, "memory_mb": limits.memory_mb,

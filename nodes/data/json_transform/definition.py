@@ -7,7 +7,8 @@ definition = NodeDefinition(
         "Reshape data with a JSONata expression (jsonata.org): pick, rename, compute and regroup fields. "
         "On the whole input, `$` is the input; on each item, the expression runs once per item of the list "
         "at List field (or of the input itself when List field is empty), `$` is the item and `$index` its "
-        "position, and the output is the list of results."
+        "position, and the output is the list of results. It runs in a separate process with 1 GB of memory "
+        "and 10 s per call; the result may be at most 64 MB of JSON."
     ),
     category="data",
     icon="braces",

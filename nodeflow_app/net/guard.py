@@ -1,8 +1,9 @@
 """The one SSRF guard for every outbound URL a graph names (SPEC 12): public addresses only, unless allowlisted.
 
-Refused: loopback, private, link-local, unspecified, multicast, reserved and other non-global addresses,
-and IPv6 forms that embed such an IPv4 address (::ffff:127.0.0.1, ::127.0.0.1, 64:ff9b::/96 and
-64:ff9b:1::/48 NAT64, 2002::/16 6to4, 2001::/32 Teredo). NODEFLOW_HTTP_ALLOWLIST names the exceptions:
+Refused: loopback, private, link-local, site-local (fec0::/10, deprecated), unspecified, multicast, reserved
+and other non-global addresses, and IPv6 forms that embed such an IPv4 address (::ffff:127.0.0.1,
+::ffff:0:127.0.0.1 IPv4-translated, ::127.0.0.1, 64:ff9b::/96 and 64:ff9b:1::/48 NAT64, 2002::/16 6to4,
+2001::/32 Teredo). NODEFLOW_HTTP_ALLOWLIST names the exceptions:
 comma- or space-separated host names, addresses or networks (`intranet.example, 10.0.0.0/8`).
 
 Two ways in, one rule:
@@ -31,7 +32,8 @@ Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 Resolver = Callable[[str, int], Any]  # async (host, port) -> list of address strings
 
 _NAT64 = (ipaddress.ip_network("64:ff9b::/96"), ipaddress.ip_network("64:ff9b:1::/48"))
-_KINDS = ("loopback", "link_local", "unspecified", "multicast", "private", "reserved")
+_TRANSLATED = ipaddress.ip_network("::ffff:0:0:0/96")  # IPv4-translated (SIIT, RFC 2765): ::ffff:0:a.b.c.d
+_KINDS = ("loopback", "link_local", "site_local", "unspecified", "multicast", "private", "reserved")
 
 
 class BlockedUrl(ValueError):
@@ -41,7 +43,7 @@ class BlockedUrl(ValueError):
 # 1. Addresses -------------------------------------------------------------------------------------
 
 def embedded_ipv4(address: Address) -> ipaddress.IPv4Address | None:
-    """The IPv4 address an IPv6 address carries (mapped, compatible, NAT64, 6to4, Teredo), else None."""
+    """The IPv4 address an IPv6 address carries (mapped, translated, compatible, NAT64, 6to4, Teredo), else None."""
     if address.version == 4:
         return None
     if address.ipv4_mapped is not None:
@@ -50,7 +52,7 @@ def embedded_ipv4(address: Address) -> ipaddress.IPv4Address | None:
         return address.sixtofour
     if address.teredo is not None:
         return address.teredo[1]  # the client's address (de-obfuscated by ipaddress)
-    if any(address in network for network in _NAT64):
+    if address in _TRANSLATED or any(address in network for network in _NAT64):
         return ipaddress.IPv4Address(address.packed[-4:])
     if address.packed[:12] == bytes(12) and int(address) > 1:  # ::a.b.c.d (deprecated IPv4-compatible)
         return ipaddress.IPv4Address(address.packed[-4:])
@@ -72,12 +74,13 @@ def refusal(address: Address, networks: Iterable[Network] = ()) -> str | None:
 
 
 def _public(address: Address) -> bool:
-    return address.is_global and not address.is_multicast
+    # Python counts fec0::/10 as global: deprecated (RFC 3879), but a network may still route it internally.
+    return address.is_global and not address.is_multicast and not getattr(address, "is_site_local", False)
 
 
 def _kind(address: Address) -> str:
     for kind in _KINDS:
-        if getattr(address, f"is_{kind}"):
+        if getattr(address, f"is_{kind}", False):  # IPv4 addresses have no is_site_local
             return kind.replace("_", "-")
     return "non-public"
 

@@ -23,8 +23,10 @@ INTERNAL = [
     ("::ffff:127.0.0.1", "loopback"), ("::127.0.0.1", "loopback"), ("::ffff:10.0.0.1", "private"),
     ("64:ff9b::7f00:1", "loopback"), ("64:ff9b::a9fe:a9fe", "link-local"), ("64:ff9b:1::c0a8:1", "private"),
     ("2002:7f00:1::", "loopback"), ("2002:a00:1::1", "private"), ("2002:a9fe:a9fe::", "link-local"),
+    ("::ffff:0:7f00:1", "loopback"), ("::ffff:0:a9fe:a9fe", "link-local"),  # IPv4-translated (SIIT)
+    ("fec0::1", "site-local"), ("feff:ffff::1", "site-local"),  # deprecated site-local, fec0::/10
 ]
-PUBLIC = ["93.184.216.34", "8.8.8.8", "2606:4700:4700::1111", "::ffff:8.8.8.8", "64:ff9b::808:808", "2002:808:808::"]
+PUBLIC = ["93.184.216.34", "8.8.8.8", "2606:4700:4700::1111", "::ffff:8.8.8.8", "::ffff:0:808:808", "64:ff9b::808:808", "2002:808:808::"]
 
 
 @pytest.fixture(autouse=True)
@@ -51,7 +53,7 @@ def test_public_addresses_pass(address):
 
 def test_embedded_ipv4_forms():
     assert [str(embedded_ipv4(ipaddress.ip_address(a))) for a in (
-        "::ffff:1.2.3.4", "::1.2.3.4", "64:ff9b::102:304", "2002:102:304::")] == ["1.2.3.4"] * 4
+        "::ffff:1.2.3.4", "::ffff:0:1.2.3.4", "::1.2.3.4", "64:ff9b::102:304", "2002:102:304::")] == ["1.2.3.4"] * 5
     assert embedded_ipv4(ipaddress.ip_address("::1")) is None
     assert embedded_ipv4(ipaddress.ip_address("1.2.3.4")) is None
 

@@ -68,7 +68,7 @@ async def embed_texts(texts: list[str], ref: str, batch_size: int = DEFAULT_BATC
             vectors = [_floats(vector) for vector in vectors]
         except Exception as error:
             # A provider may echo the key it was sent (OpenAI's 401 does): never in a run's record or a chat card.
-            raise NodeError(scrub(f"embedding model {parsed.ref}: {type(error).__name__}: {error}", parsed)) from None
+            raise NodeError(scrub(f"embedding model {parsed.ref}: {_why(error)}", parsed)) from None
         if len(vectors) != len(missing):
             raise NodeError(f"embedding model {parsed.ref}: the provider returned {len(vectors)} vectors for "
                             f"{len(missing)} texts")
@@ -143,6 +143,19 @@ def _stopping_at_a_refused_key(embedder: Any) -> Any:
 
     embedder.async_get_embedding_and_usage = each
     return embedder
+
+
+def _why(error: BaseException) -> str:
+    """What went wrong, in the words of the HTTP error under it when there is one: the SDK says only
+    "Connection error." when the SSRF guard refused the address or stopped a body past its limit."""
+    import httpx
+
+    cause: BaseException | None = error
+    while cause is not None:
+        if isinstance(cause, httpx.TransportError):
+            return f"{type(error).__name__}: {cause}"
+        cause = cause.__cause__ or cause.__context__
+    return f"{type(error).__name__}: {error}"
 
 
 def _status(error: BaseException | None) -> int | None:

@@ -30,7 +30,8 @@ INTERNAL = [
     ("::ffff:0:7f00:1", "loopback"), ("::ffff:0:a9fe:a9fe", "link-local"),  # IPv4-translated (SIIT)
     ("fec0::1", "site-local"), ("feff:ffff::1", "site-local"),  # deprecated site-local, fec0::/10
 ]
-PUBLIC = ["93.184.216.34", "8.8.8.8", "2606:4700:4700::1111", "::ffff:8.8.8.8", "::ffff:0:808:808", "64:ff9b::808:808", "2002:808:808::"]
+PUBLIC = ["93.184.216.34", "8.8.8.8", "2606:4700:4700::1111", "::ffff:8.8.8.8", "::ffff:0:808:808", "64:ff9b::808:808",
+          "2002:808:808::"]
 
 
 @pytest.fixture(autouse=True)

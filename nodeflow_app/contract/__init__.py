@@ -3,7 +3,9 @@
 The kernel and every node folder depend on this package; it depends on nothing else of NodeFlow.
 """
 
-from nodeflow_app.contract.context import CONVERSATION, STARTED_BY, FlowContext, NodeError, NodeExecutor, RuntimeApi
+from nodeflow_app.contract.context import (
+    CONVERSATION, STARTED_BY, FlowContext, NodeError, NodeExecutor, RuntimeApi, enter_node, running_node,
+)
 from nodeflow_app.contract.definitions import (
     ERROR_HANDLE, ERROR_MODES, MODEL_PARAMETER, PARAMETER_SOCKET_TYPES, PARAMETER_TYPES, SOCKET_TYPES,
     TEMPERATURE_PARAMETER, Channel, DataValue, ErrorMode, NodeDefinition, Option, Parameter, ParameterMigration, ParameterMode, ParameterType, Side,
@@ -17,5 +19,6 @@ __all__ = [
     "PARAMETER_TYPES", "SOCKET_TYPES", "TEMPERATURE_PARAMETER", "Channel",
     "DataValue", "ErrorMode", "EventType", "ExecutionResult", "FlowContext", "NodeDefinition", "NodeError",
     "NodeEvent", "NodeExecutor", "Option", "Parameter", "ParameterMigration", "ParameterMode",
-    "ParameterType", "RuntimeApi", "STARTED_BY", "Side", "Socket", "SocketType", "WaitForInput",
+    "ParameterType", "RuntimeApi", "STARTED_BY", "Side", "Socket", "SocketType", "WaitForInput", "enter_node",
+    "running_node",
 ]

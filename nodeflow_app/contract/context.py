@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextvars
 from dataclasses import dataclass, field
 from typing import Any, AsyncIterator, Protocol, runtime_checkable
 
@@ -68,6 +69,21 @@ class FlowContext:
 
     def event(self, event_type: EventType, **data: Any) -> NodeEvent:
         return NodeEvent(self.run_id, self.node_id, self.node_type, event_type, data)
+
+
+# The node the current task executes, set by the runtime before each call: what a node calls (and the tasks and
+# threads it starts) acts for that node's run without being handed `ctx` (e.g. whose stored provider keys count).
+_running: contextvars.ContextVar[FlowContext | None] = contextvars.ContextVar("nodeflow_running_node", default=None)
+
+
+def running_node() -> FlowContext | None:
+    """The context of the node the current task executes, or None outside any run's node."""
+    return _running.get()
+
+
+def enter_node(ctx: FlowContext) -> None:
+    """For the runtime: the current task executes the node of `ctx` from now on (until it enters another)."""
+    _running.set(ctx)
 
 
 class NodeExecutor(Protocol):

@@ -1,9 +1,11 @@
 """Provider embeddings in batches, cached by content hash: `await embed_texts(texts, "openai:text-embedding-3-small")`.
 
 The HTTP calls are Agno's (`OpenAIEmbedder` / `OpenAILikeEmbedder`, async batches). Keys and base URLs come
-from the provider configuration in `nodeflow_app.llm.providers` (only the install's own settings: a graph
-cannot send a key elsewhere). The cache is a small SQLite file in the data folder keyed by
-sha256(model ref + text), so re-indexing unchanged chunks costs no request.
+from the provider configuration in `nodeflow_app.llm.providers` (the workspace's stored settings, else the
+install's: a graph cannot send a key elsewhere). The cache is a small SQLite file in the data folder keyed by
+sha256(workspace + base URL + model ref + text), so re-indexing unchanged chunks costs no request, and a
+workspace never gets a vector another one fetched (from a server of its own choosing: poisoned) nor learns
+which texts another one embedded.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from nodeflow_app.contract import NodeError
+from nodeflow_app.llm.credentials import current_workspace
 from nodeflow_app.llm.providers import (
     ModelConfigError, api_key_for, base_url_for, hide_keys_in_agno_logs, missing_steps, parse_ref, scrub,
     shared_http_client, workspace_url,
@@ -48,8 +51,10 @@ def check_ref(ref: str) -> Any:
 async def embed_texts(texts: list[str], ref: str, batch_size: int = DEFAULT_BATCH) -> list[list[float]]:
     """One vector per text, in order; cached vectors are reused, the rest fetched in batches."""
     parsed = check_ref(ref)
+    base_url = _base_url(parsed)
     cache = EmbeddingCache.shared()
-    keys = [_key(parsed.ref, text) for text in texts]
+    scope = f"{current_workspace()}\n{base_url or ''}\n{parsed.ref}"  # whose vectors, from which server
+    keys = [_key(scope, text) for text in texts]
     known = await asyncio.to_thread(cache.get_many, keys)
     first_index = {}  # each text not cached yet, once (duplicates are embedded once)
     for index, key in enumerate(keys):
@@ -57,13 +62,13 @@ async def embed_texts(texts: list[str], ref: str, batch_size: int = DEFAULT_BATC
             first_index.setdefault(key, index)
     missing = list(first_index.values())
     if missing:
-        embedder = _embedder(parsed, batch_size)
+        embedder = _embedder(parsed, base_url, batch_size)
         try:
             vectors, _usage = await embedder.async_get_embeddings_batch_and_usage([texts[i] for i in missing])
             vectors = [_floats(vector) for vector in vectors]
         except Exception as error:
             # A provider may echo the key it was sent (OpenAI's 401 does): never in a run's record or a chat card.
-            raise NodeError(scrub(f"embedding model {parsed.ref}: {type(error).__name__}: {error}", parsed)) from None
+            raise NodeError(scrub(f"embedding model {parsed.ref}: {_why(error)}", parsed)) from None
         if len(vectors) != len(missing):
             raise NodeError(f"embedding model {parsed.ref}: the provider returned {len(vectors)} vectors for "
                             f"{len(missing)} texts")
@@ -86,19 +91,24 @@ def _floats(vector: Any) -> Any:
     return values.tolist()
 
 
-def _key(ref: str, text: str) -> str:
-    return hashlib.sha256(f"{ref}\n{text}".encode("utf-8", "surrogatepass")).hexdigest()
+def _key(scope: str, text: str) -> str:
+    return hashlib.sha256(f"{scope}\n{text}".encode("utf-8", "surrogatepass")).hexdigest()
 
 
-def _embedder(parsed: Any, batch_size: int) -> Any:
+def _base_url(parsed: Any) -> str | None:
+    """Where the embeddings are asked for (None: the provider's public API)."""
+    base_url = base_url_for(parsed.provider)
+    if parsed.provider == "ollama":
+        base_url = (base_url or "http://localhost:11434").rstrip("/") + "/v1"
+    return base_url
+
+
+def _embedder(parsed: Any, base_url: str | None, batch_size: int) -> Any:
     from agno.knowledge.embedder.openai import OpenAIEmbedder
     from agno.knowledge.embedder.openai_like import OpenAILikeEmbedder
 
     hide_keys_in_agno_logs()
 
-    base_url = base_url_for(parsed.provider)
-    if parsed.provider == "ollama":
-        base_url = (base_url or "http://localhost:11434").rstrip("/") + "/v1"
     # One HTTP client per provider and loop (a new one costs ~190 ms), shared with the chat models.
     # A URL the workspace stored (not the install's) passes the SSRF guard on every connection.
     guarded = workspace_url(parsed.provider) is not None
@@ -135,6 +145,19 @@ def _stopping_at_a_refused_key(embedder: Any) -> Any:
     return embedder
 
 
+def _why(error: BaseException) -> str:
+    """What went wrong, in the words of the HTTP error under it when there is one: the SDK says only
+    "Connection error." when the SSRF guard refused the address or stopped a body past its limit."""
+    import httpx
+
+    cause: BaseException | None = error
+    while cause is not None:
+        if isinstance(cause, httpx.TransportError):
+            return f"{type(error).__name__}: {cause}"
+        cause = cause.__cause__ or cause.__context__
+    return f"{type(error).__name__}: {error}"
+
+
 def _status(error: BaseException | None) -> int | None:
     """The HTTP status of `error` or of what it wraps (Agno wraps the SDK's error)."""
     while error is not None:
@@ -146,7 +169,8 @@ def _status(error: BaseException | None) -> int | None:
 
 
 class EmbeddingCache:
-    """sha256 -> float32 vector in `<data>/knowledge/embeddings.sqlite` (one per data folder and process)."""
+    """sha256 -> float32 vector in `<data>/knowledge/embeddings.sqlite` (one per data folder and process). Rows
+    keyed the older way (model ref + text only, shared by every workspace) are never matched again."""
 
     _instances: dict[Path, "EmbeddingCache"] = {}
     _lock = threading.Lock()

@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 from nodeflow_app.knowledge.collections import KnowledgeStore
-from nodeflow_app.llm.credentials import use_workspace
 from nodeflow_app.settings import data_dir
 
 DEFAULT_WORKSPACE = "default"
@@ -27,9 +26,6 @@ def workspace_of(ctx: Any) -> str:
 async def store_for(ctx: Any) -> KnowledgeStore:
     """The run's store. Made in a thread: a process's first one imports and opens LanceDB (~1.8 s), which held
     the event loop, so every other run, the first time a graph used knowledge."""
-    services = getattr(ctx, "services", None) or {}
-    if services.get("workspace_id"):
-        use_workspace(services["workspace_id"])  # its embedding model uses the workspace's keys (this task's)
     return await asyncio.to_thread(workspace_store, workspace_of(ctx))
 
 

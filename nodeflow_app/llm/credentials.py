@@ -1,8 +1,9 @@
 """Provider credentials encrypted at rest: the Fernet key, and the lookup providers.py makes.
 
 Stored credentials belong to a workspace (SPEC 10): the lookup reads the keys of the workspace the current
-context acts in (`use_workspace`: the access check sets it per event, a model node from its run's workspace);
-the environment variables stay an install-wide fallback (providers.py).
+context acts in: inside a run's node, its run's (`services["workspace_id"]`, whoever started the run: editor,
+chat, API, webhook, schedule, MCP, a resumed run); elsewhere the one `use_workspace` set (the access check per
+event, the CLI, the Settings page). The environment variables stay an install-wide fallback (providers.py).
 
 The key is NODEFLOW_SECRET_KEY (a Fernet key) or `<data dir>/secret.key`, generated with mode 0600 the first
 time a credential is stored. The database holds only ciphertext plus which fields are set. The database side
@@ -18,7 +19,7 @@ from pathlib import Path
 from typing import Any, Callable, NamedTuple
 
 from nodeflow_app.settings import data_dir, private_dir
-from nodeflow_app.contract import NodeError
+from nodeflow_app.contract import NodeError, running_node
 
 SECRET_KEY_ENV = "NODEFLOW_SECRET_KEY"
 KEY_FILE = "secret.key"
@@ -110,14 +111,17 @@ def use_lookup(lookup: Callable[[str, str], Credential | None]) -> None:
 
 
 def use_workspace(workspace_id: str | None) -> None:
-    """Stored credentials of `workspace_id` count in this context (and the tasks it starts from now on)."""
+    """Stored credentials of `workspace_id` count in this context (and the tasks it starts from now on), except
+    in a run's node, which acts in its run's workspace."""
     _workspace.set(workspace_id or "")
 
 
 def current_workspace() -> str:
-    return _workspace.get()
+    """The workspace whose stored credentials count here: the running node's run's, else `use_workspace`'s."""
+    node = running_node()
+    return (node is not None and (node.services or {}).get("workspace_id")) or _workspace.get()
 
 
 def stored(provider: str) -> Credential | None:
     """`provider`'s credential stored for the current workspace, or None (also when no store is loaded)."""
-    return _lookup(provider, _workspace.get()) if _lookup is not None else None
+    return _lookup(provider, current_workspace()) if _lookup is not None else None

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from nodeflow_app.llm.credentials import current_workspace, use_workspace
 from nodeflow_app.llm.providers import ModelConfigError, ModelRef, build_model, check_model_url, parse_ref
 from nodeflow_app.value_helpers import to_number
 from nodeflow_app.contract import FlowContext
@@ -23,8 +22,6 @@ async def model_ref(data: dict[str, Any], ctx: FlowContext, parameter: str = "mo
         raise ModelConfigError(f"choose a model (provider:model, e.g. openai:gpt-4o-mini) or wire a Model Selector "
                                f"into '{parameter}'")
     ref = parse_ref(value)
-    # The keys of the run's workspace (this node's own task: it reaches the model built next).
-    use_workspace((ctx.services or {}).get("workspace_id") or current_workspace())
     await check_model_url(ref)  # before any request: a clear error naming the URL and why
     return ref
 

@@ -1,8 +1,9 @@
 """The one SSRF guard for every outbound URL a graph names (SPEC 12): public addresses only, unless allowlisted.
 
-Refused: loopback, private, link-local, unspecified, multicast, reserved and other non-global addresses,
-and IPv6 forms that embed such an IPv4 address (::ffff:127.0.0.1, ::127.0.0.1, 64:ff9b::/96 and
-64:ff9b:1::/48 NAT64, 2002::/16 6to4, 2001::/32 Teredo). NODEFLOW_HTTP_ALLOWLIST names the exceptions:
+Refused: loopback, private, link-local, site-local (fec0::/10, deprecated), unspecified, multicast, reserved
+and other non-global addresses, and IPv6 forms that embed such an IPv4 address (::ffff:127.0.0.1,
+::ffff:0:127.0.0.1 IPv4-translated, ::127.0.0.1, 64:ff9b::/96 and 64:ff9b:1::/48 NAT64, 2002::/16 6to4,
+2001::/32 Teredo). NODEFLOW_HTTP_ALLOWLIST names the exceptions:
 comma- or space-separated host names, addresses or networks (`intranet.example, 10.0.0.0/8`).
 
 Two ways in, one rule:
@@ -19,6 +20,7 @@ import functools
 import ipaddress
 import os
 import socket
+import zlib
 from typing import Any, Callable, Iterable
 from urllib.parse import urlsplit
 
@@ -31,7 +33,8 @@ Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 Resolver = Callable[[str, int], Any]  # async (host, port) -> list of address strings
 
 _NAT64 = (ipaddress.ip_network("64:ff9b::/96"), ipaddress.ip_network("64:ff9b:1::/48"))
-_KINDS = ("loopback", "link_local", "unspecified", "multicast", "private", "reserved")
+_TRANSLATED = ipaddress.ip_network("::ffff:0:0:0/96")  # IPv4-translated (SIIT, RFC 2765): ::ffff:0:a.b.c.d
+_KINDS = ("loopback", "link_local", "site_local", "unspecified", "multicast", "private", "reserved")
 
 
 class BlockedUrl(ValueError):
@@ -41,7 +44,7 @@ class BlockedUrl(ValueError):
 # 1. Addresses -------------------------------------------------------------------------------------
 
 def embedded_ipv4(address: Address) -> ipaddress.IPv4Address | None:
-    """The IPv4 address an IPv6 address carries (mapped, compatible, NAT64, 6to4, Teredo), else None."""
+    """The IPv4 address an IPv6 address carries (mapped, translated, compatible, NAT64, 6to4, Teredo), else None."""
     if address.version == 4:
         return None
     if address.ipv4_mapped is not None:
@@ -50,7 +53,7 @@ def embedded_ipv4(address: Address) -> ipaddress.IPv4Address | None:
         return address.sixtofour
     if address.teredo is not None:
         return address.teredo[1]  # the client's address (de-obfuscated by ipaddress)
-    if any(address in network for network in _NAT64):
+    if address in _TRANSLATED or any(address in network for network in _NAT64):
         return ipaddress.IPv4Address(address.packed[-4:])
     if address.packed[:12] == bytes(12) and int(address) > 1:  # ::a.b.c.d (deprecated IPv4-compatible)
         return ipaddress.IPv4Address(address.packed[-4:])
@@ -72,12 +75,13 @@ def refusal(address: Address, networks: Iterable[Network] = ()) -> str | None:
 
 
 def _public(address: Address) -> bool:
-    return address.is_global and not address.is_multicast
+    # Python counts fec0::/10 as global: deprecated (RFC 3879), but a network may still route it internally.
+    return address.is_global and not address.is_multicast and not getattr(address, "is_site_local", False)
 
 
 def _kind(address: Address) -> str:
     for kind in _KINDS:
-        if getattr(address, f"is_{kind}"):
+        if getattr(address, f"is_{kind}", False):  # IPv4 addresses have no is_site_local
             return kind.replace("_", "-")
     return "non-public"
 
@@ -190,6 +194,10 @@ class GuardedBackend(httpcore.AsyncNetworkBackend):
 # twice (`Content-Encoding: gzip, gzip`) expand without such a bound: a few KB became gigabytes in memory.
 ACCEPT_ENCODING = "gzip, deflate"
 BOUNDED_CODINGS = frozenset({"gzip", "x-gzip", "deflate"})
+# The whole body, decoded, is bounded too: an SDK reads a whole answer, or one SSE event, into memory (a 300 MB
+# event from a model URL a graph names took the process from 37 MB to 1.3 GB).
+MAX_BODY_ENV = "NODEFLOW_HTTP_MAX_RESPONSE_MB"
+DEFAULT_MAX_BODY_MB = 64
 
 
 def refuse_unbounded_encoding(headers: Any, error: Callable[[str], Exception]) -> None:
@@ -201,39 +209,128 @@ def refuse_unbounded_encoding(headers: Any, error: Callable[[str], Exception]) -
                     "deflate only (a body compressed otherwise can expand without limit)")
 
 
-class _ReadsBoundedBodies:
-    """Transport mixin: asks for gzip or deflate only and refuses a response compressed any other way."""
+def max_body_bytes() -> int:
+    """The most bytes of one response body (decoded) a guarded client reads: NODEFLOW_HTTP_MAX_RESPONSE_MB."""
+    raw = os.environ.get(MAX_BODY_ENV, "").strip()
+    if not raw:
+        return DEFAULT_MAX_BODY_MB * 1024 * 1024
+    if not raw.isdigit() or int(raw) == 0:
+        raise ValueError(f"{MAX_BODY_ENV} must be a whole number of MB of at least 1, got {raw!r}")
+    return int(raw) * 1024 * 1024
 
-    _decoding_error: Any
+
+class _Inflate:
+    """One layer of gzip or deflate decoded as httpx does it (deflate: zlib-wrapped, else raw as some servers
+    send it); `error(message)` for a body that is not what its Content-Encoding says."""
+
+    def __init__(self, coding: str, error: Callable[[str], Exception]) -> None:
+        self._zlib = zlib.decompressobj(zlib.MAX_WBITS | 16 if coding == "gzip" else zlib.MAX_WBITS)
+        self._may_be_raw = coding == "deflate"
+        self._error = error
+
+    def decode(self, data: bytes) -> bytes:
+        try:
+            decoded = self._zlib.decompress(data)
+        except zlib.error as error:
+            if not self._may_be_raw:
+                raise self._error(str(error)) from None
+            self._zlib, self._may_be_raw = zlib.decompressobj(-zlib.MAX_WBITS), False
+            return self.decode(data)
+        self._may_be_raw = False
+        return decoded
+
+    def flush(self) -> bytes:
+        return self._zlib.flush()
+
+
+class _CountedBody:
+    """A response body decoded here (`_Inflate`, or as it came) and counted as it streams: past `limit` bytes it
+    raises `too_large()`. Chunks go on as they arrive (SSE still streams)."""
+
+    def __init__(self, stream: Any, inflate: _Inflate | None, limit: int, too_large: Callable[[], Exception]) -> None:
+        self._stream, self._inflate, self._limit, self._too_large = stream, inflate, limit, too_large
+
+    async def __aiter__(self) -> Any:
+        size = 0
+        async for raw in self._stream:
+            chunk = self._inflate.decode(raw) if self._inflate else raw
+            size += len(chunk)
+            if size > self._limit:
+                raise self._too_large()
+            if chunk:
+                yield chunk
+        tail = self._inflate.flush() if self._inflate else b""
+        if size + len(tail) > self._limit:
+            raise self._too_large()
+        if tail:
+            yield tail
+
+    async def aclose(self) -> None:
+        await self._stream.aclose()
+
+
+class _ReadsBoundedBodies:
+    """Transport mixin: asks for gzip or deflate only, refuses a response compressed any other way, and (unless
+    `limit_body` is off: a caller that counts the body itself) stops a body past `max_body_bytes()`."""
+
+    _module: Any  # httpx or httpx2
+    _counted: type
+    limit_body = True
+    on_refused: Callable[[str], None] | None = None
 
     async def handle_async_request(self, request: Any) -> Any:
         request.headers["accept-encoding"] = ACCEPT_ENCODING
         response = await super().handle_async_request(request)  # type: ignore[misc]
         try:
-            refuse_unbounded_encoding(response.headers, lambda message: self._decoding_error(message, request=request))
+            refuse_unbounded_encoding(response.headers,
+                                      lambda message: self._module.DecodingError(message, request=request))
+            if self.limit_body:
+                self._count_body(request, response, max_body_bytes())
         except Exception:
             await response.aclose()
             raise
         return response
 
+    def _count_body(self, request: Any, response: Any, limit: int) -> None:
+        """Decode the body here, so what is counted is what a reader holds; the response then reads as plain (the
+        headers that named its coding gone). What httpx does not decode (x-gzip) is counted as it comes."""
+        coding = response.headers.get("content-encoding", "").strip().lower()
+        inflate = None
+        if coding in ("gzip", "deflate"):
+            inflate = _Inflate(coding, lambda message: self._module.DecodingError(message, request=request))
+            del response.headers["content-encoding"]
+            response.headers.pop("content-length", None)
+
+        def too_large() -> Exception:
+            message = (f"the response from {request.url.host} is larger than {limit // (1024 * 1024)} MB; "
+                       f"NodeFlow stopped reading it ({MAX_BODY_ENV} sets the limit)")
+            if self.on_refused is not None:  # SDKs wrap it in a generic error: the caller may record why
+                self.on_refused(message)
+            return self._module.ReadError(message, request=request)
+
+        response.stream = self._counted(response.stream, inflate, limit, too_large)
+
 
 @functools.cache
 def _bounded(client_module: Any) -> type:
     """`client_module`'s (httpx or httpx2) AsyncHTTPTransport with `_ReadsBoundedBodies`."""
+    counted = type("CountedBody", (_CountedBody, client_module.AsyncByteStream), {})
     return type("BoundedTransport", (_ReadsBoundedBodies, client_module.AsyncHTTPTransport),
-                {"_decoding_error": client_module.DecodingError})
+                {"_module": client_module, "_counted": counted})
 
 
 def guarded_transport(*, resolver: Resolver | None = None, on_refused: Callable[[str], None] | None = None,
-                      **options: Any) -> Any:
+                      limit_body: bool = True, **options: Any) -> Any:
     """An httpx.AsyncHTTPTransport whose connections go through `GuardedBackend` (no proxy from the environment)
-    and whose responses are decoded within bounds (`refuse_unbounded_encoding`)."""
+    and whose responses are decoded within bounds (`refuse_unbounded_encoding`, `max_body_bytes` unless
+    `limit_body` is off). `on_refused(message)` hears why an address or a body was refused."""
     import httpx
 
     transport = _bounded(httpx)(trust_env=False, **options)
     # httpx has no public argument for the network backend; the pool it builds reads this attribute when
     # it opens each connection.
     transport._pool._network_backend = GuardedBackend(resolver=resolver, on_refused=on_refused)
+    transport.limit_body, transport.on_refused = limit_body, on_refused
     return transport
 
 
@@ -248,11 +345,12 @@ def guarded_httpx2_client(**options: Any) -> Any:
 
 
 def guarded_client(*, resolver: Resolver | None = None, on_refused: Callable[[str], None] | None = None,
-                   limits: Any = None, **options: Any) -> Any:
-    """An httpx.AsyncClient that can reach only public (or allowlisted) addresses, redirects included."""
+                   limits: Any = None, limit_body: bool = True, **options: Any) -> Any:
+    """An httpx.AsyncClient that can reach only public (or allowlisted) addresses, redirects included, and reads
+    at most `max_body_bytes()` of a response (unless `limit_body` is off: the caller counts the body itself)."""
     import httpx
 
     transport_options = {"limits": limits} if limits is not None else {}
     return httpx.AsyncClient(transport=guarded_transport(resolver=resolver, on_refused=on_refused,
-                                                         **transport_options),
+                                                         limit_body=limit_body, **transport_options),
                              trust_env=False, **options)

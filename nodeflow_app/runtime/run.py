@@ -24,7 +24,7 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any, AsyncIterator, Callable
 
-from nodeflow_app.contract import ExecutionResult, NodeError, NodeEvent, WaitForInput
+from nodeflow_app.contract import ExecutionResult, NodeError, NodeEvent, WaitForInput, enter_node
 from nodeflow_app.runtime.calls import call_node, failure_message, handled_outputs, settled
 from nodeflow_app.runtime.expressions import resolve
 from nodeflow_app.runtime.graph import checked_numbers
@@ -315,6 +315,7 @@ class Run:
         try:
             data, inputs = self._prepare(pn, inputs)
             ctx = flow_context(self, pn, resume_payload)
+            enter_node(ctx)  # this task acts for this node's run (its workspace's keys): no node has to say so
             if pn.plain:
                 result = await pn.executor.execute(data, inputs, ctx)
                 if result.__class__ is not ExecutionResult or result.events:  # else nothing to settle

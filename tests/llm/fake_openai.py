@@ -102,6 +102,7 @@ class FakeOpenAI:
             Route("/v1/embeddings", self._embeddings, methods=["POST"]),
         ])
         self.embedding_requests: list[dict[str, Any]] = []
+        self.embedding_headers: list[dict[str, str]] = []  # the request headers of each embeddings request
         self.embedding_failure: tuple[int, str] | None = None  # (status, message) every embeddings call gets
 
     # -- test-facing API -------------------------------------------------------------------------
@@ -118,6 +119,7 @@ class FakeOpenAI:
             self.headers.clear()
             self.streams.clear()
             self.embedding_requests.clear()
+            self.embedding_headers.clear()
             self.embedding_failure = None
 
     @property
@@ -143,6 +145,7 @@ class FakeOpenAI:
         """Deterministic vectors (`fake_embedding`): texts sharing words get similar vectors."""
         body = await request.json()
         self.embedding_requests.append(body)
+        self.embedding_headers.append(dict(request.headers))
         if self.embedding_failure:
             status, message = self.embedding_failure
             return JSONResponse({"error": {"message": message, "type": "invalid_request_error", "code": None}},

@@ -17,8 +17,8 @@ import pytest
 from nodeflow_app.llm import providers
 from nodeflow_app.llm.credentials import Credential
 from nodeflow_app.llm.providers import COMPATIBLE_API_KEY_ENV, ModelConfigError, ModelRef, describe_failure
-from nodeflow_app.net.guard import ALLOWLIST_ENV
-from tests.llm.fake_openai import FakeOpenAI, FakeServer, http_error
+from nodeflow_app.net.guard import ALLOWLIST_ENV, MAX_BODY_ENV
+from tests.llm.fake_openai import FakeOpenAI, FakeServer, http_error, text
 from tests.llm.graphs import graph, of, run_graph
 
 INSTALL_KEY = "sk-install-0123456789abcd"
@@ -62,6 +62,17 @@ async def test_a_base_url_written_in_a_graph_receives_no_key(foreign, fake_llm):
         assert run.status == "completed", run.error
     assert len(foreign.headers) == 2 and fake_llm.headers == []
     assert [carries_a_key(headers) for headers in foreign.headers] == [False, False], foreign.headers
+
+
+async def test_an_answer_past_the_body_limit_from_a_graphs_url_stops_the_node_saying_why(foreign, monkeypatch):
+    """A model URL a graph names streamed one 300 MB event, and the SDK held it all (37 MB -> 1.3 GB): the guarded
+    client stops any body at NODEFLOW_HTTP_MAX_RESPONSE_MB, and the node's error says so, not "Connection error"."""
+    monkeypatch.setenv(MAX_BODY_ENV, "1")
+    foreign.script(text(["word " * 200] * 2000))  # ~2.5 MB of SSE
+    run, events = await run_graph(selector_graph(base_url=foreign.base_url), payload="hi")
+    assert run.status == "failed"
+    assert ("model openai-compatible:m: the response from 127.0.0.1 is larger than 1 MB; NodeFlow stopped reading it"
+            in of(events, "llm", "error")[0].data["error"])
 
 
 async def test_the_installs_own_url_receives_its_key(foreign, fake_llm):

@@ -4,6 +4,8 @@ tests, and its named connections."""
 from __future__ import annotations
 
 import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
@@ -12,6 +14,7 @@ from nodeflow_app.llm.credentials import CredentialError, current_workspace, use
 from nodeflow_app.llm.providers import (
     COMPATIBLE_API_KEY_ENV, COMPATIBLE_BASE_URL_ENV, OLLAMA_HOST_ENV, api_key_for,
 )
+from nodeflow_app.net.guard import ALLOWLIST_ENV, MAX_BODY_ENV
 
 KEY = "sk-stored-0123456789abcd"
 ENV_KEY = "sk-environment-key-9876"
@@ -143,6 +146,34 @@ async def test_a_failed_connection_test_says_why(monkeypatch, tmp_path):
     assert not result.ok and result.message.startswith("cannot reach http://127.0.0.1:9/v1/models")
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     assert (await provider_settings.check_connection("openai", WS)).message == "OpenAI needs an API key first"
+
+
+async def test_the_connection_test_of_a_stored_url_stops_reading_past_the_body_limit(monkeypatch):
+    """A workspace stores any URL: its server's model list is read only up to NODEFLOW_HTTP_MAX_RESPONSE_MB."""
+    class Huge(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            body = b'{"data": [{"id": "' + b"m" * (2 * 1024 * 1024) + b'"}]}'
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Huge)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    monkeypatch.setenv(ALLOWLIST_ENV, "127.0.0.1")
+    monkeypatch.setenv(MAX_BODY_ENV, "1")
+    url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+    try:
+        provider_settings.save_credential("openai-compatible", KEY, url, WS)
+        result = await provider_settings.check_connection("openai-compatible", WS)
+    finally:
+        server.shutdown()
+    assert not result.ok
+    assert result.message == (f"cannot reach {url}/models: the response from 127.0.0.1 is larger than 1 MB; "
+                              f"NodeFlow stopped reading it ({MAX_BODY_ENV} sets the limit)")
 
 
 async def test_a_workspace_connection_is_listed_without_values_and_tested(data_dir):

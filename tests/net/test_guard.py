@@ -5,13 +5,17 @@ from __future__ import annotations
 import gzip
 import ipaddress
 import threading
+import zlib
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Iterator
 
 import httpx
 import pytest
 
-from nodeflow_app.net.guard import ALLOWLIST_ENV, BlockedUrl, check_url, embedded_ipv4, guarded_client, refusal
+from nodeflow_app.net.guard import (
+    ALLOWLIST_ENV, MAX_BODY_ENV, BlockedUrl, check_url, embedded_ipv4, guarded_client, guarded_httpx2_client,
+    max_body_bytes, refusal,
+)
 
 # Each form, with the kind the message must name.
 INTERNAL = [
@@ -23,8 +27,11 @@ INTERNAL = [
     ("::ffff:127.0.0.1", "loopback"), ("::127.0.0.1", "loopback"), ("::ffff:10.0.0.1", "private"),
     ("64:ff9b::7f00:1", "loopback"), ("64:ff9b::a9fe:a9fe", "link-local"), ("64:ff9b:1::c0a8:1", "private"),
     ("2002:7f00:1::", "loopback"), ("2002:a00:1::1", "private"), ("2002:a9fe:a9fe::", "link-local"),
+    ("::ffff:0:7f00:1", "loopback"), ("::ffff:0:a9fe:a9fe", "link-local"),  # IPv4-translated (SIIT)
+    ("fec0::1", "site-local"), ("feff:ffff::1", "site-local"),  # deprecated site-local, fec0::/10
 ]
-PUBLIC = ["93.184.216.34", "8.8.8.8", "2606:4700:4700::1111", "::ffff:8.8.8.8", "64:ff9b::808:808", "2002:808:808::"]
+PUBLIC = ["93.184.216.34", "8.8.8.8", "2606:4700:4700::1111", "::ffff:8.8.8.8", "::ffff:0:808:808", "64:ff9b::808:808",
+          "2002:808:808::"]
 
 
 @pytest.fixture(autouse=True)
@@ -51,7 +58,7 @@ def test_public_addresses_pass(address):
 
 def test_embedded_ipv4_forms():
     assert [str(embedded_ipv4(ipaddress.ip_address(a))) for a in (
-        "::ffff:1.2.3.4", "::1.2.3.4", "64:ff9b::102:304", "2002:102:304::")] == ["1.2.3.4"] * 4
+        "::ffff:1.2.3.4", "::ffff:0:1.2.3.4", "::1.2.3.4", "64:ff9b::102:304", "2002:102:304::")] == ["1.2.3.4"] * 5
     assert embedded_ipv4(ipaddress.ip_address("::1")) is None
     assert embedded_ipv4(ipaddress.ip_address("1.2.3.4")) is None
 
@@ -91,6 +98,53 @@ async def test_other_schemes_are_refused(url):
         await check_url(url)
 
 
+
+async def test_a_body_past_the_limit_is_refused_by_its_decoded_size(port, monkeypatch):
+    """A server a graph names (a model URL) sent one 300 MB SSE event and the SDK held it all: every guarded
+    client stops a body at NODEFLOW_HTTP_MAX_RESPONSE_MB, counted decoded (3 MB of zeros gzipped is 3 KB)."""
+    monkeypatch.setenv(ALLOWLIST_ENV, "127.0.0.1")
+    monkeypatch.setenv(MAX_BODY_ENV, "1")
+    refused: list[str] = []
+    too_large = (r"the response from 127\.0\.0\.1 is larger than 1 MB; NodeFlow stopped reading it "
+                 rf"\({MAX_BODY_ENV} sets the limit\)")
+    async with guarded_client(on_refused=refused.append) as client:
+        for path in ("/gzip", "/deflate", "/raw-deflate"):  # decoded by the guard now, as httpx did
+            answer = await client.get(f"http://127.0.0.1:{port}{path}")
+            assert (answer.text, "content-encoding" in answer.headers) == ("hello", False)
+        assert len((await client.get(f"http://127.0.0.1:{port}/just-under")).content) == 1024 * 1024
+        for path in ("/big", "/big-gzip"):
+            with pytest.raises(httpx.ReadError, match=too_large):
+                await client.get(f"http://127.0.0.1:{port}{path}")
+    assert len(refused) == 2 and "larger than 1 MB" in refused[0]  # what the LLM nodes report (SDKs hide it)
+    async with guarded_httpx2_client() as mcp_client:  # the MCP SDK's client
+        import httpx2
+
+        with pytest.raises(httpx2.ReadError, match=too_large):
+            await mcp_client.get(f"http://127.0.0.1:{port}/big-gzip")
+    async with guarded_client(limit_body=False) as counting_itself:  # the HTTP Request node has its own limits
+        assert len((await counting_itself.get(f"http://127.0.0.1:{port}/big")).content) == 3 * 1024 * 1024
+
+
+async def test_a_limited_body_still_streams(port, monkeypatch):
+    """The limit counts as chunks pass: the first part of an answer arrives before the server sends the rest."""
+    monkeypatch.setenv(ALLOWLIST_ENV, "127.0.0.1")
+    _release.clear()
+    async with guarded_client() as client, client.stream("GET", f"http://127.0.0.1:{port}/slow") as response:
+        parts = response.aiter_bytes()
+        assert await anext(parts) == b"first "
+        _release.set()
+        assert b"".join([part async for part in parts]) == b"rest"
+
+
+def test_the_limit_is_64_mb_unless_set(monkeypatch):
+    monkeypatch.delenv(MAX_BODY_ENV, raising=False)
+    assert max_body_bytes() == 64 * 1024 * 1024
+    monkeypatch.setenv(MAX_BODY_ENV, "500")
+    assert max_body_bytes() == 500 * 1024 * 1024
+    monkeypatch.setenv(MAX_BODY_ENV, "1.5")
+    with pytest.raises(ValueError, match=f"{MAX_BODY_ENV} must be a whole number of MB"):
+        max_body_bytes()
+
 # At connect time ----------------------------------------------------------------------------------
 
 def _zstd(data: bytes) -> bytes:
@@ -104,6 +158,11 @@ COMPRESSED = {"/gzip": (gzip.compress(b"hello"), "gzip"),
               "/gzip-twice": (gzip.compress(gzip.compress(BOMB)), "gzip, gzip"),
               "/zstd": (_zstd(BOMB), "zstd")}
 del BOMB
+COMPRESSED["/big-gzip"] = (gzip.compress(bytes(3 * 1024 * 1024)), "gzip")
+COMPRESSED["/deflate"] = (zlib.compress(b"hello"), "deflate")
+COMPRESSED["/raw-deflate"] = (zlib.compress(b"hello")[2:-4], "deflate")  # without the zlib wrapper, as some send it
+PLAIN = {"/big": bytes(3 * 1024 * 1024), "/just-under": bytes(1024 * 1024)}
+_release = threading.Event()  # /slow sends its rest once the test has read its first part
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -114,7 +173,15 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header("Location", f"http://127.0.0.2:{port}/hello")
             self.end_headers()
             return
-        body, encoding = b"hello", ""
+        if self.path == "/slow":  # no Content-Length: HTTP/1.0 reads to the end of the connection
+            self.send_response(200)
+            self.end_headers()
+            self.wfile.write(b"first ")
+            self.wfile.flush()
+            _release.wait(10)
+            self.wfile.write(b"rest")
+            return
+        body, encoding = PLAIN.get(self.path, b"hello"), ""
         if self.path == "/accept-encoding":
             body = self.headers.get("accept-encoding", "").encode()
         elif self.path in COMPRESSED:

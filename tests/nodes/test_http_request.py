@@ -10,6 +10,7 @@ from cryptography.fernet import Fernet
 
 from nodeflow_app.contract import FlowContext, NodeError
 from nodeflow_app.files import file_path, store_bytes
+from nodeflow_app.net.guard import MAX_BODY_ENV
 from nodeflow_app.store.connections import ConnectionStore
 from nodeflow_app.store.db import make_engine
 from nodes.integration.http_request.definition import definition
@@ -99,6 +100,14 @@ async def test_text_without_a_charset_that_is_not_utf8_reads_as_latin1(server):
 async def test_a_large_json_body_is_parsed_whole(server):  # in a thread, past OFF_LOOP_BYTES
     output = await call(server.url + "/big-json?items=60000")  # ~3.5 MB
     assert len(output["body"]) == 60_000 and output["body"][-1]["n"] == 59_999
+
+
+async def test_the_node_keeps_its_own_size_limits_not_the_guards(server, monkeypatch):
+    """Its text stops at 16 MB and a file at 1 GB (streamed to disk, `fetch.py`): the body limit of other guarded
+    clients (NODEFLOW_HTTP_MAX_RESPONSE_MB) is not its, and its response headers stay as the server sent them."""
+    monkeypatch.setenv(MAX_BODY_ENV, "1")
+    output = await call(server.url + "/big-json?items=60000")  # ~3.5 MB
+    assert len(output["body"]) == 60_000
 
 
 async def test_head_has_no_body(server):

@@ -33,7 +33,8 @@ class HttpRequestExecutor:
         workspace = workspace_of(ctx.services)  # its stored files: the ones it may send and where it keeps more
         spec = build_request(data, connection, workspace)
         try:
-            async with guarded_client(timeout=timeout, follow_redirects=False,
+            # Its body limits are its own (fetch.py: text in memory, files streamed to disk), so limit_body=False.
+            async with guarded_client(timeout=timeout, follow_redirects=False, limit_body=False,
                                       headers={"User-Agent": USER_AGENT}) as client:
                 call = _Caller(client, data, workspace)
                 if mode == "off":

@@ -78,7 +78,7 @@ async def admit(request: Request) -> ApiAccess:
     request.state.access = access
     user = access.user
     set_caller(Caller(user.id if user else None, user.name if user else "", access.workspace_id))
-    use_workspace(access.workspace_id)  # provider keys of the token's workspace (a resumed run has no services)
+    use_workspace(access.workspace_id)  # provider keys of the token's workspace, for what it calls outside a run
     return access
 
 

@@ -345,7 +345,8 @@ async def check_named_connection(workspace_id: str, name: str) -> ConnectionResu
                                       "HTTP connection has no URL of its own: a run of an HTTP Request node "
                                       "tests it)")
     try:
-        await run_checked(connection, "SELECT 1", {}, writable=False, limit=1, timeout=int(TEST_TIMEOUT_S))
+        await run_checked(connection, "SELECT 1", {}, writable=False, limit=1, timeout=int(TEST_TIMEOUT_S),
+                          workspace=workspace_id)
     except NodeError as error:
         return ConnectionResult(False, str(error))
     return ConnectionResult(True, f"connected to the {connection.kind} database")

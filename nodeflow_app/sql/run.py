@@ -8,7 +8,11 @@ Every driver takes exactly one statement, so a second one cannot end the read-on
 reading of the SQL (`check_mysql_statement`): on MySQL / MariaDB a statement starts with one of
 MYSQL_STATEMENTS (not SET, EXECUTE, PREPARE or a compound BEGIN / IF / WHILE block, which could change the
 session's read-only mode or time limit for what they run) and holds no SET_VAR or MAX_EXECUTION_TIME hint.
-Statements run in a few threads of their own, so slow ones never hold the threads every other run uses.
+Statements run in a few threads of their own, so slow ones never hold the threads every other run uses, and a
+workspace runs at most WORKSPACE_STATEMENTS at once, so one workspace never holds them all. The node's timeout
+bounds the whole call (waiting for a turn and a thread, connecting, the statement and its rows): the database
+stops the statement itself, and once the time and DEADLINE_MARGIN_S more have passed the connection's socket is
+shut (`_Deadline`), since a thread cannot be stopped and a server that stops answering would hold it for good.
 
 A PostgreSQL or MySQL role that reaches beyond its data to the database host is refused before the statement
 runs (`refuse_privileged`): a graph must never start a program (`COPY ... TO PROGRAM`) or read and write the
@@ -19,11 +23,13 @@ own workspace. NODEFLOW_DB_ALLOW_PRIVILEGED=1 lifts this for an install whose gr
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
-import functools
 import os
 import re
+import socket
 import sqlite3
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -31,13 +37,13 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from sqlalchemy import URL, Engine, create_engine, make_url, text
+from sqlalchemy import URL, Engine, create_engine, event, make_url, text
 from sqlalchemy.exc import ArgumentError, DBAPIError, SQLAlchemyError
 from sqlalchemy.pool import NullPool
 
 from nodeflow_app.contract import NodeError
 from nodeflow_app.settings import data_dir, db_url
-from nodeflow_app.connections import Connection
+from nodeflow_app.connections import DEFAULT_WORKSPACE, Connection
 from nodeflow_app.net.guard import BlockedUrl, checked_addresses
 
 from nodeflow_app.sql.values import to_json
@@ -50,8 +56,15 @@ MYSQL_STATEMENTS = frozenset({"SELECT", "WITH", "VALUES", "TABLE", "SHOW", "DESC
                               "TRUNCATE", "RENAME", "("})
 _MYSQL_HINT = re.compile(r"/\*\+(?:(?!\*/).)*?\b(?:SET_VAR|MAX_EXECUTION_TIME)\s*\(", re.I | re.S)  # MySQL's /*+ */
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x0c\x0e-\x1f]")  # all but tab, line feed and carriage return
-_PG_LEADING = re.compile(r"(?:\s+|--[^\n]*(?:\n|$)|/\*(?:(?!\*/).)*\*/)*", re.S)  # whitespace and comments
 _DATABASE_THREADS = ThreadPoolExecutor(max_workers=16, thread_name_prefix="nodeflow-sql")
+WORKSPACE_STATEMENTS = 4  # one workspace's statements at once: the threads left serve every other workspace
+DEADLINE_MARGIN_S = 3  # after the node's timeout, for the database's own "stopped" to arrive before the socket is shut
+# What a node's rows may hold (values measured as read): they travel in the graph and its run records.
+MAX_RESULT_BYTES = 64 * 1024 * 1024
+BATCH_BYTES = 1024 * 1024  # rows fetched at once, about
+PG_NOT_A_QUERY = ("42601", "0A000")  # syntax_error, feature_not_supported: what DECLARE says of INSERT, WITH ... INSERT
+_running: collections.Counter[str] = collections.Counter()  # workspace -> its statements taken or running
+_running_lock = threading.Lock()
 WRITE_REFUSED = "the statement tries to write, but the node is read-only; turn on 'Allow writes' to let it"
 ALLOW_PRIVILEGED_ENV = "NODEFLOW_DB_ALLOW_PRIVILEGED"
 # PostgreSQL roles whose members reach the database host: name -> why that matters.
@@ -91,13 +104,44 @@ class Outcome:
 
 
 async def run_checked(connection: Connection, sql: str, params: dict[str, Any], *, writable: bool, limit: int,
-                      timeout: int) -> Outcome:
-    """`run_statement` in a thread, after the server's address passed the SSRF guard: a connection anyone can
-    store must not reach the host's own services (the app's database, Redis, metadata) unless allowlisted."""
+                      timeout: int, workspace: str = DEFAULT_WORKSPACE) -> Outcome:
+    """`run_statement` in a thread, after the server's address passed the SSRF guard (a connection anyone can
+    store must not reach the host's own services, like the app's database, Redis or metadata, unless
+    allowlisted) and once `workspace` runs fewer than WORKSPACE_STATEMENTS statements; `timeout` counts from now."""
+    deadline = time.monotonic() + timeout
     address = await checked_address(connection)
-    statement = functools.partial(run_statement, connection, sql, params, writable=writable, limit=limit,
-                                  timeout=timeout, address=address)
-    return await asyncio.get_running_loop().run_in_executor(_DATABASE_THREADS, statement)
+    await _take_turn(workspace, deadline, timeout)
+    try:
+        turn = _DATABASE_THREADS.submit(run_statement, connection, sql, params, writable=writable, limit=limit,
+                                        timeout=timeout, address=address, deadline=deadline)
+    except BaseException:
+        _leave(workspace)
+        raise
+    # The turn ends when the thread does (or when it is cancelled before it starts): cancelling the node does
+    # not stop a statement that runs, so its turn must not go to the next one before it is over.
+    turn.add_done_callback(lambda _: _leave(workspace))
+    return await asyncio.wrap_future(turn)
+
+
+async def _take_turn(workspace: str, deadline: float, timeout: int) -> None:
+    """Count one more statement of `workspace`, once it runs fewer than WORKSPACE_STATEMENTS (waiting is part of
+    the node's timeout). It polls: runs of one workspace may come from several event loops."""
+    while True:
+        with _running_lock:
+            if _running[workspace] < WORKSPACE_STATEMENTS:
+                _running[workspace] += 1
+                return
+        if time.monotonic() >= deadline:
+            raise NodeError(f"this workspace already runs {WORKSPACE_STATEMENTS} database statements at once; this "
+                            f"one waited for its turn for the node's whole timeout ({timeout} s)")
+        await asyncio.sleep(0.05)
+
+
+def _leave(workspace: str) -> None:
+    with _running_lock:
+        _running[workspace] -= 1
+        if _running[workspace] <= 0:
+            del _running[workspace]
 
 
 async def checked_address(connection: Connection) -> str | None:
@@ -116,28 +160,93 @@ async def checked_address(connection: Connection) -> str | None:
 
 
 def run_statement(connection: Connection, sql: str, params: dict[str, Any], *, writable: bool, limit: int,
-                  timeout: int, address: str | None = None) -> Outcome:
+                  timeout: int, address: str | None = None, deadline: float | None = None) -> Outcome:
     """Run `sql` with `params` bound; blocking (call it from a thread). `address`: connect there (the one the
-    guard checked), whatever the host name resolves to by now."""
+    guard checked), whatever the host name resolves to by now. `deadline` (time.monotonic()): when the node's
+    `timeout` ends, if it started before this call (it waited for a thread)."""
     if connection.kind == "mysql":
         check_mysql_statement(sql)
-    engine = _engine(connection, writable, timeout, address)
+    deadline = time.monotonic() + timeout if deadline is None else deadline
+    if time.monotonic() >= deadline:
+        raise NodeError(f"every thread for database statements was busy for the node's whole timeout ({timeout} s); "
+                        "try again, or raise the timeout")
+    watch = _Deadline(deadline + DEADLINE_MARGIN_S)
+    try:
+        return _run(connection, sql, params, writable, limit, timeout, address, deadline, watch)
+    except (NodeError, SQLAlchemyError):
+        if watch.passed:  # its socket was shut: whatever failed then, the server took too long
+            raise NodeError(f"{_where(connection)} did not answer within the node's timeout ({timeout} s), so its "
+                            "connection was closed") from None
+        raise
+    finally:
+        watch.end()
+
+
+def _run(connection: Connection, sql: str, params: dict[str, Any], writable: bool, limit: int, timeout: int,
+         address: str | None, deadline: float, watch: _Deadline) -> Outcome:
+    engine = _engine(connection, writable, deadline - time.monotonic(), address, watch)
     try:
         try:
             database = engine.connect()
         except SQLAlchemyError as error:
             raise NodeError(f"cannot connect to {_where(connection)}: {_first_line(error)}") from None
-        with database:
+        with database:  # closing it is watched too: a server that stops answering could hold its rollback
+            _limit_time(database, connection.kind, deadline - time.monotonic(), timeout)
             refuse_privileged(database, connection)
-            _begin(database, connection.kind, writable, timeout)
+            _begin(database, connection.kind, writable)
             try:
-                outcome = _execute(database, sql, params, limit, _streams(connection.kind, sql, writable))
+                outcome = _execute(database, connection.kind, sql, params, limit, writable)
             except DBAPIError as error:
                 raise NodeError(_refusal(error, connection, timeout)) from None
             database.commit() if writable else database.rollback()
             return outcome
     finally:
         engine.dispose()
+
+
+class _Deadline:
+    """Shuts the sockets of a statement's connection once `at` (time.monotonic()) has passed: the database stops a
+    statement at the node's timeout, but a server that stops answering, or never speaks, or sends a byte now and
+    then (a read timeout starts again with each read) would hold its thread for good, since a thread cannot be
+    stopped. A read waiting in the thread then fails at once."""
+
+    def __init__(self, at: float):
+        self.passed = False
+        self._sockets: list[Any] = []  # callables giving a socket (or None, not yet or no longer connected)
+        self._own: list[socket.socket] = []  # duplicates of a driver's socket, closed at the end
+        self._lock = threading.Lock()
+        self._timer = threading.Timer(max(0.0, at - time.monotonic()), self._shut)
+        self._timer.daemon = True
+        self._timer.start()
+
+    def watch(self, get_socket: Any) -> None:
+        with self._lock:
+            self._sockets.append(get_socket)
+
+    def watch_descriptor(self, fd: int) -> None:
+        """A socket a C library owns (libpq): a duplicate of it, so that it is never another file by the time it is
+        shut (libpq may close its own and the number be reused); shutting it down ends the connection all the same."""
+        duplicate = socket.socket(fileno=os.dup(fd))
+        with self._lock:
+            self._own.append(duplicate)
+            self._sockets.append(lambda: duplicate)
+
+    def _shut(self) -> None:
+        with self._lock:
+            self.passed = True
+            for get_socket in self._sockets:
+                with contextlib.suppress(OSError):
+                    sock = get_socket()
+                    if sock is not None:
+                        sock.shutdown(socket.SHUT_RDWR)
+
+    def end(self) -> None:
+        self._timer.cancel()
+        with self._lock:
+            self._sockets.clear()
+            for duplicate in self._own:
+                duplicate.close()
+            self._own.clear()
 
 
 def check_mysql_statement(sql: str) -> None:
@@ -278,51 +387,129 @@ def _mysql_name(name: str) -> str:
     return "`" + str(name).replace("`", "``") + "`"
 
 
-def _begin(database: Any, kind: str, writable: bool, seconds: int) -> None:
-    """Start the transaction: read-only unless `writable`, its statement stopped after `seconds`.
+def _limit_time(database: Any, kind: str, seconds: float, timeout: int) -> None:
+    """Have the database stop each statement after `seconds` (what is left of the node's `timeout`), from the
+    permission check on: a statement runs in a thread the event loop cannot stop."""
+    if seconds <= 0:
+        raise NodeError(f"connecting to the database took the node's whole timeout ({timeout} s)")
+    milliseconds = max(1, int(seconds * 1000))
+    if kind == "mysql":  # a session setting, made before any transaction starts
+        mariadb = database.dialect.is_mariadb
+        database.exec_driver_sql(f"SET SESSION max_statement_time = {milliseconds / 1000}" if mariadb
+                                 else f"SET SESSION max_execution_time = {milliseconds}")  # MySQL: SELECTs only
+    elif kind == "postgres":
+        database.exec_driver_sql(f"SET statement_timeout = {milliseconds}")
+        database.commit()  # a SET in a transaction that is rolled back (the permission check's) would be undone
+    else:  # sqlite3 calls the handler every 10,000 steps; True interrupts the statement
+        end = time.monotonic() + seconds
+        database.connection.dbapi_connection.set_progress_handler(lambda: time.monotonic() > end, 10_000)
 
-    The statement runs in a thread the event loop cannot stop, so the database must stop it itself.
-    """
-    if kind == "mysql":  # a session setting, made before the transaction starts
-        database.exec_driver_sql(f"SET SESSION max_statement_time = {seconds}" if database.dialect.is_mariadb
-                                 else f"SET SESSION max_execution_time = {seconds * 1000}")  # MySQL: SELECTs only
+
+def _begin(database: Any, kind: str, writable: bool) -> None:
+    """Start the transaction: read-only unless `writable`."""
     if not writable and kind in READ_ONLY_START:
         for statement in READ_ONLY_START[kind]:
             database.exec_driver_sql(statement)
-    if kind == "postgres":
-        database.exec_driver_sql(f"SET LOCAL statement_timeout = {seconds * 1000}")
-    if kind == "sqlite":  # sqlite3 calls the handler every 10,000 steps; True interrupts the statement
-        deadline = time.monotonic() + seconds
+    if kind == "sqlite":
         sqlite = database.connection.dbapi_connection
-        sqlite.set_progress_handler(lambda: time.monotonic() > deadline, 10_000)
         # ATTACH (and VACUUM INTO, which attaches) would reach files outside the data folder, or NodeFlow's own.
         sqlite.setlimit(sqlite3.SQLITE_LIMIT_ATTACHED, 0)
+        sqlite.set_authorizer(_sqlite_authorizer)
 
 
-def _streams(kind: str, sql: str, writable: bool) -> bool:
-    """Whether the rows can come from the server as they are read, so that a row limit bounds memory too (the
-    drivers otherwise read every row first). Read-only statements only: a PostgreSQL cursor computes only the
-    rows read (a function with side effects would run for those alone), and MySQL's unbuffered cursor reports an
-    error in the rows after the limit nowhere. MySQL's takes any statement; PostgreSQL's (DECLARE) queries."""
-    if writable or kind not in ("mysql", "postgres"):
-        return False
-    return kind == "mysql" or _PG_LEADING.sub("", sql, count=1)[:7].upper().startswith(
-        ("SELECT", "VALUES", "TABLE", "WITH"))
+def _sqlite_authorizer(action: int, first: str | None, second: str | None, _database: str | None,
+                       _trigger: str | None) -> int:
+    """SQLite asks this for each part of a statement it prepares (a view's and a trigger's too). fts3_tokenizer
+    hands out a native pointer, and given one back makes SQLite call it: a crash, or code run in the app."""
+    if action == sqlite3.SQLITE_FUNCTION and (second or "").lower() == "fts3_tokenizer":
+        return sqlite3.SQLITE_DENY
+    return sqlite3.SQLITE_OK
 
 
-def _execute(database: Any, sql: str, params: dict[str, Any], limit: int, stream: bool = False) -> Outcome:
-    statement = text(sql).execution_options(stream_results=True) if stream else text(sql)
-    result = database.execute(statement, params)
+def _execute(database: Any, kind: str, sql: str, params: dict[str, Any], limit: int, writable: bool) -> Outcome:
+    """Run the statement and read at most `limit` rows (one more says whether rows were left). The rows come from
+    the server as they are read, a few at a time, so that the limit and MAX_RESULT_BYTES bound memory (the drivers
+    otherwise read every row first). Read-only, the statement then stops; with writes every row is still made,
+    keeping none, so that a function with side effects runs for each row and an error in any row fails the node."""
+    result = _start(database, kind, sql, params)
     if not result.returns_rows:
         return Outcome([], [], False, result.rowcount)
     columns = list(result.keys())
-    fetched = result.fetchmany(limit + 1)  # one more than the limit says whether rows were left
-    if stream and len(fetched) > limit and database.dialect.name == "mysql":
-        _stop_sending(database, result)
+    fetched: list[Any] = []
+    size = widest = 0
+    while len(fetched) <= limit:
+        batch = result.fetchmany(_batch(limit + 1 - len(fetched), widest))
+        if not batch:
+            break
+        for row in batch:
+            row_size = sum(map(_size, row))
+            size, widest = size + row_size, max(widest, row_size)
+        if size > MAX_RESULT_BYTES:
+            _stop(database, kind, result)
+            raise NodeError(f"the rows read passed {MAX_RESULT_BYTES // (1024 * 1024)} MB, the most a Database Query "
+                            "node holds; lower 'Row limit', or select fewer or smaller columns")
+        fetched += batch
+    truncated = len(fetched) > limit
+    if not truncated:
+        result.close()
+    elif not writable:
+        _stop(database, kind, result)
+    elif getattr(result.cursor, "name", None):  # a PostgreSQL cursor: the server makes the rest, sending none
+        database.exec_driver_sql(f'MOVE FORWARD ALL IN "{result.cursor.name}"')  # SQLAlchemy's name: c_<hex>_<n>
+        result.close()
+    elif kind == "mysql":  # its unbuffered cursor: read to the end, so that an error in a row is raised
+        while result.fetchmany(_batch(limit, widest)):
+            pass
     else:
         result.close()
     rows = [{column: to_json(value) for column, value in zip(columns, row)} for row in fetched[:limit]]
-    return Outcome(rows, columns, len(fetched) > limit, None)
+    return Outcome(rows, columns, truncated, None)
+
+
+def _start(database: Any, kind: str, sql: str, params: dict[str, Any]) -> Any:
+    """The statement's result, read from the server as it is fetched whenever the driver can: MySQL's unbuffered
+    cursor takes any statement; a PostgreSQL cursor (DECLARE) takes a query only, so PostgreSQL itself says
+    whether the statement is one (anything else, like INSERT ... RETURNING, runs plainly). sqlite3 makes rows as
+    they are fetched anyway. A PostgreSQL cursor makes only the rows fetched."""
+    streamed = text(sql).execution_options(stream_results=True)
+    if kind == "mysql":
+        return database.execute(streamed, params)
+    if kind == "postgres":
+        savepoint = database.begin_nested()  # a refused DECLARE fails the transaction: it goes back to before it
+        try:
+            result = database.execute(streamed, params)
+        except DBAPIError as error:
+            savepoint.rollback()
+            if getattr(error.orig, "sqlstate", None) not in PG_NOT_A_QUERY:
+                raise
+        else:
+            savepoint.commit()
+            return result
+    return database.execute(text(sql), params)
+
+
+def _batch(most: int, widest: int) -> int:
+    """How many rows to fetch next: one at first, then about BATCH_BYTES of rows as wide as the widest so far."""
+    return 1 if not widest else max(1, min(most, BATCH_BYTES // widest))
+
+
+def _size(value: Any) -> int:
+    """About the bytes a value read from the database holds: text and bytes by their length."""
+    if isinstance(value, (str, bytes, bytearray, memoryview)):
+        return 8 + len(value)
+    if isinstance(value, dict):
+        return 8 + sum(_size(key) + _size(item) for key, item in value.items())
+    if isinstance(value, (list, tuple)):
+        return 8 + sum(map(_size, value))
+    return 8
+
+
+def _stop(database: Any, kind: str, result: Any) -> None:
+    """Stop the statement without reading the rows left (nobody wants them)."""
+    if kind == "mysql":
+        _stop_sending(database, result)
+    else:
+        result.close()  # a PostgreSQL cursor is closed (its other rows are never made), a SQLite statement too
 
 
 def _stop_sending(database: Any, result: Any) -> None:
@@ -340,19 +527,23 @@ def _stop_sending(database: Any, result: Any) -> None:
     result.close()
 
 
-def _engine(connection: Connection, writable: bool, timeout: int, address: str | None = None) -> Engine:
+def _engine(connection: Connection, writable: bool, seconds: float, address: str | None, watch: _Deadline) -> Engine:
+    """An engine for one connection, made within `seconds` (SQLite: waiting for a lock), watched by `watch`."""
     fields = connection.fields
     if connection.kind == "sqlite":
         mode = "rw" if writable else "ro"  # rw never creates a file: a typo in the path is an error
         url = f"sqlite:///file:{quote(str(sqlite_file(fields['path'])))}?mode={mode}&uri=true"
-        return create_engine(url, poolclass=NullPool, connect_args={"timeout": timeout})
+        return create_engine(url, poolclass=NullPool, connect_args={"timeout": seconds})
     port = fields.get("port")
     if port is not None and not str(port).isdigit():
         raise NodeError(f"connection {connection.name!r} has port {port!r}, which is not a number")
     host = address if address is not None and connection.kind == "mysql" else fields["host"]
     url = URL.create(DRIVERS[connection.kind], username=fields["user"], password=fields.get("password"),
                      host=host, port=int(port) if port else None, database=fields["database"])
-    connect_args: dict[str, Any] = {"connect_timeout": timeout}
+    # Bounds the TCP connect (PyMySQL), or connecting as a whole (psycopg; 2 s at least). Past that, `watch`
+    # bounds everything: a read timeout would start again with each read, so a server sending a byte now and
+    # then would pass it.
+    connect_args: dict[str, Any] = {"connect_timeout": max(1, round(seconds))}
     if connection.kind == "postgres" and address is not None:
         connect_args["hostaddr"] = address  # the host name stays for TLS and error messages
     if connection.kind == "postgres":
@@ -362,7 +553,21 @@ def _engine(connection: Connection, writable: bool, timeout: int, address: str |
         # psycopg sends a statement without parameters as a simple query, which may hold several
         # (`COMMIT; INSERT ...` would leave the read-only transaction); a prepared one holds exactly one.
         connect_args["prepare_threshold"] = 0
-    return create_engine(url, poolclass=NullPool, connect_args=connect_args)
+    engine = create_engine(url, poolclass=NullPool, connect_args=connect_args)
+
+    @event.listens_for(engine, "do_connect")
+    def connect(dialect: Any, _record: Any, cargs: Any, cparams: dict[str, Any]) -> Any:
+        """The driver's connection, watched from the start (SQLAlchemy's own first queries included)."""
+        if connection.kind == "mysql":  # watched before it reads the server's greeting
+            database = dialect.connect(*cargs, **cparams, defer_connect=True)
+            watch.watch(lambda: database._sock)
+            database.connect()
+        else:
+            database = dialect.connect(*cargs, **cparams)
+            watch.watch_descriptor(database.pgconn.socket)
+        return database
+
+    return engine
 
 
 # NodeFlow's own folders in the data folder: what they hold is the app's, never a connection's.
@@ -428,8 +633,6 @@ def _timed_out(error: DBAPIError) -> bool:
 def _write_refused(error: DBAPIError) -> bool:
     original = error.orig
     return (getattr(original, "sqlstate", None) == "25006"  # PostgreSQL read_only_sql_transaction
-            or "data-modifying statements in WITH" in str(original)  # a WITH holding an INSERT, read as a cursor
-            or "SELECT ... INTO is not allowed here" in str(original)  # a SELECT INTO (a new table), read as one
             or (getattr(original, "args", None) or (None,))[0] == 1792  # MySQL ER_CANT_EXECUTE_IN_READ_ONLY_TRANSACTION
             or "readonly database" in str(original))  # SQLite opened with mode=ro
 

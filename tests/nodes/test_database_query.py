@@ -7,6 +7,7 @@ import contextlib
 import re
 import sqlite3
 import uuid
+from pathlib import Path
 
 import pytest
 from cryptography.fernet import Fernet
@@ -43,9 +44,9 @@ class Database:
     def __init__(self, kind: str, table: str, store: ConnectionStore):
         self.kind, self.table, self.store = kind, table, store
 
-    async def run(self, sql: str, **data):
-        ctx = FlowContext(node_id="db", node_type="database-query", run_id="run-1", runtime=None,
-                          services={"connections": self.store})
+    async def run(self, sql: str, workspace: str | None = None, **data):
+        services = {"connections": self.store} | ({"workspace_id": workspace} if workspace else {})
+        ctx = FlowContext(node_id="db", node_type="database-query", run_id="run-1", runtime=None, services=services)
         result = await executor.execute({**definition.defaults(), "connection": "db", "query": sql, **data},
                                         {"input": None}, ctx)
         return result.outputs["output"]
@@ -624,6 +625,9 @@ async def test_a_postgres_query_streams_its_rows_so_the_limit_bounds_the_work(tm
         query = "-- a comment first\nSELECT 10 / (3 - g) AS n FROM generate_series(1, 5) AS g"
         output = await database.run(query, row_limit=1)
         assert (output["rows"], output["truncated"]) == ([{"n": 5}], True)
+        # Whatever its first word: a query in parentheses was read whole (row_limit 1 of 60 rows of 5 MB: 300 MB).
+        output = await database.run(f"/* a query */ ({query}) UNION ALL (SELECT 0)", row_limit=1)
+        assert (output["rows"], output["truncated"]) == ([{"n": 5}], True)
         with pytest.raises(NodeError, match="division by zero"):  # all rows wanted: the third one fails
             await database.run(query, row_limit=10)
         # With writes allowed every row is computed (a function's side effects must not stop at the limit).
@@ -650,3 +654,238 @@ async def test_a_mariadb_query_stops_sending_rows_past_the_limit(tmp_path, monke
         assert time.monotonic() - started < 5
         every = await database.run("SELECT seq FROM seq_1_to_3", row_limit=3)  # not truncated: nothing to stop
         assert (every["rows"], every["truncated"]) == ([{"seq": 1}, {"seq": 2}, {"seq": 3}], False)
+
+
+# -- what one statement may hold: threads, time, memory ----------------------------------------------------
+
+@contextlib.contextmanager
+def _fake_server(answer):
+    """A TCP server on 127.0.0.1 whose every connection is handed to `answer(client)` in a thread of its own; the
+    connections are closed when the block ends (a thread the node left waiting on one then ends too)."""
+    import socket
+    import threading
+
+    listener = socket.create_server(("127.0.0.1", 0))
+    clients: list[socket.socket] = []
+
+    def handle(client: socket.socket) -> None:
+        with contextlib.suppress(OSError):
+            answer(client)
+
+    def serve() -> None:
+        with contextlib.suppress(OSError):
+            while True:
+                client, _ = listener.accept()
+                clients.append(client)
+                threading.Thread(target=handle, args=(client,), daemon=True).start()
+
+    threading.Thread(target=serve, daemon=True).start()
+    try:
+        yield listener.getsockname()[1]
+    finally:
+        listener.close()
+        for client in clients:
+            with contextlib.suppress(OSError):
+                client.shutdown(socket.SHUT_RDWR)  # wakes its thread (and the node's, if it still waits)
+            client.close()
+
+
+def _silent(client) -> None:
+    client.recv(1)  # waits until the test closes it
+
+
+def _byte_by_byte(client) -> None:
+    import time
+
+    client.sendall(b"\x00\x01\x00\x00")  # a MySQL greeting of 256 bytes is coming...
+    for _ in range(100):  # ... a byte at a time: each read gets something before it could time out
+        client.sendall(b"\x0a")
+        time.sleep(0.2)
+
+
+def _postgres_then_silent(client) -> None:
+    """Speaks PostgreSQL up to "ready for query" (no password asked), then answers nothing."""
+    import struct
+
+    def message(kind: bytes, body: bytes) -> bytes:
+        return kind + struct.pack("!I", len(body) + 4) + body
+
+    startup = client.recv(4096)
+    if startup[4:8] in (struct.pack("!I", 80877103), struct.pack("!I", 80877104)):  # TLS / GSS: no
+        client.sendall(b"N")
+        client.recv(4096)
+    client.sendall(message(b"R", struct.pack("!I", 0))
+                   + b"".join(message(b"S", f"{name}\0{value}\0".encode()) for name, value in (
+                       ("server_version", "15.0"), ("client_encoding", "UTF8"), ("DateStyle", "ISO, MDY"),
+                       ("standard_conforming_strings", "on"), ("integer_datetimes", "on")))
+                   + message(b"K", struct.pack("!II", 1, 2)) + message(b"Z", b"I"))
+    while client.recv(4096):
+        pass
+
+
+@pytest.mark.parametrize("kind, answer", [("mysql", _silent), ("mysql", _byte_by_byte),
+                                          ("postgres", _silent), ("postgres", _postgres_then_silent)])
+async def test_a_server_that_stops_answering_frees_its_thread_soon_after_the_timeout(tmp_path, monkeypatch, kind,
+                                                                                      answer):
+    """PyMySQL had no read timeout once connected, and psycopg none after connecting: a host that accepted the
+    connection and never answered held a thread of the 16 for good (16 such calls stopped every workspace's
+    Database Query). A read timeout alone would not do: it starts again with each byte."""
+    import asyncio
+    import time
+
+    from nodeflow_app.sql.run import DEADLINE_MARGIN_S
+
+    monkeypatch.setenv(ALLOWLIST_ENV, "127.0.0.1")
+    monkeypatch.setenv(ALLOW_PRIVILEGED_ENV, "1")
+    store = _store(tmp_path)
+    with _fake_server(answer) as port:
+        store.set("db", kind, {"host": "127.0.0.1", "port": str(port), "database": "x", "user": "x"})
+        started = time.monotonic()
+        with pytest.raises(NodeError, match=r"connection 'db' \(127.0.0.1/x\)( did not answer within the node's "
+                                            r"timeout \(2 s\)|: connection timeout expired)"):
+            await asyncio.wait_for(Database(kind, "", store).run("SELECT 1", timeout=2), 15)
+        assert time.monotonic() - started < 2 + DEADLINE_MARGIN_S + 1.5
+
+
+async def test_one_workspace_cannot_take_every_database_thread(tmp_path, monkeypatch):
+    """16 slow statements of one workspace held all 16 threads: another workspace's SELECT 1 waited for them. A
+    workspace runs WORKSPACE_STATEMENTS at once, and the others wait for their turn within their own timeout."""
+    import asyncio
+    import time
+
+    from nodeflow_app.sql.run import WORKSPACE_STATEMENTS
+
+    monkeypatch.setenv(ALLOWLIST_ENV, "127.0.0.1")
+    store = _store(tmp_path)
+    with _role(POSTGRES_URL, "postgres", []) as role:
+        for workspace in ("busy", "other"):
+            store.set("db", "postgres", {"host": "127.0.0.1", "port": "5432", "database": "test", "user": role},
+                      workspace_id=workspace)
+        database = Database("postgres", "", store)
+
+        async def attempt(sql: str, workspace: str, timeout: int) -> str:
+            try:
+                return str((await database.run(sql, workspace=workspace, timeout=timeout))["rows"])
+            except NodeError as error:
+                return str(error)
+
+        started = time.monotonic()
+        slow = [asyncio.ensure_future(attempt("SELECT pg_sleep(2) AS slept", "busy", 3)) for _ in range(16)]
+        await asyncio.sleep(0.5)
+        assert await attempt("SELECT 1 AS one", "other", 3) == "[{'one': 1}]"
+        assert time.monotonic() - started < 1.5  # it did not wait for the slow ones
+        outcomes = await asyncio.gather(*slow)
+        assert time.monotonic() - started < 5
+        hold = [asyncio.ensure_future(attempt("SELECT pg_sleep(2) AS slept", "busy", 5))
+                for _ in range(WORKSPACE_STATEMENTS)]
+        await asyncio.sleep(0.3)
+        assert await attempt("SELECT 1 AS one", "busy", 1) == (
+            f"this workspace already runs {WORKSPACE_STATEMENTS} database statements at once; this one waited for its "
+            "turn for the node's whole timeout (1 s)")
+        await asyncio.gather(*hold)
+    succeeded = [outcome for outcome in outcomes if outcome.startswith("[")]
+    assert len(succeeded) == WORKSPACE_STATEMENTS  # the first turns; the next ones ran out of time
+    # Those that waited for a turn: stopped by the database when the rest of their time was over, or never started
+    # ("this workspace already runs 4 database statements at once; this one waited for its turn for the node's
+    # whole timeout (3 s)", or a turn came with too little time left to connect).
+    assert all(re.search(r"timeout \(3 s\)", outcome) for outcome in outcomes if outcome not in succeeded), outcomes
+
+
+async def test_the_timeout_is_at_most_five_minutes(tmp_path, monkeypatch):
+    """A statement holds a shared thread while it runs: 3600 s let one node hold it for an hour."""
+    db = await _sqlite(tmp_path, monkeypatch)
+    assert (await db.run("SELECT 1 AS one", timeout=300))["rows"] == [{"one": 1}]
+    with pytest.raises(NodeError, match="parameter 'timeout' must be a whole number from 1 to 300, got 3600"):
+        await db.run("SELECT 1 AS one", timeout=3600)
+
+
+BIG_ROWS = {  # rows of 5 MB each, 20 or 60 of them
+    "postgres": "SELECT g, repeat('x', 5000000) AS pad FROM generate_series(1, {count}) AS g",
+    "mysql": "WITH RECURSIVE n(g) AS (SELECT 1 UNION ALL SELECT g + 1 FROM n WHERE g < {count}) "
+             "SELECT g, REPEAT('x', 5000000) AS pad FROM n",
+    "sqlite": "WITH RECURSIVE n(g) AS (SELECT 1 UNION ALL SELECT g + 1 FROM n WHERE g < {count}) "
+              "SELECT g, hex(zeroblob(2500000)) AS pad FROM n",
+}
+
+
+async def test_the_rows_of_one_node_stop_at_a_size(database):
+    """A row limit bounds the rows, not their size: 100 rows of 5 MB each were read and held."""
+    from nodeflow_app.sql.run import MAX_RESULT_BYTES
+
+    for writes in (False, True):
+        with pytest.raises(NodeError, match=f"the rows read passed {MAX_RESULT_BYTES // 2 ** 20} MB, the most a "
+                                            "Database Query node holds; lower 'Row limit', or select fewer or "
+                                            "smaller columns"):
+            await database.run(BIG_ROWS[database.kind].format(count=20), row_limit=100, allow_writes=writes)
+    output = await database.run(BIG_ROWS[database.kind].format(count=20), row_limit=2)
+    assert ([row["g"] for row in output["rows"]], output["truncated"]) == ([1, 2], True)
+
+
+_READ_BIG_ROWS = """
+import asyncio, json, pathlib, resource, sys
+from tests.nodes.test_database_query import Database, _store
+
+async def main():
+    kind, folder, fields, statements = sys.argv[1], pathlib.Path(sys.argv[2]), *map(json.loads, sys.argv[3:])
+    store = _store(folder)
+    store.set("db", kind, fields)
+    database = Database(kind, "", store)
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    for sql, writes in statements:
+        output = await database.run(sql, row_limit=1, allow_writes=writes)
+        assert (output["row_count"], output["truncated"]) == (1, True), output
+    print((resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) // 1024)
+
+asyncio.run(main())
+"""
+
+
+@pytest.mark.parametrize("kind", ["postgres", "mysql"])
+async def test_a_row_limit_bounds_memory_whatever_the_statement(tmp_path, monkeypatch, kind):
+    """Only a read-only statement starting with SELECT, VALUES, TABLE or WITH came from the server as it was read
+    (PostgreSQL), or a read-only one (MySQL): row_limit 1 over 60 rows of 5 MB held 300 MB for "(SELECT ...)" or
+    with writes allowed. Measured in a process of its own (the peak of its memory)."""
+    import json
+    import subprocess
+    import sys
+
+    monkeypatch.setenv(ALLOWLIST_ENV, "127.0.0.1")
+    url = POSTGRES_URL if kind == "postgres" else MARIADB_URL
+    with _role(url, kind, [] if kind == "postgres" else ["GRANT SELECT ON test.* TO {role}"]) as role:
+        fields = {"host": "127.0.0.1", "port": "5432" if kind == "postgres" else "3306", "database": "test",
+                  "user": role}
+        rows = (BIG_ROWS[kind].format(count=60) if kind == "postgres"  # MariaDB takes no WITH in parentheses
+                else "SELECT seq AS g, REPEAT('x', 5000000) AS pad FROM seq_1_to_60")
+        statements = [(rows, False), (f"({rows})", False), (rows, True), (f"({rows})", True)]
+        child = subprocess.run([sys.executable, "-c", _READ_BIG_ROWS, kind, str(tmp_path), json.dumps(fields),
+                                json.dumps(statements)],
+                               capture_output=True, text=True, timeout=120, cwd=str(Path(__file__).parents[2]))
+    assert child.returncode == 0, child.stderr
+    assert int(child.stdout) < 100, f"{child.stdout.strip()} MB more at the peak"
+
+
+async def test_a_mariadb_statement_with_writes_allowed_still_makes_every_row(tmp_path, monkeypatch):
+    """With writes allowed the rows come as they are read too, and all of them are made after the limit (a function
+    with side effects runs for each): an error in the third row fails the node, as it did when every row was read
+    first. Read-only, the statement stops after the rows wanted."""
+    monkeypatch.setenv(ALLOWLIST_ENV, "127.0.0.1")
+    store = _store(tmp_path)
+    with _role(MARIADB_URL, "mysql", ["GRANT SELECT ON test.* TO {role}"]) as role:
+        store.set("db", "mysql", {"host": "127.0.0.1", "port": "3306", "database": "test", "user": role})
+        database = Database("mysql", "", store)
+        third_fails = "SELECT seq, (SELECT 1 UNION SELECT IF(seq < 3, 1, 2)) AS x FROM seq_1_to_5"
+        output = await database.run(third_fails, row_limit=1)
+        assert (output["rows"], output["truncated"]) == ([{"seq": 1, "x": 1}], True)
+        with pytest.raises(NodeError, match="Subquery returns more than 1 row"):
+            await database.run(third_fails, row_limit=1, allow_writes=True)
+
+
+async def test_sqlite_fts3_tokenizer_is_refused(tmp_path, monkeypatch):
+    """fts3_tokenizer('simple') gave a native pointer of the app's process, and fts3_tokenizer(name, pointer) makes
+    SQLite call whatever a pointer points at. (SQLite itself refuses it in a view or a trigger of the file.)"""
+    db = await _sqlite(tmp_path, monkeypatch)
+    for writes in (False, True):
+        for sql in ("SELECT fts3_tokenizer('simple') AS pointer", "SELECT FTS3_TOKENIZER('porter', x'00') AS result"):
+            with pytest.raises(NodeError, match="(?i)not authorized to use function: fts3_tokenizer"):
+                await db.run(sql, allow_writes=writes)
+    assert (await db.run("SELECT 1 AS one", allow_writes=True))["rows"] == [{"one": 1}]

@@ -1,5 +1,8 @@
 from nodeflow_app.contract import NodeDefinition, Parameter, Socket
 
+# A statement holds one of a few shared threads while it runs (nodeflow_app/sql/run.py): minutes, not hours.
+MAX_TIMEOUT_S = 300
+
 definition = NodeDefinition(
     id="database-query",
     name="Database Query",
@@ -23,8 +26,8 @@ definition = NodeDefinition(
                   description="Off runs the statement in a read-only transaction: INSERT, UPDATE, DDL fail."),
         Parameter(id="row_limit", label="Row limit", type="int", default=1000, min=1, max=100_000,
                   description="At most this many rows are read; `truncated` says whether more were left."),
-        Parameter(id="timeout", label="Timeout (s)", type="int", default=30, min=1, max=3600,
-                  description="Bounds connecting, and the statement: the database stops it after this long."),
+        Parameter(id="timeout", label="Timeout (s)", type="int", default=30, min=1, max=MAX_TIMEOUT_S,
+                  description="Bounds the whole call (connecting, the statement): the database stops it then."),
     ),
     outputs=(Socket(id="output", label="Result", side="right",
                     description="{rows (a list of objects), columns, row_count, truncated, affected}"),),

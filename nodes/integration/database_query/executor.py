@@ -6,9 +6,10 @@ from typing import Any
 
 from nodes._helpers import key_value_pairs, to_number
 from nodeflow_app.contract import ExecutionResult, FlowContext, NodeError
-from nodeflow_app.connections import DATABASE_KINDS, connection_for
+from nodeflow_app.connections import DATABASE_KINDS, DEFAULT_WORKSPACE, WORKSPACE_SERVICE, connection_for
 from nodeflow_app.sql import bind_names, run_checked
 from nodeflow_app.sql.values import to_bind
+from nodes.integration.database_query.definition import MAX_TIMEOUT_S
 
 
 class DatabaseQueryExecutor:
@@ -22,7 +23,8 @@ class DatabaseQueryExecutor:
         params = _bound(sql, data.get("parameters"))
         outcome = await run_checked(
             connection, sql, params, writable=bool(data.get("allow_writes")),
-            limit=_whole(data, "row_limit", 1000, 1, 100_000), timeout=_whole(data, "timeout", 30, 1, 3600))
+            limit=_whole(data, "row_limit", 1000, 1, 100_000), timeout=_whole(data, "timeout", 30, 1, MAX_TIMEOUT_S),
+            workspace=ctx.services.get(WORKSPACE_SERVICE) or DEFAULT_WORKSPACE)
         return ExecutionResult(outputs={"output": {
             "rows": outcome.rows, "columns": outcome.columns, "row_count": len(outcome.rows),
             "truncated": outcome.truncated, "affected": outcome.affected}})

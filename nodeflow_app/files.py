@@ -6,16 +6,24 @@ never the bytes. The same content is stored once per workspace whatever its name
 workspace that stored it: a file id read in another workspace's run records (by a viewer, or someone who left)
 opens nothing elsewhere. Runs without a workspace (the CLI before accounts) use "default". The folders are
 private (0700, files 0600).
+
+The quota is counted as the bytes come: each write reserves room for each chunk under one lock, together with
+the other writes going on, so writes at the same moment cannot pass it together (`_Reservation`). That count is
+per process: with several server processes, each counts only its own writes in progress (the files they have
+stored count for all).
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import re
 import secrets
 import stat
 import tempfile
+import threading
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, AsyncIterator
 
@@ -54,24 +62,23 @@ async def store_stream(chunks: AsyncIterator[bytes], name: str, content_type: st
                        workspace: str = DEFAULT_WORKSPACE) -> dict[str, Any]:
     """Write `chunks` to the workspace's store (refusing more than `max_bytes`) and return the file's reference."""
     folder = files_dir(workspace)
-    room = _room_left(folder)
     digest, size = hashlib.sha256(), 0
-    fd, temp = tempfile.mkstemp(dir=folder, prefix=INCOMING)
-    try:
-        with os.fdopen(fd, "wb") as file:
-            async for chunk in chunks:
-                size += len(chunk)
-                if size > max_bytes:
-                    raise NodeError(f"the file {name!r} is larger than {max_bytes // (1024 * 1024)} MB")
-                if size > room:
-                    raise NodeError(_over_quota(name))
-                digest.update(chunk)
-                file.write(chunk)
-        file_id = digest.hexdigest()
-        os.replace(temp, folder / file_id)  # same content, same name: storing it again changes nothing
-    finally:
-        if os.path.exists(temp):
-            os.unlink(temp)
+    with _Reservation(folder) as room:
+        fd, temp = tempfile.mkstemp(dir=folder, prefix=INCOMING)
+        try:
+            with os.fdopen(fd, "wb") as file:
+                async for chunk in chunks:
+                    size += len(chunk)
+                    if size > max_bytes:
+                        raise NodeError(f"the file {name!r} is larger than {max_bytes // (1024 * 1024)} MB")
+                    room.take(len(chunk), name)
+                    digest.update(chunk)
+                    file.write(chunk)
+            file_id = digest.hexdigest()
+            room.keep(temp, folder / file_id)  # same content, same name: storing it again changes nothing
+        finally:
+            if os.path.exists(temp):
+                os.unlink(temp)
     return {"file_id": file_id, "name": name, "content_type": content_type, "size": size}
 
 
@@ -82,13 +89,71 @@ def store_bytes(content: bytes, name: str, content_type: str, workspace: str = D
     try:
         os.utime(path)  # stored again just now: the sweep of unreferenced files leaves it for a while
     except FileNotFoundError:
-        if len(content) > _room_left(path.parent):
-            raise NodeError(_over_quota(name)) from None
-        fd, temp = tempfile.mkstemp(dir=path.parent, prefix=INCOMING)
-        with os.fdopen(fd, "wb") as file:
-            file.write(content)
-        os.replace(temp, path)
+        with _Reservation(path.parent) as room:
+            room.take(len(content), name)
+            fd, temp = tempfile.mkstemp(dir=path.parent, prefix=INCOMING)
+            try:
+                with os.fdopen(fd, "wb") as file:
+                    file.write(content)
+                room.keep(temp, path)
+            finally:
+                if os.path.exists(temp):
+                    os.unlink(temp)
     return {"file_id": file_id, "name": name, "content_type": content_type, "size": len(content)}
+
+
+@dataclass
+class _Room:
+    """A workspace folder's count while files are written to it (in this process)."""
+    stored: int  # what its stored files held when the last write began, and the files stored since
+    writing: int = 0  # the bytes the writes going on have taken so far
+    writers: int = 0
+
+
+_rooms: dict[Path, _Room] = {}
+_rooms_lock = threading.Lock()
+
+
+class _Reservation:
+    """One write's share of its workspace's quota, taken chunk by chunk (see the module's docstring)."""
+
+    def __init__(self, folder: Path):
+        self._folder, self._taken = folder, 0
+
+    def __enter__(self) -> _Reservation:
+        with _rooms_lock:
+            room = _rooms.setdefault(self._folder, _Room(0))
+            # Counted again at each start: files deleted meanwhile, or stored by another process. A partial file
+            # is left out: this process counts its own in `writing`.
+            room.stored = folder_bytes(self._folder, partial=False)
+            room.writers += 1
+        return self
+
+    def take(self, count: int, name: str) -> None:
+        """Room for `count` more bytes, or a NodeError when the quota would pass."""
+        with _rooms_lock:
+            room = _rooms[self._folder]
+            if room.stored + room.writing + count > quota_bytes():
+                raise NodeError(_over_quota(name))
+            room.writing += count
+            self._taken += count
+
+    def keep(self, temp: str, path: Path) -> None:
+        """Put the written file in its place: its bytes now count as stored (once, if the same was there)."""
+        with _rooms_lock:
+            room = _rooms[self._folder]
+            room.stored += 0 if path.exists() else self._taken
+            os.replace(temp, path)
+            room.writing -= self._taken
+            self._taken = 0
+
+    def __exit__(self, *_exception: Any) -> None:
+        with _rooms_lock:
+            room = _rooms[self._folder]
+            room.writing -= self._taken
+            room.writers -= 1
+            if not room.writers:
+                del _rooms[self._folder]
 
 
 def quota_bytes() -> int:
@@ -103,19 +168,16 @@ def quota_bytes() -> int:
     return int(quota * 1024 ** 3)
 
 
-def _room_left(folder: Path) -> int:
-    """Bytes the workspace may still store: its quota less what its folder holds."""
-    return quota_bytes() - folder_bytes(folder)
-
-
-def folder_bytes(folder: Path) -> int:
-    """The size of the files under `folder` (symbolic links not followed; 0 for a folder that is not there)."""
+def folder_bytes(folder: Path, *, partial: bool = True) -> int:
+    """The size of the files under `folder` (symbolic links not followed; 0 for a folder that is not there);
+    without the files being written if not `partial`."""
     total = 0
     for root, _folders, names in os.walk(folder):
         for name in names:
             path = os.path.join(root, name)
-            if not os.path.islink(path):
-                total += os.lstat(path).st_size
+            if not os.path.islink(path) and (partial or not _PARTIAL.fullmatch(name)):
+                with contextlib.suppress(FileNotFoundError):  # a partial file renamed or deleted meanwhile
+                    total += os.lstat(path).st_size
     return total
 
 

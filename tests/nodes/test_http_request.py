@@ -492,6 +492,38 @@ async def test_stored_files_stop_at_the_workspace_quota(server, tmp_path, monkey
         store_bytes(b"z", "c.bin", "application/octet-stream")
 
 
+async def test_files_stored_at_the_same_moment_share_the_workspace_quota(tmp_path, monkeypatch):
+    """The room left was counted once as each download began: 8 downloads of 5 MB at once stored 7 files against
+    a 10 MB quota. Each chunk now takes its room with those of the other writes going on."""
+    import asyncio
+
+    from nodeflow_app import files
+
+    monkeypatch.setenv("NODEFLOW_DATA_DIR", str(tmp_path))
+    monkeypatch.setenv(files.QUOTA_ENV, str(10 / 1024))  # 10 MB
+
+    async def body(seed: int):
+        for _ in range(80):  # 5 MB, a chunk at a time, the downloads taking turns
+            yield bytes([seed]) * 65536
+            await asyncio.sleep(0)
+
+    async def download(seed: int) -> str:
+        try:
+            await files.store_stream(body(seed), f"{seed}.bin", "application/octet-stream", 1024 ** 3, "ws1")
+            return "stored"
+        except NodeError as error:
+            return str(error)
+
+    outcomes = await asyncio.gather(*(download(seed) for seed in range(8)))
+    stored = files.files_dir("ws1")
+    assert files.folder_bytes(stored) <= 10 * 1024 * 1024, outcomes
+    assert 1 <= outcomes.count("stored") <= 2 and len(list(stored.iterdir())) == outcomes.count("stored")
+    assert all("would pass this workspace's quota" in outcome for outcome in outcomes if outcome != "stored")
+    for path in stored.iterdir():
+        path.unlink()
+    store_bytes(b"x" * 10 * 1024 * 1024, "all.bin", "application/octet-stream", "ws1")  # nothing is left reserved
+
+
 async def test_a_pasted_key_s_line_break_is_dropped_and_unsendable_headers_are_named_without_their_value(
         server, connections):
     """httpx refused them quoting the value: a secret header's or a connection's key reached the run's error."""

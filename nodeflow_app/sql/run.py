@@ -212,16 +212,19 @@ class _Deadline:
 
     def __init__(self, at: float):
         self.passed = False
+        self._at = at
+        self._timer: threading.Timer | None = None  # started with the first socket (a SQLite file has none)
         self._sockets: list[Any] = []  # callables giving a socket (or None, not yet or no longer connected)
         self._own: list[socket.socket] = []  # duplicates of a driver's socket, closed at the end
         self._lock = threading.Lock()
-        self._timer = threading.Timer(max(0.0, at - time.monotonic()), self._shut)
-        self._timer.daemon = True
-        self._timer.start()
 
     def watch(self, get_socket: Any) -> None:
         with self._lock:
             self._sockets.append(get_socket)
+            if self._timer is None:
+                self._timer = threading.Timer(max(0.0, self._at - time.monotonic()), self._shut)
+                self._timer.daemon = True
+                self._timer.start()
 
     def watch_descriptor(self, fd: int) -> None:
         """A socket a C library owns (libpq): a duplicate of it, so that it is never another file by the time it is
@@ -229,7 +232,7 @@ class _Deadline:
         duplicate = socket.socket(fileno=os.dup(fd))
         with self._lock:
             self._own.append(duplicate)
-            self._sockets.append(lambda: duplicate)
+        self.watch(lambda: duplicate)
 
     def _shut(self) -> None:
         with self._lock:
@@ -241,8 +244,9 @@ class _Deadline:
                         sock.shutdown(socket.SHUT_RDWR)
 
     def end(self) -> None:
-        self._timer.cancel()
         with self._lock:
+            if self._timer is not None:
+                self._timer.cancel()
             self._sockets.clear()
             for duplicate in self._own:
                 duplicate.close()
@@ -533,7 +537,7 @@ def _engine(connection: Connection, writable: bool, seconds: float, address: str
     if connection.kind == "sqlite":
         mode = "rw" if writable else "ro"  # rw never creates a file: a typo in the path is an error
         url = f"sqlite:///file:{quote(str(sqlite_file(fields['path'])))}?mode={mode}&uri=true"
-        return create_engine(url, poolclass=NullPool, connect_args={"timeout": seconds})
+        return create_engine(url, poolclass=NullPool, connect_args={"timeout": max(0.0, seconds)})
     port = fields.get("port")
     if port is not None and not str(port).isdigit():
         raise NodeError(f"connection {connection.name!r} has port {port!r}, which is not a number")

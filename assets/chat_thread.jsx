@@ -347,10 +347,13 @@ const MemberRunBlock = memo(function MemberRunBlock({ block, streaming }) {
   );
 });
 
+/** A node's row; its `text` is what it streamed when that is not the answer (a draft an Approval checks first). */
 const FlowStep = memo(function FlowStep({ block }) {
   const [open, setOpen] = useState(false);
   const toggle = useCallback(() => setOpen((o) => !o), []);
-  const expandable = !!block.detail;
+  const text = block.text ?? "";
+  const expandable = !!block.detail || !!text;
+  const summary = block.summary || oneLine(text);
   return (
     <div className={`nfc-step nfc-b-${block.status}${open ? " nfc-open" : ""}`}
       data-testid={`step-${block.node_name}`} data-status={block.status} data-node={block.node_id}>
@@ -359,7 +362,7 @@ const FlowStep = memo(function FlowStep({ block }) {
         <StatusIcon status={block.status} size={14} />
         <span className="nfc-step-name">{block.node_name}</span>
         <span className="nfc-step-type">{block.node_type}</span>
-        <span className="nfc-step-summary" title={block.summary}>{block.summary}</span>
+        <span className="nfc-step-summary" title={summary}>{summary}</span>
         {block.cached && <span className="nfc-badge nfc-cached" title="Output reused from the cache"><Zap size={10} />cached</span>}
         {block.duration_ms != null && <span className="nfc-step-time">{formatDuration(block.duration_ms)}</span>}
         {expandable && <ChevronDown size={13} className="nfc-chevron" />}
@@ -367,10 +370,16 @@ const FlowStep = memo(function FlowStep({ block }) {
       {block.child_run_url && (
         <a className="nfc-step-link" href={block.child_run_url} data-testid="open-child-run">Open child run</a>
       )}
-      {open && <pre className="nfc-step-detail">{prettyJson(block.detail)}</pre>}
+      {open && text && <div className="nfc-step-text" data-testid="step-text"><Markdown text={text} /></div>}
+      {open && block.detail && <pre className="nfc-step-detail">{prettyJson(block.detail)}</pre>}
     </div>
   );
 });
+
+/** The start of a text on one line (a running step's summary while it streams). */
+function oneLine(text) {
+  return text.slice(0, 200).replace(/\s+/g, " ").trim();
+}
 
 /** A question while the decision is open ("Approve “Pay invoice”?"), the decision once made. */
 function approvalTitle(block) {
@@ -409,7 +418,18 @@ const ApprovalCard = memo(function ApprovalCard({ block, ctx }) {
       </div>
       <div className="nfc-card-body">
         <div className="nfc-approval-prompt">{block.prompt}</div>
-        {block.detail != null && <pre className="nfc-approval-detail">{prettyJson(block.detail)}</pre>}
+        {block.text ? (
+          // What is approved, as text (a draft answer); the whole input only on demand.
+          <>
+            <div className="nfc-approval-text" data-testid="approval-text"><Markdown text={block.text} /></div>
+            {block.detail != null && (
+              <details className="nfc-approval-more">
+                <summary>Whole input <ChevronDown size={12} className="nfc-chevron" /></summary>
+                <pre className="nfc-approval-detail">{prettyJson(block.detail)}</pre>
+              </details>
+            )}
+          </>
+        ) : block.detail != null && <pre className="nfc-approval-detail">{prettyJson(block.detail)}</pre>}
         {decided ? (
           <div className="nfc-approval-result">
             <div className={`nfc-decision nfc-decision-${block.decision}`}>
@@ -544,7 +564,8 @@ const Message = memo(function Message({ message, isLast, busy, streaming, send }
   const ctx = useMemo(() => ({ messageId: message.id, status: message.status, busy, send }),
     [message.id, message.status, busy, send]);
   const badge = !user && STATUS_BADGES[message.status];
-  const canContinue = !user && !streaming && isLast && (message.status === "complete" || message.status === "stopped");
+  // Continue asks the graph to go on after an answer that was cut off (stopped); a finished answer needs none.
+  const canContinue = !user && !streaming && isLast && message.status === "stopped";
 
   return (
     <div className={`nfc-message nfc-${user ? "user" : "assistant"}`} data-testid="chat-message" data-role={message.role}
@@ -571,6 +592,7 @@ const Message = memo(function Message({ message, isLast, busy, streaming, send }
           <BranchArrows message={message} send={send} />
           {canContinue && (
             <button type="button" className="nfc-btn nfc-btn-small" data-testid="continue" disabled={busy}
+              title="This answer was stopped: send “Continue” so the graph goes on from here"
               onClick={() => send("onContinue", { message_id: message.id })}><FastForward size={12} />Continue</button>
           )}
         </div>

@@ -3,7 +3,8 @@
 `model` is a graph of the caller's workspace (its id, or its name). The last user message is the Chat
 Start's message; each request is one turn (the graph keeps no memory between requests here: OpenAI
 clients resend the conversation, and the graph decides its own prompts). The answer's text is what the
-run's nodes streamed as tokens, else the primary text of the graph's final output (graph_runner.final_output).
+run's answering nodes streamed as tokens (nodeflow_app.chat.answer, as in the chat: never a draft an Approval
+still holds), else the primary text of the graph's final output (graph_runner.final_output).
 `stream: true` answers in OpenAI's server-sent chunk format, ending with `data: [DONE]`. The run is started
 by "api" through the launcher and goes on if the client leaves.
 """
@@ -25,6 +26,7 @@ from nodeflow_app.api.intake import CallerFirst
 from nodeflow_app.api.responses import AsciiJSONResponse, event_data
 from nodeflow_app.runs import detached as driver_module
 from nodeflow_app.runs.detached import RunDriver, drive
+from nodeflow_app.chat.answer import answer_nodes
 from nodeflow_app.chat.service import starts_chats
 from nodeflow_app.contract import NodeEvent
 from nodeflow_app.runs.graph_runner import final_output
@@ -95,13 +97,15 @@ async def chat_completions(body: ChatCompletionRequest, request: Request, access
         return error.response()
     driver = drive(run, run.events())
     completion_id, created = f"chatcmpl-{run.run_id}", int(time.time())
+    answers = answer_nodes(run.plan)
     if body.stream:
-        chunks = _chunks(driver, driver.listen(driver_module.KEEPALIVE_S), completion_id, created, body.model)
+        chunks = _chunks(driver, driver.listen(driver_module.KEEPALIVE_S), answers, completion_id, created,
+                         body.model)
         return StreamingResponse(chunks, media_type="text/event-stream", headers={"cache-control": "no-cache"})
     tokens: list[str] = []
     async with aclosing(driver.listen()) as events:
         async for event in events:
-            tokens.append(_token(event))
+            tokens.append(_token(event, answers))
     if (problem := _unfinished(run)) is not None:
         return ApiError(500, problem[0], problem[1]).response()
     return {"id": completion_id, "object": "chat.completion", "created": created, "model": body.model,
@@ -157,8 +161,11 @@ def _last_user_text(messages: list[ChatMessage]) -> str:
     raise ApiError(400, "messages need a user message", "no_user_message")
 
 
-def _token(event: NodeEvent) -> str:
-    return str(event.data.get("text") or "") if event.event_type == "token" else ""
+def _token(event: NodeEvent, answers: frozenset[str]) -> str:
+    """The text of a token of the answer ('' for any other event)."""
+    if event.event_type != "token" or event.node_id not in answers:
+        return ""
+    return str(event.data.get("text") or "")
 
 
 def _unfinished(run: Any) -> tuple[str, str] | None:
@@ -177,12 +184,13 @@ def _answer(run: Any, streamed: str) -> str:
     text = streamed or (primary_text(final_output(run)) if run.status == "completed" else "")
     if run.status == "paused":
         prompts = [r.wait.prompt for r in run.records.values() if r.status == "paused" and r.wait]
-        text += f"\n\n[waiting for an answer: {'; '.join(prompts)} (run {run.run_id})]"
+        waiting = f"[waiting for an answer: {'; '.join(prompts)} (run {run.run_id})]"
+        text = f"{text}\n\n{waiting}" if text else waiting
     return text
 
 
-async def _chunks(driver: RunDriver, events: AsyncIterator[NodeEvent | None], completion_id: str, created: int,
-                  model: str) -> AsyncIterator[str]:
+async def _chunks(driver: RunDriver, events: AsyncIterator[NodeEvent | None], answers: frozenset[str],
+                  completion_id: str, created: int, model: str) -> AsyncIterator[str]:
     """OpenAI's chunk stream: the role, a chunk per token, the rest of the answer, `stop`, `[DONE]`."""
     def chunk(delta: dict[str, Any], finish: str | None = None) -> str:
         body = {"id": completion_id, "object": "chat.completion.chunk", "created": created, "model": model,
@@ -195,7 +203,7 @@ async def _chunks(driver: RunDriver, events: AsyncIterator[NodeEvent | None], co
         async for event in events:
             if event is None:  # quiet for a while: a comment keeps proxies from cutting the stream
                 yield ": keep-alive\n\n"
-            elif token := _token(event):
+            elif token := _token(event, answers):
                 streamed.append(token)
                 yield chunk({"content": token})
     run = driver.run

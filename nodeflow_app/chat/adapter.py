@@ -8,7 +8,7 @@ looks (`snapshot`, `flush`). `flush()` returns what changed since the last flush
 from __future__ import annotations
 
 import json
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Collection, Mapping
 
 from nodeflow_app import routes
 from nodeflow_app.chat.blocks import (ApprovalBlock, ErrorBlock, FlowStepBlock, MemberRunBlock, ReasoningBlock,
@@ -29,12 +29,16 @@ class MessageBuilder:
     """The blocks of one assistant message; feed it `consume(event)` and finally `finish(run status, error)`.
 
     `blocks` continues a stored message (a resumed run): the UI has those already, only what follows is flushed.
+    `answers`: the nodes whose streamed text is the answer (nodeflow_app.chat.answer; None: every node's); the
+    text of the others goes into their step.
     """
 
-    def __init__(self, node_names: Mapping[str, str] | None = None, blocks: list[dict[str, Any]] | None = None):
+    def __init__(self, node_names: Mapping[str, str] | None = None, blocks: list[dict[str, Any]] | None = None,
+                 answers: Collection[str] | None = None):
         self.status = "streaming"
         self._doc = BlockList(blocks)
         self._names = dict(node_names or {})
+        self._answers = answers
         self._steps: dict[str, Path] = {}        # node id -> its flow_step card
         self._approvals: dict[str, Path] = {}    # node id -> its latest approval card
         self._members: dict[tuple[str, str], Path] = {}  # (node id, member run) -> member_run block
@@ -79,7 +83,7 @@ class MessageBuilder:
         return self.status
 
     def answer_with(self, value: Any, node_id: str | None = None) -> None:
-        """A run that streamed no text (no model in the graph) answers with its final value (`node_id`'s)."""
+        """A run whose answering nodes streamed no text answers with its final value (`node_id`'s)."""
         if value is None or any(block.get("type") == "text" for block in self._doc.blocks):
             return
         self._doc.add((), TextBlock(node_id=node_id, text=answer_text(value)).model_dump())
@@ -90,6 +94,12 @@ class MessageBuilder:
         if data.get("name"):
             self._names[node] = data["name"]
         self._step(node, node_type, status="running", cached=bool(data.get("cached")))
+
+    def _on_token(self, node: str, node_type: str, data: dict[str, Any]) -> None:
+        if self._answers is None or node in self._answers:
+            self._delta(node, (), "text", node, data.get("text"))
+        elif data.get("text"):  # not the answer (yet): the step shows it, collapsed
+            self._doc.append_text(self._step_path(node, node_type), data["text"])
 
     def _on_member(self, node: str, _type: str, data: dict[str, Any]) -> None:
         inner = data.get("event") or {}
@@ -143,11 +153,12 @@ class MessageBuilder:
 
     def _on_paused(self, node: str, node_type: str, data: dict[str, Any]) -> None:
         self._close(node)
-        prompt = str(data.get("prompt") or "")
+        prompt, detail = str(data.get("prompt") or ""), data.get("detail")
         self._step(node, node_type, status="paused", summary=_clip(prompt, SUMMARY_CHARS))
         self._approvals[node] = self._doc.add((), ApprovalBlock(
             node_id=node, node_name=self._name(node), prompt=prompt,
-            options=list(data.get("options") or ["approve", "reject"]), detail=data.get("detail")).model_dump())
+            options=list(data.get("options") or ["approve", "reject"]), detail=detail,
+            text=approved_text(detail)).model_dump())
 
     def _on_resumed(self, node: str, node_type: str, data: dict[str, Any]) -> None:
         payload = data.get("payload")
@@ -188,11 +199,14 @@ class MessageBuilder:
         self._doc.set(path, result=data.get("result"), error=data.get("error"), status="failed" if failed else "completed")
 
     def _step(self, node: str, node_type: str, **fields: Any) -> None:
+        self._doc.set(self._step_path(node, node_type), **fields)
+
+    def _step_path(self, node: str, node_type: str) -> Path:
         path = self._steps.get(node)
         if path is None:
             path = self._steps[node] = self._doc.add((), FlowStepBlock(
                 node_id=node, node_name=self._name(node), node_type=node_type).model_dump())
-        self._doc.set(path, **fields)
+        return path
 
     def _close(self, owner: Owner) -> None:
         """Deltas of `owner` that come next start new blocks (after the card being added now)."""
@@ -212,6 +226,7 @@ class MessageBuilder:
         kind, node = block.get("type"), block.get("node_id")
         if kind == "flow_step":
             self._steps[node] = path
+            block.setdefault("text", "")  # stored before steps took text
         elif kind == "approval":
             self._approvals[node] = path
         elif kind == "member_run":
@@ -223,7 +238,7 @@ class MessageBuilder:
 
 _HANDLERS: dict[str, Callable[[MessageBuilder, str, str, dict[str, Any]], None]] = {
     "started": MessageBuilder._on_started,
-    "token": lambda self, node, _type, data: self._delta(node, (), "text", node, data.get("text")),
+    "token": MessageBuilder._on_token,
     "reasoning": lambda self, node, _type, data: self._delta(node, (), "reasoning", node, data.get("text")),
     "tool_call_started": lambda self, node, _type, data: self._tool_started(node, (), node, data),
     "tool_call_completed": lambda self, node, _type, data: self._tool_completed(node, (), node, data),
@@ -240,10 +255,20 @@ _HANDLERS: dict[str, Callable[[MessageBuilder, str, str, dict[str, Any]], None]]
 
 def answer_text(value: Any) -> str:
     """A final value as the answer's markdown: its primary text, else the value as a JSON code block."""
-    if isinstance(value, str) or (isinstance(value, dict) and any(
-            value.get(key) is not None for key in ("message", "response", "text"))):
+    if _has_text(value):
         return _clip(primary_text(value), ANSWER_CHARS)
     return "```json\n" + _clip(json.dumps(value, indent=2, default=str, ensure_ascii=False), ANSWER_CHARS) + "\n```"
+
+
+def approved_text(detail: Any) -> str:
+    """The primary text of the value a pause asks about (its detail's `input`, as an Approval shows it), else ''."""
+    value = detail.get("input") if isinstance(detail, dict) else None
+    return _clip(primary_text(value), ANSWER_CHARS) if _has_text(value) else ""
+
+
+def _has_text(value: Any) -> bool:
+    return isinstance(value, str) or (isinstance(value, dict) and any(
+        value.get(key) is not None for key in ("message", "response", "text")))
 
 
 def summarize(outputs: Any) -> str:

@@ -19,7 +19,8 @@ class _Block(BaseModel):
 
 
 class TextBlock(_Block):
-    """Streamed answer text (markdown), or the text of a user's message (`node_id` None)."""
+    """The answer (markdown): text an answering node streamed (nodeflow_app/chat/answer.py) or the run's final
+    value; or the text of a user's message (`node_id` None)."""
 
     type: Literal["text"] = "text"
     node_id: str | None = None
@@ -71,7 +72,8 @@ class MemberRunBlock(_Block):
 
 
 class FlowStepBlock(_Block):
-    """One card per node of the run: `summary` is one line; `detail` is the outputs as JSON, the error or the reason."""
+    """One card per node of the run: `summary` is one line; `detail` is the outputs as JSON, the error or the reason;
+    `text` is what the node streamed when its text is not the answer (a draft an Approval checks first)."""
 
     type: Literal["flow_step"] = "flow_step"
     node_id: str
@@ -84,10 +86,13 @@ class FlowStepBlock(_Block):
     cached: bool = False
     ports: list[str] = Field(default_factory=list)  # output ports that got a value: the edges the data took
     child_run_url: str = ""  # an Execute Graph step: the run it started (editor URL with that run chosen)
+    text: str = ""
 
 
 class ApprovalBlock(_Block):
-    """A paused node waiting for a person; `decision` and who/when are filled in when someone answers."""
+    """A paused node waiting for a person; `decision` and who/when are filled in when someone answers.
+    `text` is the primary text of the value to approve (a draft answer), when it has one: shown as text, the
+    whole `detail` only on demand."""
 
     type: Literal["approval"] = "approval"
     node_id: str
@@ -95,6 +100,7 @@ class ApprovalBlock(_Block):
     prompt: str
     options: list[str] = Field(default_factory=lambda: ["approve", "reject"])
     detail: Any = None
+    text: str = ""
     decision: str | None = None
     note: str | None = None
     decided_by: str | None = None

@@ -23,6 +23,7 @@ from typing import Any, AsyncIterator, Literal
 from sqlalchemy import Engine
 
 from nodeflow_app.chat.adapter import MessageBuilder
+from nodeflow_app.chat.answer import answer_nodes
 from nodeflow_app.chat.blocks import TextBlock
 from nodeflow_app.runs.pump import Pump
 from nodeflow_app.contract import CONVERSATION, NodeEvent
@@ -153,7 +154,7 @@ class ChatService:
             raise ChatError(f"this run cannot take an answer now: {error}") from error
         except LookupError as error:
             raise ChatError(f"the run of this answer is gone: {error}") from error
-        builder = MessageBuilder(_names(run), blocks=message.blocks)
+        builder = MessageBuilder(_names(run), blocks=message.blocks, answers=answer_nodes(run.plan))
         payload = {"decision": decision, "note": note, "by": who, "at": time.time()}
         await asyncio.to_thread(self.chats.update_message, message.id, status="streaming")
         start = ChatUpdate("start", message.id, "streaming", message=replace(message, status="streaming"),
@@ -193,7 +194,8 @@ class ChatService:
         message = await asyncio.to_thread(self.chats.add_message, chat.id, "assistant", [], parent_id=user.id,
                                           status="streaming", run_id=run.run_id)
         start = ChatUpdate("start", message.id, message.status, message=message, run_id=run.run_id)
-        async with aclosing(self._stream(start, run, run.events(), MessageBuilder(_names(run)))) as updates:
+        builder = MessageBuilder(_names(run), answers=answer_nodes(run.plan))
+        async with aclosing(self._stream(start, run, run.events(), builder)) as updates:
             async for update in updates:
                 yield update
 
@@ -230,7 +232,7 @@ class ChatService:
             with suppress(asyncio.CancelledError):
                 await autosave
             await pump.stop()
-            if run.status == "completed":  # a graph without a model answers with its final value
+            if run.status == "completed":  # unless an answering node streamed it, the answer is the final value
                 ends = final_nodes(run)
                 builder.answer_with(final_output(run), ends[0] if len(ends) == 1 else None)
             status = builder.finish(run.status, run.error)

@@ -9,7 +9,9 @@ import httpx
 import openai
 import pytest
 
-from tests.llm.graphs import graph
+from tests.llm.conftest import _fake_server, fake_llm  # noqa: F401
+from tests.llm.fake_openai import text
+from tests.llm.graphs import MODEL, graph
 from tests.store.writes import recorded_writes
 
 
@@ -130,3 +132,21 @@ async def test_a_stopped_run_is_an_error_not_a_finished_answer(team, stream):
         assert '"code":"run_stopped"' in answer.text.replace(" ", "") and '"finish_reason":"stop"' not in answer.text
     else:
         assert answer.status_code == 500 and answer.json()["error"]["code"] == "run_stopped"
+
+
+@pytest.mark.parametrize("stream", [False, True])
+async def test_a_draft_an_approval_still_holds_never_reaches_the_caller(team, fake_llm, stream):
+    """Chat Start --> Agent --> Approval --approve--> Send: the run pauses; the agent's draft is not the answer."""
+    held = graph([("chat", "chat-start", {}), ("draft", "agent", {"model": MODEL, "history": False}),
+                  ("ask", "approval", {"prompt": "Send it?"}), ("send", "prompt-template", {"template": "{response}"})],
+                 ["chat.output -> draft.input", "draft.output -> ask.input", "ask.approve -> send.input"])
+    graph_id = team.graphs.create("Held desk", held, workspace_id=team.workspace_id).id
+    fake_llm.script(text(["Secret", " draft"]))
+    request = {"model": graph_id, "messages": [{"role": "user", "content": "refund?"}]}
+    if stream:
+        chunks = await sdk(team).chat.completions.create(**request, stream=True)
+        content = "".join([c.choices[0].delta.content or "" async for c in chunks])
+    else:
+        content = (await sdk(team).chat.completions.create(**request)).choices[0].message.content
+    assert len(fake_llm.requests) == 1  # the agent did draft
+    assert content.startswith("[waiting for an answer: Send it? (run ") and "draft" not in content

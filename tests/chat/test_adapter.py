@@ -49,10 +49,43 @@ def test_tokens_of_two_nodes_go_to_a_text_block_each():
     assert step(blocks, "chat") | {"duration_ms": None} == {
         "type": "flow_step", "node_id": "chat", "node_name": "Chat Start", "node_type": "chat-start",
         "status": "completed", "summary": "hi", "detail": '{\n  "output": {\n    "message": "hi"\n  }\n}',
-        "duration_ms": None, "cached": False, "ports": ["output"], "child_run_url": ""}
+        "duration_ms": None, "cached": False, "ports": ["output"], "child_run_url": "", "text": ""}
     assert (step(blocks, "a")["status"], step(blocks, "a")["duration_ms"]) == ("completed", 12.5)
     assert step(blocks, "b")["status"] == "running"
     assert validate_blocks(blocks) == blocks
+
+
+def test_text_of_a_node_that_is_not_the_answer_streams_into_its_step_not_into_the_answer():
+    """Researcher (a draft an Approval checks) streams before the pause; only Writer's text is the answer."""
+    builder = MessageBuilder(NAMES, answers={"b"})
+    for event in (ev("a", "started", name="Researcher"), ev("a", "token", text="Dear")):
+        builder.consume(event)
+    shown = apply_patch([], builder.flush())
+    builder.consume(ev("a", "token", text=" customer"))
+    assert builder.flush() == [{"op": "append", "path": [0], "text": " customer"}]  # into the step, cheaply
+    for event in (ev("a", "completed", outputs={"output": {"response": "Dear customer"}}, duration_ms=1.0),
+                  ev("ok", "started", name="Approval"),
+                  ev("ok", "paused", prompt="Send it?", detail={"input": {"response": "Dear customer", "model": "m"}})):
+        builder.consume(event)
+    builder.finish("paused")
+    blocks = builder.snapshot()
+    assert apply_patch(shown, builder.flush()) == blocks
+    assert kinds(blocks) == [("flow_step", "a"), ("flow_step", "ok"), ("approval", "ok")]  # no answer yet
+    assert step(blocks, "a")["text"] == "Dear customer"
+    assert blocks[2]["text"] == "Dear customer"  # what is approved, as text (the detail keeps the whole input)
+
+    resumed = MessageBuilder(NAMES, blocks=blocks, answers={"b"})
+    for event in (ev("b", "started", name="Writer"), ev("b", "token", text="Sent.")):
+        resumed.consume(event)
+    assert [(b["type"], b["text"]) for b in resumed.snapshot() if b["type"] == "text"] == [("text", "Sent.")]
+    assert validate_blocks(resumed.snapshot()) == resumed.snapshot()
+
+
+def test_an_approval_shows_the_text_it_asks_about_only_when_there_is_one():
+    for detail, text in (({"input": "plain words"}, "plain words"), ({"input": {"message": "hi", "n": 1}}, "hi"),
+                         ({"input": {"total": 3}}, ""), ({"tool": "rm", "args": {}}, ""), (None, "")):
+        builder = build(ev("ok", "paused", prompt="Go?", detail=detail))
+        assert builder.snapshot()[1]["text"] == text
 
 
 def test_a_tool_call_is_one_card_and_the_text_after_it_a_new_block():
@@ -144,7 +177,7 @@ def test_a_pause_becomes_an_approval_card_and_the_answer_is_recorded_after_a_rel
     stored = builder.snapshot()
     assert kinds(stored) == [("flow_step", "ok"), ("approval", "ok"), ("flow_step", "b")]
     assert stored[1] == {"type": "approval", "node_id": "ok", "node_name": "Approval", "prompt": "Send it?",
-                         "options": ["approve", "reject"], "detail": {"input": {"x": 1}}, "decision": None,
+                         "options": ["approve", "reject"], "detail": {"input": {"x": 1}}, "text": "", "decision": None,
                          "note": None, "decided_by": None, "decided_at": None}
     assert (stored[0]["status"], stored[0]["summary"]) == ("paused", "Send it?")
     assert (stored[2]["status"], stored[2]["summary"]) == ("skipped", "no input arrived")

@@ -18,6 +18,7 @@ from nodeflow_app.chat.blocks import validate_blocks
 from nodeflow_app.chat.service import ChatError, ChatService, ChatUpdate
 from nodeflow_app.store.chats import ChatNotFound
 from nodeflow_app.store.graphs import GraphNotFound
+from nodeflow_app.templates import TEMPLATES_DIR, read_template
 from tests.llm.fake_openai import text, tool_call
 from tests.llm.graphs import MODEL, graph, refund_desk
 
@@ -63,6 +64,11 @@ def steps(blocks: list) -> dict:
     return {b["node_id"]: b["status"] for b in of_type(blocks, "flow_step")}
 
 
+def step_of(blocks: list, node_id: str) -> dict:
+    [card] = [b for b in of_type(blocks, "flow_step") if b["node_id"] == node_id]
+    return card
+
+
 def script_agent(fake_llm, answer: list[str], delay: float = 0.0) -> None:
     fake_llm.script(tool_call("calculator", {"expression": "6*7"}), text(answer, delay=delay))
 
@@ -75,7 +81,7 @@ async def test_a_message_streams_steps_a_tool_call_and_an_approval_then_approve_
     user, start, end = updates[0].message, updates[1], updates[-1]
     assert user.text == "What is 6*7?" and user.parent_id is None
     assert (start.message.parent_id, start.message.status, start.run_id) == (user.id, "streaming", end.run_id)
-    # Text arrived in several batches, each carrying only what was new.
+    # The draft's text arrived in several batches, each carrying only what was new.
     appended = [op["text"] for u in updates for op in u.ops if op["op"] == "append"]
     assert len(appended) >= 2 and "".join(appended) in ("It is 42", " is 42", " 42")
     answer = end.message
@@ -84,7 +90,8 @@ async def test_a_message_streams_steps_a_tool_call_and_an_approval_then_approve_
     [call] = of_type(answer.blocks, "tool_call")
     assert (call["name"], call["arguments"], call["result"], call["status"]) == (
         "calculator", {"expression": "6*7"}, "42", "completed")
-    assert [b["text"] for b in of_type(answer.blocks, "text")] == ["It is 42"]
+    # An Approval follows the agent: its text is a draft in its step, not the answer.
+    assert of_type(answer.blocks, "text") == [] and step_of(answer.blocks, "agent")["text"] == "It is 42"
     assert steps(answer.blocks) == {"chat": "completed", "agent": "completed", "ok": "paused"}
     live: dict[str, str] = {}  # what the canvas shows, batch after batch
     for update in updates:
@@ -105,7 +112,7 @@ async def test_a_message_streams_steps_a_tool_call_and_an_approval_then_approve_
     [card] = of_type(final.blocks, "approval")
     assert (card["decision"], card["note"], card["decided_by"]) == ("approve", "fine", "ann")
     assert card["decided_at"] > answer.created_at
-    assert [b["text"] for b in of_type(final.blocks, "text")] == ["It is 42", "All done"]
+    assert [b["text"] for b in of_type(final.blocks, "text")] == ["All done"]  # the LLM after the approval
     with pytest.raises(ChatError, match="not waiting for an answer"):
         await collect(service.resume(chat.id, answer.id, "ok", "approve"))
 
@@ -118,11 +125,42 @@ async def test_reject_takes_the_other_branch(fake_llm, service, chat):
     final = (await collect(service.resume(chat.id, end.message_id, "ok", "reject", note="too much")))[-1].message
     assert final.status == "complete"
     assert steps(final.blocks)["no"] == "completed" and steps(final.blocks)["llm"] == "skipped"
-    [no] = [b for b in of_type(final.blocks, "flow_step") if b["node_id"] == "no"]
-    assert no["summary"] == "Rejected (too much)"
+    assert step_of(final.blocks, "no")["summary"] == "Rejected (too much)"
+    assert [b["text"] for b in of_type(final.blocks, "text")] == ["Rejected (too much)"]  # the branch taken answers
     [ok] = [b for b in of_type(final.blocks, "flow_step") if b["node_id"] == "ok"]
     assert ok["ports"] == ["reject"]  # the canvas draws the edge the data took, not the other one
     assert len(fake_llm.requests) == 2  # the agent's two calls; the LLM Completion never ran
+
+
+def approval_template() -> dict:
+    """Chat Start --> Draft (agent) --> Approval --approve--> Send ("{{ Draft's response }}")
+                                                 \\--reject---> Hold ("The draft was rejected ({note}); ...")"""
+    raw = read_template(TEMPLATES_DIR / "approval.json").new_graph()
+    [draft] = [node for node in raw["nodes"] if node["id"] == "draft"]
+    draft["data"]["model"] = MODEL
+    return raw
+
+
+@pytest.mark.parametrize("decision, note, answer", [
+    ("approve", "ok to send", "Dear customer, yes."),
+    ("reject", "too generous", "The draft was rejected (too generous); nothing was sent.")])
+async def test_the_approval_templates_answer_is_what_the_graph_answers_never_the_draft(
+        fake_llm, service, decision, note, answer):
+    chat = service.create_chat(service.graphs.create("Approval before replying", approval_template()).id)
+    fake_llm.script(text(["Dear", " customer,", " yes."], delay=0.02))
+    updates = await collect(service.send(chat.id, "Can I get a refund?"))
+    paused = updates[-1].message
+    assert paused.status == "paused"
+    # Nothing streamed into an answer: every block that ever went out is a step or the approval card.
+    sent = {op["block"]["type"] for u in updates for op in u.ops if op["op"] == "set"}
+    assert sent == {"flow_step", "approval"} and of_type(paused.blocks, "text") == []
+    assert step_of(paused.blocks, "draft")["text"] == "Dear customer, yes."  # the draft, in its (collapsed) step
+    [card] = of_type(paused.blocks, "approval")
+    assert card["text"] == "Dear customer, yes."  # what is approved, readable
+
+    final = (await collect(service.resume(chat.id, paused.id, "ask", decision, note=note, who="ann")))[-1].message
+    assert final.status == "complete"
+    assert [b["text"] for b in of_type(final.blocks, "text")] == [answer]
 
 
 async def test_stop_keeps_a_partial_stopped_answer_and_retry_makes_a_sibling(fake_llm, service, chat):
@@ -134,8 +172,8 @@ async def test_stop_keeps_a_partial_stopped_answer_and_retry_makes_a_sibling(fak
             assert service.stop(update.run_id)
     stopped = updates[-1].message
     assert stopped.status == "stopped" and not service.stop(stopped.run_id)
-    [partial] = of_type(stopped.blocks, "text")
-    assert partial["text"].startswith("w0 ") and len(partial["text"].split()) < 100
+    partial = step_of(stopped.blocks, "agent")["text"]  # a draft: an Approval follows the agent
+    assert partial.startswith("w0 ") and len(partial.split()) < 100 and of_type(stopped.blocks, "text") == []
     assert steps(stopped.blocks)["agent"] == "cancelled"
     assert service.history(chat.id).messages[stopped.id].blocks == stopped.blocks
     assert fake_llm.streams[-1].abandoned
@@ -159,7 +197,7 @@ async def test_a_consumer_that_leaves_early_stops_the_run(fake_llm, service, cha
             break
     await updates.aclose()
     left = service.history(chat.id).messages[update.message_id]
-    assert left.status == "stopped" and of_type(left.blocks, "text")[0]["text"].startswith("w0 ")
+    assert left.status == "stopped" and step_of(left.blocks, "agent")["text"].startswith("w0 ")
     assert service.runs.get_run(left.run_id)["status"] == "cancelled" and not service.launcher.is_live(left.run_id)
 
     # Leaving right after `start` stops the run too.

@@ -15,6 +15,7 @@ import pytest
 from playwright.sync_api import expect
 
 from nodeflow_app.store.graphs import GraphStore
+from nodeflow_app.templates import TEMPLATES_DIR, read_template
 from tests.llm.fake_openai import http_error, text, tool_call
 from tests.llm.graphs import MODEL, graph, refund_desk
 
@@ -72,18 +73,18 @@ def test_a_newcomer_chats_sees_tokens_tools_steps_and_approval_then_finds_it_aft
     open_chat_panel(page, nodeflow_server, stored.id)
     send(page, "What is 6*7?")
 
-    # The answer streams: part of it is in the DOM while the run is still going.
+    # An Approval follows the agent: its text streams into its step's row as a draft, never into the answer.
     streaming = page.locator('[data-testid="chat-message"][data-streaming="true"]')
-    expect(streaming.get_by_test_id("block-text")).to_contain_text("tok3", timeout=15_000)
-    partial = streaming.get_by_test_id("block-text").inner_text()
-    assert "tok39" not in partial
+    expect(streaming.get_by_test_id("step-AGENT")).to_contain_text("tok3", timeout=15_000)
+    expect(streaming.get_by_test_id("block-text")).to_have_count(0)
     # Meanwhile the canvas shows the run: the agent is running, the chat start done.
     expect(page.get_by_test_id("status-AGENT")).to_have_text("running")
     expect(page.get_by_test_id("status-CHAT")).to_have_text("completed")
 
     expect_answer_status(page, "paused")
     answer = last_answer(page)
-    expect(answer.get_by_test_id("block-text")).to_contain_text("tok39")
+    expect(answer.get_by_test_id("block-text")).to_have_count(0)
+    expect(answer.get_by_test_id("approval-text")).to_contain_text("tok39")  # the draft, as text on the card
     tool = answer.get_by_test_id("block-tool")
     expect(tool).to_contain_text("calculator")
     expect(tool).to_contain_text("42")
@@ -99,7 +100,7 @@ def test_a_newcomer_chats_sees_tokens_tools_steps_and_approval_then_finds_it_aft
     expect_answer_status(page, "complete")
     expect(answer.get_by_test_id("step-LLM")).to_have_attribute("data-status", "completed")
     expect(answer.get_by_test_id("step-NO")).to_have_attribute("data-status", "skipped")
-    expect(answer).to_contain_text("All done here")
+    expect(answer.get_by_test_id("block-text")).to_have_text("All done here")  # the LLM after the approval
     expect(card).to_have_attribute("data-decision", "approve")
     expect(card).to_contain_text("Admin")  # the signed-in owner decided
     expect(card).to_contain_text("looks right")
@@ -134,9 +135,12 @@ def test_reject_takes_the_other_branch_and_a_paused_answer_survives_a_reload(pag
     if not page.get_by_test_id("chat-panel").is_visible():
         page.get_by_test_id("toggle-chat").click()
     card = last_answer(page).get_by_test_id("approval-card")
-    # Before the decision the title asks about the node; its JSON wraps inside the card.
+    # Before the decision the title asks about the node; the whole input is there on demand, wrapped in the card.
     expect(card.get_by_test_id("approval-title")).to_have_text("Approve “OK”?")
     detail = card.locator(".nfc-approval-detail")
+    expect(detail).to_be_hidden()
+    card.get_by_text("Whole input").click()
+    expect(detail).to_contain_text('"tokens_used"')
     assert detail.evaluate("e => getComputedStyle(e).whiteSpace") == "pre-wrap"
     assert detail.evaluate("e => e.scrollWidth <= e.clientWidth")
     card.get_by_test_id("approval-note").fill("too much")
@@ -145,12 +149,62 @@ def test_reject_takes_the_other_branch_and_a_paused_answer_survives_a_reload(pag
     answer = last_answer(page)
     expect(answer.get_by_test_id("step-NO")).to_have_attribute("data-status", "completed")
     expect(answer.get_by_test_id("step-NO")).to_contain_text("Rejected (too much)")
+    expect(answer.get_by_test_id("block-text")).to_have_text("Rejected (too much)")  # the branch taken answers
     expect(answer.get_by_test_id("step-LLM")).to_have_attribute("data-status", "skipped")
     # The skipped step says the approval decided it (the kernel names the node and the port it took).
     expect(answer.get_by_test_id("step-LLM")).to_contain_text("'OK' took Reject, not Approve")
     expect(card).to_have_attribute("data-decision", "reject")
     expect(card.get_by_test_id("approval-title")).to_have_text("“OK” was rejected")
     assert len(fake_llm.requests) == 2  # the agent's two calls; the LLM Completion never ran
+
+
+def approval_template() -> dict:
+    """Chat Start --> Draft (agent) --> Approve the draft --approve--> Send (the draft)
+                                                         \\--reject---> Hold ("The draft was rejected (note); ...")"""
+    raw = read_template(TEMPLATES_DIR / "approval.json").new_graph()
+    [draft] = [node for node in raw["nodes"] if node["id"] == "draft"]
+    draft["data"]["model"] = MODEL
+    return raw
+
+
+DRAFT = ["Dear", " customer,"] + [f" w{i}" for i in range(40)]  # ~2 s: the chat is seen while it streams
+
+
+@pytest.mark.parametrize("decision, note, answer", [
+    ("reject", "too generous", "The draft was rejected (too generous); nothing was sent."),
+    ("approve", "ok to send", "".join(DRAFT))])
+def test_the_approval_template_answers_with_send_or_hold_never_with_the_draft(
+        page, nodeflow_server, store, fake_llm, decision, note, answer):
+    stored = store.create("Approval before replying", approval_template())
+    fake_llm.script(text(DRAFT, delay=0.05))
+    open_chat_panel(page, nodeflow_server, stored.id)
+    send(page, "Can I get a refund?")
+
+    streaming = page.locator('[data-testid="chat-message"][data-streaming="true"]')
+    step = streaming.get_by_test_id("step-Draft")
+    expect(step).to_contain_text("Dear customer", timeout=15_000)  # the draft streams into its step's row
+    expect(step).to_have_attribute("data-status", "running")
+    expect(streaming.get_by_test_id("block-text")).to_have_count(0)  # not into the answer
+    expect_answer_status(page, "paused")
+    message = last_answer(page)
+    expect(message.get_by_test_id("block-text")).to_have_count(0)
+    card = message.get_by_test_id("approval-card")
+    expect(card.get_by_test_id("approval-text")).to_have_text("".join(DRAFT))
+    expect(card.locator(".nfc-approval-detail")).to_be_hidden()  # not the raw {response, model, tokens_used}
+    expect(message.get_by_test_id("step-text")).to_have_count(0)  # the step is collapsed...
+    message.get_by_test_id("step-Draft").get_by_role("button").first.click()
+    expect(message.get_by_test_id("step-text")).to_have_text("".join(DRAFT))  # ...and opens
+
+    card.get_by_test_id("approval-note").fill(note)
+    card.get_by_test_id(f"approval-{decision}").click()
+    expect_answer_status(page, "complete")
+    expect(message.get_by_test_id("block-text")).to_have_text(answer)
+    expect(message.get_by_test_id("continue")).to_have_count(0)
+    page.reload()  # the stored answer is the same
+    page.wait_for_function("window.__nodeflowCanvas && window.__nodeflowCanvas.rev() > 0")
+    if not page.get_by_test_id("chat-panel").is_visible():
+        page.get_by_test_id("toggle-chat").click()
+    expect(last_answer(page).get_by_test_id("block-text")).to_have_text(answer)
 
 
 def test_stop_keeps_the_partial_answer_and_retry_makes_a_sibling_the_arrows_switch(
@@ -181,6 +235,17 @@ def test_stop_keeps_the_partial_answer_and_retry_makes_a_sibling_the_arrows_swit
     expect(last_answer(page).get_by_test_id("block-text")).to_contain_text("w0")
     last_answer(page).get_by_test_id("branch-next").click()
     expect(last_answer(page)).to_contain_text("A short one")
+    expect(last_answer(page).get_by_test_id("continue")).to_have_count(0)  # a finished answer needs no Continue
+
+    # A stopped answer offers Continue, which says what it does and sends "Continue" after it.
+    last_answer(page).get_by_test_id("branch-prev").click()
+    go_on = last_answer(page).get_by_test_id("continue")
+    expect(go_on).to_have_attribute("title", re.compile("stopped.*Continue"))
+    go_on.click()
+    expect(messages(page)).to_have_count(4)
+    expect(messages(page, "user").last).to_contain_text("Continue")
+    expect_answer_status(page, "complete")
+    expect(last_answer(page)).to_contain_text("Continue")  # the fake echoes it
 
 
 def test_edit_makes_a_new_user_message_beside_the_old_one(page, nodeflow_server, store, fake_llm):
@@ -200,12 +265,6 @@ def test_edit_makes_a_new_user_message_beside_the_old_one(page, nodeflow_server,
     messages(page, "user").last.get_by_test_id("branch-prev").click()
     expect(messages(page, "user").last).to_contain_text("first question")
     expect(last_answer(page)).to_contain_text("first question")
-
-    last_answer(page).get_by_test_id("continue").click()  # asks for more after the shown answer
-    expect(messages(page)).to_have_count(4)
-    expect(messages(page, "user").last).to_contain_text("Continue")
-    expect_answer_status(page, "complete")
-    expect(last_answer(page)).to_contain_text("Continue")  # the fake echoes it
 
 
 def test_full_page_chat_lists_creates_renames_and_deletes_chats(page, nodeflow_server, store, fake_llm):

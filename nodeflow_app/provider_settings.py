@@ -3,8 +3,9 @@ keys, connection tests, its named connections; the install's environment keys fo
 
 A stored key never leaves here whole: rows carry whether a key is set, where it comes from and at most its
 last 4 characters. Saving an empty key keeps the stored one (the page never has it to send back).
-The connection test lists the provider's models where its API offers that, at the install's own URL
-(environment or credential store, else the provider's public API): that URL is trusted, a graph's is not.
+The connection test lists the provider's models where its API offers that, with the key and base URL typed in
+the form (else the stored ones, else the install's); a URL the workspace chose passes the SSRF guard, as when
+saved.
 """
 
 from __future__ import annotations
@@ -20,8 +21,8 @@ from nodeflow_app.llm.credentials import Credential, CredentialError, use_worksp
 from nodeflow_app.llm.credentials import stored as stored_credential
 from nodeflow_app.store.credentials import default_store
 from nodeflow_app.llm.providers import (
-    PROVIDERS, ModelConfigError, ModelRef, api_key_for, base_url_for, check_workspace_url, provider_status, scrub,
-    workspace_url,
+    PROVIDERS, ModelConfigError, ModelRef, check_workspace_url, install_url, is_install_url, missing_steps,
+    package_missing, provider_status, same_url, scrub,
 )
 from nodeflow_app.net.guard import guarded_client
 
@@ -65,9 +66,8 @@ def _provider_rows(workspace_id: str, admin: bool) -> list[dict[str, Any]]:
     use_workspace(workspace_id)  # in a copied context: the caller's workspace stays as it was
     stored = _stored_rows(workspace_id)
     rows = []
-    for status in provider_status():
-        name = status["name"]
-        spec = PROVIDERS[name]
+    for name, spec in PROVIDERS.items():
+        how = _how(name, admin)
         row = stored.get(name, {})
         own = (_quiet(lambda: stored_credential(name)) or Credential(None, None)) if row else Credential(None, None)
         env_key = (os.environ.get(spec.key_env) or None) if spec.key_env else None
@@ -77,15 +77,30 @@ def _provider_rows(workspace_id: str, admin: bool) -> list[dict[str, Any]]:
         url = own.base_url or env_url
         url_source = "stored" if own.base_url else (f"from {spec.url_env}" if admin else "the install's")
         rows.append({
-            "name": name, "label": spec.label, "configured": status["configured"], "how": status["how"],
+            "name": name, "label": spec.label, "configured": not how, "how": how,
             "needs_key": spec.key_env is not None, "takes_base_url": spec.base_url_field is not None,
             "key_set": bool(key), "key_hint": key_hint(key) if own.api_key or admin else "", "key_source": source,
             "key_env": spec.key_env or "", "base_url": (url or "") if own.base_url or admin else "",
             "base_url_source": url_source if url else "", "stored_base_url": own.base_url or "",
+            # What an empty URL field means (saving it clears the stored URL; a test goes there).
+            "empty_url": (f"{env_url} from {spec.url_env}" if admin else "the install's") if env_url
+            else "not set" if spec.needs_base_url else "the provider's own",
             # A row holding only a connection test's models has nothing to delete on the page.
             "stored": bool(row.get("api_key") or row.get("base_url")),
         })
     return rows
+
+
+def _how(provider: str, admin: bool) -> str:
+    """What to do before `provider` counts as set up, said on the Settings page itself ("" when it is). A missing
+    package is the install's to add: the instance admin gets the pip line, everyone else whom to ask."""
+    spec = PROVIDERS[provider]
+    steps = [step for step in missing_steps(provider, here=True) if step != f"pip install {spec.package}"]
+    if package_missing(provider):
+        steps.insert(0, f"this install lacks the {spec.package} package: "
+                        + (f"pip install {spec.package} on the server, then restart NodeFlow" if admin
+                           else "the instance admin must add it"))
+    return "; ".join(steps)
 
 
 def environment_rows() -> list[dict[str, str]]:
@@ -182,11 +197,17 @@ def suggested_models(workspace_id: str) -> dict[str, tuple[str, ...]]:
 
 def model_choices(configured: list[str],
                   suggested: dict[str, tuple[str, ...]] = SUGGESTED_MODELS) -> list[dict[str, str]]:
-    """`provider:model` suggestions, configured providers first; the others are marked "not configured"."""
-    first = [p for p in PROVIDERS if p in configured]
-    rest = [p for p in PROVIDERS if p not in configured]
-    return [{"value": f"{p}:{m}", "label": PROVIDERS[p].label if p in configured else
-             f"{PROVIDERS[p].label} (not configured)"} for p in first + rest for m in suggested.get(p, ())]
+    """`provider:model` suggestions, configured providers first; the others are marked "not configured", and
+    last those whose package the install lacks, marked "not installed" (only the instance admin can add it)."""
+    missing = [p for p in PROVIDERS if p not in configured and package_missing(p)]
+    order = ([p for p in PROVIDERS if p in configured] + [p for p in PROVIDERS if p not in configured + missing]
+             + missing)
+
+    def label(p: str) -> str:
+        state = "" if p in configured else " (not installed)" if p in missing else " (not configured)"
+        return PROVIDERS[p].label + state
+
+    return [{"value": f"{p}:{m}", "label": label(p)} for p in order for m in suggested.get(p, ())]
 
 
 def default_model(configured: list[str], usual: str,
@@ -206,44 +227,62 @@ class ConnectionResult:
     ok: bool
     message: str
     models: tuple[str, ...] = ()
+    # The test reached the URL the workspace's runs use now, so its models are theirs to suggest (a URL only
+    # typed, not saved, may never be).
+    current: bool = False
 
 
-async def check_connection(provider: str, workspace_id: str) -> ConnectionResult:
-    """Ask the provider for its models with the workspace's key and URL (else the install's); a sentence either
-    way, never a key."""
+async def check_connection(provider: str, workspace_id: str, api_key: str = "",
+                           base_url: str | None = None) -> ConnectionResult:
+    """Ask the provider for its models with the key and base URL typed in its form, as saving the form would
+    keep them: an empty key field means the workspace's stored key; an empty URL field the install's URL (saving
+    clears the stored one); `base_url` None the stored URL. A sentence either way, never a key.
+
+    The install's own URLs (environment, the provider's public API) are trusted; a URL the workspace chose
+    (typed or stored: any account owns a workspace) passes the SSRF guard, as it does when saved and at runs."""
     import httpx
 
     use_workspace(workspace_id)
     spec = PROVIDERS[provider]
     try:
-        key = api_key_for(provider) if spec.key_env else None
-        url = (base_url_for(provider) if spec.base_url_field else None) or PUBLIC_API.get(provider)
+        own = stored_credential(provider) or Credential(None, None)
     except CredentialError as error:
         return ConnectionResult(False, str(error))
+    install = install_url(provider) or PUBLIC_API.get(provider)
+    chosen = (own.base_url if base_url is None else base_url.strip() or None) if spec.base_url_field else None
+    if chosen and is_install_url(provider, chosen):
+        chosen = None
+    url = chosen or install
     if url is None:
         return ConnectionResult(False, f"{spec.label} needs a base URL first")
+    # The environment's key goes only to the install's URL (as at runs: providers.api_key_for).
+    env_key = (os.environ.get(spec.key_env) or None) if spec.key_env else None
+    key = api_key.strip() or own.api_key or (None if chosen else env_key)
     if spec.key_env and not key and provider != "openai-compatible":
         return ConnectionResult(False, f"{spec.label} needs an API key first")
     request = _models_request(provider, url.rstrip("/"), key)
     refused: list[str] = []
-    # A URL the workspace stored (any account can) passes the SSRF guard; the install's own URLs need not.
-    client = (guarded_client(on_refused=refused.append, timeout=TEST_TIMEOUT_S) if workspace_url(provider)
+    client = (guarded_client(on_refused=refused.append, timeout=TEST_TIMEOUT_S) if chosen
               else httpx.AsyncClient(timeout=TEST_TIMEOUT_S, trust_env=False))
     try:
         async with client:
             response = await client.get(request["url"], headers=request["headers"], params=request["params"])
-    except httpx.HTTPError as error:
+    except (httpx.HTTPError, httpx.InvalidURL) as error:
         reason = refused[0] if refused else error or type(error).__name__
         return ConnectionResult(False, f"cannot reach {request['url']}: {reason}")
     ref = ModelRef(provider, "models")
     if response.status_code >= 400:
-        return ConnectionResult(False, f"{spec.label} answered HTTP {response.status_code}: "
-                                       f"{scrub(response.text[:300], ref)}")
+        text = scrub(response.text[:300], ref)
+        if key and len(key) >= 4:  # a typed key is not one scrub knows
+            text = text.replace(key, "[hidden]")
+        return ConnectionResult(False, f"{spec.label} answered HTTP {response.status_code}: {text}")
+    current = same_url(url, (own.base_url if spec.base_url_field else None) or install or "")
     try:
         models = _model_ids(provider, response.json())
     except ValueError:
-        return ConnectionResult(True, f"connected to {request['url']} (the answer lists no models)")
-    return ConnectionResult(True, f"connected: {len(models)} model(s)", tuple(models[:MAX_MODELS]))
+        return ConnectionResult(True, f"connected to {request['url']} (the answer lists no models)",
+                                current=current)
+    return ConnectionResult(True, f"connected: {len(models)} model(s)", tuple(models[:MAX_MODELS]), current)
 
 
 def _models_request(provider: str, url: str, key: str | None) -> dict[str, Any]:

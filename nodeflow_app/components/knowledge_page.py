@@ -22,7 +22,8 @@ def collection_item(row: CollectionRow) -> rx.Component:
     chosen = KnowledgeState.selected == row.name
     return rx.box(
         rx.text(row.name, weight="medium", size="2"),
-        rx.text(row.documents, " documents · ", row.chunks, " chunks", size="1", color_scheme="gray"),
+        rx.text(row.documents, rx.cond(row.documents == 1, " document · ", " documents · "), row.chunks,
+                rx.cond(row.chunks == 1, " chunk", " chunks"), size="1", color_scheme="gray"),
         rx.text(row.embedding, size="1", color_scheme="gray"),
         on_click=KnowledgeState.select(row.name),
         padding="10px 12px",

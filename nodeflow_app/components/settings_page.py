@@ -8,6 +8,8 @@ A key field is always empty: the stored key is shown as "set ••••abcd" a
 
 from __future__ import annotations
 
+import json
+
 import reflex as rx
 
 from nodeflow_app.components.header import header
@@ -73,6 +75,16 @@ def _test_result(name: str) -> rx.Component:
     )
 
 
+def _typed(name: str) -> rx.Var:
+    """The values of `name`'s form when the event fires: a test uses what is typed, not only what is saved."""
+    form = f"document.getElementById({json.dumps(_form_id(name))})"
+    return rx.Var(_js_expr=f"Object.fromEntries(new FormData({form}))", _var_type=dict[str, str])
+
+
+def _form_id(name: str) -> str:
+    return f"provider-form-{name}"
+
+
 def provider_card(index: int, name: str) -> rx.Component:
     spec = PROVIDERS[name]
     row = _row(index)
@@ -82,11 +94,9 @@ def provider_card(index: int, name: str) -> rx.Component:
             row["key_set"].to(bool), "Replace the key", "API key"), auto_complete="new-password",
             key=SettingsState.form_rev.to_string() + name, width="100%", custom_attrs=_testid(f"api-key-{name}")))
     if spec.base_url_field:
-        # Only a stored URL fills the field: saving must not copy an environment variable into the store.
-        placeholder = rx.cond(row["base_url_source"].to(str) != "",
-                              "Base URL: " + row["base_url"].to(str) + " (" + row["base_url_source"].to(str) + ")",
-                              "Base URL (empty: the provider's own)")
-        fields.append(rx.input(name="base_url", placeholder=placeholder,
+        # Only a stored URL fills the field: saving must not copy an environment variable into the store. The
+        # placeholder says what an empty field means (saving and testing it use the install's URL).
+        fields.append(rx.input(name="base_url", placeholder="Base URL (empty: " + row["empty_url"].to(str) + ")",
                                default_value=row["stored_base_url"].to(str),
                                key=SettingsState.form_rev.to_string() + name,
                                width="100%", custom_attrs=_testid(f"base-url-{name}")))
@@ -106,7 +116,8 @@ def provider_card(index: int, name: str) -> rx.Component:
                     rx.hstack(
                         rx.button("Save", type="submit", size="2", custom_attrs=_testid(f"save-{name}")),
                         rx.button("Test connection", type="button", variant="soft", size="2",
-                                  loading=SettingsState.testing == name, on_click=SettingsState.check(name),
+                                  loading=SettingsState.testing == name,
+                                  on_click=SettingsState.check(name, _typed(name)),
                                   custom_attrs=_testid(f"check-{name}")),
                         rx.button("Delete stored", type="button", variant="ghost", color_scheme="red", size="2",
                                   disabled=~row["stored"].to(bool), on_click=SettingsState.delete(name),
@@ -116,6 +127,7 @@ def provider_card(index: int, name: str) -> rx.Component:
                     spacing="2", width="100%",
                 ),
                 on_submit=lambda form: SettingsState.save(name, form), reset_on_submit=True, width="100%",
+                id=_form_id(name),
             ),
             _test_result(name),
             spacing="2", width="100%",

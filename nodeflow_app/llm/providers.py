@@ -124,15 +124,20 @@ def api_key_for(provider: str) -> str | None:
     stored = _stored(provider)
     if stored.api_key:
         return stored.api_key
-    if stored.base_url and not _same_url(stored.base_url, _install_url(provider) or ""):
+    if stored.base_url and not is_install_url(provider, stored.base_url):
         return None
     env = PROVIDERS[provider].key_env
     return (os.environ.get(env) or None) if env else None
 
 
-def _install_url(provider: str) -> str | None:
+def install_url(provider: str) -> str | None:
     """The URL the install's environment sets for `provider` (None: the SDK's default)."""
     return (os.environ.get(COMPATIBLE_BASE_URL_ENV) or None) if provider == "openai-compatible" else None
+
+
+def is_install_url(provider: str, url: str) -> bool:
+    """Whether `url` is the URL the install's environment sets for `provider`: its admin's choice, not guarded."""
+    return same_url(url, install_url(provider) or "")
 
 
 def base_url_for(provider: str, explicit: str | None = None) -> str | None:
@@ -155,7 +160,7 @@ def graph_base_url(ref: ModelRef) -> str | None:
     if not ref.base_url or PROVIDERS[ref.provider].base_url_field is None:
         return None
     own = base_url_for(ref.provider)
-    return None if own and _same_url(ref.base_url, own) else ref.base_url
+    return None if own and same_url(ref.base_url, own) else ref.base_url
 
 
 def workspace_url(provider: str) -> str | None:
@@ -165,10 +170,10 @@ def workspace_url(provider: str) -> str | None:
     install's environment URL (an admin's choice, often a local server) does not need to.
     """
     url = _stored(provider).base_url
-    return url if url and not _same_url(url, _install_url(provider) or "") else None
+    return url if url and not is_install_url(provider, url) else None
 
 
-def _same_url(a: str, b: str) -> bool:
+def same_url(a: str, b: str) -> bool:
     return a.strip().rstrip("/").lower() == b.strip().rstrip("/").lower()
 
 
@@ -203,7 +208,7 @@ async def check_workspace_url(provider: str, url: str) -> None:
     the guard's own words, at once. The install's own URL for the provider is its admin's choice: not checked."""
     from nodeflow_app.net.guard import BlockedUrl, check_url
 
-    if _same_url(url, _install_url(provider) or ""):
+    if is_install_url(provider, url):
         return
     try:
         await check_url(url)
@@ -220,7 +225,7 @@ def _guarded_url(ref: ModelRef) -> str | None:
     foreign, stored = graph_base_url(ref), workspace_url(ref.provider)
     if foreign or not stored:
         return foreign
-    return stored if _same_url(ref.base_url or stored, stored) else None
+    return stored if same_url(ref.base_url or stored, stored) else None
 
 
 def _stored(provider: str) -> Any:
@@ -229,33 +234,43 @@ def _stored(provider: str) -> Any:
     return stored(provider) or Credential(None, None)
 
 
-def missing_steps(provider: str, *, to_run: bool = False) -> list[str]:
+def missing_steps(provider: str, *, to_run: bool = False, here: bool = False) -> list[str]:
     """What to do before `provider` counts as set up, in order; empty when it is configured. `to_run`: only what
-    stops it from running (an Ollama nobody pointed to still runs, against its package's localhost default)."""
+    stops it from running (an Ollama nobody pointed to still runs, against its package's localhost default).
+    `here`: said on the Settings page itself (its fields are "below")."""
     spec = PROVIDERS[provider]
     steps = []
-    if importlib.util.find_spec(spec.module.split(".")[0]) is None or _missing_submodule(spec.module):
+    if package_missing(provider):
         steps.append(f"pip install {spec.package}")
     unset_url = spec.url_env and base_url_for(provider) is None and not os.environ.get(spec.url_env)
     if unset_url and (spec.needs_base_url or not to_run):
-        steps.append(url_step(provider))
+        steps.append(url_step(provider, here=here))
     elif spec.key_env and provider != "openai-compatible" and api_key_for(provider) is None:
-        steps.append(key_step(provider))
+        steps.append(key_step(provider, here=here))
     return steps
 
 
-def key_step(provider: str) -> str:
+def package_missing(provider: str) -> bool:
+    """Whether the install lacks `provider`'s SDK (checked without importing it)."""
+    module = PROVIDERS[provider].module
+    return importlib.util.find_spec(module.split(".")[0]) is None or _missing_submodule(module)
+
+
+def _where(provider: str, here: bool) -> str:
+    return "below" if here else f"under {PROVIDERS[provider].label} on {SETTINGS_PAGE}"
+
+
+def key_step(provider: str, *, here: bool = False) -> str:
     """How to give `provider` a key: the workspace's Settings page, or the install's variable for everyone."""
     spec = PROVIDERS[provider]
-    return f"enter an API key under {spec.label} on {SETTINGS_PAGE} (or set {spec.key_env} for the whole install)"
+    return f"enter an API key {_where(provider, here)} (or set {spec.key_env} for the whole install)"
 
 
-def url_step(provider: str) -> str:
+def url_step(provider: str, *, here: bool = False) -> str:
     """How to tell NodeFlow where `provider` runs (one with a `url_env`)."""
     spec = PROVIDERS[provider]
     selector = ", or give a base URL in a Model Selector" if spec.needs_base_url else ""
-    return (f"enter a base URL under {spec.label} on {SETTINGS_PAGE} (or set {spec.url_env} for the whole "
-            f"install{selector})")
+    return f"enter a base URL {_where(provider, here)} (or set {spec.url_env} for the whole install{selector})"
 
 
 def _missing_submodule(module: str) -> bool:
@@ -364,7 +379,7 @@ def _key_for(ref: ModelRef, foreign_url: str | None) -> str | None:
     if not ref.credential:
         return None
     stored = _stored(ref.credential)
-    if stored.api_key and stored.base_url and _same_url(stored.base_url, foreign_url):
+    if stored.api_key and stored.base_url and same_url(stored.base_url, foreign_url):
         return stored.api_key
     raise ModelConfigError(
         f"the {ref.credential} key goes only to the URL stored with it, not to {foreign_url}: store that URL with "

@@ -532,8 +532,15 @@ class EditorState(rx.State):
         _, issues = await off_loop(validate_graph, self._doc.to_json(), default_registry())
         self._set_issues(issues)
         self.issues_open = True
-        if not self.issue_list:
+        if self.issue_list:
+            return
+        if not self.warning_list:
             return rx.toast.success("The graph is valid")
+        # Not a green "valid" over a warning that the first run will fail on: say so, the first one in full.
+        count, first = len(self.warning_list), self.warning_list[0]["text"]
+        more = f" (and {count - 1} more, listed under Validate)" if count > 1 else ""
+        return rx.toast.warning(f"Valid, with {count} warning{'s' if count > 1 else ''}: {first}{more}",
+                                duration=10000)
 
     @rx.event
     @requires("view")

@@ -245,7 +245,7 @@ class KnowledgeState(rx.State):
             try:
                 raw = await off_loop(_uploaded(workspace, collection, name).read_bytes)
                 result = await index_file(store, collection, raw, source)
-                status = f"{name}: {result['written']} chunks"
+                status = f"{name}: {result['written']} chunk{'' if result['written'] == 1 else 's'}"
             except NodeError as error:
                 status = f"{name}: {error}"
             except Exception as error:  # noqa: BLE001 - one bad file must not stop the others

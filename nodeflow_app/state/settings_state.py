@@ -63,15 +63,18 @@ class SettingsState(rx.State):
 
     @rx.event(background=True)
     @requires("manage")
-    async def check(self, provider: str):
-        """Test the connection outside the state lock (a slow provider must not block the page)."""
+    async def check(self, provider: str, form: dict[str, Any]):
+        """Test the connection with what the form holds (`form`: its key and base URL, read when clicked; never
+        kept in the state), outside the state lock (a slow provider must not block the page)."""
         workspace = _workspace()
         async with self:
             if self.testing:
                 return
             self.testing = provider
-        result = await provider_settings.check_connection(provider, workspace)
-        if result.ok:  # the editor suggests the listed models (a local server's are its own names)
+        base_url = form.get("base_url")
+        result = await provider_settings.check_connection(provider, workspace, str(form.get("api_key") or ""),
+                                                          None if base_url is None else str(base_url))
+        if result.ok and result.current:  # the editor suggests the listed models (a local server's own names)
             try:
                 await off_loop(provider_settings.remember_models, provider, workspace, result.models)
             except CredentialError:

@@ -417,6 +417,34 @@ def test_import_export_round_trip_validate_and_screenshot(page, nodeflow_server:
     page.get_by_test_id("error-temperature").wait_for(state="detached")
 
 
+def test_validate_with_warnings_says_so_in_a_warning_toast(page, nodeflow_server: Server, store: GraphStore) -> None:
+    """A graph whose models' provider is not set up is valid (it can be saved) but its first run fails: the toast
+    says "Valid, with 2 warnings" and the first one, in a warning toast, not a green "The graph is valid"."""
+    graph = {
+        "nodes": [
+            {"id": "chat", "type": "chat-start", "name": "Chat Start", "position": {"x": 0, "y": 0}, "data": {}},
+            {"id": "draft", "type": "agent", "name": "Draft", "position": {"x": 300, "y": 0},
+             "data": {"model": "openai:gpt-4o-mini"}},
+            {"id": "review", "type": "agent", "name": "Review", "position": {"x": 600, "y": 0},
+             "data": {"model": "openai:gpt-4o"}},
+        ],
+        "edges": [
+            {"id": "e1", "source": "chat", "sourceHandle": "output", "target": "draft", "targetHandle": "input",
+             "data": {"channel": "flow"}},
+            {"id": "e2", "source": "draft", "sourceHandle": "output", "target": "review", "targetHandle": "input",
+             "data": {"channel": "flow"}},
+        ],
+    }
+    open_editor(page, nodeflow_server, store.create(f"Editor warnings {uuid.uuid4().hex[:6]}", graph).id)
+    node(page, "Review").wait_for()
+    page.get_by_test_id("validate").click()
+    expect(page.get_by_test_id("issues")).to_contain_text("No errors: the graph is valid. Before it runs:")
+    shown = toast(page, "Valid, with 2 warnings: 'Draft' model: OpenAI is not configured")
+    expect(shown).to_contain_text("(and 1 more, listed under Validate)")
+    expect(shown).to_have_attribute("data-type", "warning")
+    expect(page.locator("[data-sonner-toast]").filter(has_text="The graph is valid")).to_have_count(0)
+
+
 def test_validate_lists_the_problems_of_a_stored_graph(page, nodeflow_server: Server, store: GraphStore) -> None:
     # Every edit in the editor is checked, so an invalid graph cannot be built there, and Import
     # refuses one; a stored graph can still hold problems (stored before a node definition changed).

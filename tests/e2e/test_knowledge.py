@@ -37,7 +37,7 @@ def test_upload_search_and_an_agent_grounded_in_the_file(page, nodeflow_server, 
                               title="Refund policy"))
     page.get_by_test_id("knowledge-upload").locator("input[type=file]").set_input_files(str(pdf))
     expect(page.get_by_test_id("indexing-status")).to_have_text("refunds.pdf: 2 chunks", timeout=20_000)
-    expect(page.get_by_test_id("collection-handbook")).to_contain_text("1 documents · 2 chunks")
+    expect(page.get_by_test_id("collection-handbook")).to_contain_text("1 document · 2 chunks")
     expect(page.get_by_test_id("upload-progress")).to_be_visible()
 
     page.get_by_test_id("document-handbook/refunds.pdf").click()
@@ -81,3 +81,16 @@ def test_a_bad_collection_name_is_explained(page, nodeflow_server):
     page.get_by_test_id("collection-name").fill("../etc")
     page.get_by_test_id("collection-create").click()
     expect(page.get_by_test_id("collection-error")).to_contain_text("collection name '../etc'")
+
+
+def test_one_chunk_is_counted_in_the_singular(page, nodeflow_server, tmp_path):
+    page.goto(f"{nodeflow_server.url}/knowledge")
+    page.get_by_test_id("new-collection").click()
+    page.get_by_test_id("collection-name").fill("opening-hours")  # no embedding model: full text only
+    page.get_by_test_id("collection-create").click()
+    expect(page.get_by_test_id("collection-title")).to_have_text("opening-hours")
+    note = tmp_path / "hours.txt"
+    note.write_text("The shop opens at nine.")
+    page.get_by_test_id("knowledge-upload").locator("input[type=file]").set_input_files(str(note))
+    expect(page.get_by_test_id("indexing-status")).to_have_text("hours.txt: 1 chunk", timeout=20_000)
+    expect(page.get_by_test_id("collection-opening-hours")).to_contain_text("1 document · 1 chunk")

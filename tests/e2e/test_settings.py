@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
+from nodeflow_app.llm.providers import package_missing
 from nodeflow_app.store.accounts import AccountError, AccountStore
 from nodeflow_app.store.graphs import GraphStore
 
@@ -30,7 +31,11 @@ def test_set_a_key_see_it_as_set_and_list_models(page, nodeflow_server: Server, 
     card.wait_for()
     assert page.get_by_test_id("status-openai-compatible").inner_text() == "configured"  # its base URL is set
     assert page.get_by_test_id("status-openai").inner_text() == "not configured"
-    assert ("enter an API key under OpenAI on the Settings page (or set OPENAI_API_KEY for the whole install)"
+    # The pip line is the instance admin's (the owner here); others read that the admin must add the package.
+    lacks = "this install lacks the anthropic package: pip install anthropic on the server, then restart NodeFlow"
+    assert (lacks in page.get_by_test_id("provider-anthropic").inner_text()) == package_missing("anthropic")
+    # On the Settings page itself: the field is below (not "on the Settings page").
+    assert ("To configure: enter an API key below (or set OPENAI_API_KEY for the whole install)"
             in page.get_by_test_id("provider-openai").inner_text())
     # The install's URL for the admin, in plain sight (not only as an input's placeholder).
     assert page.get_by_test_id("url-openai-compatible").inner_text() == (
@@ -66,6 +71,35 @@ def test_set_a_key_see_it_as_set_and_list_models(page, nodeflow_server: Server, 
                            ".innerText === 'Key: not set'")
 
 
+def test_test_connection_uses_the_key_and_url_typed_in_the_form(page, nodeflow_server: Server, fake_llm) -> None:
+    """Before saving: a typed key is the one sent, a typed URL the one tried (under the SSRF guard, as saving it
+    would be); nothing is stored by testing."""
+    try:
+        page.goto(nodeflow_server.url + "/workspace/credentials")
+        page.get_by_test_id("api-key-openai-compatible").fill(KEY)
+        page.get_by_test_id("check-openai-compatible").click()
+        expect(page.get_by_test_id("test-openai-compatible")).to_have_text("connected: 1 model(s)")
+        assert fake_llm.models_headers[-1]["authorization"] == f"Bearer {KEY}"  # the install has no key for it
+        assert page.get_by_test_id("key-openai-compatible").inner_text() == "Key: not set"  # not saved
+
+        page.get_by_test_id("base-url-openai-compatible").fill("http://127.0.0.1:9/v1")  # not the install's URL
+        page.get_by_test_id("check-openai-compatible").click()
+        expect(page.get_by_test_id("test-openai-compatible")).to_have_text(
+            "cannot reach http://127.0.0.1:9/v1/models: refused 127.0.0.1: 127.0.0.1 is a loopback address "
+            "(127.0.0.1); only public addresses can be reached unless NODEFLOW_HTTP_ALLOWLIST lists the host")
+        assert len(fake_llm.models_headers) == 1
+        page.reload()
+        page.get_by_test_id("key-openai-compatible").wait_for()
+        assert KEY not in page.content()
+        expect(page.get_by_test_id("url-openai-compatible")).to_have_text(
+            f"Base URL: {fake_llm.base_url} (from NODEFLOW_OPENAI_COMPATIBLE_BASE_URL)")
+    finally:  # the test at the install's URL kept its models for the workspace: later tests start without them
+        database = sqlite3.connect(nodeflow_server.data_dir / "nodeflow.db")
+        with database:
+            database.execute("delete from credential where provider = 'openai-compatible'")
+        database.close()
+
+
 def new_agent_model(page, server: Server) -> str:
     """The model a new Agent node gets in a new graph (a palette click adds it, selected)."""
     graphs = GraphStore(server.db_url)
@@ -91,6 +125,10 @@ def test_a_new_model_node_gets_a_provider_the_workspace_set_up(page, nodeflow_se
         page.goto(settings)
         assert page.get_by_test_id("status-ollama").inner_text() == "not configured"
         assert new_agent_model(page, nodeflow_server) == "openai-compatible:local-model"
+        # A provider whose package the install lacks is offered as such, after those one can set up.
+        missing = package_missing("anthropic")
+        anthropic = page.locator("#nodeflow-model-refs option[value='anthropic:claude-sonnet-4-5']")
+        expect(anthropic).to_have_text("Anthropic (not installed)" if missing else "Anthropic (not configured)")
 
         page.goto(settings)
         page.get_by_test_id("check-openai-compatible").click()

@@ -104,6 +104,7 @@ class FakeOpenAI:
         self.embedding_requests: list[dict[str, Any]] = []
         self.embedding_headers: list[dict[str, str]] = []  # the request headers of each embeddings request
         self.embedding_failure: tuple[int, str] | None = None  # (status, message) every embeddings call gets
+        self.models_headers: list[dict[str, str]] = []  # the request headers of each model listing
 
     # -- test-facing API -------------------------------------------------------------------------
 
@@ -121,6 +122,7 @@ class FakeOpenAI:
             self.embedding_requests.clear()
             self.embedding_headers.clear()
             self.embedding_failure = None
+            self.models_headers.clear()
 
     @property
     def pending(self) -> int:
@@ -139,6 +141,7 @@ class FakeOpenAI:
     # -- handlers --------------------------------------------------------------------------------
 
     async def _models(self, request: Request) -> Response:
+        self.models_headers.append(dict(request.headers))
         return JSONResponse({"object": "list", "data": [{"id": "fake-model", "object": "model"}]})
 
     async def _embeddings(self, request: Request) -> Response:

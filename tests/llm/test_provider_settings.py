@@ -10,6 +10,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from nodeflow_app import provider_settings
+from nodeflow_app.llm import providers
 from nodeflow_app.llm.credentials import CredentialError, current_workspace, use_workspace
 from nodeflow_app.llm.providers import (
     COMPATIBLE_API_KEY_ENV, COMPATIBLE_BASE_URL_ENV, OLLAMA_HOST_ENV, api_key_for,
@@ -146,6 +147,77 @@ async def test_a_failed_connection_test_says_why(monkeypatch, tmp_path):
     assert not result.ok and result.message.startswith("cannot reach http://127.0.0.1:9/v1/models")
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     assert (await provider_settings.check_connection("openai", WS)).message == "OpenAI needs an API key first"
+
+
+async def test_the_connection_test_uses_the_typed_key_and_url_as_saving_would_keep_them(fake_llm, monkeypatch):
+    monkeypatch.delenv(COMPATIBLE_API_KEY_ENV, raising=False)
+    monkeypatch.delenv(ALLOWLIST_ENV, raising=False)
+    check = provider_settings.check_connection
+    typed = await check("openai-compatible", WS, KEY, "")  # a key typed, not saved; the install's URL
+    assert (typed.ok, typed.models, typed.current) == (True, ("fake-model",), True)
+    assert fake_llm.models_headers[-1]["authorization"] == f"Bearer {KEY}"
+    assert row("openai-compatible")["key_set"] is False  # testing stores nothing
+    # A typed URL is the workspace's choice: the guard refuses it as saving would (not "connected" elsewhere).
+    elsewhere = await check("openai-compatible", WS, "", "http://127.0.0.1:9/v1")
+    assert (elsewhere.ok, elsewhere.message) == (False, (
+        "cannot reach http://127.0.0.1:9/v1/models: refused 127.0.0.1: 127.0.0.1 is a loopback address "
+        "(127.0.0.1); only public addresses can be reached unless NODEFLOW_HTTP_ALLOWLIST lists the host"))
+    assert "10.0.0.5 is a private address" in (await check("openai", WS, KEY, "http://10.0.0.5/v1")).message
+    assert (await check("openai", WS, KEY, "http://[::1")).message.startswith("cannot reach http://[::1/models")
+    monkeypatch.setenv(ALLOWLIST_ENV, "127.0.0.1")
+    openai = await check("openai", WS, KEY, fake_llm.base_url)  # "OpenAI needs an API key first" before
+    assert (openai.ok, openai.message, openai.current) == (True, "connected: 1 model(s)", False)
+    assert fake_llm.models_headers[-1]["authorization"] == f"Bearer {KEY}"
+    monkeypatch.setenv("OPENAI_API_KEY", ENV_KEY)  # the install's key never goes to a URL a workspace chose
+    assert (await check("openai", WS, "", fake_llm.base_url)).message == "OpenAI needs an API key first"
+    provider_settings.save_credential("openai", KEY, "", WS)  # the stored key does: saving the form keeps it
+    assert (await check("openai", WS, "", fake_llm.base_url)).ok
+    assert fake_llm.models_headers[-1]["authorization"] == f"Bearer {KEY}"
+    # An empty URL field is the install's URL (saving it clears the stored one), not the stored URL.
+    provider_settings.save_credential("openai-compatible", "", "http://127.0.0.1:9/v1", WS)
+    assert not (await check("openai-compatible", WS)).ok  # None: the stored URL
+    cleared = await check("openai-compatible", WS, "", "")
+    assert (cleared.ok, cleared.current) == (True, False)  # its models are not the stored server's
+
+
+async def test_a_typed_key_a_server_echoes_is_hidden(monkeypatch):
+    """A typed key is not one the credential store or the environment knows: the test hides it itself."""
+    class Echo(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            body = f"Incorrect API key provided: {self.headers['Authorization'][7:]}".encode()
+            self.send_response(401)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Echo)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    monkeypatch.setenv(ALLOWLIST_ENV, "127.0.0.1")
+    try:
+        result = await provider_settings.check_connection(
+            "openai-compatible", WS, KEY, f"http://127.0.0.1:{server.server_address[1]}/v1")
+    finally:
+        server.shutdown()
+    assert result.message == "OpenAI-compatible URL answered HTTP 401: Incorrect API key provided: [hidden]"
+
+
+def test_the_settings_page_says_below_and_a_missing_package_is_the_admins_to_add(monkeypatch):
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    for module in (providers, provider_settings):  # as on an install without the anthropic package
+        monkeypatch.setattr(module, "package_missing", lambda provider: provider == "anthropic")
+    assert row("openai")["how"] == "enter an API key below (or set OPENAI_API_KEY for the whole install)"
+    assert row("anthropic")["how"] == ("this install lacks the anthropic package: the instance admin must add it; "
+                                       "enter an API key below (or set ANTHROPIC_API_KEY for the whole install)")
+    assert row("anthropic", admin=True)["how"].startswith(
+        "this install lacks the anthropic package: pip install anthropic on the server, then restart NodeFlow; ")
+    choices = provider_settings.model_choices(["openai-compatible"])
+    assert choices[0]["label"] == "OpenAI-compatible URL"
+    assert {"value": "openai:gpt-4o", "label": "OpenAI (not configured)"} in choices
+    assert choices[-1]["value"].startswith("anthropic:")  # last: nobody here can set it up
+    assert {c["label"] for c in choices if c["value"].startswith("anthropic:")} == {"Anthropic (not installed)"}
 
 
 async def test_the_connection_test_of_a_stored_url_stops_reading_past_the_body_limit(monkeypatch):

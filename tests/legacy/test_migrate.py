@@ -46,6 +46,11 @@ def lines(report, kind: str) -> list[str]:
     return [str(line) for line in report.of(kind)]
 
 
+def test_node_types_that_are_not_text_are_no_old_graph_and_no_crash():
+    assert not is_legacy_graph({"nodes": [{"id": "a", "type": []}, {"id": "b", "type": {"x": 1}}]})
+    assert is_legacy_graph({"nodes": [{"id": "a", "type": []}, {"id": "s", "type": "start"}]})
+
+
 def test_every_fixture_is_recognised_and_no_current_graph_is():
     assert all(is_legacy_graph(json.loads(p.read_text())) for p in LEGACY.glob("*.json"))
     current = [p for p in GRAPHS.rglob("*.json") if p.parent != LEGACY]
@@ -206,6 +211,8 @@ def test_repeated_names_are_made_unique():
     ({"nodes": [{"id": "a", "type": "start", "data": []}]}, "nodes[0] (id 'a'): data must be an object"),
     ({"nodes": [], "edges": [{"id": "e", "source": "a"}]}, "edges[0] has no target"),
     ({"nodes": [{"id": "a", "type": "start"}, {"id": "a", "type": "agent"}]}, "two nodes have the id 'a'"),
+    ({"nodes": [{"id": "a", "type": "start", "position": {"x": 0, "y": 10 ** 400}}]},
+     "nodes[0] (id 'a'): position.y is too large a number"),
 ])
 def test_a_malformed_old_graph_names_what_and_where(raw, message):
     with pytest.raises(LegacyFormatError, match=message.replace("(", r"\(").replace(")", r"\)").replace("[", r"\[")

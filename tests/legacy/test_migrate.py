@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import time
 from pathlib import Path
 
@@ -249,6 +250,22 @@ def test_keys_outside_the_old_format_are_reported_and_react_flow_view_keys_are_n
                         "node start-1 (start): keys ['notes']: not part of the older format, no equivalent",
                         "edge e1: keys ['label']: not part of the older format, no equivalent"]
     assert migration.graph["viewport"] == {"x": 10, "y": 5, "zoom": 0.5}
+
+
+def test_an_unexpected_failure_is_an_error_naming_the_file_not_a_crashed_handler(monkeypatch, caplog):
+    from nodeflow_app.state import legacy_import_state
+
+    def broken(*args, **kwargs):
+        raise RecursionError("maximum recursion depth exceeded")
+
+    monkeypatch.setattr(legacy_import_state, "migrate_graph", broken)
+    with caplog.at_level(logging.ERROR, logger=legacy_import_state.__name__):
+        migration = legacy_import_state.legacy_migration((LEGACY / "approval.json").read_text(), "approval.json")
+    assert migration.graph is None
+    assert [str(line) for line in migration.report.of("error")] == [
+        "graph: approval.json could not be converted: RecursionError: maximum recursion depth exceeded"]
+    [record] = caplog.records
+    assert "approval.json" in record.getMessage() and record.exc_info[0] is RecursionError
 
 
 def agent_chain(count: int, handle: str | None, close: bool = False) -> dict:

@@ -108,3 +108,15 @@ def test_migrate_converts_a_sub_agent_chain_deeper_than_the_recursion_limit(tmp_
     assert done.returncode == 0, done.stderr
     assert len(json.loads((tmp_path / "new.json").read_text())["edges"]) == 1099
 
+
+def test_a_failure_inside_the_migration_is_one_line_naming_the_file(monkeypatch, capsys):
+    import nodeflow_app.legacy
+    from nodeflow_app.cli import main
+
+    def broken(*args, **kwargs):
+        raise RecursionError("maximum recursion depth exceeded")
+
+    monkeypatch.setattr(nodeflow_app.legacy, "migrate_graph", broken)
+    assert main(["migrate", str(LEGACY / "approval.json")]) == 1
+    assert capsys.readouterr().err == (f"nodeflow migrate: internal error converting {LEGACY / 'approval.json'}: "
+                                       "RecursionError: maximum recursion depth exceeded\n")

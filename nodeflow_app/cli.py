@@ -303,6 +303,10 @@ def _migrate(args: argparse.Namespace) -> int:
                                    fallback_name=args.graph.stem)
     except LegacyFormatError as error:
         raise InputError(f"{args.graph}: {error}") from error
+    except Exception as error:  # noqa: BLE001 - a bug of NodeFlow a file can reach: one line naming the file, exit 1
+        print(f"nodeflow migrate: internal error converting {args.graph}: {type(error).__name__}: {error}",
+              file=sys.stderr)
+        return EXIT_BROKEN
     report_to = sys.stdout if args.output else sys.stderr
     print(migration.report.text(), file=report_to)
     if migration.graph is None:

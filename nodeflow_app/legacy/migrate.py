@@ -27,6 +27,9 @@ from .subagents import is_subagent_edge, subagent_problems
 DEFAULT_NAMES = {"start": "Start", "agent": "Agent", "if": "If", "input": "Approval", "approval": "Approval"}
 # Output handles per old type: old handle -> new handle (None: the node's only output).
 _APPROVAL_HANDLES = {"approve": "approve", "reject": "reject"}
+# The field of the old "previous output" each source type fills; the looked-through types pass theirs on.
+_SOURCE_FIELDS = {"start": "text", "agent": "response"}
+_LOOKED_THROUGH = frozenset({"if", "input", "approval"})
 
 
 @dataclass
@@ -50,7 +53,14 @@ def migrate_graph(raw: Any, registry: DefinitionSource, *, provider: str = "open
     _report_extra_keys(old, report)
     kept = _kept_nodes(old, report)
     names = _unique_names(kept)
-    new_nodes = [_convert_node(old, node, names[node.id], provider, registry, report) for node in kept.values()]
+    # Indexed once: looking these up by scanning every edge for every node was quadratic (cubic for a chain of Ifs).
+    fields = _input_fields(old)
+    parents: dict[str, str] = {}
+    for edge in old.edges:
+        if is_subagent_edge(edge):
+            parents.setdefault(edge.target, edge.source)
+    new_nodes = [_convert_node(node, names[node.id], fields.get(node.id, set()), parents.get(node.id), provider,
+                               registry, report) for node in kept.values()]
     new_edges = [e for e in (_convert_edge(old, edge, kept, report) for edge in old.edges) if e is not None]
     _warn_fan_in(new_edges, names, report)
     graph = {"id": old.id or f"migrated-{uuid.uuid4().hex[:12]}", "name": old.name or fallback_name or "Imported graph",
@@ -98,26 +108,27 @@ def _unique_names(kept: dict[str, OldNode]) -> dict[str, str]:
     """Node id -> a unique name: agentName or label, else the type's name; repeats get " 2", " 3"."""
     names: dict[str, str] = {}
     used: set[str] = set()
+    next_number: dict[str, int] = {}  # where the search for a free " n" resumes: a fresh count per node was quadratic
     for node in kept.values():
         wanted = next((node.data[key].strip() for key in ("agentName", "label")
                        if isinstance(node.data.get(key), str) and node.data[key].strip()),
                       DEFAULT_NAMES[node.type])
-        name, n = wanted, 2
+        name, n = wanted, next_number.get(wanted, 2)
         while name in used:
             name, n = f"{wanted} {n}", n + 1
         used.add(name)
+        next_number[wanted] = n
         names[node.id] = name
     return names
 
 
-def _convert_node(old: OldGraph, node: OldNode, name: str, provider: str, registry: DefinitionSource,
-                  report: MigrationReport) -> dict:
+def _convert_node(node: OldNode, name: str, fields: set[str], parent: str | None, provider: str,
+                  registry: DefinitionSource, report: MigrationReport) -> dict:
     where = f"node {node.id} ({node.type})"
-    ctx = nodes.Context(node, where, _text_field(old, node.id, report, where), provider, report)
+    ctx = nodes.Context(node, where, _text_field(fields, report, where), provider, report)
     converted = nodes.CONVERTERS[node.type](ctx)
     for key in sorted(set(node.data) - nodes.USED_KEYS[node.type]):
         ctx.unmapped(key, "no equivalent in NodeFlow")
-    parent = next((e.source for e in old.edges if is_subagent_edge(e) and e.target == node.id), None)
     role = f"; sub-agent (team member) of {parent}" if parent else ""
     label = registry.definition(converted.type).name
     report.add("mapped", where, f"{label} '{name}' ({converted.type}): {converted.summary}{role}")
@@ -125,29 +136,38 @@ def _convert_node(old: OldGraph, node: OldNode, name: str, provider: str, regist
             "position": node.position, "data": converted.data}
 
 
-def _text_field(old: OldGraph, node_id: str, report: MigrationReport, where: str) -> str:
-    """The input field holding the old "previous output": `text` from a Start, `response` from an Agent.
+def _input_fields(old: OldGraph) -> dict[str, set[str]]:
+    """Node id -> the fields its input may hold the old "previous output" in: `text` from a Start, `response`
+    from an Agent. If and Approval pass their input on unchanged, so they are looked through.
 
-    If and Approval pass their input on unchanged, so they are looked through.
+    Each field is passed forward along flow edges until nothing changes, for all nodes at once; a node's set
+    grows at most twice, so each edge is followed at most twice (a walk back from every node, scanning every
+    edge at each step, was cubic in a chain of Ifs).
     """
-    fields: set[str] = set()
-    seen: set[str] = set()
-    pending = [node_id]
+    flow = [edge for edge in old.edges if not is_subagent_edge(edge) and edge.source in old.by_id]
+    outgoing: dict[str, list[str]] = {}
+    fields: dict[str, set[str]] = {}
+    pending: list[str] = []
+    for edge in flow:
+        outgoing.setdefault(edge.source, []).append(edge.target)
+        field = _SOURCE_FIELDS.get(old.by_id[edge.source].type)
+        if field and field not in fields.setdefault(edge.target, set()):
+            fields[edge.target].add(field)
+            pending.append(edge.target)
     while pending:
         current = pending.pop()
-        for edge in old.edges:
-            if edge.target != current or is_subagent_edge(edge) or edge.source in seen:
-                continue
-            seen.add(edge.source)
-            source = old.by_id.get(edge.source)
-            if source is None:
-                continue
-            if source.type == "start":
-                fields.add("text")
-            elif source.type == "agent":
-                fields.add("response")
-            elif source.type in ("if", "input", "approval"):
-                pending.append(source.id)
+        if current not in old.by_id or old.by_id[current].type not in _LOOKED_THROUGH:
+            continue
+        for target in outgoing.get(current, []):
+            arrived = fields.setdefault(target, set())
+            if not fields[current] <= arrived:
+                arrived |= fields[current]
+                pending.append(target)
+    return fields
+
+
+def _text_field(fields: set[str], report: MigrationReport, where: str) -> str:
+    """The input field holding the old "previous output", from the node's `_input_fields`."""
     if len(fields) > 1:
         report.add("warning", where, "its input comes from both a Start (text) and an Agent (response); "
                                      "'response' is read, so the Start's text reaches it only as JSON")

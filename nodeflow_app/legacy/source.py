@@ -66,9 +66,11 @@ def is_legacy_graph(raw: Any) -> bool:
     if "connections" in raw and "edges" not in raw:
         return True
     nodes = [n for n in raw["nodes"] if isinstance(n, dict)]
-    if any(n.get("type") in _ONLY_OLD for n in nodes):
+    # Only text is looked up: a list or object as a set member raises TypeError.
+    types = [n.get("type") if isinstance(n.get("type"), str) else None for n in nodes]
+    if any(node_type in _ONLY_OLD for node_type in types):
         return True
-    return bool(nodes) and all("name" not in n and n.get("type") in OLD_TYPES for n in nodes)
+    return bool(nodes) and all("name" not in n and node_type in OLD_TYPES for n, node_type in zip(nodes, types))
 
 
 def read_old_graph(raw: Any) -> OldGraph:
@@ -110,14 +112,21 @@ def _node(item: Any, index: int) -> OldNode:
     data = item.get("data") if item.get("data") is not None else {}
     if not isinstance(data, dict):
         raise LegacyFormatError(f"{where} (id {node_id!r}): data must be an object, got {type(data).__name__}")
-    return OldNode(str(node_id), node_type, data, _position(item.get("position")), _extra(item, _NODE_KEYS))
+    return OldNode(str(node_id), node_type, data, _position(item.get("position"), f"{where} (id {node_id!r})"),
+                   _extra(item, _NODE_KEYS))
 
 
-def _position(value: Any) -> dict[str, float]:
+def _position(value: Any, where: str) -> dict[str, float]:
     if not isinstance(value, dict):
         return {"x": 0.0, "y": 0.0}
-    return {axis: float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else 0.0
-            for axis, v in ((a, value.get(a)) for a in ("x", "y"))}
+    position = {}
+    for axis in ("x", "y"):
+        v = value.get(axis)
+        try:
+            position[axis] = float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else 0.0
+        except OverflowError:  # a whole number no float holds
+            raise LegacyFormatError(f"{where}: position.{axis} is too large a number") from None
+    return position
 
 
 def _edge(item: Any, index: int) -> OldEdge:

@@ -25,11 +25,16 @@ def subagent_problems(graph: OldGraph) -> list[tuple[str, str]]:
     for edge in links:
         problems += [(edge.id, why) for why in _edge_problems(graph, edge)]
         parents.setdefault(edge.target, []).append(edge.id)
+    on_flow: dict[str, list[str]] = {}  # node -> the execution edges at either end (a scan per target was quadratic)
+    for edge in graph.edges:
+        if not is_subagent_edge(edge):
+            for end in dict.fromkeys((edge.source, edge.target)):
+                on_flow.setdefault(end, []).append(edge.id)
     for target, edge_ids in parents.items():
         if len(edge_ids) > 1:
             problems.append((edge_ids[1], f"agent {target!r} has more than one sub-agent parent "
                                           f"(edges {', '.join(edge_ids)}); a sub-agent belongs to one parent"))
-        flow = [e.id for e in graph.edges if not is_subagent_edge(e) and target in (e.source, e.target)]
+        flow = on_flow.get(target, [])
         if flow:
             problems.append((edge_ids[0], f"agent {target!r} is a sub-agent and also on execution edges "
                                           f"({', '.join(flow)}); a sub-agent only runs for its parent"))
@@ -63,27 +68,30 @@ def _subagents_enabled(data: dict) -> bool:
 
 
 def _cycle(links: list[OldEdge]) -> tuple[list[str], str] | None:
-    """The first cycle among sub-agent links as (node path, the edge closing it), or None."""
+    """The first cycle among sub-agent links as (node path, the edge closing it), or None.
+
+    A depth-first search with its own stack, not recursion: a file may chain thousands of sub-agents, deeper
+    than Python's recursion limit.
+    """
     children: dict[str, list[OldEdge]] = {}
     for edge in links:
         children.setdefault(edge.source, []).append(edge)
     state: dict[str, str] = {}
-
-    def visit(node: str, path: list[str]) -> tuple[list[str], str] | None:
-        state[node] = "visiting"
-        for edge in children.get(node, []):
-            if state.get(edge.target) == "visiting":
-                return path[path.index(edge.target):] + [edge.target], edge.id
-            if edge.target not in state:
-                found = visit(edge.target, path + [edge.target])
-                if found:
-                    return found
-        state[node] = "visited"
-        return None
-
     for start in list(children):
-        if start not in state:
-            found = visit(start, [start])
-            if found:
-                return found
+        if start in state:
+            continue
+        state[start] = "visiting"
+        path = [start]  # the nodes being visited, in order; stack[i] walks path[i]'s links
+        stack = [iter(children.get(start, []))]
+        while stack:
+            edge = next(stack[-1], None)
+            if edge is None:  # every link of path[-1] done
+                state[path.pop()] = "visited"
+                stack.pop()
+            elif state.get(edge.target) == "visiting":
+                return path[path.index(edge.target):] + [edge.target], edge.id
+            elif edge.target not in state:
+                state[edge.target] = "visiting"
+                path.append(edge.target)
+                stack.append(iter(children.get(edge.target, [])))
     return None

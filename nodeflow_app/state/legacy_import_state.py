@@ -41,12 +41,15 @@ def legacy_migration(text: str, file_name: str) -> Migration | None:
         return None
     if not is_legacy_graph(raw):
         return None
+    report = MigrationReport()
     try:
         return migrate_graph(raw, default_registry(), fallback_name=PurePath(file_name).stem or None)
     except LegacyFormatError as error:
-        report = MigrationReport()
         report.add("error", "graph", str(error))
-        return Migration(None, report)
+    except Exception as error:  # noqa: BLE001 - a bug met by a hostile file: the dialog says so, the handler lives on
+        log.exception("legacy import: migrating %s failed", file_name)
+        report.add("error", "graph", f"{file_name} could not be converted: {type(error).__name__}: {error}")
+    return Migration(None, report)
 
 
 class LegacyImportState(rx.State):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from playwright.sync_api import expect
 
 from .server import Server
@@ -54,3 +56,21 @@ def test_import_of_an_old_graph_breaking_a_sub_agent_rule_stores_nothing(page, n
     page.get_by_test_id("legacy-cancel").click()
     dialog.wait_for(state="detached")
     assert page.url.rstrip("/") == nodeflow_server.url
+
+
+def test_import_of_a_sub_agent_chain_deeper_than_the_recursion_limit_shows_its_report(
+        page, nodeflow_server: Server, tmp_path) -> None:
+    """1,100 agents each the sub-agent of the one before (164 KB): the migration raised RecursionError, the upload
+    handler crashed and no dialog opened."""
+    agents = [{"id": f"a{i}", "type": "agent", "data": {"tools": {"subagents": True}}} for i in range(1100)]
+    links = [{"id": f"e{i}", "source": f"a{i}", "target": f"a{i + 1}", "sourceHandle": "subagent"} for i in range(1099)]
+    old = tmp_path / "team-chain.json"
+    old.write_text(json.dumps({"nodes": [{"id": "s", "type": "start"}, *agents], "edges": links}))
+    open_list(page, nodeflow_server)
+    import_file(page, old)
+
+    dialog = page.get_by_test_id("legacy-import")
+    dialog.wait_for()
+    assert "team-chain.json" in dialog.inner_text()
+    assert page.get_by_test_id("legacy-summary").inner_text().startswith("2200 converted, 0 not mapped, ")
+    expect(page.get_by_test_id("legacy-confirm")).to_be_enabled()

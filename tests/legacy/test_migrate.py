@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import logging
+import time
 from pathlib import Path
 
 import pytest
@@ -43,6 +45,11 @@ def edge(graph: dict, edge_id: str) -> dict:
 
 def lines(report, kind: str) -> list[str]:
     return [str(line) for line in report.of(kind)]
+
+
+def test_node_types_that_are_not_text_are_no_old_graph_and_no_crash():
+    assert not is_legacy_graph({"nodes": [{"id": "a", "type": []}, {"id": "b", "type": {"x": 1}}]})
+    assert is_legacy_graph({"nodes": [{"id": "a", "type": []}, {"id": "s", "type": "start"}]})
 
 
 def test_every_fixture_is_recognised_and_no_current_graph_is():
@@ -205,6 +212,8 @@ def test_repeated_names_are_made_unique():
     ({"nodes": [{"id": "a", "type": "start", "data": []}]}, "nodes[0] (id 'a'): data must be an object"),
     ({"nodes": [], "edges": [{"id": "e", "source": "a"}]}, "edges[0] has no target"),
     ({"nodes": [{"id": "a", "type": "start"}, {"id": "a", "type": "agent"}]}, "two nodes have the id 'a'"),
+    ({"nodes": [{"id": "a", "type": "start", "position": {"x": 0, "y": 10 ** 400}}]},
+     "nodes[0] (id 'a'): position.y is too large a number"),
 ])
 def test_a_malformed_old_graph_names_what_and_where(raw, message):
     with pytest.raises(LegacyFormatError, match=message.replace("(", r"\(").replace(")", r"\)").replace("[", r"\[")
@@ -241,3 +250,122 @@ def test_keys_outside_the_old_format_are_reported_and_react_flow_view_keys_are_n
                         "node start-1 (start): keys ['notes']: not part of the older format, no equivalent",
                         "edge e1: keys ['label']: not part of the older format, no equivalent"]
     assert migration.graph["viewport"] == {"x": 10, "y": 5, "zoom": 0.5}
+
+
+def test_an_unexpected_failure_is_an_error_naming_the_file_not_a_crashed_handler(monkeypatch, caplog):
+    from nodeflow_app.state import legacy_import_state
+
+    def broken(*args, **kwargs):
+        raise RecursionError("maximum recursion depth exceeded")
+
+    monkeypatch.setattr(legacy_import_state, "migrate_graph", broken)
+    with caplog.at_level(logging.ERROR, logger=legacy_import_state.__name__):
+        migration = legacy_import_state.legacy_migration((LEGACY / "approval.json").read_text(), "approval.json")
+    assert migration.graph is None
+    assert [str(line) for line in migration.report.of("error")] == [
+        "graph: approval.json could not be converted: RecursionError: maximum recursion depth exceeded"]
+    [record] = caplog.records
+    assert "approval.json" in record.getMessage() and record.exc_info[0] is RecursionError
+
+
+def agent_chain(count: int, handle: str | None, close: bool = False) -> dict:
+    """Agents each linked to the next (`handle` "subagent": each the sub-agent of the one before); `close`
+    links the last back to the first."""
+    agents = [{"id": f"a{i}", "type": "agent", "data": {"agentName": f"A{i}", "tools": {"subagents": True}}}
+              for i in range(count)]
+    edges = [{"id": f"e{i}", "source": f"a{i}", "target": f"a{(i + 1) % count}", "sourceHandle": handle}
+             for i in range(count if close else count - 1)]
+    return {"nodes": [{"id": "s", "type": "start"}, *agents], "edges": edges}
+
+
+def test_a_sub_agent_chain_deeper_than_the_recursion_limit_converts():
+    """The cycle check recursed once per link: 1,100 links (164 KB) raised RecursionError."""
+    migration = migrate(agent_chain(5000, "subagent"))
+    assert migration.report.ok, migration.report.text()[:500]
+    assert edge(migration.graph, "e4998")["source"] == "a4999" and edge(migration.graph, "e4998")["target"] == "a4998"
+
+
+def test_a_sub_agent_cycle_deeper_than_the_recursion_limit_is_reported_with_its_path():
+    migration = migrate(agent_chain(5000, "subagent", close=True))
+    [error] = migration.report.of("error")
+    assert error.where == "edge e4999"
+    assert error.text == "sub-agent cycle: " + " -> ".join([f"a{i}" for i in range(5000)] + ["a0"])
+
+
+def if_chain(count: int) -> dict:
+    """A Start, then Ifs each on the true branch of the one before: every If looks back through all before it."""
+    ifs = [{"id": f"i{i}", "type": "if", "data": {"condition": "x"}} for i in range(count)]
+    edges = [{"id": f"e{i}", "source": f"i{i - 1}" if i else "s", "target": f"i{i}", "sourceHandle": "true"}
+             for i in range(count)]
+    return {"nodes": [{"id": "s", "type": "start"}, *ifs], "edges": edges}
+
+
+def test_a_long_chain_of_ifs_converts_in_a_moment():
+    """Each If walked back through every If before it, scanning every edge at each step: 2,000 Ifs (265 KB) took
+    68 s; now 2,500 take well under a second."""
+    started = time.monotonic()
+    migration = migrate(if_chain(2500))
+    assert time.monotonic() - started < 10
+    assert migration.report.ok, migration.report.text()[:500]
+    assert node(migration.graph, "i2499")["data"]["conditions"][0]["field"] == "text"
+
+
+class CountedList(list):
+    """A list that counts the loops over it."""
+
+    loops = 0
+
+    def __iter__(self):
+        CountedList.loops += 1
+        return super().__iter__()
+
+
+def edge_loops(monkeypatch, raw: dict) -> int:
+    """How many times the migration loops over the old graph's edges."""
+    from nodeflow_app.legacy import migrate as module
+
+    read = module.read_old_graph
+
+    def counted(raw_graph):
+        old = read(raw_graph)
+        old.edges = CountedList(old.edges)
+        return old
+
+    with monkeypatch.context() as patch:
+        patch.setattr(module, "read_old_graph", counted)
+        CountedList.loops = 0
+        assert migrate(raw).report.ok
+    return CountedList.loops
+
+
+def sub_agent_star(count: int) -> dict:
+    """One parent with every other agent as its sub-agent, and an execution edge from the Start to it."""
+    raw = agent_chain(count, "subagent")
+    for item in raw["edges"]:
+        item["source"] = "a0"
+    raw["edges"][0] = {"id": "go", "source": "s", "target": "a0"}
+    return raw
+
+
+def flow_chain(count: int) -> dict:
+    return agent_chain(count, None)
+
+
+@pytest.mark.parametrize("shape", [if_chain, sub_agent_star, flow_chain])
+def test_the_old_edges_are_looped_over_as_often_whatever_the_graph_size(monkeypatch, shape):
+    """A loop over every edge for each node (its input's field, its sub-agent parent, its execution edges) made
+    the migration quadratic: a 5 MB file could hold the server for minutes."""
+    assert edge_loops(monkeypatch, shape(10)) == edge_loops(monkeypatch, shape(100))
+
+
+def test_many_nodes_of_one_name_are_numbered_without_counting_from_2_for_each():
+    """Each repeat of a name tried " 2", " 3", ... from 2: 20,000 unnamed agents took 30 s."""
+    from nodeflow_app.legacy.migrate import _unique_names
+    from nodeflow_app.legacy.source import OldNode
+
+    kept = {f"a{i}": OldNode(f"a{i}", "agent", {"agentName": "Bot 3" if i == 1 else "Bot"}, {}) for i in range(40_000)}
+    started = time.monotonic()
+    names = _unique_names(kept)
+    assert time.monotonic() - started < 5
+    assert [names[f"a{i}"] for i in range(5)] == ["Bot", "Bot 3", "Bot 2", "Bot 4", "Bot 5"]
+    assert len(set(names.values())) == len(kept)

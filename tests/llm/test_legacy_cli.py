@@ -96,3 +96,27 @@ def test_validate_and_run_of_an_old_graph_say_to_migrate_it(tmp_path, command):
     done = nodeflow(tmp_path, command, str(LEGACY / "approval.json"), *(["--no-store"] if command == "run" else []))
     assert done.returncode == 2
     assert "is a graph of the older runtime: convert it first with `nodeflow migrate" in done.stderr
+
+
+def test_migrate_converts_a_sub_agent_chain_deeper_than_the_recursion_limit(tmp_path):
+    """1,100 agents each the sub-agent of the one before (164 KB): the cycle check's recursion raised."""
+    agents = [{"id": f"a{i}", "type": "agent", "data": {"tools": {"subagents": True}}} for i in range(1100)]
+    links = [{"id": f"e{i}", "source": f"a{i}", "target": f"a{i + 1}", "sourceHandle": "subagent"} for i in range(1099)]
+    old = tmp_path / "chain.json"
+    old.write_text(json.dumps({"nodes": [{"id": "s", "type": "start"}, *agents], "edges": links}))
+    done = nodeflow(tmp_path, "migrate", str(old), "-o", str(tmp_path / "new.json"))
+    assert done.returncode == 0, done.stderr
+    assert len(json.loads((tmp_path / "new.json").read_text())["edges"]) == 1099
+
+
+def test_a_failure_inside_the_migration_is_one_line_naming_the_file(monkeypatch, capsys):
+    import nodeflow_app.legacy
+    from nodeflow_app.cli import main
+
+    def broken(*args, **kwargs):
+        raise RecursionError("maximum recursion depth exceeded")
+
+    monkeypatch.setattr(nodeflow_app.legacy, "migrate_graph", broken)
+    assert main(["migrate", str(LEGACY / "approval.json")]) == 1
+    assert capsys.readouterr().err == (f"nodeflow migrate: internal error converting {LEGACY / 'approval.json'}: "
+                                       "RecursionError: maximum recursion depth exceeded\n")

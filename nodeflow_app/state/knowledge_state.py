@@ -32,12 +32,35 @@ log = logging.getLogger(__name__)
 
 UPLOAD_ID = "knowledge-upload"
 MAX_UPLOAD_FILES = 100  # per drop
+MAX_NAME_BYTES = 255  # a file name on Linux and macOS file systems
+
+
+def _folder(workspace: str, collection: str) -> Path:
+    """The folder `upload` keeps `collection`'s files in, resolved: inside the workspace's uploads folder, or a
+    NodeError (a name that is no collection's, a folder that is a link elsewhere)."""
+    root = uploads_dir(workspace).resolve()
+    folder = (root / check_name(collection)).resolve()
+    if folder.parent != root:
+        raise NodeError(f"the uploads folder of collection {collection!r} leaves the workspace's uploads")
+    return folder
+
+
+def _name_problem(name: str) -> str | None:
+    """Why the file system cannot take `name` as a file's name (None when it can)."""
+    if "\0" in name:
+        return "its name holds a NUL character"
+    try:
+        size = len(name.encode())
+    except UnicodeEncodeError:
+        return "its name is not valid text"
+    return f"its name is longer than {MAX_NAME_BYTES} bytes" if size > MAX_NAME_BYTES else None
 
 
 def _uploaded(workspace: str, collection: str, name: Any) -> Path:
     """A file `upload` kept for `collection`: a plain file name of a known format, inside its folder."""
-    folder = (uploads_dir(workspace) / check_name(collection)).resolve()
-    if not isinstance(name, str) or PurePath(name).name != name or guess_format(name) is None:
+    folder = _folder(workspace, collection)
+    if (not isinstance(name, str) or PurePath(name).name != name or guess_format(name) is None
+            or _name_problem(name)):
         raise NodeError(f"{name!r} is not a file uploaded to this collection")
     path = (folder / name).resolve()
     if path.parent != folder:
@@ -119,10 +142,13 @@ class KnowledgeState(rx.State):
         # The caller's workspace (checked by the access middleware before this handler ran).
         return current().workspace_id or DEFAULT_WORKSPACE
 
-    async def _refreshed(self, event: Any = None) -> Any:
+    async def _refreshed(self, event: Any = None, selected: str | None = None) -> Any:
+        """Load the listing; `selected` (else the current one) is chosen only if the listing finds it: a name that
+        never listed must not stay selected, as `upload` writes into the selected collection's folder."""
         try:
             self.collections, self.selected, self.documents = await _call(
-                "load the collections", functools.partial(_listing, self._workspace(), self.selected))
+                "load the collections", functools.partial(
+                    _listing, self._workspace(), self.selected if selected is None else selected))
         except _Failed as failed:
             return rx.toast.error(str(failed))
         self.loaded = True
@@ -136,8 +162,8 @@ class KnowledgeState(rx.State):
     @rx.event
     @requires("view")
     async def select(self, name: str) -> Any:
-        self.selected, self.results, self.searched, self.query = name, [], False, ""
-        return await self._refreshed()
+        self.results, self.searched, self.query = [], False, ""
+        return await self._refreshed(selected=name)
 
     # -- collections ---------------------------------------------------------------------------------
 
@@ -220,11 +246,17 @@ class KnowledgeState(rx.State):
         Streamed, not buffered: Reflex reads a buffered upload whole onto the disk before any access check, so
         anyone could fill it. A file past MAX_BYTES, or past MAX_UPLOAD_FILES, is dropped as it arrives."""
         async with self:
-            collection = self.selected
+            collection, workspace = self.selected, self._workspace()
         if not collection:
             return rx.toast.error("Create a collection first.")
-        uploads = uploads_dir(self._workspace())
-        saved, refused = await save_upload(chunks, uploads / collection, room=quota_bytes() - folder_bytes(uploads))
+        try:
+            if not await off_loop(_has_collection, workspace, collection):
+                return rx.toast.error(f"No collection {collection!r} in this workspace.")
+            uploads = uploads_dir(workspace)
+            saved, refused = await save_upload(chunks, workspace, collection,
+                                               room=quota_bytes() - folder_bytes(uploads))
+        except NodeError as error:
+            return rx.toast.error(str(error))
         async with self:
             self.indexing = [f"{name}: waiting" for name in saved] + refused
             self.upload_progress = 100
@@ -236,7 +268,7 @@ class KnowledgeState(rx.State):
         async with self:
             workspace = self._workspace()
         store = await off_loop(workspace_store, workspace)
-        if collection not in await off_loop(store.names):  # a browser may call this: its workspace's only
+        if not await off_loop(_has_collection, workspace, collection):  # a browser may call this with any name
             return rx.toast.error(f"No collection {collection!r} in this workspace.")
         async with self:
             self.busy = True
@@ -283,6 +315,10 @@ class KnowledgeState(rx.State):
         return None
 
 
+def _has_collection(workspace: str, name: Any) -> bool:
+    return isinstance(name, str) and name in workspace_store(workspace).names()
+
+
 def _listing(workspace: str, selected: str) -> tuple[list[CollectionRow], str, list[DocumentRow]]:
     """(the workspace's collections, the selected one (the first when it is gone), its documents); blocking."""
     store = workspace_store(workspace)
@@ -296,11 +332,12 @@ def _listing(workspace: str, selected: str) -> tuple[list[CollectionRow], str, l
     return collections, selected, documents
 
 
-async def save_upload(chunks: Any, folder: Path, room: int) -> tuple[list[str], list[str]]:
-    """(names saved, "name: why" refused) of a streamed upload written into `folder`: a file of an unknown format,
-    one past MAX_BYTES, files past MAX_UPLOAD_FILES and what passes `room` (the bytes the workspace's uploads may
-    still take) are refused. Each file is written beside its place and moved there whole: a refused or broken-off
-    file leaves the one of that name as it was."""
+async def save_upload(chunks: Any, workspace: str, collection: str, room: int) -> tuple[list[str], list[str]]:
+    """(names saved, "name: why" refused) of a streamed upload written into the collection's uploads folder: a
+    file of an unknown format or a name no file can have, one past MAX_BYTES, files past MAX_UPLOAD_FILES and what
+    passes `room` (the bytes the workspace's uploads may still take) are refused. Each file is written beside its
+    place and moved there whole: a refused or broken-off file leaves the one of that name as it was."""
+    folder = _folder(workspace, collection)  # never outside the workspace's uploads, whatever the caller checked
     folder.mkdir(parents=True, exist_ok=True, mode=0o700)
     saved: list[str] = []
     refused: dict[str, str] = {}
@@ -323,7 +360,9 @@ async def save_upload(chunks: Any, folder: Path, room: int) -> tuple[list[str], 
             if current_name != name:  # the next file
                 close(keep=True)
                 name, handle, size = current_name, None, 0
-                if guess_format(name) is None:
+                if problem := _name_problem(name):
+                    refused[name] = f"{ascii(name[:60])}: {problem}"
+                elif guess_format(name) is None:
                     refused[name] = f"{name}: unknown format"
                 elif len(saved) + 1 > MAX_UPLOAD_FILES:
                     refused[name] = f"{name}: more than {MAX_UPLOAD_FILES} files at once"

@@ -17,7 +17,9 @@ from typing import Any
 from nodeflow_app.contract import NodeError
 
 SEPARATORS = ("\n\n", "\n", ". ", " ", "")
-_HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$", re.MULTILINE)
+# One line each, no two quantifiers over the same characters: `\s+(.+?)\s*#*\s*$` backtracked quadratically
+# on a heading line of spaces (1.5 KB took seconds, holding the GIL); the closing #s are stripped in Python.
+_HEADING = re.compile(r"^(#{1,6})[ \t]+(.*)$", re.MULTILINE)
 _FENCE = re.compile(r"^ {0,3}(?:```|~~~)", re.MULTILINE)  # a code block's first or last line
 
 
@@ -86,12 +88,18 @@ def _markdown_sections(text: str) -> list[tuple[str, str]]:
     sections: list[tuple[str, str]] = []
     path: list[tuple[int, str]] = []
     fences = [fence.start() for fence in _FENCE.finditer(text)]  # opening, closing, opening, ...
-    matches = [m for m in _HEADING.finditer(text) if bisect.bisect_right(fences, m.start()) % 2 == 0]
-    if not matches or matches[0].start() > 0:
-        sections.append(("", text[:matches[0].start()] if matches else text))
-    for i, match in enumerate(matches):
+    matches = [(m, title) for m in _HEADING.finditer(text)
+               if bisect.bisect_right(fences, m.start()) % 2 == 0 and (title := _title(m.group(2)))]
+    if not matches or matches[0][0].start() > 0:
+        sections.append(("", text[:matches[0][0].start()] if matches else text))
+    for i, (match, title) in enumerate(matches):
         level = len(match.group(1))
-        path = [(lvl, title) for lvl, title in path if lvl < level] + [(level, match.group(2))]
-        end = matches[i + 1].start() if i + 1 < len(matches) else len(text)
-        sections.append((" > ".join(title for _, title in path), text[match.start():end]))
+        path = [(lvl, name) for lvl, name in path if lvl < level] + [(level, title)]
+        end = matches[i + 1][0].start() if i + 1 < len(matches) else len(text)
+        sections.append((" > ".join(name for _, name in path), text[match.start():end]))
     return [(heading, body) for heading, body in sections if body.strip()]
+
+
+def _title(line: str) -> str:
+    """A heading's text without its closing #s (`## Install ##`)."""
+    return line.rstrip().rstrip("#").rstrip()

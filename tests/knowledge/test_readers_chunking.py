@@ -105,6 +105,24 @@ def test_a_hash_line_inside_a_code_block_is_not_a_heading():
         ("# Setup\nRun:\n```bash\n# install the tools\nmake\n```\nThen go on.", "Setup"), ("# Use\nClick.", "Use")]
 
 
+def test_closing_hashes_are_not_part_of_a_heading_and_a_bare_hash_line_is_none():
+    text = "## Install ##\nRun it.\n#\nnot a heading\n###\tC# #  \nCode."
+    chunks = chunk_documents([{"text": text, "metadata": {}}], 500, 0, markdown=True)
+    assert [(c["text"], c["metadata"]["heading"]) for c in chunks] == [
+        ("## Install ##\nRun it.\n#\nnot a heading", "Install"), ("###\tC# #  \nCode.", "Install > C#")]
+
+
+def test_a_heading_line_full_of_spaces_takes_no_time():
+    """The heading pattern's quantifiers over the same spaces backtracked: a 1.5 KB .md file took 5.8 s, holding
+    the GIL (every page and run waited)."""
+    text = "# a" + " " * 1500 + "x\nBody.\n## b" + " #" * 1500 + "x\n"
+    started = time.perf_counter()
+    chunks = chunk_documents([{"text": text, "metadata": {}}], 5000, 0, markdown=True)
+    assert time.perf_counter() - started < 0.5
+    assert [c["metadata"]["heading"] for c in chunks] == ["a" + " " * 1500 + "x", "a" + " " * 1500 + "x > b"
+                                                           + " #" * 1500 + "x"]
+
+
 def test_the_time_to_chunk_does_not_grow_with_the_chunk_size():
     """The overlap was dropped with list.pop(0), each a copy of the chunk's words: 8x the chunk size took 8x the
     time on the same text (a 5 MB transcript at 100,000 / 50,000 stalled every run for 2.4 s)."""

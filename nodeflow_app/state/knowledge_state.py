@@ -33,6 +33,8 @@ log = logging.getLogger(__name__)
 UPLOAD_ID = "knowledge-upload"
 MAX_UPLOAD_FILES = 100  # per drop
 MAX_NAME_BYTES = 255  # a file name on Linux and macOS file systems
+# (workspace, collection) being indexed by this process; read and changed on the event loop only.
+_indexing: set[tuple[str, str]] = set()
 
 
 def _folder(workspace: str, collection: str) -> Path:
@@ -270,21 +272,30 @@ class KnowledgeState(rx.State):
         store = await off_loop(workspace_store, workspace)
         if not await off_loop(_has_collection, workspace, collection):  # a browser may call this with any name
             return rx.toast.error(f"No collection {collection!r} in this workspace.")
-        async with self:
-            self.busy = True
-        for position, name in enumerate(names):
-            source = f"{collection}/{name}"
-            try:
-                raw = await off_loop(_uploaded(workspace, collection, name).read_bytes)
-                result = await index_file(store, collection, raw, source)
-                status = f"{name}: {result['written']} chunks"
-            except NodeError as error:
-                status = f"{name}: {error}"
-            except Exception as error:  # noqa: BLE001 - one bad file must not stop the others
-                log.exception("knowledge: indexing %s failed", source)
-                status = f"{name}: failed ({error})"
+        if (workspace, collection) in _indexing:  # another tab's upload, or a second drop: each file would be read
+            async with self:  # into memory twice, the same chunks written twice
+                self.indexing = [f"{names[i]}: not indexed" if i < len(names) else line
+                                 for i, line in enumerate(self.indexing)]
+            return rx.toast.error(f"“{collection}” is being indexed already: drop these files again once it is done.")
+        _indexing.add((workspace, collection))  # no await since the check: no other event ran between
+        try:
             async with self:
-                self.indexing = [status if i == position else line for i, line in enumerate(self.indexing)]
+                self.busy = True
+            for position, name in enumerate(names):
+                source = f"{collection}/{name}"
+                try:
+                    raw = await off_loop(_uploaded(workspace, collection, name).read_bytes)
+                    result = await index_file(store, collection, raw, source)
+                    status = f"{name}: {result['written']} chunks"
+                except NodeError as error:
+                    status = f"{name}: {error}"
+                except Exception as error:  # noqa: BLE001 - one bad file must not stop the others
+                    log.exception("knowledge: indexing %s failed", source)
+                    status = f"{name}: failed ({error})"
+                async with self:
+                    self.indexing = [status if i == position else line for i, line in enumerate(self.indexing)]
+        finally:
+            _indexing.discard((workspace, collection))
         async with self:
             self.busy = False
             return await self._refreshed()

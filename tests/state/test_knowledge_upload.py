@@ -136,6 +136,9 @@ class Background(SimpleNamespace):
     def _workspace(self):
         return access.current().workspace_id
 
+    async def _refreshed(self, event=None, selected=None):
+        return await KnowledgeState._refreshed(self, event, selected)
+
 
 def _as_editor(workspace: str):
     user = SimpleNamespace(id="u1", name="Mallory", is_admin=False)
@@ -184,3 +187,39 @@ async def test_a_selection_is_kept_only_once_the_listing_has_found_it(monkeypatc
         access._current.reset(token)
     assert "no knowledge collection named 'b'" in str(answer)
     assert state.selected == "mine"
+
+
+async def test_a_collection_is_indexed_by_one_upload_at_a_time(monkeypatch):
+    """Another tab's drop into the collection being indexed is refused: each would hold its files in memory."""
+    import asyncio
+
+    workspace_store(WORKSPACE).create("mine")
+    (uploads_dir(WORKSPACE) / "mine").mkdir()
+    for name in ("a.md", "b.md"):
+        (uploads_dir(WORKSPACE) / "mine" / name).write_text("# A\nText.")
+    started, finish = asyncio.Event(), asyncio.Event()
+
+    async def slow_index(store, collection, raw, source):
+        started.set()
+        await finish.wait()
+        return {"written": 1}
+
+    monkeypatch.setattr(knowledge_state, "index_file", slow_index)
+    monkeypatch.setattr(knowledge_state, "_listing", lambda workspace, selected: ([], selected, []))
+    index = KnowledgeState.event_handlers["index_uploads"].fn
+    token = _as_editor(WORKSPACE)
+    try:
+        first = Background(selected="mine", indexing=["a.md: waiting"], busy=False)
+        running = asyncio.create_task(index(first, "mine", ["a.md"]))
+        await started.wait()
+        second = Background(selected="mine", indexing=["b.md: waiting", "x.exe: unknown format"], busy=False)
+        answer = await asyncio.wait_for(index(second, "mine", ["b.md"]), 5)  # not waiting for the first
+        assert "“mine” is being indexed already: drop these files again once it is done." in str(answer)
+        assert second.indexing == ["b.md: not indexed", "x.exe: unknown format"]
+        finish.set()
+        await running
+        assert first.indexing == ["a.md: 1 chunks"]
+        await index(second, "mine", ["b.md"])  # once it is done, the next one goes
+        assert second.indexing == ["b.md: 1 chunks", "x.exe: unknown format"]
+    finally:
+        access._current.reset(token)

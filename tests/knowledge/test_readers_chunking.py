@@ -190,6 +190,21 @@ def test_the_time_to_chunk_does_not_grow_with_the_chunk_size():
     assert large < 3 * small, f"8x the chunk size took {large / small:.1f}x the time"
 
 
+def test_chunking_a_text_of_short_words_takes_little_more_memory_than_its_chunks():
+    """All the atoms of a text were listed before they were merged: 2 MB of one-letter words took 80 MB."""
+    import tracemalloc
+
+    text = "a " * 200_000
+    tracemalloc.start()
+    try:
+        chunks = split_text(text, 1000, 200)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert len(chunks) == 500
+    assert peak < 2_000_000, f"{peak / 1e6:.1f} MB for 0.4 MB of text"
+
+
 @pytest.mark.parametrize("size, overlap, message", [(0, 0, "chunk size must be at least 1"),
                                                     (100, 100, "overlap must be at least 0 and less than")])
 def test_bad_sizes_are_refused(size, overlap, message):

@@ -103,11 +103,14 @@ class KnowledgeStore:
 
     def write(self, name: str, chunks: list[dict[str, Any]], *, replace_sources: bool = False) -> dict[str, int]:
         """Add chunks `{text, metadata, vector?}`; with `replace_sources`, their sources' old chunks go first."""
-        settings = self.settings(name)
+        self.settings(name)
         rows = [_row(chunk, index) for index, chunk in enumerate(chunks)]
-        dims = _dimensions(rows, settings, name)
-        model = _embedding_model(chunks, settings, name)
         with self._lock:
+            # Read again under the lock: a collection deleted while the rows were made must not come back (its
+            # table made again, its chunks given to the next collection of that name).
+            settings = self.settings(name)
+            dims = _dimensions(rows, settings, name)
+            model = _embedding_model(chunks, settings, name)
             table = self._table(name) or self._create_table(name, dims)
             if dims and "vector" not in table.schema.names:
                 raise NodeError(f"collection {name!r} was created without vectors: make a new collection "
@@ -128,10 +131,11 @@ class KnowledgeStore:
 
     def delete_source(self, name: str, source: str) -> int:
         self.settings(name)
-        table = self._table(name)
-        if table is None:
-            return 0
         with self._lock:
+            self.settings(name)  # still there (see write)
+            table = self._table(name)
+            if table is None:
+                return 0
             where = f"source = {_quote(source)}"
             count = table.count_rows(where)
             table.delete(where)

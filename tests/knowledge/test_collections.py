@@ -127,3 +127,27 @@ async def test_the_first_store_of_a_process_is_opened_off_the_event_loop(tmp_pat
     async with loop_ticks() as ticks:
         store = await workspace.store_for(SimpleNamespace(services={"workspace_id": "team-a"}))
     assert isinstance(store, KnowledgeStore) and ticks[0] >= 10, ticks
+
+
+def test_a_collection_deleted_while_a_write_is_prepared_does_not_come_back(store, monkeypatch):
+    """The write read the settings before its lock and made the dropped table again: the collection was gone from
+    the list, and a new collection of that name had its old chunks."""
+    from nodeflow_app.knowledge import collections
+
+    store.create("c")
+    store.write("c", [{"text": "old salary list", "metadata": {"source": "salaries.md"}}])
+    make_row = collections._row
+
+    def deleted_meanwhile(chunk, index):
+        if index == 0:
+            store.delete("c")  # another tab, while this write made its rows
+        return make_row(chunk, index)
+
+    monkeypatch.setattr(collections, "_row", deleted_meanwhile)
+    with pytest.raises(NodeError, match="no knowledge collection named 'c'"):
+        store.write("c", [{"text": "handbook", "metadata": {"source": "handbook.md"}}])
+    monkeypatch.setattr(collections, "_row", make_row)
+    assert store.names() == [] and not list(store.root.glob("*.lance"))
+    store.create("c")
+    assert store.documents("c") == []
+

@@ -206,7 +206,15 @@ class KnowledgeStore:
                   pa.field("metadata", pa.string())]
         if dims:
             fields.append(pa.field("vector", pa.list_(pa.float32(), dims)))
-        table = self._db.create_table(name, schema=pa.schema(fields))
+        try:
+            table = self._db.create_table(name, schema=pa.schema(fields))
+        except ValueError:
+            # Another server process made it since `_table` looked (the lock is this process's only): write into
+            # theirs; they make its full-text index.
+            table = self._table(name)
+            if table is None:
+                raise
+            return table
         with warnings.catch_warnings():  # create_fts_index is the sync API's only way to an FTS index
             warnings.simplefilter("ignore")
             table.create_fts_index("text", replace=True)

@@ -151,3 +151,19 @@ def test_a_collection_deleted_while_a_write_is_prepared_does_not_come_back(store
     store.create("c")
     assert store.documents("c") == []
 
+
+def test_a_table_another_worker_made_meanwhile_is_written_into(store, monkeypatch):
+    """Two server processes writing a collection's first chunks at once: the second create failed with
+    "Table 'c' already exists" (the lock is per process)."""
+    ours, theirs = store, KnowledgeStore("team-a", store.root.parent)
+    ours.create("c")
+    create = ours._db.create_table
+
+    def theirs_first(name, **options):
+        theirs._create_table(name, None)  # between our look for the table and our create
+        return create(name, **options)
+
+    monkeypatch.setattr(ours._db, "create_table", theirs_first)
+    assert ours.write("c", [{"text": "refunds", "metadata": {"source": "a.md"}}]) == {"written": 1, "deleted": 0}
+    assert [(d["source"], d["chunks"]) for d in theirs.documents("c")] == [("a.md", 1)]
+    assert ours.search("c", "refunds", mode="text")[0]["text"] == "refunds"

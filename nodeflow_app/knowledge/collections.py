@@ -222,9 +222,11 @@ class KnowledgeStore:
 
     @staticmethod
     def _sources(table: Any) -> list[dict[str, Any]]:
+        # Only these two columns are read: the whole table (text, vectors) was, for every listing.
+        columns = table.search().select(["source", "title"]).limit(None).to_arrow()
         by_source: dict[str, dict[str, Any]] = {}
-        for row in table.to_arrow().select(["source", "title"]).to_pylist():
-            entry = by_source.setdefault(row["source"], {"source": row["source"], "title": row["title"], "chunks": 0})
+        for source, title in zip(columns["source"].to_pylist(), columns["title"].to_pylist()):
+            entry = by_source.setdefault(source, {"source": source, "title": title, "chunks": 0})
             entry["chunks"] += 1
         return [by_source[s] for s in sorted(by_source)]
 

@@ -167,3 +167,22 @@ def test_a_table_another_worker_made_meanwhile_is_written_into(store, monkeypatc
     assert ours.write("c", [{"text": "refunds", "metadata": {"source": "a.md"}}]) == {"written": 1, "deleted": 0}
     assert [(d["source"], d["chunks"]) for d in theirs.documents("c")] == [("a.md", 1)]
     assert ours.search("c", "refunds", mode="text")[0]["text"] == "refunds"
+
+
+def test_listing_reads_the_source_and_title_columns_only(store):
+    """Each listing (the Knowledge page's, on every visit) read whole tables, text and vectors included."""
+    import os
+
+    def bytes_read() -> int:
+        with open("/proc/self/io") as io:
+            return int(next(line for line in io if line.startswith("rchar")).split()[1])
+
+    store.create("c")
+    store.write("c", [{"text": os.urandom(5_000).hex(), "metadata": {"source": f"d{i % 10}.md", "title": "T"}}
+                      for i in range(1000)])  # 10 MB of text
+    fresh = KnowledgeStore("team-a", store.root.parent)
+    before = bytes_read()
+    assert [(d["source"], d["title"], d["chunks"]) for d in fresh.documents("c")] == [
+        (f"d{i}.md", "T", 100) for i in range(10)]
+    assert fresh.info("c").documents == 10
+    assert bytes_read() - before < 1_000_000

@@ -19,7 +19,7 @@ import reflex as rx
 
 from nodeflow_app.state.page_threads import off_loop
 from nodeflow_app.contract import NodeError
-from nodeflow_app.files import INCOMING, QUOTA_ENV, folder_bytes, quota_bytes
+from nodeflow_app.files import INCOMING, QUOTA_ENV, Reservation, quota_bytes
 from nodeflow_app.knowledge.collections import check_name
 from nodeflow_app.knowledge.indexing import index_file, search
 from nodeflow_app.knowledge.readers import guess_format
@@ -254,9 +254,7 @@ class KnowledgeState(rx.State):
         try:
             if not await off_loop(_has_collection, workspace, collection):
                 return rx.toast.error(f"No collection {collection!r} in this workspace.")
-            uploads = uploads_dir(workspace)
-            saved, refused = await save_upload(chunks, workspace, collection,
-                                               room=quota_bytes() - folder_bytes(uploads))
+            saved, refused = await save_upload(chunks, workspace, collection)
         except NodeError as error:
             return rx.toast.error(str(error))
         async with self:
@@ -343,56 +341,64 @@ def _listing(workspace: str, selected: str) -> tuple[list[CollectionRow], str, l
     return collections, selected, documents
 
 
-async def save_upload(chunks: Any, workspace: str, collection: str, room: int) -> tuple[list[str], list[str]]:
+async def save_upload(chunks: Any, workspace: str, collection: str) -> tuple[list[str], list[str]]:
     """(names saved, "name: why" refused) of a streamed upload written into the collection's uploads folder: a
     file of an unknown format or a name no file can have, one past MAX_BYTES, files past MAX_UPLOAD_FILES and what
-    passes `room` (the bytes the workspace's uploads may still take) are refused. Each file is written beside its
-    place and moved there whole: a refused or broken-off file leaves the one of that name as it was."""
+    would pass the workspace's uploads quota are refused. The quota is taken chunk by chunk together with the other
+    uploads going on (files.Reservation: counted once per upload, uploads at the same moment passed it together).
+    Each file is written beside its place and moved there whole: a refused or broken-off file leaves the one of
+    that name as it was."""
     folder = _folder(workspace, collection)  # never outside the workspace's uploads, whatever the caller checked
     folder.mkdir(parents=True, exist_ok=True, mode=0o700)
     saved: list[str] = []
     refused: dict[str, str] = {}
     name, handle, size = "", None, 0
 
-    def close(keep: bool) -> None:
-        if handle is None:
-            return
-        handle.close()
-        partial = Path(handle.name)
-        if keep:
-            partial.replace(folder / name)
-            saved.append(name)
-        else:
-            partial.unlink(missing_ok=True)
-
-    try:
-        async for chunk in chunks:
-            current_name = PurePath(chunk.filename or "upload").name
-            if current_name != name:  # the next file
-                close(keep=True)
-                name, handle, size = current_name, None, 0
-                if problem := _name_problem(name):
-                    refused[name] = f"{ascii(name[:60])}: {problem}"
-                elif guess_format(name) is None:
-                    refused[name] = f"{name}: unknown format"
-                elif len(saved) + 1 > MAX_UPLOAD_FILES:
-                    refused[name] = f"{name}: more than {MAX_UPLOAD_FILES} files at once"
-                else:
-                    handle = tempfile.NamedTemporaryFile(dir=folder, prefix=INCOMING, delete=False)
+    with Reservation(folder.parent) as room:
+        def close(keep: bool) -> None:
             if handle is None:
-                continue  # refused: read on, keep nothing
-            size += len(chunk.data)
-            room -= len(chunk.data)
-            if size > MAX_BYTES or room < 0:
-                close(keep=False)
-                room += size  # what it held is gone again
-                handle, refused[name] = None, (f"{name}: larger than {MAX_BYTES // 1_048_576} MB" if size > MAX_BYTES
-                                               else f"{name}: the workspace's uploads would pass their quota "
-                                                    f"({quota_bytes() / 1024 ** 3:g} GB, {QUOTA_ENV})")
-                continue
-            handle.write(chunk.data)
-        close(keep=True)
-    except BaseException:
-        close(keep=False)  # the upload broke off: no half file stays
-        raise
+                return
+            handle.close()
+            if keep:
+                room.keep(handle.name, folder / name)
+                saved.append(name)
+            else:
+                Path(handle.name).unlink(missing_ok=True)
+                room.give_back(size)
+
+        try:
+            async for chunk in chunks:
+                current_name = PurePath(chunk.filename or "upload").name
+                if current_name != name:  # the next file
+                    close(keep=True)
+                    name, handle, size = current_name, None, 0
+                    if problem := _name_problem(name):
+                        refused[name] = f"{ascii(name[:60])}: {problem}"
+                    elif guess_format(name) is None:
+                        refused[name] = f"{name}: unknown format"
+                    elif len(saved) + 1 > MAX_UPLOAD_FILES:
+                        refused[name] = f"{name}: more than {MAX_UPLOAD_FILES} files at once"
+                    else:
+                        handle = tempfile.NamedTemporaryFile(dir=folder, prefix=INCOMING, delete=False)
+                if handle is None:
+                    continue  # refused: read on, keep nothing
+                if size + len(chunk.data) > MAX_BYTES:
+                    why = f"larger than {MAX_BYTES // 1_048_576} MB"
+                else:
+                    try:
+                        room.take(len(chunk.data), name)
+                        why = ""
+                    except NodeError:
+                        why = (f"the workspace's uploads would pass their quota ({quota_bytes() / 1024 ** 3:g} GB, "
+                               f"{QUOTA_ENV})")
+                if why:
+                    close(keep=False)
+                    handle, refused[name] = None, f"{name}: {why}"
+                    continue
+                handle.write(chunk.data)
+                size += len(chunk.data)
+            close(keep=True)
+        except BaseException:
+            close(keep=False)  # the upload broke off: no half file stays
+            raise
     return saved, list(refused.values())

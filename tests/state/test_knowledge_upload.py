@@ -45,7 +45,7 @@ class Stream:
 async def test_a_streamed_upload_keeps_the_good_files_and_drops_the_rest_as_they_arrive(tmp_path, monkeypatch):
     monkeypatch.setattr(knowledge_state, "MAX_BYTES", 1000)
     saved, refused = await save_upload(Stream([("notes.md", 900), ("huge.pdf", 5000), ("tool.exe", 10),
-                                               ("../escape.txt", 10)]), WORKSPACE, "docs", room=10 ** 9)
+                                               ("../escape.txt", 10)]), WORKSPACE, "docs")
     assert saved == ["notes.md", "escape.txt"]
     assert refused == ["huge.pdf: larger than 0 MB", "tool.exe: unknown format"]
     assert sorted(p.name for p in _docs().iterdir()) == ["escape.txt", "notes.md"]
@@ -54,7 +54,7 @@ async def test_a_streamed_upload_keeps_the_good_files_and_drops_the_rest_as_they
 
 async def test_a_drop_of_too_many_files_keeps_the_first_ones(tmp_path, monkeypatch):
     monkeypatch.setattr(knowledge_state, "MAX_UPLOAD_FILES", 2)
-    saved, refused = await save_upload(Stream([(f"{n}.txt", 10) for n in range(4)]), WORKSPACE, "docs", room=10 ** 9)
+    saved, refused = await save_upload(Stream([(f"{n}.txt", 10) for n in range(4)]), WORKSPACE, "docs")
     assert saved == ["0.txt", "1.txt"]
     assert refused == ["2.txt: more than 2 files at once", "3.txt: more than 2 files at once"]
 
@@ -68,9 +68,9 @@ async def test_an_upload_that_breaks_off_or_is_refused_leaves_the_earlier_file_a
     _docs().mkdir()
     (_docs() / "notes.md").write_text("the good copy")
     with pytest.raises(ConnectionError):
-        await save_upload(Broken([("notes.md", 900)]), WORKSPACE, "docs", room=10 ** 9)
+        await save_upload(Broken([("notes.md", 900)]), WORKSPACE, "docs")
     monkeypatch.setattr(knowledge_state, "MAX_BYTES", 1000)
-    refused = await save_upload(Stream([("notes.md", 5000)]), WORKSPACE, "docs", room=10 ** 9)
+    refused = await save_upload(Stream([("notes.md", 5000)]), WORKSPACE, "docs")
     assert refused == ([], ["notes.md: larger than 0 MB"])
     assert [p.name for p in _docs().iterdir()] == ["notes.md"]
     assert (_docs() / "notes.md").read_text() == "the good copy"
@@ -94,16 +94,41 @@ def test_no_handler_takes_a_buffered_upload():
     assert buffered == []
 
 
-async def test_an_upload_stops_at_the_workspace_quota(tmp_path):
-    saved, refused = await save_upload(Stream([("a.md", 600), ("b.md", 600)]), WORKSPACE, "docs", room=1000)
-    assert saved == ["a.md"]
-    assert refused == ["b.md: the workspace's uploads would pass their quota (10 GB, NODEFLOW_FILES_QUOTA_GB)"]
-    assert [p.name for p in _docs().iterdir()] == ["a.md"]
+QUOTA = "0.000001"  # GB: 1,073 bytes
+
+
+async def test_an_upload_stops_at_the_workspace_quota(monkeypatch):
+    monkeypatch.setenv("NODEFLOW_FILES_QUOTA_GB", QUOTA)
+    saved, refused = await save_upload(Stream([("a.md", 600), ("b.md", 600), ("c.md", 400)]), WORKSPACE, "docs")
+    assert saved == ["a.md", "c.md"]  # what b.md had taken before it was refused is free again
+    assert refused == ["b.md: the workspace's uploads would pass their quota (9.99309e-07 GB, "
+                       "NODEFLOW_FILES_QUOTA_GB)"]
+    assert sorted(p.name for p in _docs().iterdir()) == ["a.md", "c.md"]
+    # A smaller a.md replaces the first one: the room it leaves counts at once, in the same drop.
+    saved, refused = await save_upload(Stream([("a.md", 50), ("d.md", 500)]), WORKSPACE, "docs")
+    assert (saved, refused) == (["a.md", "d.md"], [])
+
+
+async def test_uploads_at_the_same_moment_share_the_quota(monkeypatch):
+    """The room left was counted once as each upload began: drops at once each had all of it."""
+    import asyncio
+
+    class Slow(Stream):
+        async def _each(self):
+            for chunk in self.chunks:
+                await asyncio.sleep(0.01)  # the other upload goes on meanwhile
+                yield chunk
+
+    monkeypatch.setenv("NODEFLOW_FILES_QUOTA_GB", QUOTA)
+    results = await asyncio.gather(*(save_upload(Slow([(f"{n}.md", 800)], piece=100), WORKSPACE, "docs")
+                                     for n in range(3)))
+    assert sum(len(saved) for saved, _refused in results) == 1, results
+    assert sum(p.stat().st_size for p in _docs().iterdir()) == 800
 
 
 async def test_a_file_name_the_file_system_cannot_take_is_refused_with_a_reason():
     saved, refused = await save_upload(Stream([("a\0b.md", 10), ("x" * 253 + ".md", 10), ("\ud800.md", 10),
-                                               ("ok.md", 10)]), WORKSPACE, "docs", room=10 ** 9)
+                                               ("ok.md", 10)]), WORKSPACE, "docs")
     assert saved == ["ok.md"]
     assert refused == ["'a\\x00b.md': its name holds a NUL character",
                        f"'{'x' * 60}': its name is longer than 255 bytes",
@@ -116,11 +141,11 @@ async def test_an_upload_is_written_inside_the_collection_folder_only(tmp_path):
     uploads folder (a collection's folder that is a link elsewhere included)."""
     for collection in ("../" + OTHER + "/docs", str(tmp_path / "elsewhere"), "", "."):
         with pytest.raises(NodeError, match="collection name"):
-            await save_upload(Stream([("a.md", 10)]), WORKSPACE, collection, room=10 ** 9)
+            await save_upload(Stream([("a.md", 10)]), WORKSPACE, collection)
     (tmp_path / "elsewhere").mkdir()
     _docs().symlink_to(tmp_path / "elsewhere")
     with pytest.raises(NodeError, match="leaves the workspace's uploads"):
-        await save_upload(Stream([("a.md", 10)]), WORKSPACE, "docs", room=10 ** 9)
+        await save_upload(Stream([("a.md", 10)]), WORKSPACE, "docs")
     assert list((tmp_path / "elsewhere").iterdir()) == []
 
 

@@ -8,9 +8,9 @@ opens nothing elsewhere. Runs without a workspace (the CLI before accounts) use 
 private (0700, files 0600).
 
 The quota is counted as the bytes come: each write reserves room for each chunk under one lock, together with
-the other writes going on, so writes at the same moment cannot pass it together (`_Reservation`). That count is
-per process: with several server processes, each counts only its own writes in progress (the files they have
-stored count for all).
+the other writes going on, so writes at the same moment cannot pass it together (`Reservation`; the Knowledge
+page's uploads count their own folder, `uploads/<workspace>/`, the same way). That count is per process: with
+several server processes, each counts only its own writes in progress (the files they have stored count for all).
 """
 
 from __future__ import annotations
@@ -63,7 +63,7 @@ async def store_stream(chunks: AsyncIterator[bytes], name: str, content_type: st
     """Write `chunks` to the workspace's store (refusing more than `max_bytes`) and return the file's reference."""
     folder = files_dir(workspace)
     digest, size = hashlib.sha256(), 0
-    with _Reservation(folder) as room:
+    with Reservation(folder) as room:
         fd, temp = tempfile.mkstemp(dir=folder, prefix=INCOMING)
         try:
             with os.fdopen(fd, "wb") as file:
@@ -89,7 +89,7 @@ def store_bytes(content: bytes, name: str, content_type: str, workspace: str = D
     try:
         os.utime(path)  # stored again just now: the sweep of unreferenced files leaves it for a while
     except FileNotFoundError:
-        with _Reservation(path.parent) as room:
+        with Reservation(path.parent) as room:
             room.take(len(content), name)
             fd, temp = tempfile.mkstemp(dir=path.parent, prefix=INCOMING)
             try:
@@ -114,13 +114,13 @@ _rooms: dict[Path, _Room] = {}
 _rooms_lock = threading.Lock()
 
 
-class _Reservation:
+class Reservation:
     """One write's share of its workspace's quota, taken chunk by chunk (see the module's docstring)."""
 
     def __init__(self, folder: Path):
         self._folder, self._taken = folder, 0
 
-    def __enter__(self) -> _Reservation:
+    def __enter__(self) -> Reservation:
         with _rooms_lock:
             room = _rooms.setdefault(self._folder, _Room(0))
             # Counted again at each start: files deleted meanwhile, or stored by another process. A partial file
@@ -138,11 +138,22 @@ class _Reservation:
             room.writing += count
             self._taken += count
 
+    def give_back(self, count: int) -> None:
+        """Room taken for bytes that are not kept after all (a file refused halfway, its partial file deleted)."""
+        with _rooms_lock:
+            _rooms[self._folder].writing -= count
+            self._taken -= count
+
     def keep(self, temp: str, path: Path) -> None:
-        """Put the written file in its place: its bytes now count as stored (once, if the same was there)."""
+        """Put the written file in its place: its bytes now count as stored, less those of the file it replaces
+        (the same content stored again adds nothing)."""
         with _rooms_lock:
             room = _rooms[self._folder]
-            room.stored += 0 if path.exists() else self._taken
+            try:
+                replaced = path.lstat().st_size
+            except FileNotFoundError:
+                replaced = 0
+            room.stored += self._taken - replaced
             os.replace(temp, path)
             room.writing -= self._taken
             self._taken = 0

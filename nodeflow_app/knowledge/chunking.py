@@ -12,12 +12,14 @@ from __future__ import annotations
 import bisect
 import re
 from collections import deque
-from typing import Any
+from typing import Any, Iterable, Iterator
 
 from nodeflow_app.contract import NodeError
 
 SEPARATORS = ("\n\n", "\n", ". ", " ", "")
-_HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$", re.MULTILINE)
+# One line each, no two quantifiers over the same characters: `\s+(.+?)\s*#*\s*$` backtracked quadratically
+# on a heading line of spaces (1.5 KB took seconds, holding the GIL); the closing #s are stripped in Python.
+_HEADING = re.compile(r"^(#{1,6})[ \t]+(.*)$", re.MULTILINE)
 _FENCE = re.compile(r"^ {0,3}(?:```|~~~)", re.MULTILINE)  # a code block's first or last line
 
 
@@ -48,22 +50,29 @@ def split_text(text: str, size: int, overlap: int) -> list[str]:
     return _merge(pieces, size, overlap)
 
 
-def _split(text: str, size: int, separators: tuple[str, ...]) -> list[str]:
-    """Atoms no longer than `size`, cut at the coarsest separator that works; separators stay attached."""
+def _split(text: str, size: int, separators: tuple[str, ...]) -> Iterator[str]:
+    """Atoms no longer than `size`, cut at the coarsest separator that works; separators stay attached. One at a
+    time: a list of them all took 40 times the text's memory for a text of short words."""
     if len(text) <= size:
-        return [text] if text else []
+        if text:
+            yield text
+        return
     separator, rest = separators[0], separators[1:]
     if separator == "":
-        return [text[i:i + size] for i in range(0, len(text), size)]
-    parts = text.split(separator)
-    atoms: list[str] = []
-    for i, part in enumerate(parts):
-        part = part + separator if i < len(parts) - 1 else part
-        atoms.extend(_split(part, size, rest) if len(part) > size else ([part] if part else []))
-    return atoms
+        yield from (text[i:i + size] for i in range(0, len(text), size))
+        return
+    start = 0
+    while start < len(text):
+        end = text.find(separator, start)
+        end = len(text) if end == -1 else end + len(separator)
+        part, start = text[start:end], end
+        if len(part) > size:
+            yield from _split(part, size, rest)
+        else:
+            yield part
 
 
-def _merge(atoms: list[str], size: int, overlap: int) -> list[str]:
+def _merge(atoms: Iterable[str], size: int, overlap: int) -> list[str]:
     """Greedily pack atoms into chunks; each new chunk starts with the previous one's last atoms (<= overlap)."""
     chunks: list[str] = []
     current: deque[str] = deque()  # dropped from the left: a list's pop(0) made a large chunk quadratic
@@ -86,12 +95,18 @@ def _markdown_sections(text: str) -> list[tuple[str, str]]:
     sections: list[tuple[str, str]] = []
     path: list[tuple[int, str]] = []
     fences = [fence.start() for fence in _FENCE.finditer(text)]  # opening, closing, opening, ...
-    matches = [m for m in _HEADING.finditer(text) if bisect.bisect_right(fences, m.start()) % 2 == 0]
-    if not matches or matches[0].start() > 0:
-        sections.append(("", text[:matches[0].start()] if matches else text))
-    for i, match in enumerate(matches):
+    matches = [(m, title) for m in _HEADING.finditer(text)
+               if bisect.bisect_right(fences, m.start()) % 2 == 0 and (title := _title(m.group(2)))]
+    if not matches or matches[0][0].start() > 0:
+        sections.append(("", text[:matches[0][0].start()] if matches else text))
+    for i, (match, title) in enumerate(matches):
         level = len(match.group(1))
-        path = [(lvl, title) for lvl, title in path if lvl < level] + [(level, match.group(2))]
-        end = matches[i + 1].start() if i + 1 < len(matches) else len(text)
-        sections.append((" > ".join(title for _, title in path), text[match.start():end]))
+        path = [(lvl, name) for lvl, name in path if lvl < level] + [(level, title)]
+        end = matches[i + 1][0].start() if i + 1 < len(matches) else len(text)
+        sections.append((" > ".join(name for _, name in path), text[match.start():end]))
     return [(heading, body) for heading, body in sections if body.strip()]
+
+
+def _title(line: str) -> str:
+    """A heading's text without its closing #s (`## Install ##`)."""
+    return line.rstrip().rstrip("#").rstrip()

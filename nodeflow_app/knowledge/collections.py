@@ -103,11 +103,14 @@ class KnowledgeStore:
 
     def write(self, name: str, chunks: list[dict[str, Any]], *, replace_sources: bool = False) -> dict[str, int]:
         """Add chunks `{text, metadata, vector?}`; with `replace_sources`, their sources' old chunks go first."""
-        settings = self.settings(name)
+        self.settings(name)
         rows = [_row(chunk, index) for index, chunk in enumerate(chunks)]
-        dims = _dimensions(rows, settings, name)
-        model = _embedding_model(chunks, settings, name)
         with self._lock:
+            # Read again under the lock: a collection deleted while the rows were made must not come back (its
+            # table made again, its chunks given to the next collection of that name).
+            settings = self.settings(name)
+            dims = _dimensions(rows, settings, name)
+            model = _embedding_model(chunks, settings, name)
             table = self._table(name) or self._create_table(name, dims)
             if dims and "vector" not in table.schema.names:
                 raise NodeError(f"collection {name!r} was created without vectors: make a new collection "
@@ -128,10 +131,11 @@ class KnowledgeStore:
 
     def delete_source(self, name: str, source: str) -> int:
         self.settings(name)
-        table = self._table(name)
-        if table is None:
-            return 0
         with self._lock:
+            self.settings(name)  # still there (see write)
+            table = self._table(name)
+            if table is None:
+                return 0
             where = f"source = {_quote(source)}"
             count = table.count_rows(where)
             table.delete(where)
@@ -202,7 +206,15 @@ class KnowledgeStore:
                   pa.field("metadata", pa.string())]
         if dims:
             fields.append(pa.field("vector", pa.list_(pa.float32(), dims)))
-        table = self._db.create_table(name, schema=pa.schema(fields))
+        try:
+            table = self._db.create_table(name, schema=pa.schema(fields))
+        except ValueError:
+            # Another server process made it since `_table` looked (the lock is this process's only): write into
+            # theirs; they make its full-text index.
+            table = self._table(name)
+            if table is None:
+                raise
+            return table
         with warnings.catch_warnings():  # create_fts_index is the sync API's only way to an FTS index
             warnings.simplefilter("ignore")
             table.create_fts_index("text", replace=True)
@@ -210,9 +222,11 @@ class KnowledgeStore:
 
     @staticmethod
     def _sources(table: Any) -> list[dict[str, Any]]:
+        # Only these two columns are read: the whole table (text, vectors) was, for every listing.
+        columns = table.search().select(["source", "title"]).limit(None).to_arrow()
         by_source: dict[str, dict[str, Any]] = {}
-        for row in table.to_arrow().select(["source", "title"]).to_pylist():
-            entry = by_source.setdefault(row["source"], {"source": row["source"], "title": row["title"], "chunks": 0})
+        for source, title in zip(columns["source"].to_pylist(), columns["title"].to_pylist()):
+            entry = by_source.setdefault(source, {"source": source, "title": title, "chunks": 0})
             entry["chunks"] += 1
         return [by_source[s] for s in sorted(by_source)]
 

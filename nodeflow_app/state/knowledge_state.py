@@ -19,7 +19,7 @@ import reflex as rx
 
 from nodeflow_app.state.page_threads import off_loop
 from nodeflow_app.contract import NodeError
-from nodeflow_app.files import INCOMING, QUOTA_ENV, folder_bytes, quota_bytes
+from nodeflow_app.files import INCOMING, QUOTA_ENV, Reservation, quota_bytes
 from nodeflow_app.knowledge.collections import check_name
 from nodeflow_app.knowledge.indexing import index_file, search
 from nodeflow_app.knowledge.readers import guess_format
@@ -32,12 +32,37 @@ log = logging.getLogger(__name__)
 
 UPLOAD_ID = "knowledge-upload"
 MAX_UPLOAD_FILES = 100  # per drop
+MAX_NAME_BYTES = 255  # a file name on Linux and macOS file systems
+# (workspace, collection) being indexed by this process; read and changed on the event loop only.
+_indexing: set[tuple[str, str]] = set()
+
+
+def _folder(workspace: str, collection: str) -> Path:
+    """The folder `upload` keeps `collection`'s files in, resolved: inside the workspace's uploads folder, or a
+    NodeError (a name that is no collection's, a folder that is a link elsewhere)."""
+    root = uploads_dir(workspace).resolve()
+    folder = (root / check_name(collection)).resolve()
+    if folder.parent != root:
+        raise NodeError(f"the uploads folder of collection {collection!r} leaves the workspace's uploads")
+    return folder
+
+
+def _name_problem(name: str) -> str | None:
+    """Why the file system cannot take `name` as a file's name (None when it can)."""
+    if "\0" in name:
+        return "its name holds a NUL character"
+    try:
+        size = len(name.encode())
+    except UnicodeEncodeError:
+        return "its name is not valid text"
+    return f"its name is longer than {MAX_NAME_BYTES} bytes" if size > MAX_NAME_BYTES else None
 
 
 def _uploaded(workspace: str, collection: str, name: Any) -> Path:
     """A file `upload` kept for `collection`: a plain file name of a known format, inside its folder."""
-    folder = (uploads_dir(workspace) / check_name(collection)).resolve()
-    if not isinstance(name, str) or PurePath(name).name != name or guess_format(name) is None:
+    folder = _folder(workspace, collection)
+    if (not isinstance(name, str) or PurePath(name).name != name or guess_format(name) is None
+            or _name_problem(name)):
         raise NodeError(f"{name!r} is not a file uploaded to this collection")
     path = (folder / name).resolve()
     if path.parent != folder:
@@ -119,10 +144,13 @@ class KnowledgeState(rx.State):
         # The caller's workspace (checked by the access middleware before this handler ran).
         return current().workspace_id or DEFAULT_WORKSPACE
 
-    async def _refreshed(self, event: Any = None) -> Any:
+    async def _refreshed(self, event: Any = None, selected: str | None = None) -> Any:
+        """Load the listing; `selected` (else the current one) is chosen only if the listing finds it: a name that
+        never listed must not stay selected, as `upload` writes into the selected collection's folder."""
         try:
             self.collections, self.selected, self.documents = await _call(
-                "load the collections", functools.partial(_listing, self._workspace(), self.selected))
+                "load the collections", functools.partial(
+                    _listing, self._workspace(), self.selected if selected is None else selected))
         except _Failed as failed:
             return rx.toast.error(str(failed))
         self.loaded = True
@@ -136,8 +164,8 @@ class KnowledgeState(rx.State):
     @rx.event
     @requires("view")
     async def select(self, name: str) -> Any:
-        self.selected, self.results, self.searched, self.query = name, [], False, ""
-        return await self._refreshed()
+        self.results, self.searched, self.query = [], False, ""
+        return await self._refreshed(selected=name)
 
     # -- collections ---------------------------------------------------------------------------------
 
@@ -220,11 +248,15 @@ class KnowledgeState(rx.State):
         Streamed, not buffered: Reflex reads a buffered upload whole onto the disk before any access check, so
         anyone could fill it. A file past MAX_BYTES, or past MAX_UPLOAD_FILES, is dropped as it arrives."""
         async with self:
-            collection = self.selected
+            collection, workspace = self.selected, self._workspace()
         if not collection:
             return rx.toast.error("Create a collection first.")
-        uploads = uploads_dir(self._workspace())
-        saved, refused = await save_upload(chunks, uploads / collection, room=quota_bytes() - folder_bytes(uploads))
+        try:
+            if not await off_loop(_has_collection, workspace, collection):
+                return rx.toast.error(f"No collection {collection!r} in this workspace.")
+            saved, refused = await save_upload(chunks, workspace, collection)
+        except NodeError as error:
+            return rx.toast.error(str(error))
         async with self:
             self.indexing = [f"{name}: waiting" for name in saved] + refused
             self.upload_progress = 100
@@ -236,23 +268,32 @@ class KnowledgeState(rx.State):
         async with self:
             workspace = self._workspace()
         store = await off_loop(workspace_store, workspace)
-        if collection not in await off_loop(store.names):  # a browser may call this: its workspace's only
+        if not await off_loop(_has_collection, workspace, collection):  # a browser may call this with any name
             return rx.toast.error(f"No collection {collection!r} in this workspace.")
-        async with self:
-            self.busy = True
-        for position, name in enumerate(names):
-            source = f"{collection}/{name}"
-            try:
-                raw = await off_loop(_uploaded(workspace, collection, name).read_bytes)
-                result = await index_file(store, collection, raw, source)
-                status = f"{name}: {result['written']} chunk{'' if result['written'] == 1 else 's'}"
-            except NodeError as error:
-                status = f"{name}: {error}"
-            except Exception as error:  # noqa: BLE001 - one bad file must not stop the others
-                log.exception("knowledge: indexing %s failed", source)
-                status = f"{name}: failed ({error})"
+        if (workspace, collection) in _indexing:  # another tab's upload, or a second drop: each file would be read
+            async with self:  # into memory twice, the same chunks written twice
+                self.indexing = [f"{names[i]}: not indexed" if i < len(names) else line
+                                 for i, line in enumerate(self.indexing)]
+            return rx.toast.error(f"“{collection}” is being indexed already: drop these files again once it is done.")
+        _indexing.add((workspace, collection))  # no await since the check: no other event ran between
+        try:
             async with self:
-                self.indexing = [status if i == position else line for i, line in enumerate(self.indexing)]
+                self.busy = True
+            for position, name in enumerate(names):
+                source = f"{collection}/{name}"
+                try:
+                    raw = await off_loop(_uploaded(workspace, collection, name).read_bytes)
+                    result = await index_file(store, collection, raw, source)
+                    status = f"{name}: {result['written']} chunk{'' if result['written'] == 1 else 's'}"
+                except NodeError as error:
+                    status = f"{name}: {error}"
+                except Exception as error:  # noqa: BLE001 - one bad file must not stop the others
+                    log.exception("knowledge: indexing %s failed", source)
+                    status = f"{name}: failed ({error})"
+                async with self:
+                    self.indexing = [status if i == position else line for i, line in enumerate(self.indexing)]
+        finally:
+            _indexing.discard((workspace, collection))
         async with self:
             self.busy = False
             return await self._refreshed()
@@ -283,6 +324,10 @@ class KnowledgeState(rx.State):
         return None
 
 
+def _has_collection(workspace: str, name: Any) -> bool:
+    return isinstance(name, str) and name in workspace_store(workspace).names()
+
+
 def _listing(workspace: str, selected: str) -> tuple[list[CollectionRow], str, list[DocumentRow]]:
     """(the workspace's collections, the selected one (the first when it is gone), its documents); blocking."""
     store = workspace_store(workspace)
@@ -296,53 +341,64 @@ def _listing(workspace: str, selected: str) -> tuple[list[CollectionRow], str, l
     return collections, selected, documents
 
 
-async def save_upload(chunks: Any, folder: Path, room: int) -> tuple[list[str], list[str]]:
-    """(names saved, "name: why" refused) of a streamed upload written into `folder`: a file of an unknown format,
-    one past MAX_BYTES, files past MAX_UPLOAD_FILES and what passes `room` (the bytes the workspace's uploads may
-    still take) are refused. Each file is written beside its place and moved there whole: a refused or broken-off
-    file leaves the one of that name as it was."""
+async def save_upload(chunks: Any, workspace: str, collection: str) -> tuple[list[str], list[str]]:
+    """(names saved, "name: why" refused) of a streamed upload written into the collection's uploads folder: a
+    file of an unknown format or a name no file can have, one past MAX_BYTES, files past MAX_UPLOAD_FILES and what
+    would pass the workspace's uploads quota are refused. The quota is taken chunk by chunk together with the other
+    uploads going on (files.Reservation: counted once per upload, uploads at the same moment passed it together).
+    Each file is written beside its place and moved there whole: a refused or broken-off file leaves the one of
+    that name as it was."""
+    folder = _folder(workspace, collection)  # never outside the workspace's uploads, whatever the caller checked
     folder.mkdir(parents=True, exist_ok=True, mode=0o700)
     saved: list[str] = []
     refused: dict[str, str] = {}
     name, handle, size = "", None, 0
 
-    def close(keep: bool) -> None:
-        if handle is None:
-            return
-        handle.close()
-        partial = Path(handle.name)
-        if keep:
-            partial.replace(folder / name)
-            saved.append(name)
-        else:
-            partial.unlink(missing_ok=True)
-
-    try:
-        async for chunk in chunks:
-            current_name = PurePath(chunk.filename or "upload").name
-            if current_name != name:  # the next file
-                close(keep=True)
-                name, handle, size = current_name, None, 0
-                if guess_format(name) is None:
-                    refused[name] = f"{name}: unknown format"
-                elif len(saved) + 1 > MAX_UPLOAD_FILES:
-                    refused[name] = f"{name}: more than {MAX_UPLOAD_FILES} files at once"
-                else:
-                    handle = tempfile.NamedTemporaryFile(dir=folder, prefix=INCOMING, delete=False)
+    with Reservation(folder.parent) as room:
+        def close(keep: bool) -> None:
             if handle is None:
-                continue  # refused: read on, keep nothing
-            size += len(chunk.data)
-            room -= len(chunk.data)
-            if size > MAX_BYTES or room < 0:
-                close(keep=False)
-                room += size  # what it held is gone again
-                handle, refused[name] = None, (f"{name}: larger than {MAX_BYTES // 1_048_576} MB" if size > MAX_BYTES
-                                               else f"{name}: the workspace's uploads would pass their quota "
-                                                    f"({quota_bytes() / 1024 ** 3:g} GB, {QUOTA_ENV})")
-                continue
-            handle.write(chunk.data)
-        close(keep=True)
-    except BaseException:
-        close(keep=False)  # the upload broke off: no half file stays
-        raise
+                return
+            handle.close()
+            if keep:
+                room.keep(handle.name, folder / name)
+                saved.append(name)
+            else:
+                Path(handle.name).unlink(missing_ok=True)
+                room.give_back(size)
+
+        try:
+            async for chunk in chunks:
+                current_name = PurePath(chunk.filename or "upload").name
+                if current_name != name:  # the next file
+                    close(keep=True)
+                    name, handle, size = current_name, None, 0
+                    if problem := _name_problem(name):
+                        refused[name] = f"{ascii(name[:60])}: {problem}"
+                    elif guess_format(name) is None:
+                        refused[name] = f"{name}: unknown format"
+                    elif len(saved) + 1 > MAX_UPLOAD_FILES:
+                        refused[name] = f"{name}: more than {MAX_UPLOAD_FILES} files at once"
+                    else:
+                        handle = tempfile.NamedTemporaryFile(dir=folder, prefix=INCOMING, delete=False)
+                if handle is None:
+                    continue  # refused: read on, keep nothing
+                if size + len(chunk.data) > MAX_BYTES:
+                    why = f"larger than {MAX_BYTES // 1_048_576} MB"
+                else:
+                    try:
+                        room.take(len(chunk.data), name)
+                        why = ""
+                    except NodeError:
+                        why = (f"the workspace's uploads would pass their quota ({quota_bytes() / 1024 ** 3:g} GB, "
+                               f"{QUOTA_ENV})")
+                if why:
+                    close(keep=False)
+                    handle, refused[name] = None, f"{name}: {why}"
+                    continue
+                handle.write(chunk.data)
+                size += len(chunk.data)
+            close(keep=True)
+        except BaseException:
+            close(keep=False)  # the upload broke off: no half file stays
+            raise
     return saved, list(refused.values())

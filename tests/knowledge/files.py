@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import io
+import zipfile
+import zlib
 
 
 def pdf(pages: list[str], title: str = "") -> bytes:
@@ -31,6 +33,41 @@ def pdf(pages: list[str], title: str = "") -> bytes:
     out.write(b"".join(b"%010d 00000 n \n" % offset for offset in offsets))
     out.write(b"trailer\n<< /Size %d /Root 1 0 R /Info %d 0 R >>\nstartxref\n%d\n%%%%EOF\n"
               % (len(objects) + 1, info, xref))
+    return out.getvalue()
+
+
+def pdf_sharing(content: bytes, pages: int) -> bytes:
+    """A small PDF whose pages all show one compressed content stream (what a PDF bomb does)."""
+    stream = zlib.compress(content, 9)
+    kids = b" ".join(b"%d 0 R" % (5 + i) for i in range(pages))
+    objects = [b"<< /Type /Catalog /Pages 2 0 R >>", b"<< /Type /Pages /Kids [%s] /Count %d >>" % (kids, pages),
+               b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+               b"<< /Length %d /Filter /FlateDecode >>\nstream\n" % len(stream) + stream + b"\nendstream"]
+    objects += [b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 3 0 R >> >> "
+                b"/Contents 4 0 R >>"] * pages
+    out = io.BytesIO()
+    out.write(b"%PDF-1.4\n")
+    offsets = []
+    for number, body in enumerate(objects, start=1):
+        offsets.append(out.tell())
+        out.write(b"%d 0 obj\n" % number + body + b"\nendobj\n")
+    xref = out.tell()
+    out.write(b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1))
+    out.write(b"".join(b"%010d 00000 n \n" % offset for offset in offsets))
+    out.write(b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref))
+    return out.getvalue()
+
+
+def docx_with_body(xml: bytes) -> bytes:
+    """A real .docx whose body starts with `xml` (elements of word/document.xml)."""
+    base = zipfile.ZipFile(io.BytesIO(docx(["x"])))
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as archive:
+        for member in base.infolist():
+            data = base.read(member)
+            if member.filename == "word/document.xml":
+                data = data.replace(b"<w:body>", b"<w:body>" + xml)
+            archive.writestr(member.filename, data)
     return out.getvalue()
 
 

@@ -127,3 +127,62 @@ async def test_the_first_store_of_a_process_is_opened_off_the_event_loop(tmp_pat
     async with loop_ticks() as ticks:
         store = await workspace.store_for(SimpleNamespace(services={"workspace_id": "team-a"}))
     assert isinstance(store, KnowledgeStore) and ticks[0] >= 10, ticks
+
+
+def test_a_collection_deleted_while_a_write_is_prepared_does_not_come_back(store, monkeypatch):
+    """The write read the settings before its lock and made the dropped table again: the collection was gone from
+    the list, and a new collection of that name had its old chunks."""
+    from nodeflow_app.knowledge import collections
+
+    store.create("c")
+    store.write("c", [{"text": "old salary list", "metadata": {"source": "salaries.md"}}])
+    make_row = collections._row
+
+    def deleted_meanwhile(chunk, index):
+        if index == 0:
+            store.delete("c")  # another tab, while this write made its rows
+        return make_row(chunk, index)
+
+    monkeypatch.setattr(collections, "_row", deleted_meanwhile)
+    with pytest.raises(NodeError, match="no knowledge collection named 'c'"):
+        store.write("c", [{"text": "handbook", "metadata": {"source": "handbook.md"}}])
+    monkeypatch.setattr(collections, "_row", make_row)
+    assert store.names() == [] and not list(store.root.glob("*.lance"))
+    store.create("c")
+    assert store.documents("c") == []
+
+
+def test_a_table_another_worker_made_meanwhile_is_written_into(store, monkeypatch):
+    """Two server processes writing a collection's first chunks at once: the second create failed with
+    "Table 'c' already exists" (the lock is per process)."""
+    ours, theirs = store, KnowledgeStore("team-a", store.root.parent)
+    ours.create("c")
+    create = ours._db.create_table
+
+    def theirs_first(name, **options):
+        theirs._create_table(name, None)  # between our look for the table and our create
+        return create(name, **options)
+
+    monkeypatch.setattr(ours._db, "create_table", theirs_first)
+    assert ours.write("c", [{"text": "refunds", "metadata": {"source": "a.md"}}]) == {"written": 1, "deleted": 0}
+    assert [(d["source"], d["chunks"]) for d in theirs.documents("c")] == [("a.md", 1)]
+    assert ours.search("c", "refunds", mode="text")[0]["text"] == "refunds"
+
+
+def test_listing_reads_the_source_and_title_columns_only(store):
+    """Each listing (the Knowledge page's, on every visit) read whole tables, text and vectors included."""
+    import os
+
+    def bytes_read() -> int:
+        with open("/proc/self/io") as io:
+            return int(next(line for line in io if line.startswith("rchar")).split()[1])
+
+    store.create("c")
+    store.write("c", [{"text": os.urandom(5_000).hex(), "metadata": {"source": f"d{i % 10}.md", "title": "T"}}
+                      for i in range(1000)])  # 10 MB of text
+    fresh = KnowledgeStore("team-a", store.root.parent)
+    before = bytes_read()
+    assert [(d["source"], d["title"], d["chunks"]) for d in fresh.documents("c")] == [
+        (f"d{i}.md", "T", 100) for i in range(10)]
+    assert fresh.info("c").documents == 10
+    assert bytes_read() - before < 1_000_000

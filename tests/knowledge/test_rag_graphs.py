@@ -164,3 +164,23 @@ async def test_a_new_collection_takes_its_model_only_once_it_can_embed(fake_llm,
     other, _ = await run_graph(writing("openai-compatible:other-embed"), payload=chunks)
     assert other.status == "failed" and (f"collection 'faq' embeds with {EMBED}, but this node's Embedding model "
                                          "is openai-compatible:other-embed") in other.error
+
+
+async def test_one_load_of_a_folder_gives_at_most_so_much(fake_llm, private_data_dir, monkeypatch):
+    """Each file is limited by itself; a folder of thousands of them went into one list."""
+    from nodes.rag.document_loader import executor as loader
+
+    folder = private_data_dir / "uploads" / "default" / "many"
+    folder.mkdir(parents=True)
+    for n in range(3):
+        (folder / f"{n}.txt").write_text("x" * 400)
+    monkeypatch.setattr(loader, "MAX_CHARS", 1000)
+    load = graph([("start", "manual-trigger", {}), ("load", "document-loader", {"source": "upload", "path": "many"})],
+                 ["start.output -> load.input"])
+    run, events = await run_graph(load, payload={})
+    assert of(events, "load", "error")[0].data["error"] == (
+        "many: more than 1,000 characters or 200,000 documents by many/2.txt; one load may give at most that "
+        "(load parts of the folder)")
+    monkeypatch.setattr(loader, "MAX_CHARS", 1200)
+    run, events = await run_graph(load, payload={})
+    assert run.status == "completed", of(events, "load", "error")

@@ -10,6 +10,7 @@ import pytest
 
 from nodeflow_app.contract import NodeError
 from nodeflow_app.knowledge.chunking import chunk_documents, split_text
+from nodeflow_app.knowledge import readers
 from nodeflow_app.knowledge.readers import guess_format, read_document
 from tests.knowledge import files
 
@@ -39,6 +40,55 @@ def test_a_docx_that_unpacks_too_far_is_refused_before_it_is_unpacked():
     assert len(bomb.getvalue()) < 200_000
     with pytest.raises(NodeError, match=r"bomb.docx: unpacks to 100 MB; a .docx may unpack to at most 100 MB"):
         read_document(bomb.getvalue(), "bomb.docx", "docx")
+
+
+def test_a_file_gives_at_most_so_many_characters():
+    read_document(b"a" * readers.MAX_CHARS, "big.txt", "text")
+    with pytest.raises(NodeError, match=r"^big.txt: more than 20,000,000 characters of text; a file may give"):
+        read_document(b"a" * (readers.MAX_CHARS + 1), "big.txt", "text")
+
+
+def test_a_small_pdf_whose_pages_share_one_stream_is_stopped_early():
+    """Pages may share one compressed content stream: 21 KB gave 80 million characters in 21 s. The content each
+    page makes pypdf parse counts, once per page."""
+    bomb = files.pdf_sharing(b"q Q\n" * 500_000, pages=30)  # 2 MB of content on each page, 7 KB of file
+    assert len(bomb) < 10_000
+    started = time.perf_counter()
+    with pytest.raises(NodeError, match=r"^bomb.pdf: more than 50 MB of page content by page 27; a PDF may"):
+        read_document(bomb, "bomb.pdf", "pdf")
+    assert time.perf_counter() - started < 5
+
+
+def test_a_pdf_has_at_most_so_many_pages():
+    page = b"BT /F1 12 Tf 72 720 Td (x) Tj ET"
+    assert len(read_document(files.pdf_sharing(page, readers.MAX_PAGES), "p.pdf", "pdf")) == readers.MAX_PAGES
+    with pytest.raises(NodeError, match=r"^p.pdf: 5,001 pages; a PDF may have at most 5,000$"):
+        read_document(files.pdf_sharing(page, readers.MAX_PAGES + 1), "p.pdf", "pdf")
+
+
+def test_csv_rows_and_json_items_are_limited():
+    """A 5 MB CSV of tiny rows was 2.5 million documents and 2 GB of memory."""
+    assert len(read_document(b"a\n" + b"1\n" * readers.MAX_RECORDS, "t.csv", "csv")) == readers.MAX_RECORDS
+    with pytest.raises(NodeError, match=r"^t.csv: more than 100,000 rows; a CSV file may have at most that"):
+        read_document(b"a\n" + b"1\n" * (readers.MAX_RECORDS + 1), "t.csv", "csv")
+    with pytest.raises(NodeError, match=r"^t.json: a list of 100,001 items; a JSON file may have at most 100,000$"):
+        read_document(b"[" + b"1," * readers.MAX_RECORDS + b"1]", "t.json", "json")
+
+
+def test_a_short_csv_row_leaves_its_missing_cells_out():
+    rows = read_document(b"name,price,note\ntea,3\n\ncake,5,fresh,extra\n", "menu.csv", "csv")
+    assert [(r["text"], r["metadata"]["row"]) for r in rows] == [("name: tea\nprice: 3", 1),
+                                                                 ("name: cake\nprice: 5\nnote: fresh", 2)]
+
+
+@pytest.mark.parametrize("fmt, raw", [("html", b"<p>a</p>" * 250_001),
+                                      ("docx", files.docx_with_body(b"<w:p/>" * 500_001))])
+def test_markup_with_too_many_tags_is_refused_before_it_is_parsed(fmt, raw):
+    """Each tag is an object of the parse tree: 2 MB of HTML took 300 MB, 60 KB of .docx 958 MB."""
+    started = time.perf_counter()
+    with pytest.raises(NodeError, match=rf"^f.{fmt}: [0-9,]+ markup tags; a file may have at most 500,000$"):
+        read_document(raw, f"f.{fmt}", fmt)
+    assert time.perf_counter() - started < 2
 
 
 def test_html_keeps_the_main_text_only():
@@ -105,6 +155,24 @@ def test_a_hash_line_inside_a_code_block_is_not_a_heading():
         ("# Setup\nRun:\n```bash\n# install the tools\nmake\n```\nThen go on.", "Setup"), ("# Use\nClick.", "Use")]
 
 
+def test_closing_hashes_are_not_part_of_a_heading_and_a_bare_hash_line_is_none():
+    text = "## Install ##\nRun it.\n#\nnot a heading\n###\tC# #  \nCode."
+    chunks = chunk_documents([{"text": text, "metadata": {}}], 500, 0, markdown=True)
+    assert [(c["text"], c["metadata"]["heading"]) for c in chunks] == [
+        ("## Install ##\nRun it.\n#\nnot a heading", "Install"), ("###\tC# #  \nCode.", "Install > C#")]
+
+
+def test_a_heading_line_full_of_spaces_takes_no_time():
+    """The heading pattern's quantifiers over the same spaces backtracked: a 1.5 KB .md file took 5.8 s, holding
+    the GIL (every page and run waited)."""
+    text = "# a" + " " * 1500 + "x\nBody.\n## b" + " #" * 1500 + "x\n"
+    started = time.perf_counter()
+    chunks = chunk_documents([{"text": text, "metadata": {}}], 5000, 0, markdown=True)
+    assert time.perf_counter() - started < 0.5
+    assert [c["metadata"]["heading"] for c in chunks] == ["a" + " " * 1500 + "x", "a" + " " * 1500 + "x > b"
+                                                           + " #" * 1500 + "x"]
+
+
 def test_the_time_to_chunk_does_not_grow_with_the_chunk_size():
     """The overlap was dropped with list.pop(0), each a copy of the chunk's words: 8x the chunk size took 8x the
     time on the same text (a 5 MB transcript at 100,000 / 50,000 stalled every run for 2.4 s)."""
@@ -120,6 +188,21 @@ def test_the_time_to_chunk_does_not_grow_with_the_chunk_size():
 
     small, large = seconds(10_000), seconds(80_000)
     assert large < 3 * small, f"8x the chunk size took {large / small:.1f}x the time"
+
+
+def test_chunking_a_text_of_short_words_takes_little_more_memory_than_its_chunks():
+    """All the atoms of a text were listed before they were merged: 2 MB of one-letter words took 80 MB."""
+    import tracemalloc
+
+    text = "a " * 200_000
+    tracemalloc.start()
+    try:
+        chunks = split_text(text, 1000, 200)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert len(chunks) == 500
+    assert peak < 2_000_000, f"{peak / 1e6:.1f} MB for 0.4 MB of text"
 
 
 @pytest.mark.parametrize("size, overlap, message", [(0, 0, "chunk size must be at least 1"),

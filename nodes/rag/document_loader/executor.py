@@ -9,6 +9,11 @@ from nodeflow_app.knowledge import sources
 from nodeflow_app.knowledge.readers import document, guess_format, read_document
 from nodeflow_app.knowledge.workspace import workspace_of
 
+# What one run loads from a folder, all its files together (each file has its own limits, readers.py): a folder
+# of thousands of files went into one list.
+MAX_CHARS = 50_000_000
+MAX_DOCUMENTS = 200_000
+
 
 class DocumentLoaderExecutor:
     node_type = "document-loader"
@@ -50,13 +55,18 @@ def _from_upload(relative: str, fmt: str | None, workspace: str) -> list[dict[st
     path = sources.upload_path(relative, workspace)  # the run's workspace only: never another team's files
     root = sources.uploads_dir(workspace, create=False).resolve()
     files = sources.files_in(path) if path.is_dir() else [path]
-    documents = []
+    documents, chars = [], 0
     for file in files:
         name = str(file.relative_to(root))
         kind = fmt or guess_format(file.name)
         if kind is None:
             raise NodeError(f"{name}: unknown format; choose one in 'Format'")
-        documents.extend(read_document(sources.read_file(file), name, kind))
+        read = read_document(sources.read_file(file), name, kind)
+        documents.extend(read)
+        chars += sum(len(d["text"]) for d in read)
+        if chars > MAX_CHARS or len(documents) > MAX_DOCUMENTS:
+            raise NodeError(f"{relative}: more than {MAX_CHARS:,} characters or {MAX_DOCUMENTS:,} documents by "
+                            f"{name}; one load may give at most that (load parts of the folder)")
     return documents
 
 

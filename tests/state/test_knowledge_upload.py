@@ -243,8 +243,8 @@ async def test_a_collection_is_indexed_by_one_upload_at_a_time(monkeypatch):
         assert second.indexing == ["b.md: not indexed", "x.exe: unknown format"]
         finish.set()
         await running
-        assert first.indexing == ["a.md: 1 chunks"]
+        assert first.indexing == ["a.md: 1 chunk"]
         await index(second, "mine", ["b.md"])  # once it is done, the next one goes
-        assert second.indexing == ["b.md: 1 chunks", "x.exe: unknown format"]
+        assert second.indexing == ["b.md: 1 chunk", "x.exe: unknown format"]
     finally:
         access._current.reset(token)

@@ -54,6 +54,7 @@ def test_the_graph_name_is_edited_in_the_header(page, nodeflow_server: Server, s
             break
         page.wait_for_timeout(100)
     assert store.get(graph_id).name == "Support desk"
+    expect(page).to_have_title("Support desk · NodeFlow")  # the browser's tab says which graph it holds
     page.reload()
     expect(page.get_by_test_id("graph-name")).to_have_value("Support desk")
     # An empty name is refused with the store's reason; the field shows the name the graph still has.

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import reflex as rx
 
-from nodeflow_app.components.theme import BORDER, PANEL_BG
+from nodeflow_app.components.theme import BORDER, PANEL_BG, WORDS_FROM, button_word
 from nodeflow_app.state.editor_state import EditorState
 from nodeflow_app.state.history_state import HistoryState
 from nodeflow_app.state.run_history_state import RunHistoryState
@@ -36,16 +36,20 @@ def status_badge(status: rx.Var) -> rx.Component:
 
 def rerun_button() -> rx.Component:
     return rx.tooltip(
-        rx.button(rx.icon("play", size=14), "Re-run", size="2", variant="soft", color_scheme="green",
-                  loading=RunHistoryState.running, on_click=RunHistoryState.rerun, custom_attrs=_testid("rerun")),
+        rx.button(rx.icon("play", size=14), button_word("Re-run"), size="2", variant="soft", color_scheme="green",
+                  aria_label="Re-run", loading=RunHistoryState.running, on_click=RunHistoryState.rerun,
+                  custom_attrs=_testid("rerun")),
         content="Run the saved graph: only nodes changed since their last run execute; the rest reuse their outputs",
     )
 
 
 def runs_toggle() -> rx.Component:
-    return rx.button(rx.icon("history", size=14), "Runs", size="2", color_scheme="gray",
-                     variant=rx.cond(RunHistoryState.panel_open, "solid", "soft"),
-                     on_click=RunHistoryState.toggle_panel, custom_attrs=_testid("toggle-runs"))
+    return rx.tooltip(
+        rx.button(rx.icon("history", size=14), button_word("Runs", WORDS_FROM), size="2", color_scheme="gray",
+                  variant=rx.cond(RunHistoryState.panel_open, "solid", "soft"), aria_label="Runs",
+                  on_click=RunHistoryState.toggle_panel, custom_attrs=_testid("toggle-runs")),
+        content="Runs: every run of this graph, its nodes' inputs and outputs",
+    )
 
 
 def run_to_here_button() -> rx.Component:

@@ -17,7 +17,8 @@ from nodeflow_app.components.presence import presence_bar
 from nodeflow_app.components.run_panel import rerun_button, run_panel, run_view_chip, runs_toggle
 from nodeflow_app.components.template_dialog import save_template_item, template_dialog
 from nodeflow_app.components.transfer_dialog import transfer_dialog, transfer_items
-from nodeflow_app.components.theme import BORDER, LABELS_FROM, PANEL_BG, TOP_BAR, button_word, from_width
+from nodeflow_app.components.theme import (BORDER, LABELS_FROM, PANEL_BG, TOP_BAR, WIDE_CANVAS_FROM, below_width,
+                                          button_word, from_width)
 from nodeflow_app.editor.catalog import catalog
 from nodeflow_app.state.chat_state import ChatState
 from nodeflow_app.state.editor_state import EditorState
@@ -277,12 +278,26 @@ def rail(icon: str, label: str, testid: str, on_click, side: str) -> rx.Componen
 
 
 def side_palette(registry) -> rx.Component:
+    def unfolded():
+        return palette(registry.by_category(),
+                       fold=tool_button("panel-left-close", "Fold the nodes panel", "palette-fold",
+                                        on_click=LayoutState.show_palette(False)))
+
+    def folded():
+        return rail("panel-left-open", "Show the nodes", "palette-unfold", LayoutState.show_palette(True), "right")
+
     return rx.cond(
-        _shown(LayoutState.palette) & ~EditorState.read_only,  # a viewer adds nothing: no palette
-        palette(registry.by_category(),
-                fold=tool_button("panel-left-close", "Fold the nodes panel", "palette-fold",
-                                 on_click=LayoutState.show_palette(False))),
-        rail("panel-left-open", "Show the nodes", "palette-unfold", LayoutState.show_palette(True), "right"),
+        EditorState.read_only,  # a viewer adds nothing: no palette
+        folded(),
+        rx.cond(
+            (LayoutState.palette == "auto") & ~ChatState.panel_open,
+            # Unfolded by default only where it leaves the canvas room (at 1024 px it left ~380 px).
+            rx.fragment(
+                rx.box(unfolded(), display=from_width(WIDE_CANVAS_FROM, "block"), height="100%", flex_shrink="0"),
+                rx.box(folded(), display=below_width(WIDE_CANVAS_FROM, "block"), height="100%", flex_shrink="0"),
+            ),
+            rx.cond(_shown(LayoutState.palette), unfolded(), folded()),
+        ),
     )
 
 

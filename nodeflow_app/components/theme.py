@@ -17,11 +17,17 @@ TOP_BAR = {
 # Window widths below which the editor gives up room (its e2e test measures 1024, 1280 and 1440 px):
 LABELS_FROM = 1280  # narrower: secondary toolbar buttons show only their icons (their tooltips name them)
 WORDS_FROM = 1440  # narrower: the Runs and History labels go too
+WIDE_CANVAS_FROM = 1200  # narrower: the palette starts folded (flow_canvas.css hides the minimap too)
 
 
 def from_width(px: int, display: str = "inline"):
     """A responsive `display` style: hidden in windows narrower than `px`."""
     return rx.breakpoints(custom={"0px": "none", f"{px}px": display})
+
+
+def below_width(px: int, display: str = "inline"):
+    """A responsive `display` style: shown only in windows narrower than `px`."""
+    return rx.breakpoints(custom={"0px": display, f"{px}px": "none"})
 
 
 def button_word(text, px: int = LABELS_FROM) -> rx.Component:

@@ -14,7 +14,7 @@ from playwright.sync_api import expect
 
 from nodeflow_app.store.graphs import GraphStore
 
-from .server import Server
+from .server import Server, signed_in_context
 from .team import make_team
 from .test_editor import (CANVAS, EXAMPLES, click_pane, node, open_editor, position, select, seq, wait_loaded,
                           wait_seq)
@@ -385,3 +385,20 @@ def test_the_toolbar_fits_from_1024_px_and_holds_still(browser, nodeflow_server:
         _all_reachable(viewer.evaluate(TOOLBAR_LAYOUT), width)
         viewer_context.close()
 
+
+def test_a_narrow_window_starts_with_the_palette_folded_and_no_minimap(browser, nodeflow_server: Server,
+                                                                        store: GraphStore) -> None:
+    """At 1024 px the open palette and the minimap left the canvas ~380 px, half of it under the minimap."""
+    graph_id = store.create(f"Narrow {uuid.uuid4().hex[:6]}", pipeline()).id
+    context = signed_in_context(browser, nodeflow_server, viewport={"width": 1024, "height": 768})
+    page = context.new_page()
+    open_editor(page, nodeflow_server, graph_id)
+    expect(page.get_by_test_id("palette-unfold")).to_be_visible()
+    expect(page.get_by_test_id("palette")).to_be_hidden()
+    expect(page.locator(".react-flow__minimap")).to_be_hidden()
+    assert page.get_by_test_id("canvas").bounding_box()["width"] >= 600
+    page.get_by_test_id("palette-unfold").click()  # unfolded by hand, it stays
+    expect(page.get_by_test_id("palette")).to_be_visible()
+    page.set_viewport_size({"width": 1440, "height": 900})  # wide enough for both
+    expect(page.locator(".react-flow__minimap")).to_be_visible()
+    context.close()

@@ -35,11 +35,15 @@ def status_badge(status: rx.Var) -> rx.Component:
 # Toolbar and canvas ------------------------------------------------------------------------------
 
 def rerun_button() -> rx.Component:
+    # "Re-run" only once the graph has run: before that there are no outputs to reuse.
+    word = rx.cond(RunHistoryState.has_run, "Re-run", "Run")
     return rx.tooltip(
-        rx.button(rx.icon("play", size=14), button_word("Re-run"), size="2", variant="soft", color_scheme="green",
-                  aria_label="Re-run", loading=RunHistoryState.running, on_click=RunHistoryState.rerun,
+        rx.button(rx.icon("play", size=14), button_word(word), size="2", variant="soft", color_scheme="green",
+                  aria_label=word, loading=RunHistoryState.running, on_click=RunHistoryState.rerun,
                   custom_attrs=_testid("rerun")),
-        content="Run the saved graph: only nodes changed since their last run execute; the rest reuse their outputs",
+        content=rx.cond(RunHistoryState.has_run,
+                        "Run the saved graph: only nodes changed since their last run execute; the rest reuse "
+                        "their outputs", "Run the saved graph from its trigger"),
     )
 
 

@@ -368,10 +368,10 @@ def test_the_toolbar_fits_from_1024_px_and_holds_still(browser, nodeflow_server:
         _all_reachable(unsaved, width)
         assert [c for c in unsaved["controls"] if c["name"] == "toggle-chat"][0]["left"] == chat["x"]
 
-        # Icon-only buttons say what they are.
+        # Icon-only buttons say what they are; a graph that never ran has nothing to re-run.
         page.get_by_test_id("test-message").hover()
         expect(page.get_by_role("tooltip")).to_contain_text("Test run with a message")
-        expect(page.get_by_role("button", name="Re-run", exact=True)).to_be_visible()
+        expect(page.get_by_role("button", name="Run", exact=True)).to_be_visible()
 
         page.get_by_test_id("toggle-chat").click()  # opening the chat scrolled the page sideways
         expect(page.get_by_test_id("chat-panel")).to_be_visible()
@@ -384,6 +384,21 @@ def test_the_toolbar_fits_from_1024_px_and_holds_still(browser, nodeflow_server:
         expect(viewer.get_by_test_id("view-only")).to_be_visible()
         _all_reachable(viewer.evaluate(TOOLBAR_LAYOUT), width)
         viewer_context.close()
+
+
+def test_the_run_button_says_run_until_the_graph_has_run(page, nodeflow_server: Server, store: GraphStore,
+                                                          fake_llm) -> None:
+    """It said "Re-run" on a graph that had never run."""
+    graph_id = store.create(f"First run {uuid.uuid4().hex[:6]}", pipeline()).id
+    open_editor(page, nodeflow_server, graph_id)
+    run = page.get_by_test_id("rerun")
+    expect(run).to_have_text("Run")
+    run.click()
+    expect(page.get_by_test_id("status-Ask")).to_have_text("completed", timeout=15_000)
+    expect(run).to_have_text("Re-run")
+    other = page.context.new_page()  # a new tab (a state of its own) finds the run in the store
+    open_editor(other, nodeflow_server, graph_id)
+    expect(other.get_by_test_id("rerun")).to_have_text("Re-run")
 
 
 def test_a_narrow_window_starts_with_the_palette_folded_and_no_minimap(browser, nodeflow_server: Server,

@@ -137,8 +137,8 @@ def graph_menu() -> rx.Component:
 def toolbar() -> rx.Component:
     editing = ~EditorState.read_only
     return rx.hstack(
-        rx.tooltip(rx.link(logo(word=False), href=routes.GRAPHS, underline="none", color="inherit", aria_label="All graphs",
-                           flex_shrink="0"),
+        rx.tooltip(rx.link(logo(word=False), href=routes.GRAPHS, underline="none", color="inherit",
+                           aria_label="All graphs", flex_shrink="0"),
                    content="All graphs"),
         rx.box(  # the breadcrumb; the logo leads to the list too
             rx.hstack(
@@ -179,8 +179,8 @@ def toolbar() -> rx.Component:
             content="Save a version (Ctrl+S)",
         )),
         chat_toggle(),
-        # Tighter than other pages' bars; narrower windows drop words (theme.LABELS_FROM, WORDS_FROM): all of it
-        # fits from 1024 px up.
+        # Tighter than other pages' bars; narrower windows drop words (theme.PANEL_WORDS_FROM, LABELS_FROM): all
+        # of it fits from 1024 px up.
         **{**TOP_BAR, "spacing": "2"},
         custom_attrs={"data-testid": "editor-toolbar"},
     )

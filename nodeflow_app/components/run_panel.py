@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import reflex as rx
 
-from nodeflow_app.components.theme import BORDER, PANEL_BG, WORDS_FROM, button_word
+from nodeflow_app.components.theme import BORDER, PANEL_BG, PANEL_WORDS_FROM, button_word
 from nodeflow_app.state.editor_state import EditorState
 from nodeflow_app.state.history_state import HistoryState
 from nodeflow_app.state.run_history_state import RunHistoryState
@@ -49,7 +49,7 @@ def rerun_button() -> rx.Component:
 
 def runs_toggle() -> rx.Component:
     return rx.tooltip(
-        rx.button(rx.icon("history", size=14), button_word("Runs", WORDS_FROM), size="2", color_scheme="gray",
+        rx.button(rx.icon("history", size=14), button_word("Runs", PANEL_WORDS_FROM), size="2", color_scheme="gray",
                   variant=rx.cond(RunHistoryState.panel_open, "solid", "soft"), aria_label="Runs",
                   on_click=RunHistoryState.toggle_panel, custom_attrs=_testid("toggle-runs")),
         content="Runs: every run of this graph, its nodes' inputs and outputs",

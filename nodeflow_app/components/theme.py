@@ -15,8 +15,8 @@ TOP_BAR = {
 }
 
 # Window widths below which the editor gives up room (its e2e test measures 1024, 1280 and 1440 px):
-LABELS_FROM = 1280  # narrower: secondary toolbar buttons show only their icons (their tooltips name them)
-WORDS_FROM = 1440  # narrower: the Runs and History labels go too
+PANEL_WORDS_FROM = 1440  # narrower: the Runs and History buttons show only their icons (tooltips name them)
+LABELS_FROM = 1280  # narrower: Validate, Run and Save too, and the breadcrumb and the switch's "Active" go
 WIDE_CANVAS_FROM = 1200  # narrower: the palette starts folded (flow_canvas.css hides the minimap too)
 
 

@@ -82,9 +82,11 @@ app.add_page(sign_in_page, route=routes.SIGN_IN, title="NodeFlow — sign in", o
 app.add_page(account_page, route=routes.ACCOUNT, title="NodeFlow — account", on_load=AuthState.guard)
 app.add_page(graph_list_page, route=routes.GRAPHS, title="NodeFlow — graphs", description=TAGLINE,
              on_load=[AuthState.guard, GraphListState.load])
+# The tab says which graph it holds (a Var title is a <title> in the page: React puts it in the head).
+EDITOR_TITLE = rx.cond(EditorState.graph_name != "", EditorState.graph_name + " · NodeFlow", "NodeFlow — editor")
 # The graph comes last: each on_load sends its own delta, and each delta after the graph's would make the
 # browser lay out and paint every node of a big graph again (at 1,000 nodes, ~40 ms a frame).
-app.add_page(editor_page, route=routes.EDITOR, title="NodeFlow — editor",
+app.add_page(editor_page, route=routes.EDITOR, title=EDITOR_TITLE,
              on_load=[AuthState.guard, RunHistoryState.load, ChatState.load, HistoryState.load, TriggerState.load,
                       EditorState.load_graph])
 app.add_page(chat_page, route=routes.CHAT, title="NodeFlow — chat", on_load=[AuthState.guard, ChatState.load])

@@ -17,7 +17,8 @@ from nodeflow_app.components.presence import presence_bar
 from nodeflow_app.components.run_panel import rerun_button, run_panel, run_view_chip, runs_toggle
 from nodeflow_app.components.template_dialog import save_template_item, template_dialog
 from nodeflow_app.components.transfer_dialog import transfer_dialog, transfer_items
-from nodeflow_app.components.theme import BORDER, PANEL_BG, TOP_BAR
+from nodeflow_app.components.theme import (BORDER, LABELS_FROM, PANEL_BG, TOP_BAR, WIDE_CANVAS_FROM, below_width,
+                                          button_word, from_width)
 from nodeflow_app.editor.catalog import catalog
 from nodeflow_app.state.chat_state import ChatState
 from nodeflow_app.state.editor_state import EditorState
@@ -33,11 +34,15 @@ from nodes._registry import default_registry
 FIT_VIEW = "window.__nodeflowCanvas && window.__nodeflowCanvas.fitView()"
 
 
+SAVE_STATUS_WIDTH = "124px"  # the widest text, "Unsaved changes": the buttons after it never shift
+
+
 def save_status() -> rx.Component:
     return rx.match(
         GraphRoom.save_status,
         ("unsaved", rx.badge("Unsaved changes", color_scheme="amber", variant="soft")),
-        ("error", rx.badge("Not saved: see issues", color_scheme="red", variant="soft")),
+        ("error", rx.tooltip(rx.badge("Not saved", color_scheme="red", variant="soft"),
+                             content="Saving failed: Validate lists why")),
         rx.badge(rx.cond(GraphRoom.saved_version > 0, f"Saved · v{GraphRoom.saved_version}", "Saved"),
                  color_scheme="green", variant="soft"),
     )
@@ -57,7 +62,8 @@ def graph_name_field() -> rx.Component:
         default_value=EditorState.graph_name, key=EditorState.graph_name + EditorState.name_field_rev.to_string(),
         on_blur=EditorState.rename_graph, variant="soft", color_scheme="gray", size="2", aria_label="Graph name",
         title="Rename the graph", read_only=EditorState.read_only,
-        width=rx.cond(EditorState.graph_name.length() > 24, "320px", "200px"), flex_shrink="0",  # never squeezed
+        # Long names get more room; in a narrow window the name gives up room first, down to a readable 150 px.
+        width=rx.cond(EditorState.graph_name.length() > 24, "320px", "200px"), min_width="150px", flex_shrink="1",
         style={"fontWeight": "500", "background": "transparent"},
         custom_attrs={"data-testid": "graph-name", "onKeyDown": BLUR_ON_ENTER},
     )
@@ -66,7 +72,12 @@ def graph_name_field() -> rx.Component:
 def test_message_button() -> rx.Component:
     """A Chat Start graph's test run: type the message first (a small prompt), then it runs."""
     return rx.fragment(
-        tool_button("message-square-text", "Test run with a message", "test-message", on_click=RunMessageState.ask),
+        rx.tooltip(  # green like Run: the other way to run the graph
+            rx.icon_button(rx.icon("message-square-text", size=16), variant="soft", color_scheme="green", size="2",
+                           aria_label="Test run with a message", on_click=RunMessageState.ask,
+                           custom_attrs={"data-testid": "test-message"}),
+            content="Test run with a message: type what the Chat Start receives, then it runs",
+        ),
         rx.dialog.root(
             rx.dialog.content(
                 rx.dialog.title("Test run"),
@@ -92,51 +103,85 @@ def test_message_button() -> rx.Component:
     )
 
 
+IMPORT_INPUT = "[data-testid=import-upload] input[type=file]"
+
+
 def graph_menu() -> rx.Component:
-    """More actions on the graph: copy or move it to another workspace, save it as a template."""
-    return rx.cond(~EditorState.read_only, rx.dropdown_menu.root(
-        rx.dropdown_menu.trigger(rx.icon_button(rx.icon("ellipsis", size=16), variant="ghost", color_scheme="gray",
-                                                aria_label="Graph actions", custom_attrs={"data-testid": "editor-menu"})),
-        rx.dropdown_menu.content(*transfer_items("", EditorState.graph_name),
-                                 save_template_item("", EditorState.graph_name)),
-    ))
+    """The graph's less frequent actions: export it, import a new graph, copy or move it to another workspace,
+    save it as a template. (A viewer may export only.)"""
+    return rx.fragment(
+        rx.dropdown_menu.root(
+            rx.dropdown_menu.trigger(rx.icon_button(rx.icon("ellipsis", size=16), variant="ghost", color_scheme="gray",
+                                                    aria_label="More actions",
+                                                    custom_attrs={"data-testid": "editor-menu"})),
+            rx.dropdown_menu.content(
+                rx.dropdown_menu.item(rx.icon("download", size=14), "Export JSON", on_click=EditorState.export_graph,
+                                      custom_attrs={"data-testid": "export-graph"}),
+                rx.cond(~EditorState.read_only, rx.fragment(
+                    # A menu item cannot hold the upload (it goes when the menu closes): it opens the file
+                    # chooser of the hidden one below.
+                    rx.dropdown_menu.item(rx.icon("upload", size=14), "Import a graph (JSON)…",
+                                          on_click=rx.call_script(f"document.querySelector('{IMPORT_INPUT}').click()"),
+                                          custom_attrs={"data-testid": "import-graph"}),
+                    rx.dropdown_menu.separator(),
+                    *transfer_items("", EditorState.graph_name),
+                    save_template_item("", EditorState.graph_name),
+                )),
+            ),
+        ),
+        # Import makes a new graph from a JSON file (as the list's).
+        rx.cond(~EditorState.read_only, import_button(hidden=True)),
+    )
 
 
 def toolbar() -> rx.Component:
+    editing = ~EditorState.read_only
     return rx.hstack(
-        rx.link(logo(), href=routes.GRAPHS, underline="none", color="inherit"),
-        rx.separator(orientation="vertical", size="1"),
-        rx.link(rx.text("Graphs", size="2", color_scheme="gray"), href=routes.GRAPHS,
-                custom_attrs={"data-testid": "back-to-graphs"}),
-        rx.text("/", size="2", color_scheme="gray"),
+        rx.tooltip(rx.link(logo(word=False), href=routes.GRAPHS, underline="none", color="inherit",
+                           aria_label="All graphs", flex_shrink="0"),
+                   content="All graphs"),
+        rx.box(  # the breadcrumb; the logo leads to the list too
+            rx.hstack(
+                rx.separator(orientation="vertical", size="1"),
+                rx.link(rx.text("Graphs", size="2", color_scheme="gray"), href=routes.GRAPHS,
+                        custom_attrs={"data-testid": "back-to-graphs"}),
+                rx.text("/", size="2", color_scheme="gray"),
+                align="center", spacing="2",
+            ),
+            display=from_width(LABELS_FROM, "block"), flex_shrink="0",
+        ),
         graph_name_field(),
-        rx.box(save_status(), custom_attrs={"data-testid": "save-status"}),
+        rx.box(save_status(), width=SAVE_STATUS_WIDTH, flex_shrink="0", custom_attrs={"data-testid": "save-status"}),
         rx.cond(EditorState.read_only, rx.badge(rx.icon("eye", size=12), "View only", color_scheme="gray",
                                                 variant="soft", custom_attrs={"data-testid": "view-only"})),
         presence_bar(),
         rx.box(flex="1"),
         active_switch(),
-        tool_button("undo-2", "Undo (Ctrl+Z)", "undo", on_click=EditorState.undo, disabled=~EditorState.can_undo),
-        tool_button("redo-2", "Redo (Ctrl+Shift+Z)", "redo", on_click=EditorState.redo,
-                    disabled=~EditorState.can_redo),
+        # What a viewer may not do is not offered (the server refuses it anyway).
+        rx.cond(editing, rx.fragment(
+            tool_button("undo-2", "Undo (Ctrl+Z)", "undo", on_click=EditorState.undo, disabled=~EditorState.can_undo),
+            tool_button("redo-2", "Redo (Ctrl+Shift+Z)", "redo", on_click=EditorState.redo,
+                        disabled=~EditorState.can_redo),
+        )),
         tool_button("maximize", "Fit view (Shift+1)", "fit-view", on_click=rx.call_script(FIT_VIEW)),
-        tool_button("trash-2", "Delete selected node (Delete)", "delete-node", on_click=EditorState.delete_selection,
-                    disabled=EditorState.selected_id == ""),
+        rx.cond(editing, tool_button("trash-2", "Delete selected node (Delete)", "delete-node",
+                                     on_click=EditorState.delete_selection, disabled=EditorState.selected_id == "")),
         rx.separator(orientation="vertical", size="1"),
         issues_popover(),
-        rx.cond(~EditorState.read_only, import_button(compact=True)),  # a new graph from a JSON file (as the list's)
-        tool_button("download", "Export JSON", "export-graph", on_click=EditorState.export_graph),
         graph_menu(),
         runs_toggle(),
         history_toggle(),
-        # What a viewer may not do is not offered (the server refuses it anyway).
-        rx.cond(~EditorState.read_only, rerun_button()),
-        rx.cond(GraphRoom.has_chat_start & ~EditorState.read_only, test_message_button()),
-        rx.cond(~EditorState.read_only, rx.button(rx.icon("save", size=14), "Save", size="2",
-                                                  on_click=EditorState.save,
-                                                  custom_attrs={"data-testid": "save-graph"})),
+        rx.cond(editing, rerun_button()),
+        rx.cond(GraphRoom.has_chat_start & editing, test_message_button()),
+        rx.cond(editing, rx.tooltip(
+            rx.button(rx.icon("save", size=14), button_word("Save"), size="2", aria_label="Save",
+                      on_click=EditorState.save, custom_attrs={"data-testid": "save-graph"}),
+            content="Save a version (Ctrl+S)",
+        )),
         chat_toggle(),
-        **{**TOP_BAR, "spacing": "2"},  # tighter than other pages' bars: all of it fits a 1440 px window
+        # Tighter than other pages' bars; narrower windows drop words (theme.PANEL_WORDS_FROM, LABELS_FROM): all
+        # of it fits from 1024 px up.
+        **{**TOP_BAR, "spacing": "2"},
         custom_attrs={"data-testid": "editor-toolbar"},
     )
 
@@ -169,12 +214,13 @@ def issues_popover() -> rx.Component:
     """Validate: the same checks as `nodeflow validate`; errors block a run, warnings say what to set up."""
     count = EditorState.issue_list.length()
     warnings = EditorState.warning_list.length()
+    word = rx.cond(count > 0, rx.cond(count == 1, "1 issue", f"{count} issues"), "Validate")
     return rx.popover.root(
         rx.popover.trigger(
             rx.button(
                 rx.icon(rx.cond(count > 0, "triangle-alert", "circle-check"), size=14),
-                rx.cond(count > 0, rx.cond(count == 1, "1 issue", f"{count} issues"), "Validate"),
-                variant="soft", size="2", color_scheme=rx.cond(count > 0, "red", "gray"),
+                button_word(word),
+                variant="soft", size="2", color_scheme=rx.cond(count > 0, "red", "gray"), aria_label=word,
                 on_click=EditorState.validate,
                 custom_attrs={"data-testid": "validate"},
             ),
@@ -232,12 +278,26 @@ def rail(icon: str, label: str, testid: str, on_click, side: str) -> rx.Componen
 
 
 def side_palette(registry) -> rx.Component:
+    def unfolded():
+        return palette(registry.by_category(),
+                       fold=tool_button("panel-left-close", "Fold the nodes panel", "palette-fold",
+                                        on_click=LayoutState.show_palette(False)))
+
+    def folded():
+        return rail("panel-left-open", "Show the nodes", "palette-unfold", LayoutState.show_palette(True), "right")
+
     return rx.cond(
-        _shown(LayoutState.palette) & ~EditorState.read_only,  # a viewer adds nothing: no palette
-        palette(registry.by_category(),
-                fold=tool_button("panel-left-close", "Fold the nodes panel", "palette-fold",
-                                 on_click=LayoutState.show_palette(False))),
-        rail("panel-left-open", "Show the nodes", "palette-unfold", LayoutState.show_palette(True), "right"),
+        EditorState.read_only,  # a viewer adds nothing: no palette
+        folded(),
+        rx.cond(
+            (LayoutState.palette == "auto") & ~ChatState.panel_open,
+            # Unfolded by default only where it leaves the canvas room (at 1024 px it left ~380 px).
+            rx.fragment(
+                rx.box(unfolded(), display=from_width(WIDE_CANVAS_FROM, "block"), height="100%", flex_shrink="0"),
+                rx.box(folded(), display=below_width(WIDE_CANVAS_FROM, "block"), height="100%", flex_shrink="0"),
+            ),
+            rx.cond(_shown(LayoutState.palette), unfolded(), folded()),
+        ),
     )
 
 

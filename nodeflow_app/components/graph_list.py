@@ -25,18 +25,13 @@ def new_graph_button() -> rx.Component:
                      custom_attrs=_testid("new-graph"))
 
 
-def import_button(compact: bool = False) -> rx.Component:
-    """A button that opens the file chooser (a JSON file may also be dropped on it); `compact`: an icon with a
-    tooltip (the editor's toolbar, where room is short)."""
+def import_button(hidden: bool = False) -> rx.Component:
+    """A button that opens the file chooser (a JSON file may also be dropped on it); `hidden`: no button, only
+    the file input, which a menu item clicks (the editor's, where room is short)."""
     button = rx.button(rx.icon("upload", size=16), "Import", variant="soft", type="button",
                        custom_attrs=_testid("import-graph"))
-    if compact:
-        button = rx.tooltip(rx.icon_button(rx.icon("upload", size=16), variant="ghost", color_scheme="gray", size="2",
-                                           type="button", aria_label="Import a graph (JSON)",
-                                           custom_attrs=_testid("import-graph")),
-                            content="Import a graph (JSON): opens it as a new graph")
     return rx.upload(
-        button,
+        rx.fragment() if hidden else button,
         id=UPLOAD_ID,
         accept={"application/json": [".json"]},
         multiple=False,
@@ -46,6 +41,7 @@ def import_button(compact: bool = False) -> rx.Component:
         border="none",
         padding="0",
         custom_attrs=_testid("import-upload"),
+        **({"display": "none"} if hidden else {}),
     )
 
 

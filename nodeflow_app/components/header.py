@@ -9,7 +9,8 @@ from nodeflow_app.state.auth_state import AuthState
 TAGLINE = "Visual builder for AI agent workflows"
 
 
-def logo() -> rx.Component:
+def logo(word: bool = True) -> rx.Component:
+    """The mark and the word (the editor's full toolbar has room for the mark only)."""
     return rx.hstack(
         rx.center(
             rx.icon("workflow", size=18, color="white"),
@@ -18,7 +19,7 @@ def logo() -> rx.Component:
             border_radius="8px",
             background="linear-gradient(135deg, var(--violet-9), var(--cyan-9))",
         ),
-        rx.text("NodeFlow", size="5", weight="bold", custom_attrs={"data-testid": "logo"}),
+        rx.text("NodeFlow", size="5", weight="bold", custom_attrs={"data-testid": "logo"}) if word else rx.fragment(),
         align="center",
         spacing="2",
     )

@@ -5,7 +5,7 @@ from __future__ import annotations
 import reflex as rx
 
 from nodeflow_app.components import dialogs
-from nodeflow_app.components.theme import BORDER, PANEL_BG
+from nodeflow_app.components.theme import BORDER, PANEL_BG, PANEL_WORDS_FROM, button_word
 from nodeflow_app.state.editor_state import EditorState
 from nodeflow_app.state.graph_room import GraphRoom
 from nodeflow_app.state.history_state import HistoryState
@@ -20,9 +20,12 @@ def _testid(value: str) -> dict:
 
 
 def history_toggle() -> rx.Component:
-    return rx.button(rx.icon("clock", size=14), "History", size="2", color_scheme="gray",
-                     variant=rx.cond(HistoryState.panel_open, "solid", "soft"),
-                     on_click=HistoryState.toggle_panel, custom_attrs=_testid("toggle-history"))
+    return rx.tooltip(
+        rx.button(rx.icon("clock", size=14), button_word("History", PANEL_WORDS_FROM), size="2", color_scheme="gray",
+                  variant=rx.cond(HistoryState.panel_open, "solid", "soft"), aria_label="History",
+                  on_click=HistoryState.toggle_panel, custom_attrs=_testid("toggle-history")),
+        content="History: the saved versions of this graph, to compare or restore",
+    )
 
 
 def _icon_action(icon: str, label: str, testid: str, **props) -> rx.Component:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import reflex as rx
 
-from nodeflow_app.components.theme import BORDER, PANEL_BG
+from nodeflow_app.components.theme import BORDER, PANEL_BG, PANEL_WORDS_FROM, button_word
 from nodeflow_app.state.editor_state import EditorState
 from nodeflow_app.state.history_state import HistoryState
 from nodeflow_app.state.run_history_state import RunHistoryState
@@ -35,17 +35,25 @@ def status_badge(status: rx.Var) -> rx.Component:
 # Toolbar and canvas ------------------------------------------------------------------------------
 
 def rerun_button() -> rx.Component:
+    # "Re-run" only once the graph has run: before that there are no outputs to reuse.
+    word = rx.cond(RunHistoryState.has_run, "Re-run", "Run")
     return rx.tooltip(
-        rx.button(rx.icon("play", size=14), "Re-run", size="2", variant="soft", color_scheme="green",
-                  loading=RunHistoryState.running, on_click=RunHistoryState.rerun, custom_attrs=_testid("rerun")),
-        content="Run the saved graph: only nodes changed since their last run execute; the rest reuse their outputs",
+        rx.button(rx.icon("play", size=14), button_word(word), size="2", variant="soft", color_scheme="green",
+                  aria_label=word, loading=RunHistoryState.running, on_click=RunHistoryState.rerun,
+                  custom_attrs=_testid("rerun")),
+        content=rx.cond(RunHistoryState.has_run,
+                        "Run the saved graph: only nodes changed since their last run execute; the rest reuse "
+                        "their outputs", "Run the saved graph from its trigger"),
     )
 
 
 def runs_toggle() -> rx.Component:
-    return rx.button(rx.icon("history", size=14), "Runs", size="2", color_scheme="gray",
-                     variant=rx.cond(RunHistoryState.panel_open, "solid", "soft"),
-                     on_click=RunHistoryState.toggle_panel, custom_attrs=_testid("toggle-runs"))
+    return rx.tooltip(
+        rx.button(rx.icon("history", size=14), button_word("Runs", PANEL_WORDS_FROM), size="2", color_scheme="gray",
+                  variant=rx.cond(RunHistoryState.panel_open, "solid", "soft"), aria_label="Runs",
+                  on_click=RunHistoryState.toggle_panel, custom_attrs=_testid("toggle-runs")),
+        content="Runs: every run of this graph, its nodes' inputs and outputs",
+    )
 
 
 def run_to_here_button() -> rx.Component:

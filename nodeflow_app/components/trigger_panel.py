@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import reflex as rx
 
+from nodeflow_app.components.theme import LABELS_FROM, from_width
 from nodeflow_app.state.editor_state import EditorState
 from nodeflow_app.state.trigger_state import TriggerState
 
@@ -15,20 +16,25 @@ def _testid(name: str) -> dict[str, str]:
     return {"data-testid": name}
 
 
+ACTIVE_SWITCH_ID = "graph-active-switch"
+
+
 def active_switch() -> rx.Component:
     """On: webhooks and schedules run the stored version shown; off: they stop. Compact (the toolbar is full):
-    the switch alone while inactive, plus the live version while active; a viewer sees only the version."""
-    live = rx.cond(TriggerState.active,
-                   rx.badge(f"Live · v{TriggerState.live_version}", color_scheme="green", variant="soft",
-                            custom_attrs=_testid("graph-active-label")))
+    the switch and "Active" while inactive (the word only in a wide window), the live version while active; a
+    viewer sees only the version."""
+    live = rx.badge(f"Live · v{TriggerState.live_version}", color_scheme="green", variant="soft",
+                    custom_attrs=_testid("graph-active-label"))
     return rx.cond(
         EditorState.read_only,
-        live,
+        rx.cond(TriggerState.active, live),
         rx.tooltip(
             rx.hstack(
                 rx.switch(checked=TriggerState.active, on_change=TriggerState.set_active, size="1",
-                          aria_label="Active", custom_attrs=_testid("graph-active")),
-                live,
+                          aria_label="Active", id=ACTIVE_SWITCH_ID, custom_attrs=_testid("graph-active")),
+                rx.cond(TriggerState.active, live,
+                        rx.el.label("Active", html_for=ACTIVE_SWITCH_ID, font_size="var(--font-size-1)",
+                                    color="var(--gray-11)", cursor="pointer", display=from_width(LABELS_FROM))),
                 align="center", spacing="1", flex_shrink="0",
             ),
             content="Active: webhooks and schedules run the graph's saved version (switch on to make it live)",

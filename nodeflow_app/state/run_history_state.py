@@ -40,6 +40,7 @@ class RunHistoryState(rx.State):
     parent: dict[str, str] = {}  # the chosen run's calling run (label, url) when a graph started it
     pinned: dict[str, bool] = {}  # node id -> True: the canvas marks them
     running: bool = False
+    has_run: bool = False  # the graph has a run (its toolbar button says Re-run, else Run)
     pin_node_id: str = ""  # the node whose pin is being edited ("" when the editor is closed)
     pin_node_name: str = ""
     pin_text: str = ""
@@ -62,10 +63,11 @@ class RunHistoryState(rx.State):
         if graph_id != self._graph_id:
             self._graph_id = graph_id
             await self._choose(None)
-            self.runs, self.running = [], False
+            self.runs, self.running, self.has_run = [], False, False
             view = await self.get_state(RunViewState)
             view.start_live("", label="")
         await self._load_pins()
+        await self._note_runs()
         asked = str(routes.page_args(self.router).get("run") or "")  # /graph/<id>?run=<run id>: open that run
         if asked:
             self.panel_open = True
@@ -90,6 +92,7 @@ class RunHistoryState(rx.State):
     @requires("view")
     async def refresh(self):
         """The refresh button, and the chat after each answer (its run joins the history)."""
+        await self._note_runs()
         if not self.panel_open:
             return
         await self._refresh()
@@ -151,6 +154,7 @@ class RunHistoryState(rx.State):
     async def _follow(self, run: Any, events: Any, label: str):
         """Drive `run` (its `events`) from this background handler, showing its steps on the canvas."""
         async with self:
+            self.has_run = True
             view = await self.get_state(RunViewState)
             view.start_live(run.run_id, label)
         async with aclosing(step_batches(run, events)) as batches:
@@ -280,6 +284,10 @@ class RunHistoryState(rx.State):
         self.approvals, self.approval_options = shown.approvals, shown.approval_options
         self._outputs, self._steps = shown.outputs, shown.steps
 
+    async def _note_runs(self) -> None:
+        if self._graph_id and not self.has_run:
+            self.has_run = await off_loop(_has_runs, self._graph_id)
+
     def _close_pin(self) -> None:
         self.pin_node_id, self.pin_error = "", ""
 
@@ -329,6 +337,10 @@ def _chosen(run_id: str, graph_id: str, pinned: set[str]) -> _Chosen | None:
 def _run_rows(graph_id: str) -> list[dict[str, str]]:
     """The run list of `graph_id` (in a thread)."""
     return [run_row(r) for r in run_service().list_runs(graph_id)]
+
+
+def _has_runs(graph_id: str) -> bool:
+    return bool(run_service().list_runs(graph_id, limit=1))
 
 
 def _start(graph_id: str, node_id: str, payload: Any = None):

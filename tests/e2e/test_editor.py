@@ -348,9 +348,11 @@ def test_import_export_round_trip_validate_and_screenshot(page, nodeflow_server:
     blank_id = store.create(f"Editor import {uuid.uuid4().hex[:6]}").id
     open_editor(page, nodeflow_server, blank_id)
 
-    # 7. The toolbar's Import makes a new graph from the file and opens it.
-    page.get_by_test_id("import-upload").locator('input[type="file"]').set_input_files(
-        str(EXAMPLES / "agent_pipeline.json"))
+    # 7. Import (the toolbar's menu) makes a new graph from the file and opens it.
+    page.get_by_test_id("editor-menu").click()
+    with page.expect_file_chooser() as chooser:
+        page.get_by_test_id("import-graph").click()
+    chooser.value.set_files(str(EXAMPLES / "agent_pipeline.json"))
     page.wait_for_url(lambda url: EDITOR_URL.search(url) is not None and not url.endswith(blank_id))
     node(page, "Summarize").wait_for()
     page.wait_for_function(f"{CANVAS}.nodeCount() === 5 && {CANVAS}.edgeCount() === 4")
@@ -358,6 +360,7 @@ def test_import_export_round_trip_validate_and_screenshot(page, nodeflow_server:
     imported_id = EDITOR_URL.search(page.url).group(1)
 
     # Export downloads the graph as the editor holds it: the fixture, normalized, under the new id.
+    page.get_by_test_id("editor-menu").click()
     with page.expect_download() as download:
         page.get_by_test_id("export-graph").click()
     assert download.value.suggested_filename == "research-then-summarize.json"

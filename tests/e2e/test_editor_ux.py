@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import json
+import re
 import uuid
 
 import pytest
@@ -13,8 +14,10 @@ from playwright.sync_api import expect
 
 from nodeflow_app.store.graphs import GraphStore
 
-from .server import Server
-from .test_editor import click_pane, node, open_editor, position, select, seq, wait_loaded, wait_seq
+from .server import Server, signed_in_context
+from .team import make_team
+from .test_editor import (CANVAS, EXAMPLES, click_pane, node, open_editor, position, select, seq, wait_loaded,
+                          wait_seq)
 
 
 def flow(edge_id: str, source: str, target: str) -> dict:
@@ -54,6 +57,7 @@ def test_the_graph_name_is_edited_in_the_header(page, nodeflow_server: Server, s
             break
         page.wait_for_timeout(100)
     assert store.get(graph_id).name == "Support desk"
+    expect(page).to_have_title("Support desk · NodeFlow")  # the browser's tab says which graph it holds
     page.reload()
     expect(page.get_by_test_id("graph-name")).to_have_value("Support desk")
     # An empty name is refused with the store's reason; the field shows the name the graph still has.
@@ -310,3 +314,106 @@ def test_deleting_a_node_that_expressions_read_names_them_in_a_toast(
     page.get_by_test_id("delete-node").click()
     expect(page.locator("[data-sonner-toast]").filter(has_text=warning)).to_have_count(2)
     expect(page.locator("[data-sonner-toast]").filter(has_text="Deleted 'Manual'")).to_have_count(0)
+
+
+# Every control of the toolbar the window shows (hidden ones, e.g. a word dropped in a narrow window, are 0 wide),
+# and whether anything scrolls sideways.
+TOOLBAR_LAYOUT = """() => {
+  const bar = document.querySelector('[data-testid="editor-toolbar"]');
+  const controls = [...bar.querySelectorAll('button, input, a, label, .rt-Badge')].map((e) => {
+    const r = e.getBoundingClientRect();
+    return {name: e.dataset.testid || e.getAttribute('aria-label') || e.textContent, left: r.left, right: r.right,
+            width: r.width};
+  }).filter((c) => c.width > 0);
+  const page = document.documentElement;
+  return {controls, pageScroll: page.scrollWidth - page.clientWidth, barScroll: bar.scrollWidth - bar.clientWidth,
+          status: document.querySelector('[data-testid="save-status"]').textContent};
+}"""
+
+
+def _all_reachable(layout: dict, width: int) -> None:
+    assert layout["pageScroll"] <= 0 and layout["barScroll"] <= 0, layout
+    outside = [c for c in layout["controls"] if c["left"] < 0 or c["right"] > width]
+    assert not outside, (width, outside)
+
+
+def test_the_toolbar_fits_from_1024_px_and_holds_still(browser, nodeflow_server: Server) -> None:
+    """At 1024 px the toolbar was 1434 px wide (History to Chat off screen; clicking Chat scrolled the page
+    sideways); at 1440 px "Unsaved changes" cut Chat to "Ch" and moved the buttons ~35 px at every edit. Here
+    at its widest: a long name, the graph live, a Chat Start's test button, unsaved changes."""
+    team = make_team(nodeflow_server, ["viewer"])
+    graph = json.loads((EXAMPLES / "webhook.json").read_text())
+    graph["nodes"].append({"id": "chat", "type": "chat-start", "name": "Chat Start", "position": {"x": 0, "y": 300},
+                           "data": {}})
+    name = "Refund triage for the EU shops"
+    graph_id = team.graph(name, graph)
+    for width, height in ((1440, 900), (1280, 800), (1024, 768)):
+        context = team.context(browser, team.owner, viewport={"width": width, "height": height})
+        page = context.new_page()
+        open_editor(page, nodeflow_server, graph_id)
+        expect(page).to_have_title(f"{name} · NodeFlow")
+        if page.get_by_test_id("graph-active-label").count() == 0:
+            expect(page.get_by_text("Active", exact=True)).to_be_visible()  # the switch's word, while off
+            page.get_by_test_id("graph-active").click()
+        expect(page.get_by_test_id("graph-active-label")).to_have_text(re.compile(r"^Live · v\d+$"))
+        expect(page.get_by_test_id("save-status")).to_have_text(re.compile(r"^Saved"))
+        chat = page.get_by_test_id("toggle-chat").bounding_box()
+        _all_reachable(page.evaluate(TOOLBAR_LAYOUT), width)
+
+        # An edit: measured while the badge says so (the autosave follows within a second).
+        page.evaluate(f"{CANVAS}.send('onMove', {{moves: [{{id: 'chat', position: {{x: {width}, y: 300}}}}]}})")
+        unsaved = page.wait_for_function(
+            f"() => {{ const l = ({TOOLBAR_LAYOUT})(); return l.status === 'Unsaved changes' && l; }}",
+            polling=20).json_value()
+        _all_reachable(unsaved, width)
+        assert [c for c in unsaved["controls"] if c["name"] == "toggle-chat"][0]["left"] == chat["x"]
+
+        # Icon-only buttons say what they are; a graph that never ran has nothing to re-run.
+        page.get_by_test_id("test-message").hover()
+        expect(page.get_by_role("tooltip")).to_contain_text("Test run with a message")
+        expect(page.get_by_role("button", name="Run", exact=True)).to_be_visible()
+
+        page.get_by_test_id("toggle-chat").click()  # opening the chat scrolled the page sideways
+        expect(page.get_by_test_id("chat-panel")).to_be_visible()
+        _all_reachable(page.evaluate(TOOLBAR_LAYOUT), width)
+        context.close()
+
+        viewer_context = team.context(browser, team.members[0], viewport={"width": width, "height": height})
+        viewer = viewer_context.new_page()
+        open_editor(viewer, nodeflow_server, graph_id)
+        expect(viewer.get_by_test_id("view-only")).to_be_visible()
+        _all_reachable(viewer.evaluate(TOOLBAR_LAYOUT), width)
+        viewer_context.close()
+
+
+def test_the_run_button_says_run_until_the_graph_has_run(page, nodeflow_server: Server, store: GraphStore,
+                                                          fake_llm) -> None:
+    """It said "Re-run" on a graph that had never run."""
+    graph_id = store.create(f"First run {uuid.uuid4().hex[:6]}", pipeline()).id
+    open_editor(page, nodeflow_server, graph_id)
+    run = page.get_by_test_id("rerun")
+    expect(run).to_have_text("Run")
+    run.click()
+    expect(page.get_by_test_id("status-Ask")).to_have_text("completed", timeout=15_000)
+    expect(run).to_have_text("Re-run")
+    other = page.context.new_page()  # a new tab (a state of its own) finds the run in the store
+    open_editor(other, nodeflow_server, graph_id)
+    expect(other.get_by_test_id("rerun")).to_have_text("Re-run")
+
+
+def test_a_narrow_window_starts_with_the_palette_folded_and_no_minimap(browser, nodeflow_server: Server,
+                                                                        store: GraphStore) -> None:
+    """At 1024 px the open palette and the minimap left the canvas ~380 px, half of it under the minimap."""
+    graph_id = store.create(f"Narrow {uuid.uuid4().hex[:6]}", pipeline()).id
+    context = signed_in_context(browser, nodeflow_server, viewport={"width": 1024, "height": 768})
+    page = context.new_page()
+    open_editor(page, nodeflow_server, graph_id)
+    expect(page.get_by_test_id("palette-unfold")).to_be_visible()
+    expect(page.get_by_test_id("palette")).to_be_hidden()
+    expect(page.locator(".react-flow__minimap")).to_be_hidden()
+    assert page.get_by_test_id("canvas").bounding_box()["width"] >= 600
+    page.get_by_test_id("palette-unfold").click()  # unfolded by hand, it stays
+    expect(page.get_by_test_id("palette")).to_be_visible()
+    page.set_viewport_size({"width": 1440, "height": 900})  # wide enough for both
+    expect(page.locator(".react-flow__minimap")).to_be_visible()
+    context.close()

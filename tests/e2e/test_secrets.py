@@ -66,6 +66,7 @@ def test_a_secret_header_never_reaches_the_browser_nor_the_export(page, nodeflow
     assert now.get("$secret") and now["$secret"] != ciphertext, "the new secret was not saved"
     assert NEW_TOKEN not in json.dumps(store.get(summary.id).graph)
 
+    page.get_by_test_id("editor-menu").click()
     with page.expect_download() as download:
         page.get_by_test_id("export-graph").click()
     exported = Path(download.value.path()).read_text()

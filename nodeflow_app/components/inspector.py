@@ -510,6 +510,45 @@ def inspector_input_panel() -> rx.Component:
     )
 
 
+_OUTPUT_STYLE = {"fontFamily": MONO, "fontSize": "11px", "margin": 0, "padding": "6px 8px", "maxHeight": "240px",
+                 "overflow": "auto", "background": "var(--gray-a3)", "borderRadius": "var(--radius-2)",
+                 "whiteSpace": "pre-wrap", "wordBreak": "break-word", "width": "100%"}
+
+
+@rx.memo
+def inspector_output_panel() -> rx.Component:
+    """Like n8n's output panel, under the input: what the node gave in the graph's latest run where it ran (its
+    status, its output as JSON, or its whole error; the card shows one line of it)."""
+    result = EditorState.node_result
+    status = result["status"].to(str)
+    return rx.cond(
+        result.length() > 0,
+        rx.el.details(
+            rx.el.summary(rx.text("Output of the last run", as_="span", size="2", weight="bold"), cursor="pointer"),
+            rx.vstack(
+                rx.hstack(
+                    rx.badge(status, color_scheme=rx.cond(status == "failed", "red", "green"), variant="soft",
+                             custom_attrs=_testid("node-output-status")),
+                    rx.text(result["started"], " · ", result["duration"], size="1", color_scheme="gray"),
+                    spacing="2", align="center",
+                ),
+                rx.cond(result["error"].to(str) != "",
+                        rx.el.pre(result["error"], style={**_OUTPUT_STYLE, "color": "var(--red-11)"},
+                                  custom_attrs=_testid("node-output-error"))),
+                rx.cond(result["output"].to(str) != "",
+                        rx.el.pre(result["output"], style=_OUTPUT_STYLE, custom_attrs=_testid("node-output-json"))),
+                rx.cond(result["cut"].to(str) != "",
+                        rx.button("Show all", on_click=EditorState.show_whole_output, size="1", variant="soft",
+                                  custom_attrs=_testid("node-output-more"))),
+                spacing="2", width="100%", padding_top="6px",
+            ),
+            open=True, width="100%", custom_attrs=_testid("node-output"),
+        ),
+        rx.text("No output yet: Run to here shows what this node gives.", size="1", color_scheme="gray",
+                custom_attrs=_testid("node-output-none")),
+    )
+
+
 # 3. A parameter with its label, help, wire and problem ---------------------------------------
 
 def _input_only(parameter: Parameter) -> rx.Component:
@@ -683,6 +722,7 @@ def inspector(definitions: Sequence[NodeDefinition], fold: rx.Component | None =
             rx.vstack(
                 run_to_here_button(),
                 inspector_input_panel(),
+                inspector_output_panel(),
                 rx.match(EditorState.selected_type, *forms, unknown_type()),
                 trigger_panel(),
                 rx.separator(size="4"),

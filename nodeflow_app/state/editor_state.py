@@ -28,6 +28,7 @@ from nodeflow_app.editor import fields
 from nodeflow_app.editor import presence
 from nodeflow_app.editor.document import Change, EditError, GraphDocument, UNDO_LIMIT, joined
 from nodeflow_app.editor.wire import on_wire
+from nodeflow_app.runs.view import JSON_CHARS, result_row
 from nodeflow_app.provider_settings import configured_providers, default_model, model_choices, suggested_models
 from nodeflow_app.accounts.roles import allows
 from nodeflow_app.contract import NodeError
@@ -44,6 +45,8 @@ from nodeflow_app.state.graph_room import GraphRoom, room_token
 
 # Saves of one field (typed in, left) less than this apart are one undo step: a burst of typing.
 TYPING_BURST_S = 5.0
+# Of the selected node's last output, what the inspector shows before "Show all".
+OUTPUT_PREVIEW_CHARS = 1_500
 
 
 class EditorState(rx.State):
@@ -88,6 +91,8 @@ class EditorState(rx.State):
     number_drafts: dict[str, str] = {}
     # The fields of upstream nodes' last outputs (latest runs of this graph), as expressions to insert.
     upstream_fields: list[dict[str, str]] = []
+    # The selected node's own record in the latest of those runs where it completed or failed (runs.view.result_row).
+    node_result: dict[str, str] = {}
     # Options the install provides for `Parameter.choices` selects: {choices name: [[value, label]]}.
     choice_options: dict[str, list[list[str]]] = {}
     # The model picker's suggestions: configured providers first (provider_settings.model_choices).
@@ -736,26 +741,47 @@ class EditorState(rx.State):
             if self.number_drafts:
                 self.number_drafts = {}
             self.selected_id = node_id
-            await self._load_upstream_fields()
+            await self._load_run_data()
         self.selected_id = node_id
         self._refresh_inspector()
 
-    async def _load_upstream_fields(self) -> None:
-        """What the selected node's upstream nodes gave in the graph's latest runs (n8n's input panel). Read in
-        a thread: up to five whole runs, which held every run and tab on each click."""
+    async def _load_run_data(self) -> None:
+        """What the selected node's upstream nodes gave in the graph's latest runs, and what the node itself gave
+        or why it failed (n8n's input and output panels). Read in a thread: up to five whole runs, which held
+        every run and tab on each click."""
         graph = self._doc.to_graph() if self._doc is not None and self.selected_id else None
         if graph is None:
             if self.upstream_fields:
                 self.upstream_fields = []
+            if self.node_result:
+                self.node_result = {}
             return
         names = {n.name: n.id for n in graph.nodes}
         wanted = {names[name]: name for name in fields.upstream_names(graph, self.selected_id) if name in names}
         try:
-            outputs = await off_loop(_last_outputs, self._doc.id, set(wanted)) if wanted else {}
+            outputs, result = await off_loop(_last_runs, self._doc.id, self.selected_id, set(wanted))
         except Exception:  # noqa: BLE001 - run history is a help here; the inspector must open without it
-            outputs = {}
+            outputs, result = {}, {}
         self.upstream_fields = [row for node_id, name in wanted.items() if node_id in outputs
                                 for row in fields.output_fields(name, outputs[node_id])]
+        self.node_result = result
+
+    async def _after_run(self) -> None:
+        """A run of this graph ended (a test run, a chat answer): the inspector shows what it gave. (Run data is
+        otherwise read when a node is selected: the input list still showed the run before.)"""
+        if not self.selected_id:  # (nothing to show; and a chat page without the editor joins no room here)
+            return
+        await self._room()
+        if self._doc is not None:
+            await self._load_run_data()
+
+    @rx.event
+    @requires("view")
+    async def show_whole_output(self):
+        """"Show all" under the selected node's output: as much of it as the Runs panel shows."""
+        run_id, node_id = self.node_result.get("run_id", ""), self.selected_id
+        if run_id and node_id:
+            self.node_result = await off_loop(_run_result, self._graph_id, run_id, node_id, JSON_CHARS) or {}
 
     def _refresh_inspector(self, remount_changed: bool = False) -> None:
         """The inspector's view of the selected node. `remount_changed` (someone else's edit): the controls whose
@@ -822,19 +848,33 @@ def _issue_text(issue: Issue) -> str:
     return issue.message
 
 
-def _last_outputs(graph_id: str, wanted: set[str], runs: int = 5) -> dict[str, Any]:
-    """Node id -> its main output (first port) in the latest of the graph's last `runs` runs where it completed."""
+def _last_runs(graph_id: str, node_id: str, wanted: set[str], runs: int = 5) -> tuple[dict[str, Any], dict[str, str]]:
+    """From the graph's last `runs` runs: node id -> its main output (first port) in the latest where it completed,
+    for the `wanted` nodes; and `node_id`'s record in the latest where it completed or failed, as the inspector
+    shows it (runs.view.result_row; {} when none)."""
     from nodeflow_app.runs.service import run_service
 
-    service, found = run_service(), {}
+    service, found, result = run_service(), {}, {}
     for summary in service.list_runs(graph_id, limit=runs):
-        for node in (service.get_run(summary["id"]) or {}).get("nodes", []):
-            node_id, outputs = node["node_id"], node.get("outputs")
-            if node_id in wanted and node_id not in found and node["status"] == "completed" and outputs:
-                found[node_id] = next(iter(outputs.values()))
-        if len(found) == len(wanted):
+        run = service.get_run(summary["id"]) or {"nodes": []}
+        for node in run["nodes"]:
+            outputs = node.get("outputs")
+            if node["node_id"] in wanted and node["node_id"] not in found and node["status"] == "completed" and outputs:
+                found[node["node_id"]] = next(iter(outputs.values()))
+            if node["node_id"] == node_id and not result and node["status"] in ("completed", "failed"):
+                result = result_row(node, run, OUTPUT_PREVIEW_CHARS)
+        if len(found) == len(wanted) and result:
             break
-    return found
+    return found, result
+
+
+def _run_result(graph_id: str, run_id: str, node_id: str, limit: int) -> dict[str, str] | None:
+    """`node_id`'s record in run `run_id` of `graph_id` as the inspector shows it, its output cut at `limit`."""
+    from nodeflow_app.runs.service import run_service
+
+    run = run_service().get_run(run_id)
+    node = next((n for n in run["nodes"] if n["node_id"] == node_id), None) if run and run["graph_id"] == graph_id else None
+    return result_row(node, run, limit) if node is not None else None
 
 
 def install_choices() -> dict[str, list[list[str]]]:

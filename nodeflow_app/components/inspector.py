@@ -59,12 +59,15 @@ TYPING_MS = 500
 UNSENT_GUARD = """
 window.addEventListener('beforeunload', function (event) {
   var panel = document.querySelector('[data-testid="inspector"]');
-  var controls = panel ? panel.querySelectorAll('textarea, input:not([type]), input[type="text"], input[type="password"]') : [];
+  var typed = 'textarea, input:not([type]), input[type="text"], input[type="password"]';
+  var controls = panel ? panel.querySelectorAll(typed) : [];
   var same = function (a, b) {
     if (a.trim() === b.trim()) return true;
     try { return JSON.stringify(JSON.parse(a)) === JSON.stringify(JSON.parse(b)); } catch (e) { return false; }
   };
-  var unsent = Array.prototype.filter.call(controls, function (c) { return !c.disabled ? !same(c.value, c.defaultValue) : false; });
+  var unsent = Array.prototype.filter.call(controls, function (c) {
+    return c.disabled ? false : !same(c.value, c.defaultValue);
+  });
   if (unsent.length === 0) return;
   if (unsent.indexOf(document.activeElement) !== -1) document.activeElement.blur();
   event.stopImmediatePropagation();

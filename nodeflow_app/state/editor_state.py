@@ -498,15 +498,14 @@ class EditorState(rx.State):
     @requires("edit")
     async def set_row_field(self, parameter_id: str, index: int, field_id: str, raw: str, key: str = ""):
         """A row cell's value (a text cell's when it is left); `key`: the parameter's control key."""
-        return await self._edit_rows(parameter_id, lambda p, current: fields.set_row_field(p, current, index, field_id, raw),
-                                     key, f"{key}:{index}:{field_id}")
+        return await self._edit_rows(parameter_id, _cell_edit(index, field_id, raw), key, f"{key}:{index}:{field_id}")
 
     @rx.event
     @requires("edit")
     async def type_row_field(self, parameter_id: str, index: int, field_id: str, raw: str, key: str):
         """A row cell's text while it is typed (see type_field)."""
-        return await self._edit_rows(parameter_id, lambda p, current: fields.set_row_field(p, current, index, field_id, raw),
-                                     key, f"{key}:{index}:{field_id}", typing=True)
+        return await self._edit_rows(parameter_id, _cell_edit(index, field_id, raw), key, f"{key}:{index}:{field_id}",
+                                     typing=True)
 
     @rx.event
     @requires("edit")
@@ -517,7 +516,8 @@ class EditorState(rx.State):
     @requires("edit")
     async def remove_row(self, parameter_id: str, index: int):
         # The rows after it move up: their cells remount with their new texts.
-        return await self._edit_rows(parameter_id, lambda p, current: fields.remove_row(p, current, index), remount=True)
+        return await self._edit_rows(parameter_id, lambda p, current: fields.remove_row(p, current, index),
+                                     remount=True)
 
     @rx.event
     @requires("edit")
@@ -800,8 +800,8 @@ class EditorState(rx.State):
         modes = set(self._expression_modes.get(node.id, []))
         view = fields.field_view(definition, node, self._doc.to_graph(), modes)
         if remount_changed:
-            changed = {pid for pid in {*view.texts, *view.rows}
-                       if view.texts.get(pid) != self.field_texts.get(pid) or view.rows.get(pid) != self.field_rows.get(pid)}
+            changed = {pid for pid in {*view.texts, *view.rows} if view.texts.get(pid) != self.field_texts.get(pid)
+                       or view.rows.get(pid) != self.field_rows.get(pid)}
             self._field_revs = {**self._field_revs, **{pid: self._field_revs.get(pid, 0) + 1 for pid in changed}}
         keys = {p.id: f"{self.form_key}{p.id}:{self._field_revs.get(p.id, 0)}" for p in definition.parameters}
         if keys != self.field_keys:  # assigning marks a var dirty even if equal
@@ -848,6 +848,11 @@ def _issue_text(issue: Issue) -> str:
     return issue.message
 
 
+def _cell_edit(index: int, field_id: str, raw: Any):
+    """The edit of one row cell, as `EditorState._edit_rows` applies it."""
+    return lambda parameter, current: fields.set_row_field(parameter, current, index, field_id, raw)
+
+
 def _last_runs(graph_id: str, node_id: str, wanted: set[str], runs: int = 5) -> tuple[dict[str, Any], dict[str, str]]:
     """From the graph's last `runs` runs: node id -> its main output (first port) in the latest where it completed,
     for the `wanted` nodes; and `node_id`'s record in the latest where it completed or failed, as the inspector
@@ -873,7 +878,9 @@ def _run_result(graph_id: str, run_id: str, node_id: str, limit: int) -> dict[st
     from nodeflow_app.runs.service import run_service
 
     run = run_service().get_run(run_id)
-    node = next((n for n in run["nodes"] if n["node_id"] == node_id), None) if run and run["graph_id"] == graph_id else None
+    if run is None or run["graph_id"] != graph_id:
+        return None
+    node = next((n for n in run["nodes"] if n["node_id"] == node_id), None)
     return result_row(node, run, limit) if node is not None else None
 
 

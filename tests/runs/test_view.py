@@ -48,7 +48,7 @@ def test_the_inspector_shows_a_nodes_output_cut_or_its_whole_error():
     run = {"id": "r1", "started_at": 958.0}
     done = {"status": "completed", "duration_ms": 3.0, "outputs": {"output": {"text": "x" * 40}}, "error": None}
     shown = result_row(done, run, limit=20, now=1000.0)
-    assert (shown["run_id"], shown["status"], shown["started"], shown["duration"]) == ("r1", "completed", "42 s ago", "3 ms")
+    assert [shown[k] for k in ("run_id", "status", "started", "duration")] == ["r1", "completed", "42 s ago", "3 ms"]
     assert shown["output"] == '{\n  "text": "xxxxxxx\n… (36 more characters)' and shown["cut"] == "yes"
     assert result_row(done, run, limit=100)["cut"] == ""
     # Several ports: each by name (a lone `output` port shows just its value).

@@ -11,6 +11,7 @@ from nodeflow_app.components.chat_panel import chat_page
 from nodeflow_app.components.connection import connection_status
 from nodeflow_app.components.editor_page import editor_page
 from nodeflow_app.components.graph_list import graph_list_page
+from nodeflow_app.components.inspector import unsent_guard
 from nodeflow_app.components.header import TAGLINE
 from nodeflow_app.components.knowledge_page import knowledge_page
 from nodeflow_app.components.workspace_page import invitation_page, workspace_page
@@ -68,7 +69,7 @@ async def keep_house() -> None:
 # The tab's icon (assets/favicon.svg): without one named, browsers ask for /favicon.ico, a 404 on every page.
 FAVICON = rx.el.link(rel="icon", type="image/svg+xml", href=frontend_prefix() + "/favicon.svg")
 app = rx.App(api_transformer=create_api(),  # the HTTP API (/api/...) beside Reflex's backend
-             head_components=[FAVICON])
+             head_components=[FAVICON, unsent_guard()])  # unsent_guard: before Reflex's own listeners
 app.add_middleware(AccessMiddleware())
 app.register_lifespan_task(create_admin_from_environment)
 # Our connection banner instead of Reflex's overlay (a pulsing icon, then an error toast).

@@ -6,10 +6,13 @@ options, bounds and item fields built in; the values come from EditorState's sma
 (filled by `nodeflow_app.editor.fields.field_view`). No per-node-type code: a new node folder gets
 its form automatically.
 
-Text controls are uncontrolled (`default_value` + `on_blur`): typing sends nothing until the field
-is left (or Enter is pressed in a one-line input). Keys carry `EditorState.form_key`, which changes
-with the selection and on undo, so the controls remount with the new values; row cells and numbers
-also carry their own text, so adding or removing a row, or moving a slider, remounts what changed.
+Text controls are uncontrolled (`default_value`): a text field is saved a moment after the last keystroke
+(`type_field`, debounced, as n8n saves as you type) and when it is left (`on_blur`, or Enter in a one-line
+input); numbers, names and secrets only when left. Keys come from `EditorState.field_keys`, which change
+with the selection, on undo, when rows are added or removed, and for the fields someone else's edit changed,
+so those controls remount with the new values while a field being typed in keeps its text; numbers also carry
+their own text, so moving a slider remounts them. Before the page is left with text the room does not have
+yet, the field is left (which sends it) and the browser asks (`UNSENT_GUARD`).
 """
 
 from __future__ import annotations
@@ -41,13 +44,47 @@ ERROR_MODE_LABELS = tuple((mode, _ERROR_MODE_TEXT[mode]) for mode in ERROR_MODES
 # Numbers are typed into text inputs: a `type=number` input empties itself on letters, which then vanish
 # without a word; as text they reach the server, which says what is wrong.
 NUMBER_TEXT = {"inputMode": "decimal", "autoComplete": "off"}
-# Enter in a one-line input leaves it, which commits it through on_blur (no event per keystroke).
+# Enter in a one-line input leaves it, which commits it through on_blur.
 BLUR_ON_ENTER = rx.Var(_js_expr="((e) => { if (e.key === 'Enter') { e.currentTarget.blur(); } })")
+# A text field is saved this long after its last keystroke (one event per pause, not per keystroke).
+TYPING_MS = 500
+# Leaving the page (reload, close, another address) with a text field whose text the room does not have yet
+# (typed a moment ago, JSON not valid yet, a number or a name not left yet): the field is left, which sends it,
+# and the browser asks whether to leave. A field's `defaultValue` is the text the server last sent for it, so
+# the room has what it shows (give or take surrounding blanks, or JSON written differently: `1.50` for 1.5).
+# In the page's head (`unsent_guard`), so it listens before Reflex, which closes the websocket on beforeunload:
+# the save goes out first, and while the browser asks the socket stays open (pagehide closes it if the page
+# does go). Closed, a "Stay" left the page offline until its next event, whose reconnect reloaded the graph
+# and emptied the inspector. (No <, > or & in it: it is the text of a script element.)
+UNSENT_GUARD = """
+window.addEventListener('beforeunload', function (event) {
+  var panel = document.querySelector('[data-testid="inspector"]');
+  var typed = 'textarea, input:not([type]), input[type="text"], input[type="password"]';
+  var controls = panel ? panel.querySelectorAll(typed) : [];
+  var same = function (a, b) {
+    if (a.trim() === b.trim()) return true;
+    try { return JSON.stringify(JSON.parse(a)) === JSON.stringify(JSON.parse(b)); } catch (e) { return false; }
+  };
+  var unsent = Array.prototype.filter.call(controls, function (c) {
+    return c.disabled ? false : !same(c.value, c.defaultValue);
+  });
+  if (unsent.length === 0) return;
+  if (unsent.indexOf(document.activeElement) !== -1) document.activeElement.blur();
+  event.stopImmediatePropagation();
+  event.preventDefault();
+  event.returnValue = '';
+});
+"""
 
 
 def model_refs() -> list[str]:
     """`provider:model` suggestions, for every known provider."""
     return [f"{provider}:{model}" for provider in PROVIDERS for model in SUGGESTED_MODELS.get(provider, ())]
+
+
+def unsent_guard() -> rx.Component:
+    """For the app's head: see UNSENT_GUARD."""
+    return rx.el.script(UNSENT_GUARD)
 
 
 def _testid(name: str, **more: object) -> dict[str, object]:
@@ -60,6 +97,19 @@ def _key(*parts: object) -> rx.Var:
     for part in parts:
         key = key + (part if isinstance(part, rx.Var) else str(part))
     return key
+
+
+def _field_key(pid: str) -> rx.Var:
+    """The React key of a parameter's control, and what its saves send (see EditorState.field_keys)."""
+    return EditorState.field_keys[pid]
+
+
+def _saves(pid: str) -> dict[str, object]:
+    """A text field's events: saved while it is typed in (a moment after the last keystroke) and when left.
+    (Reflex debounces by event name: a pending save of a field left for another one was sent by its on_blur.)"""
+    key = _field_key(pid)
+    return {"on_blur": lambda value: EditorState.set_field(pid, value, key),
+            "on_change": lambda value: EditorState.type_field(pid, value, key).debounce(TYPING_MS)}
 
 
 def _wired(pid: str) -> rx.Var:
@@ -81,13 +131,19 @@ def _one_line_input(value: rx.Var, on_blur, key: rx.Var, placeholder: str = "", 
 
 
 def _text_area(value: rx.Var, on_blur, key: rx.Var, placeholder: str = "", *, testid: str, mono: bool = False,
-               rows: str = "4", disabled: rx.Var | bool = False) -> rx.Component:
+               rows: str = "4", disabled: rx.Var | bool = False, on_change=None) -> rx.Component:
     return rx.text_area(
         default_value=value, on_blur=on_blur, key=key, placeholder=placeholder, rows=rows, disabled=disabled,
         width="100%", resize="vertical", spell_check=False if mono else None,
         style={"fontFamily": MONO, "fontSize": "12px"} if mono else {},
-        custom_attrs=_testid(testid),
+        custom_attrs=_testid(testid), **({"on_change": on_change} if on_change is not None else {}),
     )
+
+
+def _typed_text_area(pid: str, value: rx.Var, key: rx.Var, placeholder: str = "", **props) -> rx.Component:
+    """A parameter's text area, saved while it is typed in and when left."""
+    saves = _saves(pid)
+    return _text_area(value, saves["on_blur"], key, placeholder, on_change=saves["on_change"], **props)
 
 
 def _select(options: Sequence[tuple[str, str]], value: rx.Var, on_change, *, testid: str,
@@ -158,8 +214,8 @@ def control(parameter: Parameter) -> rx.Component:
     """The inline control of a parameter, chosen by its type (`data-testid="field-<id>"`)."""
     pid, kind = parameter.id, parameter.type
     testid, disabled = f"field-{pid}", _wired(pid)
-    commit = lambda value: EditorState.set_field(pid, value)  # noqa: E731 - one line per control below
-    key = _key(pid)
+    commit = lambda value: EditorState.set_field(pid, value)  # noqa: E731 - switches, selects, secrets
+    saves, key = _saves(pid), _field_key(pid)
     if kind == "boolean":
         return rx.switch(checked=EditorState.field_flags[pid], on_change=commit, disabled=disabled,
                          custom_attrs=_testid(testid))
@@ -168,15 +224,16 @@ def control(parameter: Parameter) -> rx.Component:
     if kind == "select":
         return _select(_options(parameter), _text(pid), commit, testid=testid, disabled=disabled)
     if kind in ("int", "float"):
-        return _number(parameter, _text(pid), commit, key, testid=testid, disabled=disabled)
+        return _number(parameter, _text(pid), saves["on_blur"], key, testid=testid, disabled=disabled)
     if kind in ("text", "code"):
-        return _text_area(_text(pid), commit, key, parameter.placeholder, testid=testid, mono=kind == "code",
-                          rows="8" if kind == "code" else "4", disabled=disabled)
+        return _typed_text_area(pid, _text(pid), key, parameter.placeholder, testid=testid, mono=kind == "code",
+                                rows="8" if kind == "code" else "4", disabled=disabled)
     if kind == "json":
         return rx.vstack(
-            _text_area(_text(pid), commit, key, parameter.placeholder or "{}", testid=testid, mono=True, rows="6",
-                       disabled=disabled),
-            rx.text("JSON editor: checked when you leave the field.", size="1", color_scheme="gray"),
+            _typed_text_area(pid, _text(pid), key, parameter.placeholder or "{}", testid=testid, mono=True, rows="6",
+                             disabled=disabled),
+            rx.text("JSON editor: saved as you type once it is valid JSON, checked when you leave the field.",
+                    size="1", color_scheme="gray"),
             spacing="1", width="100%",
         )
     if kind == "key_value":
@@ -190,8 +247,8 @@ def control(parameter: Parameter) -> rx.Component:
     if parameter.secret:
         return _secret_input(pid, commit, testid=testid, disabled=disabled)
     attrs = {"list": MODEL_LIST_ID, "autoComplete": "off"} if kind == "model" else {}
-    return _one_line_input(_text(pid), commit, key, parameter.placeholder, testid=testid, disabled=disabled,
-                           attrs=attrs)
+    return _one_line_input(_text(pid), saves["on_blur"], key, parameter.placeholder, testid=testid, disabled=disabled,
+                           attrs=attrs, on_change=saves["on_change"])
 
 
 def _secret_input(pid: str, commit, *, testid: str, disabled: rx.Var | bool) -> rx.Component:
@@ -216,13 +273,22 @@ def _add_button(pid: str, label: str = "Add") -> rx.Component:
                      size="1", custom_attrs=_testid(f"add-{pid}"))
 
 
+def _cell_key(pid: str, index: rx.Var, field_id: str) -> rx.Var:
+    return _field_key(pid) + ":" + index.to_string() + ":" + field_id
+
+
+def _cell_saves(pid: str, index: rx.Var, field_id: str) -> dict[str, object]:
+    """A row cell's events: saved while it is typed in (a moment after the last keystroke) and when left."""
+    key = _field_key(pid)
+    return {"on_blur": lambda raw: EditorState.set_row_field(pid, index, field_id, raw, key),
+            "on_change": lambda raw: EditorState.type_row_field(pid, index, field_id, raw, key).debounce(TYPING_MS)}
+
+
 def _cell_input(pid: str, row: rx.Var, index: rx.Var, field_id: str, placeholder: str, testid: str,
                 **props) -> rx.Component:
-    value = row[field_id].to(str)
-    return _one_line_input(
-        value, lambda raw: EditorState.set_row_field(pid, index, field_id, raw),
-        _key(pid, ":", index.to_string(), ":", field_id, ":") + value, placeholder, testid=testid, **props,
-    )
+    saves = _cell_saves(pid, index, field_id)
+    return _one_line_input(row[field_id].to(str), saves["on_blur"], _cell_key(pid, index, field_id), placeholder,
+                           testid=testid, on_change=saves["on_change"], **props)
 
 
 def _secret_cell(pid: str, row: rx.Var, index: rx.Var) -> rx.Component:
@@ -284,8 +350,9 @@ def _item_field(pid: str, spec: Parameter, row: rx.Var, index: rx.Var) -> rx.Com
     elif spec.type == "boolean":
         inner = rx.switch(checked=value == "true", on_change=commit, custom_attrs=_testid(testid))
     elif spec.type in ("text", "code", "json"):
-        inner = _text_area(value, commit, _key(pid, ":", index.to_string(), ":", spec.id, ":") + value,
-                           spec.placeholder, testid=testid, mono=spec.type != "text", rows="2")
+        saves = _cell_saves(pid, index, spec.id)
+        inner = _text_area(value, saves["on_blur"], _cell_key(pid, index, spec.id), spec.placeholder, testid=testid,
+                           mono=spec.type != "text", rows="2", on_change=saves["on_change"])
     else:
         extra = {"attrs": NUMBER_TEXT} if spec.type in ("int", "float") else {}
         inner = _cell_input(pid, row, index, spec.id, spec.placeholder, testid, **extra)
@@ -349,8 +416,8 @@ def expression_toggle(pid: str) -> rx.Component:
 def expression_editor(parameter: Parameter) -> rx.Component:
     pid = parameter.id
     return rx.vstack(
-        _text_area(_text(pid), lambda value: EditorState.set_field(pid, value), _key(pid, "-fx"),
-                   "{{ $json.field }}", testid=f"field-{pid}", mono=True, rows="3", disabled=_wired(pid)),
+        _typed_text_area(pid, _text(pid), _field_key(pid) + "-fx", "{{ $json.field }}", testid=f"field-{pid}",
+                         mono=True, rows="3", disabled=_wired(pid)),
         inspector_expression_hint(),
         spacing="1", width="100%",
     )
@@ -443,6 +510,45 @@ def inspector_input_panel() -> rx.Component:
             open=True, width="100%", custom_attrs=_testid("upstream-fields"),
         ),
         rx.text("", size="1", color_scheme="green", custom_attrs=_testid("expression-inserted")),
+    )
+
+
+_OUTPUT_STYLE = {"fontFamily": MONO, "fontSize": "11px", "margin": 0, "padding": "6px 8px", "maxHeight": "240px",
+                 "overflow": "auto", "background": "var(--gray-a3)", "borderRadius": "var(--radius-2)",
+                 "whiteSpace": "pre-wrap", "wordBreak": "break-word", "width": "100%"}
+
+
+@rx.memo
+def inspector_output_panel() -> rx.Component:
+    """Like n8n's output panel, under the input: what the node gave in the graph's latest run where it ran (its
+    status, its output as JSON, or its whole error; the card shows one line of it)."""
+    result = EditorState.node_result
+    status = result["status"].to(str)
+    return rx.cond(
+        result.length() > 0,
+        rx.el.details(
+            rx.el.summary(rx.text("Output of the last run", as_="span", size="2", weight="bold"), cursor="pointer"),
+            rx.vstack(
+                rx.hstack(
+                    rx.badge(status, color_scheme=rx.cond(status == "failed", "red", "green"), variant="soft",
+                             custom_attrs=_testid("node-output-status")),
+                    rx.text(result["started"], " · ", result["duration"], size="1", color_scheme="gray"),
+                    spacing="2", align="center",
+                ),
+                rx.cond(result["error"].to(str) != "",
+                        rx.el.pre(result["error"], style={**_OUTPUT_STYLE, "color": "var(--red-11)"},
+                                  custom_attrs=_testid("node-output-error"))),
+                rx.cond(result["output"].to(str) != "",
+                        rx.el.pre(result["output"], style=_OUTPUT_STYLE, custom_attrs=_testid("node-output-json"))),
+                rx.cond(result["cut"].to(str) != "",
+                        rx.button("Show all", on_click=EditorState.show_whole_output, size="1", variant="soft",
+                                  custom_attrs=_testid("node-output-more"))),
+                spacing="2", width="100%", padding_top="6px",
+            ),
+            open=True, width="100%", custom_attrs=_testid("node-output"),
+        ),
+        rx.text("No output yet: Run to here shows what this node gives.", size="1", color_scheme="gray",
+                custom_attrs=_testid("node-output-none")),
     )
 
 
@@ -619,6 +725,7 @@ def inspector(definitions: Sequence[NodeDefinition], fold: rx.Component | None =
             rx.vstack(
                 run_to_here_button(),
                 inspector_input_panel(),
+                inspector_output_panel(),
                 rx.match(EditorState.selected_type, *forms, unknown_type()),
                 trigger_panel(),
                 rx.separator(size="4"),

@@ -39,6 +39,17 @@ class Change:
     label: str
 
 
+def joined(earlier: Change, later: Change) -> Change | None:
+    """`earlier` then `later` as one change (the inspector saves a field while it is typed in: one undo step per
+    burst), or None when `later` did not start from the nodes `earlier` left: someone else changed them in
+    between, and undoing the two at once would take their edit back too."""
+    left = {op["node"]["id"]: op["node"] for op in earlier.ops if op["op"] == "update_node"}
+    found = {op["node"]["id"]: op["node"] for op in later.inverse if op["op"] == "update_node"}
+    if not found or any(left.get(node_id) != node for node_id, node in found.items()):
+        return None
+    return Change(ops=[*earlier.ops, *later.ops], inverse=[*later.inverse, *earlier.inverse], label=earlier.label)
+
+
 class GraphDocument:
     """Deliberately a plain class, not a dataclass: Reflex wraps dataclass state values in change-tracking
     proxies, which made every dict lookup in here allocate a proxy (15 ms per edit at 1,000 nodes).

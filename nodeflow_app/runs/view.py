@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 import time
 from typing import Any
 
@@ -60,6 +61,24 @@ def node_rows(run: dict[str, Any], pinned: set[str] | dict[str, Any]) -> list[di
     } for node in run["nodes"]]
 
 
+def result_row(node: dict[str, Any], run: dict[str, Any], limit: int, now: float | None = None) -> dict[str, str]:
+    """A node's record in a run as the inspector's "Output of the last run" shows it: status, when, how long, its
+    output as JSON cut at `limit` characters (`cut` "yes" then; a lone `output` port shows just its value), and
+    its whole error."""
+    ports = {port: value for port, value in (node.get("outputs") or {}).items() if value is not None}
+    value = ports["output"] if list(ports) == ["output"] else ports or None
+    whole = pretty(value, limit=sys.maxsize)
+    return {
+        "run_id": run["id"],
+        "status": node["status"],
+        "started": ago(run["started_at"], now),
+        "duration": duration_text(node.get("duration_ms")),
+        "output": _cut(whole, limit),
+        "cut": "yes" if len(whole) > limit else "",
+        "error": (node.get("error") or "")[:JSON_CHARS],
+    }
+
+
 def canvas_steps(run: dict[str, Any]) -> list[dict[str, Any]]:
     """What RunViewState.show_nodes needs of a stored run: statuses, which ports got a value (no values), errors."""
     return [{"node_id": n["node_id"], "status": n["status"],
@@ -73,6 +92,10 @@ def pretty(value: Any, limit: int = JSON_CHARS) -> str:
         return ""
     # A lone surrogate (a payload's "\ud800") stays escaped: the page's websocket carries only UTF-8.
     text = storable_json(json.dumps(value, indent=2, ensure_ascii=False, default=str))
+    return _cut(text, limit)
+
+
+def _cut(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[:limit] + f"\n… ({len(text) - limit:,} more characters)"
 
 

@@ -17,6 +17,7 @@ import json
 import os
 import re
 import threading
+import time
 from typing import Any, Callable, TypeVar
 
 import reflex as rx
@@ -25,8 +26,9 @@ from nodeflow_app.state.page_threads import off_loop
 from nodeflow_app import routes
 from nodeflow_app.editor import fields
 from nodeflow_app.editor import presence
-from nodeflow_app.editor.document import Change, EditError, GraphDocument, UNDO_LIMIT
+from nodeflow_app.editor.document import Change, EditError, GraphDocument, UNDO_LIMIT, joined
 from nodeflow_app.editor.wire import on_wire
+from nodeflow_app.runs.view import JSON_CHARS, result_row
 from nodeflow_app.provider_settings import configured_providers, default_model, model_choices, suggested_models
 from nodeflow_app.accounts.roles import allows
 from nodeflow_app.contract import NodeError
@@ -40,6 +42,11 @@ from nodeflow_app.validation import Issue, references_to, validate_graph
 from nodes._registry import default_registry
 from nodeflow_app.state.access import acts_on_graph, requires, still_checked
 from nodeflow_app.state.graph_room import GraphRoom, room_token
+
+# Saves of one field (typed in, left) less than this apart are one undo step: a burst of typing.
+TYPING_BURST_S = 5.0
+# Of the selected node's last output, what the inspector shows before "Show all".
+OUTPUT_PREVIEW_CHARS = 1_500
 
 
 class EditorState(rx.State):
@@ -68,6 +75,10 @@ class EditorState(rx.State):
     selected_name: str = ""
     name_error: str = ""
     form_key: str = ""
+    # Each parameter's control key: the form's, plus a count of the times someone else's edit (or a row added or
+    # removed) replaced what the control shows. A text field is saved while it is typed in: the key comes with
+    # each save, and a save from a control since replaced (another node, someone else's value) is dropped.
+    field_keys: dict[str, str] = {}
     field_texts: dict[str, str] = {}
     field_flags: dict[str, bool] = {}
     field_rows: dict[str, list[dict[str, str]]] = {}
@@ -80,6 +91,8 @@ class EditorState(rx.State):
     number_drafts: dict[str, str] = {}
     # The fields of upstream nodes' last outputs (latest runs of this graph), as expressions to insert.
     upstream_fields: list[dict[str, str]] = []
+    # The selected node's own record in the latest of those runs where it completed or failed (runs.view.result_row).
+    node_result: dict[str, str] = {}
     # Options the install provides for `Parameter.choices` selects: {choices name: [[value, label]]}.
     choice_options: dict[str, list[list[str]]] = {}
     # The model picker's suggestions: configured providers first (provider_settings.model_choices).
@@ -90,6 +103,9 @@ class EditorState(rx.State):
     _undo: list[Change] = []  # this person's own changes: undo and redo never touch other people's
     _redo: list[Change] = []
     _form_rev: int = 0
+    _field_revs: dict[str, int] = {}
+    _typing: str = ""  # the control key (and row cell) of my last saved field, and when: see _remember
+    _typing_at: float = 0.0
     _expression_modes: dict[str, list[str]] = {}
     _typed_errors: dict[str, str] = {}
     _configured: list[str] = []  # providers configured for the graph's workspace when the graph was opened
@@ -356,8 +372,7 @@ class EditorState(rx.State):
         if not self.selected_id or self._doc is None:
             return
         if self.selected_id in self._doc.nodes:
-            self._form_rev += 1
-            await self._select([self.selected_id], keep_form=True)
+            self._refresh_inspector(remount_changed=True)  # a field typed in meanwhile keeps its text
             return
         name = self.selected_name
         await self._select([])
@@ -430,16 +445,30 @@ class EditorState(rx.State):
 
     @rx.event
     @requires("edit")
-    async def set_field(self, parameter_id: str, raw: Any):
+    async def set_field(self, parameter_id: str, raw: Any, key: str = ""):
+        """A control's value (a text field's when it is left); `key`: the text field's control key."""
+        return await self._set_field(parameter_id, raw, key)
+
+    @rx.event
+    @requires("edit")
+    async def type_field(self, parameter_id: str, raw: str, key: str):
+        """A text field's text while it is typed (the page sends it a moment after the last keystroke), so a
+        reload or a closed tab loses nothing. Text that is not a value yet (JSON typed half-way) waits until the
+        field is left, where it is kept as typed with its error: the error does not flash while typing."""
+        return await self._set_field(parameter_id, raw, key, typing=True)
+
+    async def _set_field(self, parameter_id: str, raw: Any, key: str, typing: bool = False):
         await self._room()
         node, definition = self._selected_node()
-        if node is None:
-            return
+        if node is None or (key and key != self.field_keys.get(parameter_id)):
+            return  # typed into a control replaced since (another node shown, or someone else's value)
         parameter = definition.parameter(parameter_id)
         keep_invalid = False
         try:
             value = forget_sealed_value(parameter, fields.parse_field(parameter, raw))
         except fields.FieldError as error:
+            if typing:
+                return
             self._typed_errors[parameter_id] = str(error)
             value = fields.kept_as_typed(parameter, raw)
             if value is None:
@@ -457,7 +486,7 @@ class EditorState(rx.State):
             self.field_errors = {**self.field_errors, parameter_id: str(error)}
             return
         return await self._edit(lambda doc: doc.set_parameter(default_registry(), node.id, parameter_id, value,
-                                                              keep_invalid=keep_invalid))
+                                                              keep_invalid=keep_invalid), group=key)
 
     @rx.event
     @requires("edit")
@@ -467,18 +496,28 @@ class EditorState(rx.State):
 
     @rx.event
     @requires("edit")
-    async def set_row_field(self, parameter_id: str, index: int, field_id: str, raw: str):
-        return await self._edit_rows(parameter_id, lambda p, current: fields.set_row_field(p, current, index, field_id, raw))
+    async def set_row_field(self, parameter_id: str, index: int, field_id: str, raw: str, key: str = ""):
+        """A row cell's value (a text cell's when it is left); `key`: the parameter's control key."""
+        return await self._edit_rows(parameter_id, _cell_edit(index, field_id, raw), key, f"{key}:{index}:{field_id}")
+
+    @rx.event
+    @requires("edit")
+    async def type_row_field(self, parameter_id: str, index: int, field_id: str, raw: str, key: str):
+        """A row cell's text while it is typed (see type_field)."""
+        return await self._edit_rows(parameter_id, _cell_edit(index, field_id, raw), key, f"{key}:{index}:{field_id}",
+                                     typing=True)
 
     @rx.event
     @requires("edit")
     async def add_row(self, parameter_id: str):
-        return await self._edit_rows(parameter_id, fields.add_row)
+        return await self._edit_rows(parameter_id, fields.add_row, remount=True)
 
     @rx.event
     @requires("edit")
     async def remove_row(self, parameter_id: str, index: int):
-        return await self._edit_rows(parameter_id, lambda p, current: fields.remove_row(p, current, index))
+        # The rows after it move up: their cells remount with their new texts.
+        return await self._edit_rows(parameter_id, lambda p, current: fields.remove_row(p, current, index),
+                                     remount=True)
 
     @rx.event
     @requires("edit")
@@ -585,9 +624,9 @@ class EditorState(rx.State):
                     chosen[parameter.id] = model
         return chosen
 
-    async def _edit(self, operation, inspect: bool = True):
+    async def _edit(self, operation, inspect: bool = True, group: str = ""):
         """Run one document operation on the room's graph; answer with a patch (to everyone in the room),
-        or a toast saying why nothing changed."""
+        or a toast saying why nothing changed. `group`: the field typed in (see _remember)."""
         await self._room()
         if self._doc is None:
             return rx.toast.error("No graph is open")
@@ -599,7 +638,7 @@ class EditorState(rx.State):
             return rx.toast.error(str(error))
         if self.worker != (pid := str(os.getpid())):
             self.worker = pid
-        return await self._after_change(change, inspect)
+        return await self._after_change(change, inspect, group)
 
     async def _delete(self, node_ids: list[str], edge_ids: list[str] | None = None):
         """Delete; when expressions of the nodes left read a deleted node, a toast names them at once (they would
@@ -630,14 +669,23 @@ class EditorState(rx.State):
             await self._publish(change)
         self._update_history_flags()
 
-    async def _after_change(self, change: Change, inspect: bool = True):
+    async def _after_change(self, change: Change, inspect: bool = True, group: str = ""):
         if not change.ops:
             return
         if any(op["op"] != "select" for op in change.ops):
-            self._undo = [*self._undo[-(UNDO_LIMIT - 1):], change]
-            self._redo = []
+            self._remember(change, group)
         await self._publish(change, inspect)
         self._update_history_flags()
+
+    def _remember(self, change: Change, group: str) -> None:
+        """My change onto my undo stack. A text field is saved while it is typed in: saves of the same field
+        (`group`) a moment apart join into one undo step, unless someone else changed the node in between."""
+        now = time.time()
+        burst = bool(group) and group == self._typing and now - self._typing_at < TYPING_BURST_S and self._undo
+        both = joined(self._undo[-1], change) if burst else None
+        self._undo = [*self._undo[:-1], both] if both else [*self._undo[-(UNDO_LIMIT - 1):], change]
+        self._redo = []
+        self._typing, self._typing_at = group, now
 
     async def _publish(self, change: Change, inspect: bool = True) -> None:
         """The room sends the ops to every tab (this one too); this tab's inspector follows them."""
@@ -656,18 +704,29 @@ class EditorState(rx.State):
         if (can_undo, can_redo) != (self.can_undo, self.can_redo):  # assigning marks a var dirty even if equal
             self.can_undo, self.can_redo = can_undo, can_redo
 
-    async def _edit_rows(self, parameter_id: str, update):
+    async def _edit_rows(self, parameter_id: str, update, key: str = "", group: str = "", typing: bool = False,
+                         remount: bool = False):
+        """`key`: the control key a cell was typed under (see _set_field); `remount`: the rows' cells show
+        their new texts (rows added or removed)."""
         await self._room()
         node, definition = self._selected_node()
-        if node is None:
+        if node is None or (key and key != self.field_keys.get(parameter_id)):
             return
         parameter = definition.parameter(parameter_id)
         try:
-            value = seal_parameter(parameter, update(parameter, node.data.get(parameter_id)), node.data)
+            rows = update(parameter, node.data.get(parameter_id))
+            if rows == node.data.get(parameter_id):  # e.g. a cell left after its text was saved while typed
+                self._refresh_inspector()  # (an error said before goes)
+                return
+            value = seal_parameter(parameter, rows, node.data)
         except (fields.FieldError, NodeError) as error:  # NodeError: a secret for a URL not set yet
-            self.field_errors = {**self.field_errors, parameter_id: str(error)}
+            if not typing:  # said when the cell is left
+                self.field_errors = {**self.field_errors, parameter_id: str(error)}
             return
-        return await self._edit(lambda doc: doc.set_parameter(default_registry(), node.id, parameter_id, value))
+        if remount:
+            self._field_revs = {**self._field_revs, parameter_id: self._field_revs.get(parameter_id, 0) + 1}
+        return await self._edit(lambda doc: doc.set_parameter(default_registry(), node.id, parameter_id, value),
+                                group=group)
 
     def _selected_ids(self) -> list[str]:
         return [self.selected_id] if self.selected_id else []
@@ -683,36 +742,61 @@ class EditorState(rx.State):
         node_id = ids[0] if len(ids) == 1 and self._doc is not None and ids[0] in self._doc.nodes else ""
         if node_id != self.selected_id or not keep_form:
             self._form_rev += 1
+            self._field_revs = {}
             self._typed_errors = {}
             self.name_error = ""
             if self.number_drafts:
                 self.number_drafts = {}
             self.selected_id = node_id
-            await self._load_upstream_fields()
+            await self._load_run_data()
         self.selected_id = node_id
         self._refresh_inspector()
 
-    async def _load_upstream_fields(self) -> None:
-        """What the selected node's upstream nodes gave in the graph's latest runs (n8n's input panel). Read in
-        a thread: up to five whole runs, which held every run and tab on each click."""
+    async def _load_run_data(self) -> None:
+        """What the selected node's upstream nodes gave in the graph's latest runs, and what the node itself gave
+        or why it failed (n8n's input and output panels). Read in a thread: up to five whole runs, which held
+        every run and tab on each click."""
         graph = self._doc.to_graph() if self._doc is not None and self.selected_id else None
         if graph is None:
             if self.upstream_fields:
                 self.upstream_fields = []
+            if self.node_result:
+                self.node_result = {}
             return
         names = {n.name: n.id for n in graph.nodes}
         wanted = {names[name]: name for name in fields.upstream_names(graph, self.selected_id) if name in names}
         try:
-            outputs = await off_loop(_last_outputs, self._doc.id, set(wanted)) if wanted else {}
+            outputs, result = await off_loop(_last_runs, self._doc.id, self.selected_id, set(wanted))
         except Exception:  # noqa: BLE001 - run history is a help here; the inspector must open without it
-            outputs = {}
+            outputs, result = {}, {}
         self.upstream_fields = [row for node_id, name in wanted.items() if node_id in outputs
                                 for row in fields.output_fields(name, outputs[node_id])]
+        self.node_result = result
 
-    def _refresh_inspector(self) -> None:
+    async def _after_run(self) -> None:
+        """A run of this graph ended (a test run, a chat answer): the inspector shows what it gave. (Run data is
+        otherwise read when a node is selected: the input list still showed the run before.)"""
+        if not self.selected_id:  # (nothing to show; and a chat page without the editor joins no room here)
+            return
+        await self._room()
+        if self._doc is not None:
+            await self._load_run_data()
+
+    @rx.event
+    @requires("view")
+    async def show_whole_output(self):
+        """"Show all" under the selected node's output: as much of it as the Runs panel shows."""
+        run_id, node_id = self.node_result.get("run_id", ""), self.selected_id
+        if run_id and node_id:
+            self.node_result = await off_loop(_run_result, self._graph_id, run_id, node_id, JSON_CHARS) or {}
+
+    def _refresh_inspector(self, remount_changed: bool = False) -> None:
+        """The inspector's view of the selected node. `remount_changed` (someone else's edit): the controls whose
+        texts it changed show the new ones, the others keep what is being typed in them."""
         node, definition = self._selected_node()
         self.form_key = f"{self.selected_id}-{self._form_rev}-"
         if node is None or definition is None:
+            self.field_keys = {}
             self.selected_type = self.selected_name = ""
             self.field_texts, self.field_flags, self.field_rows = {}, {}, {}
             self.field_errors, self.field_wired, self.field_expression = {}, {}, {}
@@ -722,6 +806,13 @@ class EditorState(rx.State):
             return
         modes = set(self._expression_modes.get(node.id, []))
         view = fields.field_view(definition, node, self._doc.to_graph(), modes)
+        if remount_changed:
+            changed = {pid for pid in {*view.texts, *view.rows} if view.texts.get(pid) != self.field_texts.get(pid)
+                       or view.rows.get(pid) != self.field_rows.get(pid)}
+            self._field_revs = {**self._field_revs, **{pid: self._field_revs.get(pid, 0) + 1 for pid in changed}}
+        keys = {p.id: f"{self.form_key}{p.id}:{self._field_revs.get(p.id, 0)}" for p in definition.parameters}
+        if keys != self.field_keys:  # assigning marks a var dirty even if equal
+            self.field_keys = keys
         self.selected_type, self.selected_name = node.type, node.name
         self.field_texts, self.field_flags, self.field_rows = view.texts, view.flags, view.rows
         self.field_errors = {**view.errors, **self._typed_errors}
@@ -764,19 +855,40 @@ def _issue_text(issue: Issue) -> str:
     return issue.message
 
 
-def _last_outputs(graph_id: str, wanted: set[str], runs: int = 5) -> dict[str, Any]:
-    """Node id -> its main output (first port) in the latest of the graph's last `runs` runs where it completed."""
+def _cell_edit(index: int, field_id: str, raw: Any):
+    """The edit of one row cell, as `EditorState._edit_rows` applies it."""
+    return lambda parameter, current: fields.set_row_field(parameter, current, index, field_id, raw)
+
+
+def _last_runs(graph_id: str, node_id: str, wanted: set[str], runs: int = 5) -> tuple[dict[str, Any], dict[str, str]]:
+    """From the graph's last `runs` runs: node id -> its main output (first port) in the latest where it completed,
+    for the `wanted` nodes; and `node_id`'s record in the latest where it completed or failed, as the inspector
+    shows it (runs.view.result_row; {} when none)."""
     from nodeflow_app.runs.service import run_service
 
-    service, found = run_service(), {}
+    service, found, result = run_service(), {}, {}
     for summary in service.list_runs(graph_id, limit=runs):
-        for node in (service.get_run(summary["id"]) or {}).get("nodes", []):
-            node_id, outputs = node["node_id"], node.get("outputs")
-            if node_id in wanted and node_id not in found and node["status"] == "completed" and outputs:
-                found[node_id] = next(iter(outputs.values()))
-        if len(found) == len(wanted):
+        run = service.get_run(summary["id"]) or {"nodes": []}
+        for node in run["nodes"]:
+            outputs = node.get("outputs")
+            if node["node_id"] in wanted and node["node_id"] not in found and node["status"] == "completed" and outputs:
+                found[node["node_id"]] = next(iter(outputs.values()))
+            if node["node_id"] == node_id and not result and node["status"] in ("completed", "failed"):
+                result = result_row(node, run, OUTPUT_PREVIEW_CHARS)
+        if len(found) == len(wanted) and result:
             break
-    return found
+    return found, result
+
+
+def _run_result(graph_id: str, run_id: str, node_id: str, limit: int) -> dict[str, str] | None:
+    """`node_id`'s record in run `run_id` of `graph_id` as the inspector shows it, its output cut at `limit`."""
+    from nodeflow_app.runs.service import run_service
+
+    run = run_service().get_run(run_id)
+    if run is None or run["graph_id"] != graph_id:
+        return None
+    node = next((n for n in run["nodes"] if n["node_id"] == node_id), None)
+    return result_row(node, run, limit) if node is not None else None
 
 
 def install_choices() -> dict[str, list[list[str]]]:

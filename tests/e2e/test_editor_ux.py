@@ -417,3 +417,170 @@ def test_a_narrow_window_starts_with_the_palette_folded_and_no_minimap(browser, 
     page.set_viewport_size({"width": 1440, "height": 900})  # wide enough for both
     expect(page.locator(".react-flow__minimap")).to_be_visible()
     context.close()
+
+
+def focused(page) -> str | None:
+    return page.evaluate("document.activeElement?.dataset?.testid ?? null")
+
+
+def test_typed_text_is_saved_while_typing_one_burst_is_one_undo_step_and_a_reload_keeps_it(
+        page, nodeflow_server: Server, store: GraphStore) -> None:
+    """n8n saves parameters as they are typed: a field was saved only when left, so a reload or a closed tab
+    lost what was typed in it, without a word."""
+    graph_id = store.create(f"Typing {uuid.uuid4().hex[:6]}", pipeline()).id
+    open_editor(page, nodeflow_server, graph_id)
+    select(page, "Ask", "llm-completion")
+    prompt = page.get_by_test_id("field-prompt")
+    prompt.click()
+    prompt.press("Control+a")
+    edits = seq(page)
+    page.keyboard.type("Summarize")
+    wait_seq(page, edits + 1)  # saved a moment after the last keystroke; the field is not left
+    page.keyboard.type(" the topic")
+    wait_seq(page, edits + 2)
+    assert focused(page) == "field-prompt"
+    expect(prompt).to_have_value("Summarize the topic")
+
+    # The burst is one undo step, not one per save.
+    page.get_by_test_id("undo").click()
+    expect(page.get_by_test_id("field-prompt")).to_have_value("Hi")
+    page.get_by_test_id("redo").click()
+    expect(page.get_by_test_id("field-prompt")).to_have_value("Summarize the topic")
+
+    # Typed, then reloaded without leaving the field: the room has the text, so the page leaves without asking.
+    dialogs: list[str] = []
+    page.on("dialog", lambda dialog: (dialogs.append(dialog.type), dialog.accept()))
+    prompt = page.get_by_test_id("field-prompt")
+    prompt.click()
+    prompt.press("Control+End")
+    edits = seq(page)
+    page.keyboard.type(" briefly")
+    wait_seq(page, edits + 1)
+    page.reload()
+    wait_loaded(page)
+    assert dialogs == []
+    select(page, "Ask", "llm-completion")
+    expect(page.get_by_test_id("field-prompt")).to_have_value("Summarize the topic briefly")
+    assert store.get(graph_id).graph["nodes"][2]["data"]["prompt"] == "Summarize the topic briefly"
+
+
+def test_a_row_cell_is_saved_while_typed_in_and_keeps_its_focus(page, nodeflow_server: Server,
+                                                                store: GraphStore) -> None:
+    """Row cells remounted whenever their text changed: saved while typing, each save would have taken the focus."""
+    graph_id = store.create(f"Rows {uuid.uuid4().hex[:6]}", pipeline()).id
+    open_editor(page, nodeflow_server, graph_id)
+    select(page, "Shape", "edit-fields")
+    cell = page.get_by_test_id("row-fields-value")
+    cell.click()
+    cell.press("Control+a")
+    edits = seq(page)
+    page.keyboard.type("fine")
+    wait_seq(page, edits + 1)
+    page.keyboard.type(" and dandy")
+    wait_seq(page, edits + 2)
+    assert focused(page) == "row-fields-value"
+    expect(cell).to_have_value("fine and dandy")
+    # A row added or removed remounts the cells with their texts (the rows after a removed one move up).
+    page.get_by_test_id("add-fields").click()
+    wait_seq(page, edits + 3)
+    page.get_by_test_id("row-fields-name").nth(1).fill("second")
+    page.get_by_test_id("row-fields-name").nth(1).press("Enter")
+    wait_seq(page, edits + 4)
+    page.get_by_test_id("remove-fields").first.click()
+    wait_seq(page, edits + 5)
+    expect(page.get_by_test_id("row-fields-name")).to_have_count(1)
+    expect(page.get_by_test_id("row-fields-name")).to_have_value("second")
+    expect(page.get_by_test_id("row-fields-value")).to_have_value("")
+
+
+def test_a_save_typed_before_another_node_was_selected_stays_with_its_node(page, nodeflow_server: Server,
+                                                                            store: GraphStore) -> None:
+    """A save is sent a moment after the last keystroke: by then the inspector may show another node, with a
+    field of the same name."""
+    graph = pipeline()
+    graph["nodes"].append({"id": "ask2", "type": "llm-completion", "name": "Ask 2", "position": {"x": 600, "y": 220},
+                           "data": {"model": "openai-compatible:fake-model", "prompt": "Other"}})
+    graph_id = store.create(f"Two asks {uuid.uuid4().hex[:6]}", graph).id
+    open_editor(page, nodeflow_server, graph_id)
+    select(page, "Ask", "llm-completion")
+    prompt = page.get_by_test_id("field-prompt")
+    prompt.click()
+    prompt.press("Control+a")
+    page.keyboard.type("Mine")
+    select(page, "Ask 2", "llm-completion")  # at once, before the save typed above is sent
+    page.wait_for_timeout(1500)
+    select(page, "Ask", "llm-completion")
+    expect(page.get_by_test_id("field-prompt")).to_have_value("Mine")
+    select(page, "Ask 2", "llm-completion")
+    expect(page.get_by_test_id("field-prompt")).to_have_value("Other")
+
+
+def test_leaving_with_text_the_room_lacks_asks_first_and_sends_it(page, nodeflow_server: Server,
+                                                                  store: GraphStore) -> None:
+    graph_id = store.create(f"Leaving {uuid.uuid4().hex[:6]}", pipeline()).id
+    open_editor(page, nodeflow_server, graph_id)
+    select(page, "Manual", "manual-trigger")
+    payload = page.get_by_test_id("field-payload")
+    payload.click()
+    payload.press("Control+a")
+    edits = seq(page)
+    page.keyboard.type('{"topic": "coffee"')  # JSON half-way: not saved while typed, and no error flashes
+    page.wait_for_timeout(1500)
+    assert seq(page) == edits
+    expect(page.get_by_test_id("error-payload")).to_have_count(0)
+
+    # Leaving now: the browser asks (the answer here: stay), and the field is left on the way, which sends it.
+    dialogs: list[str] = []
+
+    def stay(dialog) -> None:
+        dialogs.append(dialog.type)
+        dialog.dismiss()
+    page.on("dialog", stay)
+    page.close(run_before_unload=True)
+    wait_seq(page, edits + 1)
+    assert dialogs == ["beforeunload"]
+    error = "Test payload: invalid JSON at line 1, column 19: Expecting ',' delimiter"
+    expect(page.get_by_test_id("error-payload")).to_have_text(error)
+
+    # Finished while typing: valid JSON is saved without leaving the field, written as the server writes it.
+    payload.click()
+    payload.press("Control+End")
+    page.keyboard.type("}")
+    wait_seq(page, edits + 2)
+    expect(page.get_by_test_id("error-payload")).to_have_count(0)
+    assert focused(page) == "field-payload"
+    page.reload()  # the room has it: no question
+    wait_loaded(page)
+    assert dialogs == ["beforeunload"]
+    assert store.get(graph_id).graph["nodes"][0]["data"]["payload"] == {"topic": "coffee"}
+
+
+def test_someone_elses_edit_of_another_field_leaves_the_one_being_typed_in(page, nodeflow_server: Server,
+                                                                          store: GraphStore) -> None:
+    """Another tab's edit of the node remounted the whole form here, taking the focus and what was typed."""
+    graph_id = store.create(f"Two tabs {uuid.uuid4().hex[:6]}", pipeline()).id
+    open_editor(page, nodeflow_server, graph_id)
+    other = page.context.new_page()
+    open_editor(other, nodeflow_server, graph_id)
+    select(page, "Ask", "llm-completion")
+    select(other, "Ask", "llm-completion")
+    prompt = page.get_by_test_id("field-prompt")
+    prompt.click()
+    prompt.press("Control+a")
+    edits = seq(page)
+    page.keyboard.type("Tell me")
+    wait_seq(page, edits + 1)
+    expect(other.get_by_test_id("field-prompt")).to_have_value("Tell me")
+
+    other.get_by_test_id("field-system_prompt").click()
+    other.keyboard.type("Be brief")
+    wait_seq(page, edits + 2)
+    expect(page.get_by_test_id("field-system_prompt")).to_have_value("Be brief")
+    assert focused(page) == "field-prompt"
+    page.keyboard.type(" a joke")
+    wait_seq(other, edits + 3)
+    for tab in (page, other):
+        expect(tab.get_by_test_id("field-prompt")).to_have_value("Tell me a joke")
+        expect(tab.get_by_test_id("field-system_prompt")).to_have_value("Be brief")
+    assert focused(other) == "field-system_prompt"
+    other.close()

@@ -17,7 +17,7 @@ from playwright.sync_api import expect
 from nodeflow_app.store.graphs import GraphStore
 
 from .server import Server
-from .test_editor import node, open_editor, seq, wait_seq
+from .test_editor import node, open_editor, select, seq, wait_seq
 
 TAKEN = ".react-flow__edge.nf-edge-taken"
 WAIT_S = 1.5
@@ -259,3 +259,63 @@ def test_a_failed_node_says_why_on_the_canvas(page, nodeflow_server: Server, sto
     expect(run_node(page, "Fetch").get_by_test_id("run-node-error")).to_contain_text(why)
     page.get_by_test_id("open-on-canvas").click()
     expect(reason).to_contain_text(why)
+
+
+def test_the_inspector_shows_the_nodes_last_output_and_a_failed_nodes_whole_error(
+        page, nodeflow_server: Server, store: GraphStore) -> None:
+    """n8n shows a node's input and output side by side; the inspector showed only the input, and a failed node's
+    error was whole only in the Runs panel (the card cuts it)."""
+    long_url = "http://127.0.0.1:9/" + "a-long-path/" * 30
+    notes = "n" * 3000
+
+    def n(node_id, node_type, name, y, data):
+        return {"id": node_id, "type": node_type, "name": name, "position": {"x": 300 if y else 0, "y": y},
+                "data": data}
+    graph = {"nodes": [n("manual", "manual-trigger", "Manual", 0, {"payload": {"user": "Ada", "notes": notes}}),
+                       n("shape", "edit-fields", "Shape", 1, {"fields": [{"name": "status", "value": "ok"}]}),
+                       n("fetch", "http-request", "Fetch", 220, {"url": long_url, "timeout": 5})],
+             "edges": [flow("e1", "manual", "shape"), flow("e2", "manual", "fetch")]}
+    open_editor(page, nodeflow_server, store.create(f"Output {uuid.uuid4().hex[:6]}", graph).id)
+    select(page, "Shape", "edit-fields")
+    expect(page.get_by_test_id("node-output-none")).to_be_visible()
+
+    # Its output as JSON, cut after a while, whole on demand.
+    page.get_by_test_id("run-to-here").click()
+    expect(status(page, "Shape")).to_have_text("completed")
+    expect(page.get_by_test_id("node-output-status")).to_have_text("completed")
+    output = page.get_by_test_id("node-output-json")
+    expect(output).to_contain_text('"user": "Ada"')
+    expect(output).to_contain_text("more characters)")
+    expect(output).not_to_contain_text('"status": "ok"')  # after the notes
+    page.get_by_test_id("node-output-more").click()
+    expect(output).to_contain_text('"status": "ok"')
+    assert json.loads(output.inner_text()) == {"user": "Ada", "notes": notes, "status": "ok"}
+    expect(page.get_by_test_id("node-output-more")).to_have_count(0)
+
+    # A failed node: its whole error (the card's line and tooltip stop at 300 characters).
+    select(page, "Fetch", "http-request")
+    page.get_by_test_id("run-to-here").click()
+    expect(status(page, "Fetch")).to_have_text("failed", timeout=15_000)
+    expect(page.get_by_test_id("node-output-status")).to_have_text("failed")
+    error = page.get_by_test_id("node-output-error")
+    expect(error).to_contain_text(f"refused {long_url}: 127.0.0.1 is a loopback address")
+    expect(error).to_contain_text("lists the host")
+    assert page.get_by_test_id("error-Fetch").get_attribute("title").endswith("…")
+
+
+def test_the_inspectors_input_and_output_follow_each_run(page, nodeflow_server: Server, store: GraphStore,
+                                                         fake_llm) -> None:
+    """The input list was read when the node was selected only: after a run it still showed the run before."""
+    graph = {"nodes": [{"id": "chat", "type": "chat-start", "name": "Chat Start", "position": {"x": 0, "y": 0},
+                        "data": {}},
+                       {"id": "shape", "type": "edit-fields", "name": "Shape", "position": {"x": 300, "y": 0},
+                        "data": {"fields": [{"name": "status", "value": "ok"}]}}],
+             "edges": [flow("e1", "chat", "shape")]}
+    open_editor(page, nodeflow_server, store.create(f"Follow {uuid.uuid4().hex[:6]}", graph).id)
+    select(page, "Shape", "edit-fields")
+    for message in ("first question", "second question"):
+        page.get_by_test_id("test-message").click()
+        page.get_by_test_id("test-message-input").fill(message)
+        page.get_by_test_id("test-message-run").click()
+        expect(page.get_by_test_id("upstream-fields")).to_contain_text(message, timeout=15_000)
+        expect(page.get_by_test_id("node-output-json")).to_contain_text(message)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from nodeflow_app.editor.document import GraphDocument
+from nodeflow_app.editor.document import GraphDocument, joined
 from nodeflow_app.editor.presence import colour, initials, person, presence_id
 from nodeflow_app.runtime.graph import Graph
 from nodes._registry import default_registry
@@ -165,3 +165,26 @@ def test_presence_gives_initials_a_stable_colour_and_hides_the_client_token() ->
     assert colour("user-1") == colour("user-1")
     entry = person(presence_id("secret-token"), "user-1", "Ada Lovelace", ["n1"])
     assert entry["initials"] == "AL" and entry["selected"] == ["n1"] and "secret-token" not in str(entry)
+
+
+def test_a_burst_of_typing_in_one_field_is_one_undo_step() -> None:
+    doc = shared()
+    node, _ = add(doc, "conditional")
+    first = doc.set_parameter(REGISTRY, node, "value", "op")             # saved while typing
+    burst = joined(first, doc.set_parameter(REGISTRY, node, "value", "open"))
+    assert burst is not None
+    undone = doc.revert(burst)
+    assert doc.nodes[node].data["value"] == ""
+    doc.revert(undone)                                                   # redo
+    assert doc.nodes[node].data["value"] == "open"
+
+
+def test_typing_is_not_joined_across_someone_elses_edit_of_the_node() -> None:
+    """Undoing both at once would take the other person's `field` back too."""
+    doc = shared()
+    node, _ = add(doc, "conditional")
+    first = doc.set_parameter(REGISTRY, node, "value", "op")
+    doc.set_parameter(REGISTRY, node, "field", "status")                # someone else, in between
+    assert joined(first, doc.set_parameter(REGISTRY, node, "value", "open")) is None
+    other, _ = add(doc, "conditional", 300)
+    assert joined(first, doc.set_parameter(REGISTRY, other, "value", "x")) is None  # another node

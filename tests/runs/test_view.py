@@ -2,7 +2,9 @@
 
 import json
 
-from nodeflow_app.runs.view import approval_cards, ago, canvas_steps, duration_text, node_rows, pretty, run_row
+from nodeflow_app.runs.view import (
+    approval_cards, ago, canvas_steps, duration_text, node_rows, pretty, result_row, run_row,
+)
 
 
 def test_durations_and_times_read_like_a_person_would_say_them():
@@ -40,3 +42,18 @@ def test_a_paused_node_becomes_an_approval_card():
         {"node_id": "a", "node_name": "A", "status": "completed", "wait": None}]}
     assert approval_cards(run) == [{"node_id": "ok", "name": "OK?", "prompt": "Ship it?",
                                     "detail": '{\n  "order": 7\n}', "options": ["approve", "reject"]}]
+
+
+def test_the_inspector_shows_a_nodes_output_cut_or_its_whole_error():
+    run = {"id": "r1", "started_at": 958.0}
+    done = {"status": "completed", "duration_ms": 3.0, "outputs": {"output": {"text": "x" * 40}}, "error": None}
+    shown = result_row(done, run, limit=20, now=1000.0)
+    assert [shown[k] for k in ("run_id", "status", "started", "duration")] == ["r1", "completed", "42 s ago", "3 ms"]
+    assert shown["output"] == '{\n  "text": "xxxxxxx\n… (36 more characters)' and shown["cut"] == "yes"
+    assert result_row(done, run, limit=100)["cut"] == ""
+    # Several ports: each by name (a lone `output` port shows just its value).
+    branch = {**done, "outputs": {"true": {"a": 1}, "false": None}}
+    assert json.loads(result_row(branch, run, limit=100)["output"]) == {"true": {"a": 1}}
+    error = "node 'Edit Fields' failed: " + "why " * 200  # the card and the canvas cut it at 300 characters
+    failed = result_row({"status": "failed", "duration_ms": None, "outputs": None, "error": error}, run, limit=20)
+    assert (failed["status"], failed["error"], failed["output"], failed["cut"]) == ("failed", error, "", "")

@@ -98,19 +98,21 @@ async def test_the_inspectors_upstream_outputs_are_read_in_a_thread(monkeypatch)
     assert graph is not None, issues
     runs = {"graph": graph.id, "nodes": {"check": {"out": {"adult": True}}}}
 
-    def slow_outputs(graph_id, wanted, limit=5):
+    def slow_runs(graph_id, node_id, wanted, limit=5):
         time.sleep(SLOW_S)
         assert graph_id == runs["graph"]
-        return {node_id: outputs for node_id, outputs in runs["nodes"].items() if node_id in wanted}
+        return ({node_id: outputs for node_id, outputs in runs["nodes"].items() if node_id in wanted},
+                {"status": "completed", "output": "{}"})
 
-    monkeypatch.setattr(editor_state, "_last_outputs", slow_outputs)
+    monkeypatch.setattr(editor_state, "_last_runs", slow_runs)
     tab = type("Tab", (), {"_doc": GraphDocument.from_graph(graph, history=False), "selected_id": "adult",
-                           "upstream_fields": [],
-                           "_load_upstream_fields": editor_state.EditorState._load_upstream_fields})()
+                           "upstream_fields": [], "node_result": {},
+                           "_load_run_data": editor_state.EditorState._load_run_data})()
     async with loop_ticks() as ticks:
-        await tab._load_upstream_fields()
+        await tab._load_run_data()
     assert ticks[0] >= 10, ticks
     assert tab.upstream_fields and all(row["node"] == "Is adult" for row in tab.upstream_fields), tab.upstream_fields
+    assert tab.node_result == {"status": "completed", "output": "{}"}
 
 
 async def test_a_save_given_up_with_its_page_load_is_left_to_the_next_autosave(slow_store, monkeypatch):

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 import logging
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
@@ -15,6 +13,7 @@ from nodeflow_app.llm import providers
 from nodeflow_app.llm.credentials import use_workspace
 from nodeflow_app.net.guard import ALLOWLIST_ENV, MAX_BODY_ENV
 from nodeflow_app.store.credentials import default_store
+from tests.net.answering_server import answering
 
 KEY = "sk-SECRET-abcdef1234567890"
 
@@ -94,29 +93,12 @@ def test_an_ollama_nobody_pointed_to_still_embeds_against_localhost(monkeypatch)
 async def test_a_body_past_the_limit_from_a_workspaces_url_says_so(fake_llm, monkeypatch):
     """A URL a workspace stored is guarded: its answer stops at NODEFLOW_HTTP_MAX_RESPONSE_MB, and the error says
     that, not the SDK's "Connection error."."""
-    class Huge(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:
-            self.rfile.read(int(self.headers["content-length"]))
-            body = json.dumps({"object": "list", "data": [{"object": "embedding", "index": 0,
-                                                            "embedding": [0.5] * 600_000}]}).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *args) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Huge)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    huge = json.dumps({"object": "list", "data": [{"object": "embedding", "index": 0,
+                                                   "embedding": [0.5] * 600_000}]}).encode()
     monkeypatch.setenv(ALLOWLIST_ENV, "127.0.0.1")
     monkeypatch.setenv(MAX_BODY_ENV, "1")
-    default_store(create=True).set("openai-compatible", "key-w", f"http://127.0.0.1:{server.server_address[1]}/v1",
-                                   workspace_id="w")
-    use_workspace("w")
-    try:
+    with answering(lambda request: (200, huge)) as url:
+        default_store(create=True).set("openai-compatible", "key-w", url, workspace_id="w")
+        use_workspace("w")
         with pytest.raises(NodeError, match=r"the response from 127\.0\.0\.1 is larger than 1 MB; NodeFlow stopped"):
             await embed_texts(["refunds take 5 days"], "openai-compatible:fake-embed")
-    finally:
-        server.shutdown()

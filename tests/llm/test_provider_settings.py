@@ -4,8 +4,6 @@ tests, and its named connections."""
 from __future__ import annotations
 
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
@@ -16,6 +14,7 @@ from nodeflow_app.llm.providers import (
     COMPATIBLE_API_KEY_ENV, COMPATIBLE_BASE_URL_ENV, OLLAMA_HOST_ENV, api_key_for,
 )
 from nodeflow_app.net.guard import ALLOWLIST_ENV, MAX_BODY_ENV
+from tests.net.answering_server import answering
 
 KEY = "sk-stored-0123456789abcd"
 ENV_KEY = "sk-environment-key-9876"
@@ -182,25 +181,12 @@ async def test_the_connection_test_uses_the_typed_key_and_url_as_saving_would_ke
 
 async def test_a_typed_key_a_server_echoes_is_hidden(monkeypatch):
     """A typed key is not one the credential store or the environment knows: the test hides it itself."""
-    class Echo(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            body = f"Incorrect API key provided: {self.headers['Authorization'][7:]}".encode()
-            self.send_response(401)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
+    def echo(request) -> tuple[int, bytes]:
+        return 401, f"Incorrect API key provided: {request.headers['Authorization'][7:]}".encode()
 
-        def log_message(self, *args) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Echo)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
     monkeypatch.setenv(ALLOWLIST_ENV, "127.0.0.1")
-    try:
-        result = await provider_settings.check_connection(
-            "openai-compatible", WS, KEY, f"http://127.0.0.1:{server.server_address[1]}/v1")
-    finally:
-        server.shutdown()
+    with answering(echo) as url:
+        result = await provider_settings.check_connection("openai-compatible", WS, KEY, url)
     assert result.message == "OpenAI-compatible URL answered HTTP 401: Incorrect API key provided: [hidden]"
 
 
@@ -222,27 +208,11 @@ def test_the_settings_page_says_below_and_a_missing_package_is_the_admins_to_add
 
 async def test_the_connection_test_of_a_stored_url_stops_reading_past_the_body_limit(monkeypatch):
     """A workspace stores any URL: its server's model list is read only up to NODEFLOW_HTTP_MAX_RESPONSE_MB."""
-    class Huge(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            body = b'{"data": [{"id": "' + b"m" * (2 * 1024 * 1024) + b'"}]}'
-            self.send_response(200)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *args) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Huge)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
     monkeypatch.setenv(ALLOWLIST_ENV, "127.0.0.1")
     monkeypatch.setenv(MAX_BODY_ENV, "1")
-    url = f"http://127.0.0.1:{server.server_address[1]}/v1"
-    try:
+    with answering(lambda request: (200, b'{"data": [{"id": "' + b"m" * (2 * 1024 * 1024) + b'"}]}')) as url:
         provider_settings.save_credential("openai-compatible", KEY, url, WS)
         result = await provider_settings.check_connection("openai-compatible", WS)
-    finally:
-        server.shutdown()
     assert not result.ok
     assert result.message == (f"cannot reach {url}/models: the response from 127.0.0.1 is larger than 1 MB; "
                               f"NodeFlow stopped reading it ({MAX_BODY_ENV} sets the limit)")

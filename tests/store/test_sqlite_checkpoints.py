@@ -4,11 +4,16 @@
 from __future__ import annotations
 
 import sqlite3
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 from sqlalchemy import text
 
 from nodeflow_app.store.db import make_engine
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _seen_in_database_file(path: str) -> int:
@@ -45,30 +50,43 @@ def test_a_database_file_that_is_gone_is_skipped(tmp_path):
 
 
 
-def test_a_forked_worker_checkpoints_with_a_thread_of_its_own(tmp_path):
-    """Granian forks its workers: a worker inherits the engine and commits, but not the parent's thread."""
-    import os
+FORKED_WORKER = """
+import os, sys, time
+from sqlalchemy import text
+from nodeflow_app.store.db import make_engine
+from tests.store.test_sqlite_checkpoints import _seen_in_database_file
 
-    path = str(tmp_path / "forked.db")
-    engine = make_engine(f"sqlite:///{path}")
-    with engine.begin() as conn:  # the parent's thread is running from here on
-        conn.execute(text("CREATE TABLE t (v INTEGER)"))
-    deadline = time.monotonic() + 5
-    while _seen_in_database_file(path) != 0 and time.monotonic() < deadline:
-        time.sleep(0.1)
-    pid = os.fork()
-    if pid == 0:  # the worker: commit, then wait for its own checkpoint
-        code = 1
-        try:
-            engine.dispose(close=False)  # the parent's pooled connections stay the parent's
-            with engine.begin() as conn:
-                conn.execute(text("INSERT INTO t VALUES (1), (2)"))
-            end = time.monotonic() + 5
-            while _seen_in_database_file(path) != 2 and time.monotonic() < end:
-                time.sleep(0.1)
-            code = 0 if _seen_in_database_file(path) == 2 else 3
-        finally:
-            os._exit(code)
-    _, status = os.waitpid(pid, 0)
-    engine.dispose()
-    assert os.waitstatus_to_exitcode(status) == 0
+path = sys.argv[1]
+engine = make_engine(f"sqlite:///{path}")
+with engine.begin() as conn:  # the parent's thread is running from here on
+    conn.execute(text("CREATE TABLE t (v INTEGER)"))
+deadline = time.monotonic() + 5
+while _seen_in_database_file(path) != 0 and time.monotonic() < deadline:
+    time.sleep(0.1)
+pid = os.fork()
+if pid == 0:  # the worker: commit, then wait for its own checkpoint
+    code = 1
+    try:
+        engine.dispose(close=False)  # the parent's pooled connections stay the parent's
+        with engine.begin() as conn:
+            conn.execute(text("INSERT INTO t VALUES (1), (2)"))
+        end = time.monotonic() + 5
+        while _seen_in_database_file(path) != 2 and time.monotonic() < end:
+            time.sleep(0.1)
+        code = 0 if _seen_in_database_file(path) == 2 else 3
+    finally:
+        os._exit(code)
+_, status = os.waitpid(pid, 0)
+engine.dispose()
+sys.exit(os.waitstatus_to_exitcode(status))
+"""
+
+
+def test_a_forked_worker_checkpoints_with_a_thread_of_its_own(tmp_path):
+    """Granian forks its workers: a worker inherits the engine and commits, but not the parent's thread.
+
+    The fork happens in a fresh interpreter, as in Granian: forked from pytest's process, whose other threads
+    (servers, pools, other tests' checkpoints) may hold a lock at that moment, the child hung for good."""
+    done = subprocess.run([sys.executable, "-c", FORKED_WORKER, str(tmp_path / "forked.db")], cwd=ROOT,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr[-2000:]

@@ -182,6 +182,7 @@ async def test_a_cancelled_call_kills_its_worker_at_once():
 
 
 SLEEPER = "import time\nstart = time.time()\ntime.sleep(1)\nreturn [start, time.time()]"
+LONG_SLEEPER = SLEEPER.replace("sleep(1)", "sleep(2)")
 
 
 async def test_jobs_run_side_by_side_only_while_their_memory_limits_fit_the_budget():
@@ -189,10 +190,13 @@ async def test_jobs_run_side_by_side_only_while_their_memory_limits_fit_the_budg
     20 workers, 3.5 GB). A job over the budget waits, and its time limit starts when it runs."""
     pool = WorkerPool(size=0, memory_mb=512)
     try:
-        spans = await asyncio.gather(*(pool.run(SLEEPER, None, Limits(timeout=2, memory_mb=256)) for _ in range(4)))
+        spans = await asyncio.gather(*(pool.run(LONG_SLEEPER, None, Limits(timeout=3.5, memory_mb=256))
+                                       for _ in range(4)))
     finally:
         pool.close()
-    spans = [outcome.value for outcome in spans]  # the last two waited ~1 s, then ran ~1 s: within their 2 s
+    # The last two waited ~2 s, then ran ~2 s: within their 3.5 s (1.5 s left for starting a worker on a busy
+    # machine), which a time limit started while they waited would not have been.
+    spans = [outcome.value for outcome in spans]
     at_once = max(sum(start <= moment < end for start, end in spans) for moment, _ in spans)
     assert at_once == 2
     assert pool.budget.used_mb == 0

@@ -21,8 +21,8 @@ from nodeflow_app.llm.credentials import Credential, CredentialError, use_worksp
 from nodeflow_app.llm.credentials import stored as stored_credential
 from nodeflow_app.store.credentials import default_store
 from nodeflow_app.llm.providers import (
-    PROVIDERS, ModelConfigError, ModelRef, check_workspace_url, install_url, is_install_url, missing_steps,
-    package_missing, provider_status, same_url, scrub,
+    OLLAMA_DEFAULT_URL, PROVIDERS, ModelConfigError, ModelRef, check_workspace_url, install_url, is_install_url,
+    missing_steps, package_missing, provider_status, same_url, scrub,
 )
 from nodeflow_app.net.guard import guarded_client
 
@@ -42,7 +42,7 @@ LISTED_PROVIDERS = ("openai-compatible", "ollama")
 PUBLIC_API: dict[str, str] = {
     "openai": "https://api.openai.com/v1", "groq": "https://api.groq.com/openai/v1",
     "openrouter": "https://openrouter.ai/api/v1", "anthropic": "https://api.anthropic.com/v1",
-    "google": "https://generativelanguage.googleapis.com/v1beta", "ollama": "http://localhost:11434",
+    "google": "https://generativelanguage.googleapis.com/v1beta", "ollama": OLLAMA_DEFAULT_URL,
 }
 TEST_TIMEOUT_S = 10.0
 MAX_MODELS = 200

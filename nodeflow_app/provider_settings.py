@@ -188,6 +188,17 @@ def remember_models(provider: str, workspace_id: str, models: tuple[str, ...]) -
     store.set(provider, current.api_key, current.base_url, workspace_id, models)
 
 
+async def saved_server_models(provider: str, workspace_id: str) -> tuple[str, ...]:
+    """The models the server `provider`'s saved settings point at lists (read as a connection test reads them,
+    through the SSRF guard for a URL the workspace chose), for `remember_models` after a save: the first model
+    node then gets one of the server's own names. () for a provider with a catalogue of its own, or a server
+    that does not answer (the suggestions stay as they were)."""
+    if provider not in LISTED_PROVIDERS:
+        return ()
+    result = await check_connection(provider, workspace_id)
+    return result.models if result.ok and result.current else ()
+
+
 def suggested_models(workspace_id: str) -> dict[str, tuple[str, ...]]:
     """Model suggestions per provider: the models the workspace's connection tests listed, else the usual ones."""
     store = default_store()

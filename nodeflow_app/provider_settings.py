@@ -21,8 +21,8 @@ from nodeflow_app.llm.credentials import Credential, CredentialError, use_worksp
 from nodeflow_app.llm.credentials import stored as stored_credential
 from nodeflow_app.store.credentials import default_store
 from nodeflow_app.llm.providers import (
-    PROVIDERS, ModelConfigError, ModelRef, check_workspace_url, install_url, is_install_url, missing_steps,
-    package_missing, provider_status, same_url, scrub,
+    OLLAMA_DEFAULT_URL, PROVIDERS, ModelConfigError, ModelRef, check_workspace_url, install_url, is_install_url,
+    missing_steps, package_missing, provider_status, same_url, scrub,
 )
 from nodeflow_app.net.guard import guarded_client
 
@@ -42,7 +42,7 @@ LISTED_PROVIDERS = ("openai-compatible", "ollama")
 PUBLIC_API: dict[str, str] = {
     "openai": "https://api.openai.com/v1", "groq": "https://api.groq.com/openai/v1",
     "openrouter": "https://openrouter.ai/api/v1", "anthropic": "https://api.anthropic.com/v1",
-    "google": "https://generativelanguage.googleapis.com/v1beta", "ollama": "http://localhost:11434",
+    "google": "https://generativelanguage.googleapis.com/v1beta", "ollama": OLLAMA_DEFAULT_URL,
 }
 TEST_TIMEOUT_S = 10.0
 MAX_MODELS = 200
@@ -186,6 +186,17 @@ def remember_models(provider: str, workspace_id: str, models: tuple[str, ...]) -
     store = default_store(create=True)
     current = store.get(provider, workspace_id) or Credential(None, None)
     store.set(provider, current.api_key, current.base_url, workspace_id, models)
+
+
+async def saved_server_models(provider: str, workspace_id: str) -> tuple[str, ...]:
+    """The models the server `provider`'s saved settings point at lists (read as a connection test reads them,
+    through the SSRF guard for a URL the workspace chose), for `remember_models` after a save: the first model
+    node then gets one of the server's own names. () for a provider with a catalogue of its own, or a server
+    that does not answer (the suggestions stay as they were)."""
+    if provider not in LISTED_PROVIDERS:
+        return ()
+    result = await check_connection(provider, workspace_id)
+    return result.models if result.ok and result.current else ()
 
 
 def suggested_models(workspace_id: str) -> dict[str, tuple[str, ...]]:

@@ -44,6 +44,10 @@ class MessageBuilder:
         self._members: dict[tuple[str, str], Path] = {}  # (node id, member run) -> member_run block
         self._open: dict[tuple[Owner, str], Path] = {}   # (owner, "text" | "reasoning") -> block taking deltas
         self._calls: dict[tuple[Owner, str], Path] = {}  # (owner, call id) -> running tool_call card
+        # Nodes whose step has streamed text, and those of them whose next text follows a tool call: it starts a
+        # new paragraph ("Let me check." then "It is 4.", not "Let me check.It is 4.").
+        self._step_text: set[str] = set()
+        self._paragraph_due: set[str] = set()
         self._node_failed = False
         for index, block in enumerate(self._doc.blocks):
             self._index((index,), block)
@@ -99,7 +103,15 @@ class MessageBuilder:
         if self._answers is None or node in self._answers:
             self._delta(node, (), "text", node, data.get("text"))
         elif data.get("text"):  # not the answer (yet): the step shows it, collapsed
-            self._doc.append_text(self._step_path(node, node_type), data["text"])
+            text = "\n\n" + data["text"] if node in self._paragraph_due else data["text"]
+            self._paragraph_due.discard(node)
+            self._step_text.add(node)
+            self._doc.append_text(self._step_path(node, node_type), text)
+
+    def _on_tool_call_started(self, node: str, _type: str, data: dict[str, Any]) -> None:
+        if node in self._step_text:
+            self._paragraph_due.add(node)
+        self._tool_started(node, (), node, data)
 
     def _on_member(self, node: str, _type: str, data: dict[str, Any]) -> None:
         inner = data.get("event") or {}
@@ -227,6 +239,8 @@ class MessageBuilder:
         if kind == "flow_step":
             self._steps[node] = path
             block.setdefault("text", "")  # stored before steps took text
+            if block["text"]:
+                self._step_text.add(node)
         elif kind == "approval":
             self._approvals[node] = path
         elif kind == "member_run":
@@ -240,7 +254,7 @@ _HANDLERS: dict[str, Callable[[MessageBuilder, str, str, dict[str, Any]], None]]
     "started": MessageBuilder._on_started,
     "token": MessageBuilder._on_token,
     "reasoning": lambda self, node, _type, data: self._delta(node, (), "reasoning", node, data.get("text")),
-    "tool_call_started": lambda self, node, _type, data: self._tool_started(node, (), node, data),
+    "tool_call_started": MessageBuilder._on_tool_call_started,
     "tool_call_completed": lambda self, node, _type, data: self._tool_completed(node, (), node, data),
     "member_event": MessageBuilder._on_member,
     "progress": MessageBuilder._on_progress,

@@ -3,7 +3,7 @@
 The panel lists the graph's runs (left, with who started each) and the chosen run's nodes in the order they
 ran (right), each expandable to its input, output and error as JSON, with "Pin output" to keep an output as
 test data. A running run has a Stop button; a paused run shows each waiting node's approval card (prompt,
-detail, a note, one button per answer), wherever the run was started.
+the text to approve, the whole input on demand, a note, one button per answer), wherever the run was started.
 """
 
 from __future__ import annotations
@@ -193,16 +193,32 @@ def node_detail(node: rx.Var) -> rx.Component:
     )
 
 
+def _approval_detail(card: rx.Var) -> rx.Component:
+    """The whole input a paused node asks about, as JSON."""
+    return rx.el.pre(card["detail"], style={
+        "fontFamily": MONO, "fontSize": "11px", "margin": 0, "padding": "6px 8px", "maxHeight": "120px",
+        "overflow": "auto", "background": "var(--gray-a3)", "borderRadius": "var(--radius-2)",
+        "whiteSpace": "pre-wrap", "width": "100%"})
+
+
 def approval_card(card: rx.Var) -> rx.Component:
-    """A paused node of the chosen run: what it asks, and one button per answer."""
+    """A paused node of the chosen run: what it asks, what is approved (as the chat's card shows it: its text,
+    the whole input on demand), and one button per answer."""
     return rx.vstack(
         rx.hstack(rx.icon("hand", size=14), rx.text(card["name"], size="2", weight="bold"),
                   rx.badge("waiting", color_scheme="amber", variant="soft", size="1"), align="center", spacing="2"),
         rx.text(card["prompt"], size="2", custom_attrs=_testid("approval-prompt")),
-        rx.cond(card["detail"] != "", rx.el.pre(card["detail"], style={
-            "fontFamily": MONO, "fontSize": "11px", "margin": 0, "padding": "6px 8px", "maxHeight": "120px",
-            "overflow": "auto", "background": "var(--gray-a3)", "borderRadius": "var(--radius-2)",
-            "whiteSpace": "pre-wrap", "width": "100%"})),
+        rx.cond(
+            card["text"] != "",
+            rx.fragment(
+                rx.text(card["text"], size="2", white_space="pre-wrap", max_height="160px", overflow="auto",
+                        width="100%", custom_attrs=_testid("approval-text")),
+                rx.cond(card["detail"] != "", rx.el.details(
+                    rx.el.summary(rx.text("Whole input", as_="span", size="1", color="gray"), cursor="pointer"),
+                    _approval_detail(card), width="100%")),
+            ),
+            rx.cond(card["detail"] != "", _approval_detail(card)),
+        ),
         rx.input(value=RunHistoryState.approval_note, on_change=RunHistoryState.set_approval_note,
                  placeholder="Note (optional)", size="1", width="100%", custom_attrs=_testid("approval-note")),
         rx.hstack(

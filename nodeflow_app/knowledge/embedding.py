@@ -23,8 +23,8 @@ from typing import Any
 from nodeflow_app.contract import NodeError
 from nodeflow_app.llm.credentials import current_workspace
 from nodeflow_app.llm.providers import (
-    ModelConfigError, api_key_for, base_url_for, hide_keys_in_agno_logs, missing_steps, parse_ref, scrub,
-    shared_http_client, workspace_url,
+    OLLAMA_DEFAULT_URL, ModelConfigError, api_key_for, base_url_for, hide_keys_in_agno_logs, missing_steps,
+    parse_ref, scrub, shared_http_client, workspace_url,
 )
 from nodeflow_app.settings import data_dir
 
@@ -99,7 +99,7 @@ def _base_url(parsed: Any) -> str | None:
     """Where the embeddings are asked for (None: the provider's public API)."""
     base_url = base_url_for(parsed.provider)
     if parsed.provider == "ollama":
-        base_url = (base_url or "http://localhost:11434").rstrip("/") + "/v1"
+        base_url = (base_url or OLLAMA_DEFAULT_URL).rstrip("/") + "/v1"
     return base_url
 
 

@@ -16,6 +16,7 @@ import json
 import logging
 import os
 import re
+import urllib.parse
 import weakref
 from dataclasses import dataclass
 from typing import Any
@@ -25,6 +26,7 @@ from nodeflow_app.contract import NodeError
 COMPATIBLE_BASE_URL_ENV = "NODEFLOW_OPENAI_COMPATIBLE_BASE_URL"
 COMPATIBLE_API_KEY_ENV = "NODEFLOW_OPENAI_COMPATIBLE_API_KEY"
 OLLAMA_HOST_ENV = "OLLAMA_HOST"  # the ollama package's own variable: where the install's Ollama runs
+OLLAMA_DEFAULT_URL = "http://127.0.0.1:11434"  # where the ollama package looks when nothing says otherwise
 MAX_RETRIES_ENV = "NODEFLOW_LLM_MAX_RETRIES"
 # The web app's name for a workspace's credentials page (its header link): where a web user adds a key.
 SETTINGS_PAGE = "the Settings page"
@@ -131,8 +133,30 @@ def api_key_for(provider: str) -> str | None:
 
 
 def install_url(provider: str) -> str | None:
-    """The URL the install's environment sets for `provider` (None: the SDK's default)."""
-    return (os.environ.get(COMPATIBLE_BASE_URL_ENV) or None) if provider == "openai-compatible" else None
+    """The URL the install's environment sets for `provider` (None: the SDK's default):
+    NODEFLOW_OPENAI_COMPATIBLE_BASE_URL, or OLLAMA_HOST as the ollama package reads it."""
+    if provider == "openai-compatible":
+        return os.environ.get(COMPATIBLE_BASE_URL_ENV) or None
+    if provider == "ollama" and os.environ.get(OLLAMA_HOST_ENV, "").strip():
+        return ollama_host_url(os.environ[OLLAMA_HOST_ENV].strip())
+    return None
+
+
+def ollama_host_url(host: str) -> str:
+    """`host` ("host", "host:port" or a URL, as OLLAMA_HOST may be written) as the URL the ollama package makes
+    of it (its `_parse_host`): the scheme defaults to http, the port to 11434 unless the scheme implies one."""
+    scheme, _, rest = host.partition("://")
+    port = 11434
+    if not rest:
+        scheme, rest = "http", host
+    elif scheme in ("http", "https"):
+        port = 80 if scheme == "http" else 443
+    split = urllib.parse.urlsplit(f"{scheme}://{rest}")
+    name = split.hostname or "127.0.0.1"
+    if ":" in name:  # an IPv6 address: urlsplit drops its brackets
+        name = f"[{name}]"
+    path = split.path.strip("/")
+    return f"{scheme}://{name}:{split.port or port}" + (f"/{path}" if path else "")
 
 
 def is_install_url(provider: str, url: str) -> bool:
@@ -141,14 +165,13 @@ def is_install_url(provider: str, url: str) -> bool:
 
 
 def base_url_for(provider: str, explicit: str | None = None) -> str | None:
-    """An explicit URL, else the install's own: the workspace's stored URL, else
-    NODEFLOW_OPENAI_COMPATIBLE_BASE_URL (that provider only)."""
+    """An explicit URL, else the install's own: the workspace's stored URL, else the install's environment's
+    (`install_url`); None: the SDK's default (for Ollama OLLAMA_DEFAULT_URL). Runs, connection tests and
+    embeddings all pick a provider's URL here, in this order."""
     if explicit:
         return explicit
     url = _stored(provider).base_url
-    if url is None and provider == "openai-compatible":
-        return os.environ.get(COMPATIBLE_BASE_URL_ENV) or None
-    return url
+    return url if url is not None else install_url(provider)
 
 
 def graph_base_url(ref: ModelRef) -> str | None:

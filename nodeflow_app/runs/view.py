@@ -7,6 +7,7 @@ import sys
 import time
 from typing import Any
 
+from nodeflow_app.chat.adapter import approved_text
 from nodeflow_app.store.encoding import storable_json
 
 JSON_CHARS = 20_000  # per pretty JSON text in the panel; the database keeps the whole value
@@ -27,7 +28,8 @@ def run_row(run: dict[str, Any], now: float | None = None) -> dict[str, str]:
 
 
 def approval_cards(run: dict[str, Any]) -> list[dict[str, Any]]:
-    """The paused nodes of a whole run (get_run) as approval cards: node_id, name, prompt, detail, options."""
+    """The paused nodes of a whole run (get_run) as approval cards: node_id, name, prompt, detail, options, and
+    text: what is approved as text (a draft answer), as the chat's approval card shows it."""
     cards = []
     for node in run.get("nodes", ()):
         wait = node.get("wait")
@@ -36,6 +38,7 @@ def approval_cards(run: dict[str, Any]) -> list[dict[str, Any]]:
         detail = wait.get("detail")
         cards.append({"node_id": node["node_id"], "name": node["node_name"], "prompt": str(wait.get("prompt") or ""),
                       "detail": detail if isinstance(detail, str) else pretty(detail) if detail else "",
+                      "text": approved_text(detail),
                       "options": [str(o) for o in wait.get("options") or ["approve", "reject"]]})
     return cards
 

@@ -49,7 +49,16 @@ class SettingsState(rx.State):
             return rx.toast.error(f"Not saved: {error}")
         self.tests = {k: v for k, v in self.tests.items() if k != provider}
         await self._refresh()
-        return rx.toast.success(f"Saved {self._label(provider)} for this workspace (encrypted)")
+        return [rx.toast.success(f"Saved {self._label(provider)} for this workspace (encrypted)"),
+                SettingsState.list_saved_models(provider)]
+
+    @rx.event(background=True)
+    @requires("manage")
+    async def list_saved_models(self, provider: str):
+        """After a save: the saved server's models become the editor's suggestions, so the first model node gets
+        one of its own names (not a guess). Outside the state lock: a slow server must not hold the page."""
+        workspace = _workspace()
+        await _remember(provider, workspace, await provider_settings.saved_server_models(provider, workspace))
 
     @rx.event
     @requires("manage")
@@ -75,10 +84,7 @@ class SettingsState(rx.State):
         result = await provider_settings.check_connection(provider, workspace, str(form.get("api_key") or ""),
                                                           None if base_url is None else str(base_url))
         if result.ok and result.current:  # the editor suggests the listed models (a local server's own names)
-            try:
-                await off_loop(provider_settings.remember_models, provider, workspace, result.models)
-            except CredentialError:
-                pass  # the test's answer still shows; the editor keeps its usual suggestions
+            await _remember(provider, workspace, result.models)
         async with self:
             self._record_test(provider, result)
 
@@ -143,6 +149,14 @@ class SettingsState(rx.State):
 def _rows(workspace: str, admin: bool) -> tuple[list[dict[str, Any]], list[dict[str, str]]]:
     """(the workspace's provider rows, its connection rows): database reads, in a page thread."""
     return provider_settings.provider_rows(workspace, admin=admin), provider_settings.connection_rows(workspace)
+
+
+async def _remember(provider: str, workspace: str, models: tuple[str, ...]) -> None:
+    """Keep the models a server listed as the workspace's suggestions (none listed: the old ones stay)."""
+    try:
+        await off_loop(provider_settings.remember_models, provider, workspace, models)
+    except CredentialError:
+        pass  # the editor keeps its usual suggestions; the page has said what it could
 
 
 def _workspace() -> str:

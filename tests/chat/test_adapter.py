@@ -81,6 +81,26 @@ def test_text_of_a_node_that_is_not_the_answer_streams_into_its_step_not_into_th
     assert validate_blocks(resumed.snapshot()) == resumed.snapshot()
 
 
+def test_a_drafts_text_after_a_tool_call_starts_a_new_paragraph_of_its_step():
+    """Researcher's step: no blank line before its first text, one between what it said before and after a tool
+    call, also in a message that goes on (a resumed run); the answering node's text blocks stay as they were."""
+    call = {"id": "c1", "name": "calculator", "arguments": {"expression": "2+2"}}
+    builder = MessageBuilder(NAMES, answers={"b"})
+    for event in (ev("a", "started", name="Researcher"), ev("a", "tool_call_started", **call),
+                  ev("a", "tool_call_completed", **call, result="4"), ev("a", "token", text="Let me"),
+                  ev("a", "token", text=" check."), ev("a", "tool_call_started", **call),
+                  ev("a", "tool_call_completed", **call, result="4"), ev("a", "token", text="It is 4.")):
+        builder.consume(event)
+    assert step(builder.snapshot(), "a")["text"] == "Let me check.\n\nIt is 4."
+    resumed = MessageBuilder(NAMES, blocks=builder.snapshot(), answers={"b"})
+    for event in (ev("a", "tool_call_started", **call), ev("a", "token", text="Sure."), ev("b", "token", text="Hi"),
+                  ev("b", "tool_call_started", id="c2", name="calculator"), ev("b", "token", text="Bye")):
+        resumed.consume(event)
+    blocks = resumed.snapshot()
+    assert step(blocks, "a")["text"] == "Let me check.\n\nIt is 4.\n\nSure."
+    assert [b["text"] for b in blocks if b["type"] == "text"] == ["Hi", "Bye"]
+
+
 def test_an_approval_shows_the_text_it_asks_about_only_when_there_is_one():
     for detail, text in (({"input": "plain words"}, "plain words"), ({"input": {"message": "hi", "n": 1}}, "hi"),
                          ({"input": {"total": 3}}, ""), ({"tool": "rm", "args": {}}, ""), (None, "")):

@@ -117,6 +117,15 @@ async def test_a_message_streams_steps_a_tool_call_and_an_approval_then_approve_
         await collect(service.resume(chat.id, answer.id, "ok", "approve"))
 
 
+async def test_a_drafts_text_before_and_after_a_tool_call_are_two_paragraphs_of_its_step(fake_llm, service, chat):
+    """The agent says something, calls a tool, then answers: its step reads as two paragraphs, not one run-on."""
+    fake_llm.script(tool_call("calculator", {"expression": "6*7"}, saying=["Let me", " check."]),
+                    text(["It", " is", " 42."]))
+    answer = (await collect(service.send(chat.id, "What is 6*7?")))[-1].message
+    assert step_of(answer.blocks, "agent")["text"] == "Let me check.\n\nIt is 42."
+    assert of_type(answer.blocks, "text") == []  # still a draft (an Approval follows): not the answer
+
+
 async def test_reject_takes_the_other_branch(fake_llm, service, chat):
     script_agent(fake_llm, ["Refund", " 42"])
     end = (await collect(service.send(chat.id, "Refund me")))[-1]

@@ -191,7 +191,7 @@ def approval_graph() -> dict:
         return {"id": node_id, "type": node_type, "name": name, "position": {"x": x, "y": y}, "data": data}
     return {
         "nodes": [
-            n("manual", "manual-trigger", "Manual", 0, 0, {"payload": {"order": 7}}),
+            n("manual", "manual-trigger", "Manual", 0, 0, {"payload": {"order": 7, "text": "Ship 3 boxes to Oslo"}}),
             n("ship", "approval", "Ship?", 300, 0, {"prompt": "Ship order 7?"}),
             n("shipped", "edit-fields", "Shipped", 600, 0, {"fields": [{"name": "shipped", "value": "yes"}]}),
             n("slow", "wait", "Slow", 300, 220, {"amount": 30, "unit": "seconds"}),
@@ -217,6 +217,10 @@ def test_a_paused_test_run_is_approved_and_stopped_from_the_runs_panel(
     rows.first.click()
     card = page.get_by_test_id("approval-card")
     expect(card.get_by_test_id("approval-prompt")).to_have_text("Ship order 7?")
+    expect(card.get_by_test_id("approval-text")).to_have_text("Ship 3 boxes to Oslo")  # as the chat's card shows it
+    expect(card.locator("details pre")).to_be_hidden()  # the whole input on demand
+    card.get_by_text("Whole input").click()
+    expect(card.locator("details pre")).to_contain_text('"order": 7')
 
     # 2. Approve with a note: the live run takes the answer and Shipped runs while Slow still waits.
     card.get_by_test_id("approval-note").fill("looks right")

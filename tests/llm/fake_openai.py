@@ -50,10 +50,12 @@ def text(tokens: list[str] | str, *, delay: float = 0.0, reasoning: list[str] | 
                  reasoning=list(reasoning or []), delay=delay, match=match)
 
 
-def tool_call(name: str, arguments: dict[str, Any] | None = None, *,
+def tool_call(name: str, arguments: dict[str, Any] | None = None, *, saying: list[str] | str = (),
               match: Callable[[dict[str, Any]], bool] | None = None) -> Reply:
-    """The model asks to call `name` with `arguments` (streamed as JSON fragments)."""
-    return Reply("tool_call", calls=[(name, arguments or {})], match=match)
+    """The model asks to call `name` with `arguments` (streamed as JSON fragments), after streaming the text
+    `saying` ("Let me check."), if any."""
+    return Reply("tool_call", tokens=[saying] if isinstance(saying, str) else list(saying),
+                 calls=[(name, arguments or {})], match=match)
 
 
 def http_error(status: int, message: str = "fake server error", *,
@@ -211,11 +213,11 @@ class FakeOpenAI:
             yield chunk({"role": "assistant", "content": ""})
             for piece in reply.reasoning:
                 yield chunk({"reasoning_content": piece})
+            for token in reply.tokens:  # a tool call's too: the text a model says before it
+                if reply.delay:
+                    await asyncio.sleep(reply.delay)
+                yield chunk({"content": token})
             if reply.kind == "text":
-                for token in reply.tokens:
-                    if reply.delay:
-                        await asyncio.sleep(reply.delay)
-                    yield chunk({"content": token})
                 finish = "stop"
             else:
                 for index, (name, arguments) in enumerate(reply.calls):
@@ -260,12 +262,12 @@ def _fragments(arguments: str, size: int = 7) -> list[str]:
 
 def _usage(reply: Reply, body: dict[str, Any]) -> dict[str, int]:
     prompt = sum(len(str(m.get("content") or "").split()) for m in body.get("messages") or [])
-    completion = len(reply.tokens) if reply.kind == "text" else len(reply.calls) * 10
+    completion = len(reply.tokens) + len(reply.calls) * 10
     return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
 
 
 def _completion(reply: Reply, body: dict[str, Any], completion_id: str, model: str) -> dict[str, Any]:
-    message: dict[str, Any] = {"role": "assistant", "content": None}
+    message: dict[str, Any] = {"role": "assistant", "content": "".join(reply.tokens) or None}
     if reply.kind == "text":
         message["content"] = "".join(reply.tokens)
         finish = "stop"

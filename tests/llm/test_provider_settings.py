@@ -3,11 +3,13 @@ tests, and its named connections."""
 
 from __future__ import annotations
 
+import contextvars
 import json
 
 import pytest
 
 from nodeflow_app import provider_settings
+from nodeflow_app.knowledge import embedding
 from nodeflow_app.llm import providers
 from nodeflow_app.llm.credentials import CredentialError, current_workspace, use_workspace
 from nodeflow_app.llm.providers import (
@@ -124,6 +126,44 @@ async def test_an_internal_base_url_is_refused_when_saved_in_the_guards_words(mo
     await provider_settings.check_base_url("openai-compatible", "")  # clears the stored URL
     monkeypatch.setenv("NODEFLOW_HTTP_ALLOWLIST", "10.0.0.0/8")
     await provider_settings.check_base_url("openai-compatible", "http://10.0.0.5:8000/v1")
+
+
+async def test_ollamas_connection_test_goes_where_its_runs_go_settings_then_ollama_host_then_the_default(
+        monkeypatch):
+    """The ollama package (and so every run) reads OLLAMA_HOST when no URL is set: the test must ask the same
+    server, written as OLLAMA_HOST may be ("host:port", no scheme)."""
+    asked = []
+
+    def tags(request) -> tuple[int, bytes]:
+        asked.append(request.path)
+        return 200, json.dumps({"models": [{"name": "qwen3:0.6b"}, {"name": "llama3.2:3b"}]}).encode()
+
+    with answering(tags) as url:
+        host = url.removeprefix("http://").removesuffix("/v1")
+        monkeypatch.setenv(OLLAMA_HOST_ENV, host)
+        result = await provider_settings.check_connection("ollama", WS)
+        assert (result.ok, result.models, result.current) == (True, ("llama3.2:3b", "qwen3:0.6b"), True)
+        assert asked == ["/api/tags"]
+        assert providers.base_url_for("ollama") == f"http://{host}"
+        model = providers.build_model("ollama:qwen3:0.6b")  # the run: the same server
+        assert str(model.get_client()._client.base_url).rstrip("/") == f"http://{host}"
+        assert embedding._base_url(providers.parse_ref("ollama:nomic-embed-text")) == f"http://{host}/v1"
+    monkeypatch.delenv(OLLAMA_HOST_ENV)
+    assert providers.base_url_for("ollama") is None  # the package's own default, the test's too:
+    assert provider_settings.PUBLIC_API["ollama"] == providers.OLLAMA_DEFAULT_URL == "http://127.0.0.1:11434"
+    provider_settings.save_credential("ollama", "", "https://ollama.example.org", WS)  # Settings' URL wins
+    in_workspace = contextvars.copy_context()
+    in_workspace.run(use_workspace, WS)
+    assert in_workspace.run(providers.base_url_for, "ollama") == "https://ollama.example.org"
+
+
+@pytest.mark.parametrize("host, url", [
+    ("0.0.0.0", "http://0.0.0.0:11434"), ("ollama.internal:8080", "http://ollama.internal:8080"),
+    ("http://ollama.internal", "http://ollama.internal:80"), ("[::1]:9000", "http://[::1]:9000"),
+    ("https://ollama.example.org/api/", "https://ollama.example.org:443/api"),
+])
+def test_ollama_host_is_read_as_the_ollama_package_reads_it(host, url):
+    assert providers.ollama_host_url(host) == url
 
 
 def test_short_keys_show_no_characters():

@@ -2,6 +2,7 @@
 
 import json
 
+from nodeflow_app.chat.adapter import approved_text
 from nodeflow_app.runs.view import (
     approval_cards, ago, canvas_steps, duration_text, node_rows, pretty, result_row, run_row,
 )
@@ -40,8 +41,19 @@ def test_a_paused_node_becomes_an_approval_card():
         {"node_id": "ok", "node_name": "OK?", "status": "paused",
          "wait": {"prompt": "Ship it?", "options": ["approve", "reject"], "detail": {"order": 7}}},
         {"node_id": "a", "node_name": "A", "status": "completed", "wait": None}]}
-    assert approval_cards(run) == [{"node_id": "ok", "name": "OK?", "prompt": "Ship it?",
-                                    "detail": '{\n  "order": 7\n}', "options": ["approve", "reject"]}]
+    assert approval_cards(run) == [{"node_id": "ok", "name": "OK?", "prompt": "Ship it?", "detail": '{\n  "order": 7\n}',
+                                    "text": "", "options": ["approve", "reject"]}]
+
+
+def test_an_approval_card_shows_the_text_to_approve_as_the_chats_card_does():
+    """An Approval after an agent: the Runs panel's card shows the draft itself (the chat's card text), not only
+    the prompt; the whole input stays in `detail`."""
+    draft = {"input": {"response": "Dear customer,\n\nyes, we refund.", "model": "m"}}
+    run = {"nodes": [{"node_id": "ok", "node_name": "OK?", "status": "paused",
+                      "wait": {"prompt": "Send it?", "options": ["approve", "reject"], "detail": draft}}]}
+    [card] = approval_cards(run)
+    assert card["text"] == approved_text(draft) == "Dear customer,\n\nyes, we refund."
+    assert json.loads(card["detail"]) == draft
 
 
 def test_the_inspector_shows_a_nodes_output_cut_or_its_whole_error():

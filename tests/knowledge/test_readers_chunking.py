@@ -75,6 +75,32 @@ def test_csv_rows_and_json_items_are_limited():
         read_document(b"[" + b"1," * readers.MAX_RECORDS + b"1]", "t.json", "json")
 
 
+def test_a_json_file_longer_than_a_file_may_give_is_refused_before_it_is_parsed(monkeypatch):
+    """JSON is parsed whole, at up to 25 times its size, before any limit applied: a 45 MB list of {} took 1.3 GB
+    and 45 s to be refused. A file of more characters than a file may give is refused first."""
+    monkeypatch.setattr(readers, "MAX_CHARS", 1_000)
+    assert len(read_document(b"[" + b" " * 990 + b'"x"]', "t.json", "json")) == 1
+    with pytest.raises(NodeError, match=r"^t.json: 1,005 characters of JSON; a JSON file may have at most 1,000 "):
+        read_document(b"[" + b" " * 1_000 + b'"x"]', "t.json", "json")
+
+
+def test_json_written_back_indented_stops_at_the_limit():
+    """Indenting makes more text than the file held: 0.9 MB of {} nested 95 deep is 58 million characters, all
+    written (80 MB, seconds) before the limit applied; the writing stops once it passes it."""
+    import tracemalloc
+
+    depth = 95
+    deep = b"[" * depth + b"{}," * 300_000 + b"{}" + b"]" * depth
+    tracemalloc.start()
+    try:
+        with pytest.raises(NodeError, match=r"^deep.json: more than 20,000,000 characters of text; a file may give"):
+            read_document(deep, "deep.json", "json")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 50 * 2 ** 20, f"{peak // 2 ** 20} MB at the peak"
+
+
 def test_a_short_csv_row_leaves_its_missing_cells_out():
     rows = read_document(b"name,price,note\ntea,3\n\ncake,5,fresh,extra\n", "menu.csv", "csv")
     assert [(r["text"], r["metadata"]["row"]) for r in rows] == [("name: tea\nprice: 3", 1),

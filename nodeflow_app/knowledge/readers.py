@@ -24,6 +24,10 @@ FORMATS = ("text", "markdown", "html", "pdf", "docx", "csv", "json")
 MAX_CHARS = 20_000_000  # characters of text from one file
 MAX_RECORDS = 100_000  # rows of a CSV, items of a JSON list: each is a document (with its chunks ~1 KB of memory)
 MAX_PAGES = 5_000  # pages of a PDF
+# What one Document Loader run gives, all the files of its folder together (a folder of thousands of files went
+# into one list), and so what a Text Chunker takes at once.
+MAX_LOAD_CHARS = 50_000_000
+MAX_LOAD_DOCUMENTS = 200_000
 # Page content pypdf parses for the text of one PDF (a 2 MB stream of text operators takes it ~3 s); pages that
 # share a stream count it each time.
 MAX_PDF_CONTENT = 50 * 1024 * 1024

@@ -236,3 +236,27 @@ def test_chunking_a_text_of_short_words_takes_little_more_memory_than_its_chunks
 def test_bad_sizes_are_refused(size, overlap, message):
     with pytest.raises(NodeError, match=message):
         chunk_documents([{"text": "x", "metadata": {}}], size, overlap)
+
+
+def test_chunking_stops_at_so_many_chunks(monkeypatch):
+    """Small chunks with a large overlap give about a chunk per word: 1 million characters at size 50, overlap 45
+    made 333,000 chunks (170 MB), 5 million 845 MB. The chunker stops as soon as it passes the limit."""
+    from nodeflow_app.knowledge import chunking
+
+    monkeypatch.setattr(chunking, "MAX_CHUNKS", 100)
+    assert len(chunk_documents([{"text": "ab " * 115, "metadata": {}}], 50, 45)) == 100
+    started = time.perf_counter()
+    with pytest.raises(NodeError, match=r"^more than 100 chunks or 100,000,000 characters of chunks; raise the chunk "
+                                        r"size or lower the overlap, or chunk fewer documents at once$"):
+        chunk_documents([{"text": "ab " * 1_000_000, "metadata": {}}], 50, 45)
+    assert time.perf_counter() - started < 1  # not every chunk made first (seconds)
+
+
+def test_chunking_stops_at_so_many_characters_of_chunks(monkeypatch):
+    """The overlap repeats text: at size 1000, overlap 990, 5 million characters gave 555 million of chunks."""
+    from nodeflow_app.knowledge import chunking
+
+    monkeypatch.setattr(chunking, "MAX_CHUNK_CHARS", 10_000)
+    with pytest.raises(NodeError, match=r"^more than 500,000 chunks or 10,000 characters of chunks"):
+        chunk_documents([{"text": "ab " * 2_000, "metadata": {}}], 1000, 990)
+    assert len(chunk_documents([{"text": "ab " * 2_000, "metadata": {}}], 1000, 0)) == 7  # 6,000 characters

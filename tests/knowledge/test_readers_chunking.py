@@ -59,6 +59,18 @@ def test_a_small_pdf_whose_pages_share_one_stream_is_stopped_early():
     assert time.perf_counter() - started < 5
 
 
+def test_a_pdf_with_too_much_page_content_is_refused_before_any_text_is_extracted(monkeypatch):
+    """pypdf takes ~5 s per MB of text operators: 2 MB of them shared by 30 pages were refused at page 27, after
+    210 s. The content of every page is added up first (decoding is fast); here with a limit of 1 MB."""
+    monkeypatch.setattr(readers, "MAX_PDF_CONTENT", 1_048_576)
+    shown = b"BT /F1 12 Tf\n" + b"(hello) Tj\n" * 20_000 + b"ET\n"  # 220 KB: about a second to extract
+    assert len(read_document(files.pdf_sharing(shown, pages=2), "p.pdf", "pdf")) == 2
+    started = time.perf_counter()
+    with pytest.raises(NodeError, match=r"^bomb.pdf: more than 1 MB of page content by page 5; a PDF may"):
+        read_document(files.pdf_sharing(shown, pages=6), "bomb.pdf", "pdf")
+    assert time.perf_counter() - started < 1
+
+
 def test_a_pdf_has_at_most_so_many_pages():
     page = b"BT /F1 12 Tf 72 720 Td (x) Tj ET"
     assert len(read_document(files.pdf_sharing(page, readers.MAX_PAGES), "p.pdf", "pdf")) == readers.MAX_PAGES

@@ -15,7 +15,12 @@ from collections import deque
 from typing import Any, Iterable, Iterator
 
 from nodeflow_app.contract import NodeError
+from nodeflow_app.knowledge.readers import MAX_LOAD_CHARS
 
+# What one call makes (a Text Chunker run, an upload's indexing). Small chunks with a large overlap give about a
+# chunk per word: 1 million characters at size 50, overlap 45 made 333,000 chunks (170 MB), 5 million 845 MB.
+MAX_CHUNKS = 500_000  # each ~0.5 KB besides its text
+MAX_CHUNK_CHARS = 2 * MAX_LOAD_CHARS  # their text together: the overlap repeats text (size 1000, overlap 990: 10x)
 SEPARATORS = ("\n\n", "\n", ". ", " ", "")
 # One line each, no two quantifiers over the same characters: `\s+(.+?)\s*#*\s*$` backtracked quadratically
 # on a heading line of spaces (1.5 KB took seconds, holding the GIL); the closing #s are stripped in Python.
@@ -25,17 +30,22 @@ _FENCE = re.compile(r"^ {0,3}(?:```|~~~)", re.MULTILINE)  # a code block's first
 
 def chunk_documents(documents: list[dict[str, Any]], size: int, overlap: int,
                     markdown: bool = False) -> list[dict[str, Any]]:
-    """Chunks `{text, metadata}`: each keeps its document's metadata plus `chunk` (index in the document)."""
+    """Chunks `{text, metadata}`: each keeps its document's metadata plus `chunk` (index in the document); an
+    error as soon as they pass MAX_CHUNKS or MAX_CHUNK_CHARS."""
     if size < 1:
         raise NodeError(f"chunk size must be at least 1 character (got {size})")
     if not 0 <= overlap < size:
         raise NodeError(f"overlap must be at least 0 and less than the chunk size {size} (got {overlap})")
-    chunks = []
+    chunks, chars = [], 0
     for document in documents:
         sections = _markdown_sections(document["text"]) if markdown else [("", document["text"])]
         index = 0
         for heading, text in sections:
-            for piece in split_text(text, size, overlap):
+            for piece in _pieces(text, size, overlap):
+                chars += len(piece)
+                if len(chunks) >= MAX_CHUNKS or chars > MAX_CHUNK_CHARS:
+                    raise NodeError(f"more than {MAX_CHUNKS:,} chunks or {MAX_CHUNK_CHARS:,} characters of chunks; "
+                                    "raise the chunk size or lower the overlap, or chunk fewer documents at once")
                 metadata = {**document.get("metadata", {}), "chunk": index}
                 if heading:
                     metadata["heading"] = heading
@@ -46,8 +56,12 @@ def chunk_documents(documents: list[dict[str, Any]], size: int, overlap: int,
 
 def split_text(text: str, size: int, overlap: int) -> list[str]:
     """Pieces of `text`, each at most `size` characters, consecutive ones sharing up to `overlap`."""
-    pieces = _split(text, size, SEPARATORS)
-    return _merge(pieces, size, overlap)
+    return list(_pieces(text, size, overlap))
+
+
+def _pieces(text: str, size: int, overlap: int) -> Iterator[str]:
+    """split_text's pieces one at a time, so that a caller can stop before they are all made."""
+    return _merge(_split(text, size, SEPARATORS), size, overlap)
 
 
 def _split(text: str, size: int, separators: tuple[str, ...]) -> Iterator[str]:
@@ -72,21 +86,21 @@ def _split(text: str, size: int, separators: tuple[str, ...]) -> Iterator[str]:
             yield part
 
 
-def _merge(atoms: Iterable[str], size: int, overlap: int) -> list[str]:
-    """Greedily pack atoms into chunks; each new chunk starts with the previous one's last atoms (<= overlap)."""
-    chunks: list[str] = []
+def _merge(atoms: Iterable[str], size: int, overlap: int) -> Iterator[str]:
+    """Greedily pack atoms into chunks (blank ones left out); each new chunk starts with the previous one's last
+    atoms (<= overlap)."""
     current: deque[str] = deque()  # dropped from the left: a list's pop(0) made a large chunk quadratic
     length = 0
     for atom in atoms:
         if current and length + len(atom) > size:
-            chunks.append("".join(current).strip())
+            if chunk := "".join(current).strip():
+                yield chunk
             while current and (length > overlap or length + len(atom) > size):
                 length -= len(current.popleft())
         current.append(atom)
         length += len(atom)
-    if current:
-        chunks.append("".join(current).strip())
-    return [c for c in chunks if c]
+    if current and (chunk := "".join(current).strip()):
+        yield chunk
 
 
 def _markdown_sections(text: str) -> list[tuple[str, str]]:

@@ -24,6 +24,10 @@ FORMATS = ("text", "markdown", "html", "pdf", "docx", "csv", "json")
 MAX_CHARS = 20_000_000  # characters of text from one file
 MAX_RECORDS = 100_000  # rows of a CSV, items of a JSON list: each is a document (with its chunks ~1 KB of memory)
 MAX_PAGES = 5_000  # pages of a PDF
+# What one Document Loader run gives, all the files of its folder together (a folder of thousands of files went
+# into one list), and so what a Text Chunker takes at once.
+MAX_LOAD_CHARS = 50_000_000
+MAX_LOAD_DOCUMENTS = 200_000
 # Page content pypdf parses for the text of one PDF (a 2 MB stream of text operators takes it ~3 s); pages that
 # share a stream count it each time.
 MAX_PDF_CONTENT = 50 * 1024 * 1024
@@ -66,11 +70,14 @@ def _within_limit(documents: Iterable[dict[str, Any]], source: str) -> list[dict
     for each in documents:
         chars += len(each["text"])
         if chars > MAX_CHARS:
-            raise NodeError(f"{source}: more than {MAX_CHARS:,} characters of text; a file may give at most that "
-                            "(split it)")
+            raise _too_long(source)
         if each["text"].strip():
             kept.append(each)
     return kept
+
+
+def _too_long(source: str) -> NodeError:
+    return NodeError(f"{source}: more than {MAX_CHARS:,} characters of text; a file may give at most that (split it)")
 
 
 def document(text: str, source: str, **metadata: Any) -> dict[str, Any]:
@@ -114,15 +121,23 @@ def _pdf(raw: bytes, source: str) -> Iterator[dict[str, Any]]:
     reader = PdfReader(io.BytesIO(raw))
     if len(reader.pages) > MAX_PAGES:
         raise NodeError(f"{source}: {len(reader.pages):,} pages; a PDF may have at most {MAX_PAGES:,}")
+    _check_content(reader.pages, source)
     title = (reader.metadata.title if reader.metadata else None) or None
-    content = 0
     for number, page in enumerate(reader.pages, start=1):
+        yield document(page.extract_text() or "", source, page=number, title=title)
+
+
+def _check_content(pages: Any, source: str) -> None:
+    """The page content of the whole PDF, added up before any page's text is extracted: pypdf takes ~5 s per MB
+    of text operators, so a PDF refused on the page that passed MAX_PDF_CONTENT had taken minutes by then (2 MB
+    shared by 30 pages: 210 s). Decoding alone is fast."""
+    content = 0
+    for number, page in enumerate(pages, start=1):
         stream = page.get_contents()  # decoded once per stream object, so a shared one costs nothing here
         content += len(stream.get_data()) if stream is not None else 0
         if content > MAX_PDF_CONTENT:
             raise NodeError(f"{source}: more than {MAX_PDF_CONTENT // 1_048_576} MB of page content by page "
                             f"{number}; a PDF may have at most that (pages sharing content count it each time)")
-        yield document(page.extract_text() or "", source, page=number, title=title)
 
 
 # A .docx is a zip that python-docx unpacks whole into memory: a few hundred KB of zeros unpack to gigabytes.
@@ -180,17 +195,38 @@ def _csv(raw: bytes, source: str) -> Iterator[dict[str, Any]]:
 
 
 def _json(raw: bytes, source: str) -> Iterator[dict[str, Any]]:
-    """A list gives one document per item; anything else is one document; strings stay as they are."""
+    """A list gives one document per item; anything else is one document; strings stay as they are. The file is
+    parsed whole, at up to 25 times its size (a 45 MB list of {} took 1.3 GB), so one longer than the text a file
+    may give is refused first: its text comes out about as long as the JSON (values are written back indented)."""
+    text = _decode(raw, source)
+    if len(text) > MAX_CHARS:
+        raise NodeError(f"{source}: {len(text):,} characters of JSON; a JSON file may have at most {MAX_CHARS:,} "
+                        "(split it)")
     try:
-        value = json.loads(_decode(raw, source))
+        value = json.loads(text)
     except json.JSONDecodeError as error:
         raise NodeError(f"{source}: invalid JSON at line {error.lineno} column {error.colno}: {error.msg}") from None
     items = value if isinstance(value, list) else [value]
     if len(items) > MAX_RECORDS:
         raise NodeError(f"{source}: a list of {len(items):,} items; a JSON file may have at most {MAX_RECORDS:,}")
     for index, item in enumerate(items):
-        yield document(item if isinstance(item, str) else json.dumps(item, ensure_ascii=False, indent=2), source,
+        yield document(item if isinstance(item, str) else _indented(item, source), source,
                        item=index if isinstance(value, list) else None)
+
+
+_INDENTED = json.JSONEncoder(ensure_ascii=False, indent=2)
+
+
+def _indented(item: Any, source: str) -> str:
+    """An item as indented JSON (lines the chunker can cut at), stopped once it passes MAX_CHARS: indenting makes
+    more text than the file held (a 19 MB list of {} was 44 million characters, written whole in 18 s)."""
+    pieces, length = [], 0
+    for piece in _INDENTED.iterencode(item):
+        length += len(piece)
+        if length > MAX_CHARS:
+            raise _too_long(source)
+        pieces.append(piece)
+    return "".join(pieces)
 
 
 _READERS = {"text": _text, "markdown": _markdown, "html": _html, "pdf": _pdf, "docx": _docx, "csv": _csv,

@@ -168,19 +168,34 @@ async def test_a_new_collection_takes_its_model_only_once_it_can_embed(fake_llm,
 
 async def test_one_load_of_a_folder_gives_at_most_so_much(fake_llm, private_data_dir, monkeypatch):
     """Each file is limited by itself; a folder of thousands of them went into one list."""
-    from nodes.rag.document_loader import executor as loader
+    from nodeflow_app.knowledge import readers
 
     folder = private_data_dir / "uploads" / "default" / "many"
     folder.mkdir(parents=True)
     for n in range(3):
         (folder / f"{n}.txt").write_text("x" * 400)
-    monkeypatch.setattr(loader, "MAX_CHARS", 1000)
+    monkeypatch.setattr(readers, "MAX_LOAD_CHARS", 1000)
     load = graph([("start", "manual-trigger", {}), ("load", "document-loader", {"source": "upload", "path": "many"})],
                  ["start.output -> load.input"])
     run, events = await run_graph(load, payload={})
     assert of(events, "load", "error")[0].data["error"] == (
         "many: more than 1,000 characters or 200,000 documents by many/2.txt; one load may give at most that "
         "(load parts of the folder)")
-    monkeypatch.setattr(loader, "MAX_CHARS", 1200)
+    monkeypatch.setattr(readers, "MAX_LOAD_CHARS", 1200)
     run, events = await run_graph(load, payload={})
     assert run.status == "completed", of(events, "load", "error")
+
+
+async def test_the_text_chunker_takes_at_most_what_one_load_gives(monkeypatch):
+    """A huge text from another node was chunked whole, however long (minutes, and millions of chunks)."""
+    from nodeflow_app.knowledge import readers
+
+    monkeypatch.setattr(readers, "MAX_LOAD_CHARS", 100)
+    chunk = graph([("start", "manual-trigger", {}), ("chunk", "text-chunker", {"chunk_size": 50, "overlap": 0})],
+                  ["start.output -> chunk.input"])
+    run, events = await run_graph(chunk, payload=[{"text": "a " * 25}, {"text": "b " * 25}])
+    assert run.status == "completed", of(events, "chunk", "error")
+    run, events = await run_graph(chunk, payload=[{"text": "a " * 25}, {"text": "b " * 25 + "c"}])
+    assert of(events, "chunk", "error")[0].data["error"] == (
+        "input 'Documents': 101 characters of text; a Text Chunker takes at most 100 at once (as much as one "
+        "Document Loader run gives; split it)")

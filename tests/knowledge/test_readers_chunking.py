@@ -59,6 +59,18 @@ def test_a_small_pdf_whose_pages_share_one_stream_is_stopped_early():
     assert time.perf_counter() - started < 5
 
 
+def test_a_pdf_with_too_much_page_content_is_refused_before_any_text_is_extracted(monkeypatch):
+    """pypdf takes ~5 s per MB of text operators: 2 MB of them shared by 30 pages were refused at page 27, after
+    210 s. The content of every page is added up first (decoding is fast); here with a limit of 1 MB."""
+    monkeypatch.setattr(readers, "MAX_PDF_CONTENT", 1_048_576)
+    shown = b"BT /F1 12 Tf\n" + b"(hello) Tj\n" * 20_000 + b"ET\n"  # 220 KB: about a second to extract
+    assert len(read_document(files.pdf_sharing(shown, pages=2), "p.pdf", "pdf")) == 2
+    started = time.perf_counter()
+    with pytest.raises(NodeError, match=r"^bomb.pdf: more than 1 MB of page content by page 5; a PDF may"):
+        read_document(files.pdf_sharing(shown, pages=6), "bomb.pdf", "pdf")
+    assert time.perf_counter() - started < 1
+
+
 def test_a_pdf_has_at_most_so_many_pages():
     page = b"BT /F1 12 Tf 72 720 Td (x) Tj ET"
     assert len(read_document(files.pdf_sharing(page, readers.MAX_PAGES), "p.pdf", "pdf")) == readers.MAX_PAGES
@@ -73,6 +85,32 @@ def test_csv_rows_and_json_items_are_limited():
         read_document(b"a\n" + b"1\n" * (readers.MAX_RECORDS + 1), "t.csv", "csv")
     with pytest.raises(NodeError, match=r"^t.json: a list of 100,001 items; a JSON file may have at most 100,000$"):
         read_document(b"[" + b"1," * readers.MAX_RECORDS + b"1]", "t.json", "json")
+
+
+def test_a_json_file_longer_than_a_file_may_give_is_refused_before_it_is_parsed(monkeypatch):
+    """JSON is parsed whole, at up to 25 times its size, before any limit applied: a 45 MB list of {} took 1.3 GB
+    and 45 s to be refused. A file of more characters than a file may give is refused first."""
+    monkeypatch.setattr(readers, "MAX_CHARS", 1_000)
+    assert len(read_document(b"[" + b" " * 990 + b'"x"]', "t.json", "json")) == 1
+    with pytest.raises(NodeError, match=r"^t.json: 1,005 characters of JSON; a JSON file may have at most 1,000 "):
+        read_document(b"[" + b" " * 1_000 + b'"x"]', "t.json", "json")
+
+
+def test_json_written_back_indented_stops_at_the_limit():
+    """Indenting makes more text than the file held: 0.9 MB of {} nested 95 deep is 58 million characters, all
+    written (80 MB, seconds) before the limit applied; the writing stops once it passes it."""
+    import tracemalloc
+
+    depth = 95
+    deep = b"[" * depth + b"{}," * 300_000 + b"{}" + b"]" * depth
+    tracemalloc.start()
+    try:
+        with pytest.raises(NodeError, match=r"^deep.json: more than 20,000,000 characters of text; a file may give"):
+            read_document(deep, "deep.json", "json")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 50 * 2 ** 20, f"{peak // 2 ** 20} MB at the peak"
 
 
 def test_a_short_csv_row_leaves_its_missing_cells_out():
@@ -210,3 +248,27 @@ def test_chunking_a_text_of_short_words_takes_little_more_memory_than_its_chunks
 def test_bad_sizes_are_refused(size, overlap, message):
     with pytest.raises(NodeError, match=message):
         chunk_documents([{"text": "x", "metadata": {}}], size, overlap)
+
+
+def test_chunking_stops_at_so_many_chunks(monkeypatch):
+    """Small chunks with a large overlap give about a chunk per word: 1 million characters at size 50, overlap 45
+    made 333,000 chunks (170 MB), 5 million 845 MB. The chunker stops as soon as it passes the limit."""
+    from nodeflow_app.knowledge import chunking
+
+    monkeypatch.setattr(chunking, "MAX_CHUNKS", 100)
+    assert len(chunk_documents([{"text": "ab " * 115, "metadata": {}}], 50, 45)) == 100
+    started = time.perf_counter()
+    with pytest.raises(NodeError, match=r"^more than 100 chunks or 100,000,000 characters of chunks; raise the chunk "
+                                        r"size or lower the overlap, or chunk fewer documents at once$"):
+        chunk_documents([{"text": "ab " * 1_000_000, "metadata": {}}], 50, 45)
+    assert time.perf_counter() - started < 1  # not every chunk made first (seconds)
+
+
+def test_chunking_stops_at_so_many_characters_of_chunks(monkeypatch):
+    """The overlap repeats text: at size 1000, overlap 990, 5 million characters gave 555 million of chunks."""
+    from nodeflow_app.knowledge import chunking
+
+    monkeypatch.setattr(chunking, "MAX_CHUNK_CHARS", 10_000)
+    with pytest.raises(NodeError, match=r"^more than 500,000 chunks or 10,000 characters of chunks"):
+        chunk_documents([{"text": "ab " * 2_000, "metadata": {}}], 1000, 990)
+    assert len(chunk_documents([{"text": "ab " * 2_000, "metadata": {}}], 1000, 0)) == 7  # 6,000 characters

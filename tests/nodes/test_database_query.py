@@ -889,3 +889,57 @@ async def test_sqlite_fts3_tokenizer_is_refused(tmp_path, monkeypatch):
             with pytest.raises(NodeError, match="(?i)not authorized to use function: fts3_tokenizer"):
                 await db.run(sql, allow_writes=writes)
     assert (await db.run("SELECT 1 AS one", allow_writes=True))["rows"] == [{"one": 1}]
+
+
+async def test_a_postgres_statement_that_is_no_query_gives_its_rows_as_they_come(tmp_path, monkeypatch):
+    """DECLARE takes queries only, and psycopg read every row of any other statement first: row_limit 1 of
+    INSERT ... RETURNING 60 rows of 5 MB held 310 MB (EXPLAIN VERBOSE of 60 such constants 294 MB), and the 64 MB
+    cap applied only after all of them were read. Such rows now come one at a time. Measured in a process of its
+    own (the peak of its memory)."""
+    import json
+    import subprocess
+    import sys
+
+    monkeypatch.setenv(ALLOWLIST_ENV, "127.0.0.1")
+    with private_schema() as schema:
+        engine = make_engine(POSTGRES_URL)
+        with engine.begin() as conn:
+            conn.execute(text(f'CREATE TABLE "{schema}".t (g int, pad text)'))
+        engine.dispose()
+        grants = [f'GRANT USAGE ON SCHEMA "{schema}" TO {{role}}', f'GRANT SELECT, INSERT ON "{schema}".t TO {{role}}']
+        with _role(POSTGRES_URL, "postgres", grants) as role:
+            fields = {"host": "127.0.0.1", "port": "5432", "database": "test", "user": role}
+            insert = (f'INSERT INTO "{schema}".t SELECT g, repeat(\'x\', 5000000) FROM generate_series(1, 60) AS g '
+                      "RETURNING g, pad")
+            child = subprocess.run([sys.executable, "-c", _READ_BIG_ROWS, "postgres", str(tmp_path),
+                                    json.dumps(fields), json.dumps([(insert, True)])],
+                                   capture_output=True, text=True, timeout=120, cwd=str(Path(__file__).parents[2]))
+            assert child.returncode == 0, child.stderr
+            assert int(child.stdout) < 100, f"{child.stdout.strip()} MB more at the peak"
+
+            store = _store(tmp_path)
+            store.set("db", "postgres", fields)
+            database = Database("postgres", "", store)
+            table = f'"{schema}".t'
+            output = await database.run(f"INSERT INTO {table} VALUES (1, :a), (2, 'b') RETURNING g AS n",
+                                        allow_writes=True, parameters=[{"key": "a", "value": "it's 100%"}])
+            assert (output["rows"], output["columns"], output["truncated"]) == ([{"n": 1}, {"n": 2}], ["n"], False)
+            none = await database.run(f"INSERT INTO {table} SELECT 1, 'a' WHERE false RETURNING pad", allow_writes=True)
+            assert (none["rows"], none["columns"]) == ([], ["pad"])
+            plain = await database.run(f"INSERT INTO {table} VALUES (:g, 'c')", allow_writes=True,
+                                       parameters=[{"key": "g", "value": "3"}])
+            assert (plain["rows"], plain["affected"]) == ([], 1)
+            shown = await database.run("SHOW ALL", row_limit=2)
+            assert (shown["columns"], shown["row_count"], shown["truncated"]) == (
+                ["name", "setting", "description"], 2, True)
+            plan = await database.run("EXPLAIN SELECT 1", row_limit=5)
+            assert plan["columns"] == ["QUERY PLAN"] and plan["rows"][0]["QUERY PLAN"].startswith("Result")
+            third_fails = f"INSERT INTO {table} SELECT g, 'x' FROM generate_series(1, 5) AS g WHERE 10 / (3 - g) > 0 " \
+                          "RETURNING g"
+            with pytest.raises(NodeError, match="division by zero"):  # every row is made, past the limit too
+                await database.run(third_fails, row_limit=1, allow_writes=True)
+            with pytest.raises(NodeError, match="the statement tries to write, but the node is read-only"):
+                await database.run(f"INSERT INTO {table} VALUES (4, 'd') RETURNING g")
+            with pytest.raises(NodeError, match=r"refused the statement: .*more than one row returned by a subquery"):
+                await database.run(f"INSERT INTO {table} SELECT (SELECT g FROM generate_series(1, 2) AS g), 'e' "
+                                   "RETURNING g", allow_writes=True)

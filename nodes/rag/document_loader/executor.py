@@ -5,14 +5,9 @@ from typing import Any
 
 from nodes._helpers import primary_text
 from nodeflow_app.contract import ExecutionResult, FlowContext, NodeError
-from nodeflow_app.knowledge import sources
+from nodeflow_app.knowledge import readers, sources
 from nodeflow_app.knowledge.readers import document, guess_format, read_document
 from nodeflow_app.knowledge.workspace import workspace_of
-
-# What one run loads from a folder, all its files together (each file has its own limits, readers.py): a folder
-# of thousands of files went into one list.
-MAX_CHARS = 50_000_000
-MAX_DOCUMENTS = 200_000
 
 
 class DocumentLoaderExecutor:
@@ -64,9 +59,10 @@ def _from_upload(relative: str, fmt: str | None, workspace: str) -> list[dict[st
         read = read_document(sources.read_file(file), name, kind)
         documents.extend(read)
         chars += sum(len(d["text"]) for d in read)
-        if chars > MAX_CHARS or len(documents) > MAX_DOCUMENTS:
-            raise NodeError(f"{relative}: more than {MAX_CHARS:,} characters or {MAX_DOCUMENTS:,} documents by "
-                            f"{name}; one load may give at most that (load parts of the folder)")
+        if chars > readers.MAX_LOAD_CHARS or len(documents) > readers.MAX_LOAD_DOCUMENTS:
+            raise NodeError(f"{relative}: more than {readers.MAX_LOAD_CHARS:,} characters or "
+                            f"{readers.MAX_LOAD_DOCUMENTS:,} documents by {name}; one load may give at most that "
+                            "(load parts of the folder)")
     return documents
 
 

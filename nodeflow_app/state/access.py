@@ -249,6 +249,8 @@ def graph_workspace(graph_id: str) -> str | None:
 # every event; the kept graph does not. So an event of such a state gets through only while the graph it acts
 # on is in the workspace it was checked in (a viewer of one graph cannot borrow the URL of a graph they own).
 _GRAPH_HOLDERS: dict[type, tuple[type, str]] = {}
+# (state class, handler name) of handlers that choose the kept graph afresh (a dialog's opener), like a page's loader.
+_GRAPH_CHOOSERS: set[tuple[type, str]] = set()
 
 
 def still_checked(graph_id: str) -> bool:
@@ -260,9 +262,14 @@ def still_checked(graph_id: str) -> bool:
     return bool(graph_id) and workspace is not None and graph_workspace(graph_id) == workspace
 
 
-def acts_on_graph(state_cls: type, holder: type | None = None, attribute: str = "_graph_id") -> None:
-    """Declare that `state_cls`'s handlers act on the graph in `holder.attribute` (default: its own)."""
+def acts_on_graph(state_cls: type, holder: type | None = None, attribute: str = "_graph_id",
+                  chosen_by: tuple[str, ...] = ()) -> None:
+    """Declare that `state_cls`'s handlers act on the graph in `holder.attribute` (default: its own). The handlers
+    named in `chosen_by` replace that graph without acting on it (a dialog's opener): the graph kept from before
+    does not decide their check, or a dialog last opened in another workspace (or for a graph moved since) would
+    never open again."""
     _GRAPH_HOLDERS[state_cls] = (holder or state_cls, attribute)
+    _GRAPH_CHOOSERS.update((state_cls, name) for name in chosen_by)
 
 
 async def _kept_graph(state: Any, state_cls: type) -> str:
@@ -342,7 +349,8 @@ class AccessMiddleware(Middleware):
 
         auth = await state.get_state(AuthState)
         graph_id = routes.page_graph_id(state.router) if state.router else ""
-        kept = "" if handler.fn in _page_loaders(app) else await _kept_graph(state, state_cls)
+        chooses = handler.fn in _page_loaders(app) or (state_cls, name) in _GRAPH_CHOOSERS
+        kept = "" if chooses else await _kept_graph(state, state_cls)
         user, workspace, role, kept_workspace = await off_loop(
             _caller, session_token(state), graph_id, auth.workspace_id, kept)
         decision = decide(need, user, role)

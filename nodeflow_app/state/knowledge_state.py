@@ -132,6 +132,10 @@ class KnowledgeState(rx.State):
     upload_progress: int = 0  # percent of the bytes sent
     indexing: list[str] = []  # "name: status" per file of the current upload
     busy: bool = False
+    # What the last upload saved, for `index_uploads` (on the server: a browser naming the files sent a file
+    # again as often as it listed it, each time read whole and indexed again).
+    _index_collection: str = ""
+    _index_names: list[str] = []
 
     query: str = ""
     results: list[ChunkRow] = []
@@ -260,15 +264,20 @@ class KnowledgeState(rx.State):
         async with self:
             self.indexing = [f"{name}: waiting" for name in saved] + refused
             self.upload_progress = 100
-        return KnowledgeState.index_uploads(collection, saved) if saved else None
+            self._index_collection, self._index_names = collection, saved
+        return KnowledgeState.index_uploads if saved else None
 
     @rx.event(background=True)
     @requires("edit")
-    async def index_uploads(self, collection: str, names: list[str]) -> Any:
+    async def index_uploads(self) -> Any:
+        """Index the files the last upload saved, once (claimed here: a second call finds none)."""
         async with self:
-            workspace = self._workspace()
+            workspace, collection, names = self._workspace(), self._index_collection, self._index_names
+            self._index_collection, self._index_names = "", []
+        if not names:
+            return None
         store = await off_loop(workspace_store, workspace)
-        if not await off_loop(_has_collection, workspace, collection):  # a browser may call this with any name
+        if not await off_loop(_has_collection, workspace, collection):  # this event may act in another workspace
             return rx.toast.error(f"No collection {collection!r} in this workspace.")
         if (workspace, collection) in _indexing:  # another tab's upload, or a second drop: each file would be read
             async with self:  # into memory twice, the same chunks written twice

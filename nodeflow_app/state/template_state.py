@@ -52,7 +52,7 @@ class TemplateSaveState(rx.State):
         return rx.toast.success(f"Saved as the template “{template.name}”: New graph offers it to your team.")
 
 
-acts_on_graph(TemplateSaveState)
+acts_on_graph(TemplateSaveState, chosen_by=("ask",))  # `ask` opens the dialog for a graph it is given
 
 
 def _save_template(graph_id: str, workspace: str | None, name: str, description: str, user: Any) -> tuple[Any, str]:

@@ -77,7 +77,7 @@ class TransferState(rx.State):
         return [rx.toast.success(done), GraphListState.load]
 
 
-acts_on_graph(TransferState)
+acts_on_graph(TransferState, chosen_by=("ask",))  # `ask` opens the dialog for a graph it is given
 
 
 def _edit_targets(user_id: str, graph_id: str) -> list[Any]:

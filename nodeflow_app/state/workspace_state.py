@@ -21,6 +21,7 @@ from nodeflow_app.state.auth_state import AuthState, start_session
 from nodeflow_app.store.accounts import HANDOFF_SECONDS, AccountError, ApiToken, account_store
 
 EXPIRIES = {"1 day": 86400, "7 days": 7 * 86400, "30 days": 30 * 86400}
+LINK_NOT_VALID = "This invitation link is not valid any more (used, revoked or expired)."
 
 
 @dataclasses.dataclass
@@ -185,8 +186,7 @@ class WorkspaceState(rx.State):
         self.invite_code = str(routes.page_args(self.router).get("code", ""))
         invitation = await off_loop(account_store().invitation, self.invite_code)
         if invitation is None:
-            self.message = "This invitation link is not valid any more (used, revoked or expired)."
-            self.invite_workspace = ""
+            self.message, self.invite_workspace = LINK_NOT_VALID, ""
             return None
         self.message = ""
         self.invite_workspace = await off_loop(account_store().workspace_name, invitation.workspace_id)
@@ -200,6 +200,11 @@ class WorkspaceState(rx.State):
         store, form = account_store(), form or {}
         email, password = str(form.get("email", "")), str(form.get("password", ""))
         user, token, joined = await off_loop(user_for_token, session_token(self)), "", None
+        # The link first: with a made-up one, "wrong email or password" (an account) against "link not valid" (none,
+        # from the sign-up) told anyone which emails have an account here.
+        if await off_loop(store.invitation, self.invite_code) is None:
+            self.message = LINK_NOT_VALID
+            return None
         try:  # argon2 hashes and verifies in threads (150-500 ms each), like every store call here
             if user is None and await off_loop(store.user_by_email, email) is None:
                 # The account and its joining are one transaction: a link that is not valid makes no account.

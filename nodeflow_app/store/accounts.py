@@ -14,6 +14,7 @@ import secrets
 import time
 import uuid
 from dataclasses import dataclass
+from typing import Any
 
 from argon2 import PasswordHasher
 from sqlalchemy import Connection, Engine, and_, delete, exists, func, select, update
@@ -33,6 +34,7 @@ INVITATION_SECONDS = 7 * 86400
 MAX_FAILED_SIGN_INS = 5  # per email, within SIGN_IN_WINDOW_S
 SIGN_IN_WINDOW_S = 15 * 60
 MIN_PASSWORD = 8
+MAX_EMAIL = 254  # no address is longer (RFC 5321); the column holds no more
 FIRST_ACCOUNT_LOCK = 0x4E46_0001  # PostgreSQL advisory lock key: one account made at a time where "first" counts
 _EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 
@@ -147,8 +149,10 @@ def clean_email(email: str) -> str:
     cleaned = (email or "").strip().lower()
     if not cleaned:
         raise AccountError("an email address is needed")  # not "'' is not an email address"
-    if not _EMAIL.match(cleaned) or len(cleaned) > 254:
-        raise AccountError(f"{email!r} is not an email address")
+    # The length first: the pattern backtracks quadratically on a long run of dots (a 20,000-character address
+    # took 10 s), and the invitation page sends any text here before it knows whether its link is valid.
+    if len(cleaned) > MAX_EMAIL or not _EMAIL.match(cleaned):
+        raise AccountError(f"{email[:MAX_EMAIL]!r} is not an email address")
     return cleaned
 
 
@@ -238,10 +242,17 @@ class AccountStore:
             conn.execute(delete(SessionRow).where(SessionRow.user_id == user_id))
 
     def change_password(self, user_id: str, old: str, new: str) -> None:
-        with self.engine.connect() as conn:
-            row = conn.execute(select(UserRow).where(UserRow.id == user_id)).first()
-        if row is None or not self._verify(row.password_hash, old):
-            raise AccountError("the current password is wrong")
+        """A new password for someone who knows the current one. A wrong one counts against the sign-in limit of
+        their email: else a session left open was a way to guess the password without any limit."""
+        user = self.user(user_id)
+        if user is None:
+            raise AccountError("no such account")
+        try:
+            self._password_checked(user.email, old, time.time())
+        except SignInThrottled:
+            raise
+        except AccountError:
+            raise AccountError("the current password is wrong") from None
         self.set_password(user_id, new)
 
     def ensure_admin(self, email: str, password: str, name: str = "Admin") -> User | None:
@@ -264,17 +275,7 @@ class AccountStore:
         `seconds`: how long the session lasts (SESSION_SECONDS by default)."""
         email = (email or "").strip().lower()
         now = time.time()
-        with self.engine.connect() as conn:
-            recent = conn.execute(select(func.count()).select_from(SignInAttemptRow).where(
-                SignInAttemptRow.email == email, SignInAttemptRow.at > now - SIGN_IN_WINDOW_S)).scalar_one()
-            row = conn.execute(select(UserRow).where(UserRow.email == email)).first()
-        if recent >= MAX_FAILED_SIGN_INS:
-            raise SignInThrottled(f"too many failed sign-ins for {email}; try again in {SIGN_IN_WINDOW_S // 60} minutes")
-        verified = self._verify(row.password_hash if row else _unknown_account_hash(), password)
-        if row is None or not verified:
-            with self.engine.begin() as conn:  # its own transaction: the failure must stay counted
-                conn.execute(SignInAttemptRow.__table__.insert().values(email=email, at=now))
-            raise AccountError("wrong email or password")
+        row = self._password_checked(email, password, now)
         with self.engine.begin() as conn:
             conn.execute(delete(SignInAttemptRow).where(SignInAttemptRow.email == email))
             raw = self._new_session(conn, row.id, now, SESSION_SECONDS if seconds is None else seconds)
@@ -328,6 +329,24 @@ class AccountStore:
                 if user_id:
                     conn.execute(delete(SessionRow).where(SessionRow.user_id == user_id))
             conn.execute(delete(SessionRow).where(SessionRow.token_hash == _hash_token(raw)))
+
+    def _password_checked(self, email: str, password: str, now: float) -> Any:
+        """The account row of `email` (lower-cased) when `password` is its password; else an AccountError, the
+        failure counted per email in the database (SignInThrottled past MAX_FAILED_SIGN_INS in the window)."""
+        if len(email) > MAX_EMAIL:  # no account has it; its row would fill the database (an event holds 1 MB)
+            raise AccountError("wrong email or password")
+        with self.engine.connect() as conn:
+            recent = conn.execute(select(func.count()).select_from(SignInAttemptRow).where(
+                SignInAttemptRow.email == email, SignInAttemptRow.at > now - SIGN_IN_WINDOW_S)).scalar_one()
+            row = conn.execute(select(UserRow).where(UserRow.email == email)).first()
+        if recent >= MAX_FAILED_SIGN_INS:
+            raise SignInThrottled(f"too many failed sign-ins for {email}; try again in {SIGN_IN_WINDOW_S // 60} minutes")
+        verified = self._verify(row.password_hash if row else _unknown_account_hash(), password)
+        if row is None or not verified:
+            with self.engine.begin() as conn:  # its own transaction: the failure must stay counted
+                conn.execute(SignInAttemptRow.__table__.insert().values(email=email, at=now))
+            raise AccountError("wrong email or password")
+        return row
 
     @staticmethod
     def _verify(password_hash: str, password: str) -> bool:

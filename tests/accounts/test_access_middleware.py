@@ -361,3 +361,28 @@ def test_a_session_forgotten_while_a_check_reads_it_stays_forgotten(monkeypatch)
         return access.user_for_token("tok")
 
     assert asyncio.run(sign_out_during_a_check()) is None
+
+
+@pytest.mark.parametrize("dialog", ["TransferState", "TemplateSaveState"])
+def test_a_dialog_opens_for_a_graph_of_another_workspace_than_the_one_it_was_last_opened_for(team, dialog):
+    """Copy / Move to workspace and Save as template keep the graph they were opened for; opening them again, after
+    a switch of workspace or a move, was refused as "not found" (checked against the graph kept from before). Their
+    `ask` chooses the graph afresh, and what acts on it (confirm, save) is still checked against it."""
+    from nodeflow_app.nodeflow_app import app
+    from nodeflow_app.state.template_state import TemplateSaveState
+    from nodeflow_app.state.transfer_state import TransferState
+
+    cls = {"TransferState": TransferState, "TemplateSaveState": TemplateSaveState}[dialog]
+    _, _, team_workspace, team_graph, tokens = team
+    personal, own_graph = _own_graph(team, "editor")
+    state = _page(tokens["editor"], team_workspace, None)
+    state.get_substate(cls._get_substate_path())._graph_id = team_graph  # opened in the team's workspace before
+    state.get_substate(AuthState._get_substate_path()).workspace_id = personal  # then switched to their own
+
+    def through(name: str) -> bool:
+        event = Event(name=f"{cls.get_full_name()}.{name}", payload={})
+        return asyncio.run(access.AccessMiddleware().preprocess(app, state, event)) is None
+
+    assert through("ask")
+    acting = "confirm" if cls is TransferState else "save"
+    assert not through(acting)  # the team's graph, kept, is not acted on from their own workspace

@@ -7,12 +7,13 @@ import threading
 import time
 
 import pytest
-from sqlalchemy import event
+from sqlalchemy import event, select
 
 from nodeflow_app.accounts.roles import allows
 from nodeflow_app.store import accounts as accounts_module
 from nodeflow_app.store.accounts import AccountError, AccountStore, InstallOwned, SignInThrottled
 from nodeflow_app.store.db import make_engine
+from nodeflow_app.store.models import SignInAttemptRow
 from tests.store.postgres import POSTGRES_URL, private_schema
 
 PASSWORD = "correct horse"
@@ -107,6 +108,39 @@ def test_changing_the_password_ends_every_session(store):
     store.change_password(user.id, PASSWORD, "new password 1")
     assert store.user_for_session(token) is None
     assert store.sign_in("ada@example.org", "new password 1")[1] == user
+
+
+def test_wrong_current_passwords_count_against_the_sign_in_limit(store):
+    """A session left open was a way to guess the password without limit: Change password verified the current one
+    as often as it was asked."""
+    user = store.create_user("Ada", "ada@example.org", PASSWORD)
+    for _ in range(accounts_module.MAX_FAILED_SIGN_INS):
+        with pytest.raises(AccountError, match="current password is wrong"):
+            store.change_password(user.id, "a guess at it", "new password 1")
+    with pytest.raises(SignInThrottled, match="too many failed sign-ins"):
+        store.change_password(user.id, PASSWORD, "new password 1")  # even the right one waits
+    with pytest.raises(SignInThrottled):
+        store.sign_in("ada@example.org", PASSWORD)
+
+
+def test_an_address_too_long_for_any_account_is_refused_without_filling_the_database(store):
+    """A failed sign-in stored its address whole: a stranger's 1 MB "emails" (one per websocket event, each its own
+    row) filled the database on SQLite."""
+    long_address = "a" * 300_000 + "@example.org"
+    with pytest.raises(AccountError, match="wrong email or password"):
+        store.sign_in(long_address, PASSWORD)
+    with store.engine.connect() as conn:
+        stored = conn.execute(select(SignInAttemptRow.email)).scalars().all()
+    assert stored == []
+
+
+def test_a_long_run_of_dots_in_an_address_is_refused_at_once():
+    """The address pattern backtracked quadratically: 20,000 dots took 10 s of a thread holding the GIL, and the
+    invitation page reaches it for anyone, signed in or not."""
+    started = time.monotonic()
+    with pytest.raises(AccountError, match="is not an email address"):
+        accounts_module.clean_email("a@" + "." * 20_000 + "@")
+    assert time.monotonic() - started < 1.0
 
 
 def test_team_workspace_roles_and_the_last_owner(store):

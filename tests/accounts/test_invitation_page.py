@@ -3,6 +3,8 @@ invitation, so a made-up, used or expired link is no way to sign up to an instal
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 import nodeflow_app.nodeflow_app  # noqa: F401 - registers every state class of the app
@@ -66,3 +68,24 @@ async def test_a_valid_link_makes_the_account_in_the_workspace_and_signs_it_in(s
     assert store.role(mallory.id, team.id) == "editor" and store.invitation(code) is None
     assert [w.name for w in store.workspaces(mallory.id)] == ["Mallory's workspace", "Team"]
 
+
+
+@pytest.mark.parametrize("has_account", [True, False], ids=["an-account", "no-account"])
+async def test_a_made_up_link_tells_nothing_about_which_emails_have_an_account(store, has_account):
+    """Join with a made-up link answered "wrong email or password" for an address with an account and "not valid"
+    for one without: anyone could list the install's accounts."""
+    if has_account:
+        store.create_user("Ada", "ada@example.org", PASSWORD)
+    state = await _opened("made-up")
+    assert await _join(state, {"name": "Ada", "email": "ada@example.org", "password": "a guess at it"}) is None
+    assert state.message == "This invitation link is not valid any more (used, revoked or expired)."
+
+
+async def test_a_made_up_link_with_a_long_run_of_dots_is_refused_at_once(store):
+    """The address pattern backtracked quadratically (20,000 dots: 10 s of a thread holding the GIL), reached by
+    anyone through Join before the link was checked."""
+    state = await _opened("made-up")
+    started = time.monotonic()
+    await _join(state, {"name": "x", "email": "a@" + "." * 20_000 + "@", "password": "a long password"})
+    assert time.monotonic() - started < 1.0
+    assert "not valid any more" in state.message

@@ -234,17 +234,58 @@ async def test_a_collection_is_indexed_by_one_upload_at_a_time(monkeypatch):
     index = KnowledgeState.event_handlers["index_uploads"].fn
     token = _as_editor(WORKSPACE)
     try:
-        first = Background(selected="mine", indexing=["a.md: waiting"], busy=False)
-        running = asyncio.create_task(index(first, "mine", ["a.md"]))
+        first = _uploaded_page(["a.md"])
+        running = asyncio.create_task(index(first))
         await started.wait()
-        second = Background(selected="mine", indexing=["b.md: waiting", "x.exe: unknown format"], busy=False)
-        answer = await asyncio.wait_for(index(second, "mine", ["b.md"]), 5)  # not waiting for the first
+        second = _uploaded_page(["b.md"], ["x.exe: unknown format"])
+        answer = await asyncio.wait_for(index(second), 5)  # not waiting for the first
         assert "“mine” is being indexed already: drop these files again once it is done." in str(answer)
         assert second.indexing == ["b.md: not indexed", "x.exe: unknown format"]
         finish.set()
         await running
         assert first.indexing == ["a.md: 1 chunk"]
-        await index(second, "mine", ["b.md"])  # once it is done, the next one goes
+        second = _uploaded_page(["b.md"], ["x.exe: unknown format"])  # dropped again
+        await index(second)  # once it is done, the next one goes
         assert second.indexing == ["b.md: 1 chunk", "x.exe: unknown format"]
     finally:
         access._current.reset(token)
+
+
+def _uploaded_page(saved: list[str], refused: list[str] = ()) -> Background:
+    """The page right after `upload` saved `saved` into the collection "mine"."""
+    return Background(selected="mine", indexing=[f"{name}: waiting" for name in saved] + list(refused), busy=False,
+                      _index_collection="mine", _index_names=list(saved))
+
+
+async def test_only_the_files_an_upload_saved_are_indexed_and_only_once(monkeypatch):
+    """The browser named the files to index: one event listing a file 5,000 times read it whole and indexed it
+    5,000 times (a 50 MB PDF: hours of the server's time for a 60 kB message)."""
+    workspace_store(WORKSPACE).create("mine")
+    (uploads_dir(WORKSPACE) / "mine").mkdir()
+    (uploads_dir(WORKSPACE) / "mine" / "a.md").write_text("# A\nText.")
+    indexed = []
+
+    async def index_file(store, collection, raw, source):
+        indexed.append(source)
+        return {"written": 1}
+
+    monkeypatch.setattr(knowledge_state, "index_file", index_file)
+    monkeypatch.setattr(knowledge_state, "_listing", lambda workspace, selected: ([], selected, []))
+    token = _as_editor(WORKSPACE)
+    index = KnowledgeState.event_handlers["index_uploads"].fn
+    try:
+        page = Background(selected="mine", indexing=[], upload_progress=0, busy=False, _index_collection="",
+                          _index_names=[])
+        try:
+            await index(page, "mine", ["a.md"] * 5000)  # a forged event naming the files
+        except TypeError:
+            pass  # the handler takes no names any more
+        assert indexed == []
+        chained = await KnowledgeState.event_handlers["upload"].fn(page, Stream([("a.md", 10)]))
+        assert chained is KnowledgeState.index_uploads
+        await index(page)
+        await index(page)  # sent again: the upload's files were indexed already
+    finally:
+        access._current.reset(token)
+    assert indexed == ["mine/a.md"]
+    assert page.indexing == ["a.md: 1 chunk"]

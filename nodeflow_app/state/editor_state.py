@@ -351,7 +351,7 @@ class EditorState(rx.State):
         room, _ = await self._room()
         ids = [str(i) for i in payload.get("nodes") or []]
         await self._select(ids)
-        room._select(self.me, ids[:50])  # others see it outlined in my colour
+        room._select(self.me, ids)  # others see it outlined in my colour
 
     @rx.event
     @requires("view")

@@ -123,3 +123,43 @@ async def test_a_webhooks_test_call_shows_no_runs_of_the_graph_the_run_panel_kep
     assert panel.runs == []  # OLD's runs stayed out of the page
     # The panel refreshes through an event of its own, which the access check holds against the graph it keeps.
     assert answer is RunHistoryState.refresh
+
+
+async def test_a_chat_answer_refreshes_the_run_panel_only_when_it_shows_the_chats_graph(monkeypatch):
+    """On the chat page the tab's run panel may keep a graph of another workspace (an editor page opened
+    before): the refresh each answer sent was refused by the access check, a 'Not found' toast per answer."""
+    from nodeflow_app.state import chat_state
+    from nodeflow_app.state.chat_state import ChatState
+
+    class Service:
+        async def send(self, chat_id: str, text: str):
+            return
+            yield  # an exchange with no update (nothing to stream here)
+
+    async def locked(self):  # a background handler's `async with self`
+        return self
+
+    async def unlocked(self, *error) -> bool:
+        return False
+
+    async def no_pending_edits(self) -> None:
+        pass
+
+    panel = RunHistoryState(_reflex_internal_init=True)
+
+    async def get_state(self, cls):
+        assert cls is RunHistoryState
+        return panel
+
+    monkeypatch.setattr(chat_state, "chat_service", lambda: Service())
+    monkeypatch.setattr(chat_state, "still_checked", lambda graph_id: graph_id == OWN)
+    monkeypatch.setattr(ChatState, "__aenter__", locked, raising=False)
+    monkeypatch.setattr(ChatState, "__aexit__", unlocked, raising=False)
+    monkeypatch.setattr(ChatState, "_save_pending_edits", no_pending_edits)
+    monkeypatch.setattr(ChatState, "get_state", get_state)
+    chat = ChatState(_reflex_internal_init=True)
+    chat.graph_id, chat.chat_id = OWN, "c1"
+    for kept, refreshed in ((OLD, None), ("", None), (OWN, RunHistoryState.refresh)):
+        panel._graph_id = kept
+        assert await ChatState.send.fn(chat, {"message": "hello"}) is refreshed, kept
+        assert not chat.busy

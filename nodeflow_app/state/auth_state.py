@@ -206,10 +206,20 @@ def start_session(router: Any, token: str, page: str) -> Any:
     return _session_route(router, routes.SESSION_START, {"token": token}, page)
 
 
+# Where Reflex's page keeps the tab's client token (getToken in .web/utils/state.js), which names the tab's state.
+REFLEX_TOKEN_KEY = "token"
+
+
 def _session_route(router: Any, route: str, query: dict[str, str], page: str) -> Any:
     """A full page load of one of the session routes on the backend the websocket talks to (where the cookie
-    lives), which redirects on to `page`."""
+    lives), which redirects on to `page`.
+
+    The tab forgets its client token first: a session that starts or ends here starts a new state. The server
+    keeps a tab's state under that token, and the page's first event (hydrate, which no access check holds)
+    gets all of it: the next person signing in at this tab, or anyone at it after a sign-out, got the previous
+    person's chats, runs and inspector."""
     origin = (router.headers.origin if router else "") or ""
     base = backend_origin(origin) if origin else ""  # no Origin (not a browser): the one port of `make run`
     url = f"{base}{route}?{urlencode({**query, routes.NEXT: origin + frontend_prefix() + page})}"
-    return rx.call_script(f"window.location.replace({json.dumps(url)})")
+    return rx.call_script(f"window.sessionStorage.removeItem({json.dumps(REFLEX_TOKEN_KEY)}); "
+                          f"window.location.replace({json.dumps(url)})")

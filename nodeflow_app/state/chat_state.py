@@ -280,7 +280,7 @@ class ChatState(rx.State):
                     return rx.toast.error(str(error))
             self.busy, self._stop_requested, self._run_id = True, False, ""
             await self._save_pending_edits()
-            chat_id = self.chat_id
+            chat_id, graph_id = self.chat_id, self.graph_id
         try:
             async with aclosing(updates_of(service, chat_id)) as updates:
                 async for update in updates:
@@ -299,7 +299,10 @@ class ChatState(rx.State):
                 self.busy, self._run_id = False, ""
                 if self.stream_head["status"] == "streaming":  # ended without its `end`: show what is stored
                     await self._open_chat(self.chat_id)
-        return RunHistoryState.refresh  # the answer's run joins the run history panel
+                panel_graph = (await self.get_state(RunHistoryState))._graph_id
+        # The answer's run joins the editor's run panel, when it shows this graph: on the chat page the tab may
+        # keep another graph there, of a workspace this page's check does not cover (its refresh was refused).
+        return RunHistoryState.refresh if panel_graph == graph_id else None
 
     async def _save_pending_edits(self) -> None:
         """A run uses the stored graph: unsaved edits of this graph in the editor are saved first."""

@@ -351,7 +351,7 @@ class EditorState(rx.State):
         room, _ = await self._room()
         ids = [str(i) for i in payload.get("nodes") or []]
         await self._select(ids)
-        room._select(self.me, ids[:50])  # others see it outlined in my colour
+        room._select(self.me, ids)  # others see it outlined in my colour
 
     @rx.event
     @requires("view")
@@ -773,10 +773,13 @@ class EditorState(rx.State):
                                 for row in fields.output_fields(name, outputs[node_id])]
         self.node_result = result
 
-    async def _after_run(self) -> None:
-        """A run of this graph ended (a test run, a chat answer): the inspector shows what it gave. (Run data is
-        otherwise read when a node is selected: the input list still showed the run before.)"""
-        if not self.selected_id:  # (nothing to show; and a chat page without the editor joins no room here)
+    async def _after_run(self, graph_id: str) -> None:
+        """A run of `graph_id` ended (a test run, a chat answer): the inspector shows what it gave. (Run data is
+        otherwise read when a node is selected: the input list still showed the run before.)
+
+        Called from other states' handlers, whose access check covered `graph_id`, not the graph this state
+        keeps: that can be one its person no longer may open (removed from its workspace, the graph moved)."""
+        if not self.selected_id or graph_id != self._graph_id:  # (a chat page without the editor: no room here)
             return
         await self._room()
         if self._doc is not None:

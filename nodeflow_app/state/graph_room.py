@@ -10,6 +10,7 @@ The room has no event handlers of its own: every event goes through EditorState'
 
 from __future__ import annotations
 
+import math
 from functools import lru_cache
 from typing import Any
 
@@ -23,6 +24,7 @@ from nodeflow_app.validation import Issue, validate_graph
 from nodes._registry import default_registry
 
 LOG_SIZE = 64  # recent patches kept for a tab that missed some (`since`)
+SELECTION_SHOWN = 50  # of a tab's selected nodes, how many the others see outlined
 
 
 @lru_cache(maxsize=4096)
@@ -173,12 +175,19 @@ class GraphRoom(rx.SharedState):
             self.faces = faces
 
     def _select(self, pid: str, ids: list[str]) -> None:
+        """`ids` come from the browser (a viewer's too) and go to every tab: only nodes of the open graph, a few."""
+        nodes = self._doc.nodes if self._doc is not None else {}
+        ids = [node_id for node_id in ids if node_id in nodes][:SELECTION_SHOWN]
         for i, entry in enumerate(self.people):
             if entry["id"] == pid and entry["selected"] != ids:
                 self.people = [*self.people[:i], {**entry, "selected": ids}, *self.people[i + 1:]]
                 return
 
     def _point(self, pid: str, at: list[float] | None) -> None:
+        """`at` comes from the browser and goes to every tab: NaN or Infinity there is no JSON a browser reads
+        (its websocket drops the update and reconnects, to get it again), so it counts as no cursor."""
+        if at is not None and not all(math.isfinite(v) for v in at):
+            at = None
         if at is None:
             if pid in self.cursors:
                 self.cursors = {k: v for k, v in self.cursors.items() if k != pid}

@@ -31,6 +31,7 @@ from nodes._registry import default_registry
 from nodeflow_app.state.access import acts_on_graph, requires
 
 NO_AUTHOR = "—"  # versions saved before accounts, or by the CLI
+NOT_A_VERSION = "That is not a version number of this graph"
 
 
 class HistoryState(rx.State):
@@ -82,7 +83,8 @@ class HistoryState(rx.State):
     @rx.event
     @requires("view")
     async def open_version(self, version: int | str):
-        return await self._open(int(version))
+        number = version_number(version)
+        return rx.toast.error(NOT_A_VERSION) if number is None else await self._open(number)
 
     async def _open(self, number: int):
         graph_id = await self._graph_id()
@@ -98,16 +100,20 @@ class HistoryState(rx.State):
     async def open_run_version(self, label: str):
         """The Runs panel's version label ("v3"): that version, read-only, with History open beside it."""
         found = re.fullmatch(r"v(\d+)", str(label).strip())
-        if found is None:
-            return rx.toast.error(f"'{label}' is not a version")
+        number = version_number(found.group(1)) if found else None
+        if number is None:
+            return rx.toast.error(NOT_A_VERSION)
         if not self.panel_open:
             self.panel_open = True
             await self._refresh()
-        return await self._open(int(found.group(1)))
+        return await self._open(number)
 
     @rx.event
     @requires("view")
     def toggle_pick(self, version: str):
+        if version_number(version) is None:
+            return rx.toast.error(NOT_A_VERSION)
+        version = str(version)
         picked = [v for v in self.picked if v != version]
         if len(picked) == len(self.picked):
             picked = (picked + [version])[-2:]
@@ -147,7 +153,7 @@ class HistoryState(rx.State):
     @requires("edit")
     def ask_restore(self, version: int | str):
         """The Restore buttons ask first: the live graph is replaced for everyone, and undo cannot bring it back."""
-        self.restoring = int(version)
+        self.restoring = version_number(version) or 0
 
     @rx.event
     @requires("view")
@@ -159,8 +165,10 @@ class HistoryState(rx.State):
     @requires("edit")
     async def restore(self, version: int | str):
         """Version N saved again as the newest version ("restored from vN"); the editor reopens on it."""
-        number = int(version)
+        number = version_number(version)
         self.restoring = 0
+        if number is None:
+            return rx.toast.error(NOT_A_VERSION)
         editor = await self.get_state(EditorState)
         await editor._save_pending()
         if editor._doc is None:
@@ -183,7 +191,9 @@ class HistoryState(rx.State):
     @rx.event
     @requires("view")
     def start_naming(self, version: str, label: str):
-        self.naming, self.naming_text = version, label
+        if version_number(version) is None:
+            return rx.toast.error(NOT_A_VERSION)
+        self.naming, self.naming_text = str(version), str(label)
 
     @rx.event
     @requires("view")
@@ -216,6 +226,15 @@ class HistoryState(rx.State):
         """Show `graph` (already `for_canvas`) on the canvas instead of the live one."""
         self._rev += 1
         self.canvas_view = {"rev": self._rev, "mode": mode, "graph": graph, "marks": marks}
+
+
+def version_number(value: Any) -> int | None:
+    """A version number as the browser sends it (a number, or its digits as text); None for anything else: text,
+    a dict, a number no database column holds (a forged event's; int() of them was a crash)."""
+    if isinstance(value, bool) or not isinstance(value, (int, str)):
+        return None
+    text = str(value).strip()
+    return int(text) if text.isdecimal() and len(text) <= 9 else None
 
 
 def _entries(graph_id: str) -> list[dict[str, str]]:

@@ -94,7 +94,7 @@ class RunHistoryState(rx.State):
         """The refresh button, and the chat after each answer (its run joins the history and the inspector's
         input and output of the last run)."""
         await self._note_runs()
-        await (await self.get_state(EditorState))._after_run()
+        await (await self.get_state(EditorState))._after_run(self._graph_id)
         if not self.panel_open:
             return
         await self._refresh()
@@ -166,7 +166,7 @@ class RunHistoryState(rx.State):
                     view.apply_steps(ops)
         async with self:  # the reads in a thread, under the lock: a page load meanwhile cannot change the graph
             self.running = False
-            await (await self.get_state(EditorState))._after_run()
+            await (await self.get_state(EditorState))._after_run(self._graph_id)
             if self.panel_open:
                 await self._refresh()
                 await self._choose(run.run_id)

@@ -92,8 +92,9 @@ class TriggerState(rx.State):
                 return rx.toast.info("No test call came in; listen again when you are ready.")
             self.heard = heard  # (formatted above, outside the lock and off the loop: up to 1 MB of payload)
             self.heard_run = call.run_id or ""
-            history = await self.get_state(RunHistoryState)
-            await history.refresh()
+        # The test run joins the run panel: as an event, checked against the graph that panel keeps (called here,
+        # it showed the runs of whatever graph the tab's panel kept, one its person may no longer open).
+        return RunHistoryState.refresh
 
     @rx.event
     @requires("edit")

@@ -50,7 +50,7 @@ def _redirect(spec) -> str:
 
 def _session_start_next(spec) -> str:
     """The page the sign-in route goes on to after setting the cookie (the `next` of /api/session/start)."""
-    url = json.loads(_args(spec)["javascript_code"].removeprefix("window.location.replace(").removesuffix(")"))
+    url = json.loads(_args(spec)["javascript_code"].partition("window.location.replace(")[2].removesuffix(")"))
     assert urlsplit(url).path == routes.SESSION_START
     return parse_qs(urlsplit(url).query)["next"][0]
 

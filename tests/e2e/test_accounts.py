@@ -95,6 +95,32 @@ def test_sign_out_ends_the_session_and_forged_events_are_refused(browser, nodefl
     context.close()
 
 
+def test_after_signing_out_the_tab_keeps_nothing_of_the_person_who_used_it(browser, nodeflow_server):
+    """A shared computer: someone opens a graph and signs out; the tab then gets nothing of theirs. The server
+    keeps a tab's state under the tab's client token, and a page's first event (hydrate) sends all of it: the
+    sign-in page, and whoever signed in next at that tab, received the previous person's graph, chats and runs."""
+    name = "Quarterly plans e2e-4711"
+    graph_id = owner_graph(nodeflow_server, name)
+    context = signed_in_context(browser, nodeflow_server)
+    page = context.new_page()
+    page.goto(f"{nodeflow_server.url}/graph/{graph_id}")
+    expect(page.get_by_test_id("graph-name")).to_have_value(name, timeout=15_000)
+    page.goto(f"{nodeflow_server.url}/")  # the same tab: the sign-out is in the graph list's header
+    expect(page.get_by_test_id("new-graph")).to_be_visible(timeout=15_000)
+    frames: list[str] = []
+    signed_out = []  # the websockets opened after the sign-out: the pages the next person sees
+    page.on("websocket", lambda ws: signed_out and ws.on("framereceived", lambda payload: frames.append(str(payload))))
+    page.get_by_test_id("user-menu").click()
+    signed_out.append(True)
+    page.get_by_test_id("menu-sign-out").click()
+    expect(page).to_have_url(re.compile(r"/signin/?$"))
+    expect(page.get_by_test_id("auth-submit")).to_be_visible()
+    page.wait_for_timeout(1_000)  # the sign-in page's hydrate and on_load answers
+    assert frames, "no websocket frame was recorded"
+    assert name not in "\n".join(frames)
+    context.close()
+
+
 def test_changing_the_password_signs_in_again_through_the_httponly_cookie(browser, nodeflow_server):
     from nodeflow_app.store.accounts import AccountStore
 

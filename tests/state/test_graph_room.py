@@ -3,14 +3,26 @@ burst with every author, presence entries that leave with their tab."""
 
 from __future__ import annotations
 
+import json
+import math
+
+import pytest
+
+from nodeflow_app.editor.document import GraphDocument
 from nodeflow_app.editor.presence import person
+from nodeflow_app.runtime.graph import Graph, Node
 from nodeflow_app.state.graph_room import LOG_SIZE, GraphRoom, room_token
+from reflex_base.utils.format import json_dumps
 
 SELECT = [{"op": "select", "ids": []}]
 
 
-def room() -> GraphRoom:
-    return GraphRoom(_reflex_internal_init=True)
+def room(*node_ids: str) -> GraphRoom:
+    """A room with a graph of these nodes open."""
+    r = GraphRoom(_reflex_internal_init=True)
+    nodes = [Node(id=node_id, type="manual-trigger", name=node_id) for node_id in node_ids]
+    r._doc = GraphDocument.from_graph(Graph(id="g", name="G", nodes=nodes), history=False)
+    return r
 
 
 def test_patches_count_up_and_a_tab_that_missed_some_gets_them_while_the_log_has_them():
@@ -41,7 +53,7 @@ def test_the_first_autosave_of_a_burst_claims_every_edit_and_its_authors():
 
 
 def test_presence_follows_tabs_in_and_out_and_drops_tabs_that_went_away():
-    r = room()
+    r = room("n1")
     r._enter(person("a", "u1", "Ann Lee"), "token-a")
     r._enter(person("b", "u2", "Bob Roe"), "token-b")
     r._select("b", ["n1"])
@@ -78,3 +90,36 @@ def test_room_tokens_have_no_underscore_and_cannot_be_made_from_the_graph_id_alo
     room_token.cache_clear()
     assert all(t.startswith("graphab-cd-") and "_" not in t for t in tokens)
     assert tokens[0] != tokens[1]  # another install's key, another token
+
+
+def _as_the_browser_reads_it(value) -> object:
+    """What a tab gets: the websocket's JSON, encoded (UTF-8) and parsed as strictly as a browser (no NaN)."""
+    def refuse(constant: str):
+        raise ValueError(f"{constant} is no JSON a browser parses")
+    return json.loads(json_dumps(value).encode(), parse_constant=refuse)
+
+
+@pytest.mark.parametrize("at", [[math.nan, 0.0], [0.0, math.inf], [-math.inf, 1.0]])
+def test_a_cursor_sent_with_nan_or_infinity_reaches_no_tab(at):
+    """The cursor comes from any tab's browser, a viewer's too, and goes to every tab in the room: a NaN there
+    (float("nan") takes the text "nan") broke every co-editor's websocket, again on each reconnect."""
+    r = room("n1")
+    r._enter(person("v", "u1", "Vi Ewer"), "token-v")
+    r._point("v", [10.0, 20.0])
+    r._point("v", at)
+    assert r.cursors == {}
+    assert _as_the_browser_reads_it(r.cursors) == {}
+
+
+def test_a_selection_others_see_holds_only_nodes_of_the_graph():
+    """Selected ids come from the browser and go to every tab: a forged selection of made-up ids (megabytes of
+    them, or a lone surrogate no websocket can encode) reached every co-editor."""
+    r = room("n1", "n2")
+    r._enter(person("v", "u1", "Vi Ewer"), "token-v")
+    r._select("v", ["n2", "\ud800", "x" * 100_000, "n1"])
+    assert r.people[0]["selected"] == ["n2", "n1"]
+    assert _as_the_browser_reads_it(r.people)[0]["selected"] == ["n2", "n1"]
+    many = room(*[f"n{i}" for i in range(60)])
+    many._enter(person("v", "u1", "Vi Ewer"), "token-v")
+    many._select("v", [f"n{i}" for i in range(60)])
+    assert len(many.people[0]["selected"]) == 50

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import hashlib
 import itertools
 import json
 import logging
@@ -81,6 +82,9 @@ class EditorState(rx.State):
     # removed) replaced what the control shows. A text field is saved while it is typed in: the key comes with
     # each save, and a save from a control since replaced (another node, someone else's value) is dropped.
     field_keys: dict[str, str] = {}
+    # A secret's control key: its field key, plus a count of the times the stored secret changed (typed here and
+    # stored, or replaced by someone else). Its typed text stays through other edits; a stored one is emptied.
+    secret_keys: dict[str, str] = {}
     field_texts: dict[str, str] = {}
     field_flags: dict[str, bool] = {}
     field_rows: dict[str, list[dict[str, str]]] = {}
@@ -106,6 +110,8 @@ class EditorState(rx.State):
     _redo: list[Change] = []
     _form_rev: int = 0
     _field_revs: dict[str, int] = {}
+    _secret_marks: dict[str, str] = {}  # parameter id -> a digest of its stored secret, as the inspector last showed it
+    _secret_revs: dict[str, int] = {}
     _typing: str = ""  # the control key (and row cell) of my last saved field, and when: see _remember
     _typing_at: float = 0.0
     _expression_modes: dict[str, list[str]] = {}
@@ -803,7 +809,7 @@ class EditorState(rx.State):
         node, definition = self._selected_node()
         self.form_key = f"{self.selected_id}-{self._form_rev}-"
         if node is None or definition is None:
-            self.field_keys = {}
+            self.field_keys, self.secret_keys = {}, {}
             self.selected_type = self.selected_name = ""
             self.field_texts, self.field_flags, self.field_rows = {}, {}, {}
             self.field_errors, self.field_wired, self.field_expression = {}, {}, {}
@@ -820,6 +826,9 @@ class EditorState(rx.State):
         keys = {p.id: f"{self.form_key}{p.id}:{self._field_revs.get(p.id, 0)}" for p in definition.parameters}
         if keys != self.field_keys:  # assigning marks a var dirty even if equal
             self.field_keys = keys
+        secret_keys = {pid: f"{keys[pid]}:secret:{rev}" for pid, rev in self._secret_changes(definition, node).items()}
+        if secret_keys != self.secret_keys:
+            self.secret_keys = secret_keys
         self.selected_type, self.selected_name = node.type, node.name
         self.field_texts, self.field_flags, self.field_rows = view.texts, view.flags, view.rows
         self.field_errors = {**view.errors, **self._typed_errors}
@@ -827,6 +836,19 @@ class EditorState(rx.State):
         self.field_wired, self.field_expression = view.wired, view.expression
         self.settings_texts, self.upstream_names = view.settings, view.upstream
         self.trigger_info = trigger_view(definition, self._doc.id, node.id, node.data)
+
+    def _secret_changes(self, definition, node) -> dict[str, int]:
+        """Each secret parameter's count of changes of its stored value (sealed: a new secret is a new ciphertext).
+        Kept here, not sent: the browser never gets anything made from a secret."""
+        marks, revs = dict(self._secret_marks), dict(self._secret_revs)
+        for parameter in definition.parameters:
+            if parameter.secret:
+                mark = _digest(node.data.get(parameter.id))
+                if marks.get(parameter.id) != mark:
+                    marks[parameter.id], revs[parameter.id] = mark, revs.get(parameter.id, 0) + 1
+        if marks != self._secret_marks:
+            self._secret_marks, self._secret_revs = marks, revs
+        return {p.id: revs[p.id] for p in definition.parameters if p.secret}
 
     def _set_issues(self, issues: list[Issue]) -> None:
         """The Validate list (errors, then warnings) and each node's first error (outlined on the canvas)."""
@@ -860,6 +882,10 @@ def _issue_text(issue: Issue) -> str:
     if issue.parameter and issue.node_name:
         return f"'{issue.node_name}' {issue.parameter}: {issue.message}"
     return issue.message
+
+
+def _digest(value: Any) -> str:
+    return hashlib.sha256(json.dumps(value, sort_keys=True, default=str).encode()).hexdigest()
 
 
 def _cell_edit(index: int, field_id: str, raw: Any):

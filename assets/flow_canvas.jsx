@@ -635,11 +635,18 @@ function useGraphSync(props, setFlow, flowRef, conv, send, rf, selectionKey) {
     const s = sync.current;
     if (!graph || graph.rev == null || graph.rev === s.rev) return;
     s.rev = graph.rev;
+    // Rev 0 is a fresh server state's default (the server restarted): the graph shown stays until the room's comes.
+    if (graph.rev === 0 && flowRef.current.nodes.length) return;
     s.epoch = graph.epoch ?? 0;
     s.seq = graph.seq ?? 0;
     const g = graph.graph ?? EMPTY;
     setFlow((prev) => { const next = loadGraph(prev, g, conv.current); flowRef.current = next; return next; });
     if (!s.fitted && g.nodes?.length) { s.fitted = true; rf.fitView(FIT); }
+    // The whole graph comes with each page load, a reconnect's too, which starts this tab's inspector empty: the
+    // nodes still selected here are selected there again (their inspector comes back).
+    const ids = new Set((g.nodes ?? []).map((n) => n.id));
+    const selected = flowRef.current.nodes.filter((n) => n.selected && ids.has(n.id)).map((n) => n.id).sort();
+    if (selected.length) { selectionKey.current = selected.join("\n"); send("onSelect", { nodes: selected }); }
     take(patch);
   }, [graph]); // eslint-disable-line react-hooks/exhaustive-deps
   useEffect(() => take(patch), [patch]); // eslint-disable-line react-hooks/exhaustive-deps

@@ -10,7 +10,8 @@ Text controls are uncontrolled (`default_value`): a text field is saved a moment
 (`type_field`, debounced, as n8n saves as you type) and when it is left (`on_blur`, or Enter in a one-line
 input); numbers, names and secrets only when left. Keys come from `EditorState.field_keys`, which change
 with the selection, on undo, when rows are added or removed, and for the fields someone else's edit changed,
-so those controls remount with the new values while a field being typed in keeps its text; numbers also carry
+so those controls remount with the new values while a field being typed in keeps its text (secrets have keys of
+their own, `EditorState.secret_keys`, which change when the stored secret does); numbers also carry
 their own text, so moving a slider remounts them. Before the page is left with text the room does not have
 yet, the field is left (which sends it) and the browser asks (`UNSENT_GUARD`).
 """
@@ -32,7 +33,6 @@ from nodeflow_app.editor.fields import (
 from nodeflow_app.provider_settings import SUGGESTED_MODELS
 from nodeflow_app.llm.providers import PROVIDERS
 from nodeflow_app.state.editor_state import EditorState
-from nodeflow_app.state.graph_room import GraphRoom
 from nodeflow_app.contract import ERROR_MODES, NodeDefinition, Parameter
 
 INSPECTOR_WIDTH = "340px"
@@ -252,10 +252,12 @@ def control(parameter: Parameter) -> rx.Component:
 
 
 def _secret_input(pid: str, commit, *, testid: str, disabled: rx.Var | bool) -> rx.Component:
-    """A one-line secret: never shown; says whether it is set; typing replaces it, leaving it empty keeps it."""
+    """A one-line secret: never shown; says whether it is set; typing replaces it, leaving it empty keeps it.
+    Its key (`EditorState.secret_keys`) changes when the stored secret does: the typed text does not stay in the page
+    once it is stored, and stays while others edit other fields."""
     is_set = EditorState.field_flags[pid]
     return _one_line_input(
-        "", commit, _key(pid, ":secret:") + GraphRoom.patch["seq"].to_string(),
+        "", commit, EditorState.secret_keys[pid],
         rx.cond(is_set, "•••• set (type to replace)", "secret value"), testid=testid, disabled=disabled,
         type="password", attrs={"autoComplete": "new-password", "data-secret-set": is_set.to_string()},
     )
@@ -292,12 +294,12 @@ def _cell_input(pid: str, row: rx.Var, index: rx.Var, field_id: str, placeholder
 
 
 def _secret_cell(pid: str, row: rx.Var, index: rx.Var) -> rx.Component:
-    """A secret value: never shown; says whether it is set; typing replaces it, leaving it empty keeps it."""
+    """A secret value: never shown; says whether it is set; typing replaces it, leaving it empty keeps it (keyed as
+    `_secret_input`)."""
     is_set = row[SECRET_SET_FIELD].to(str) == "true"
     return _one_line_input(
         "", lambda raw: EditorState.set_row_field(pid, index, VALUE_FIELD, raw),
-        # Remounted (emptied) after every edit: a typed secret does not stay in the page once it is stored.
-        _key(pid, ":", index.to_string(), ":secret:") + GraphRoom.patch["seq"].to_string(),
+        EditorState.secret_keys[pid] + ":" + index.to_string(),
         rx.cond(is_set, "•••• set (type to replace)", "secret value"), testid=f"row-{pid}-value",
         type="password", attrs={"autoComplete": "new-password", "data-secret-set": is_set.to_string()},
     )

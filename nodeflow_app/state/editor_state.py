@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import hashlib
 import itertools
 import json
+import logging
 import os
 import re
 import threading
@@ -43,6 +45,7 @@ from nodes._registry import default_registry
 from nodeflow_app.state.access import acts_on_graph, requires, still_checked
 from nodeflow_app.state.graph_room import GraphRoom, room_token
 
+log = logging.getLogger(__name__)
 # Saves of one field (typed in, left) less than this apart are one undo step: a burst of typing.
 TYPING_BURST_S = 5.0
 # Of the selected node's last output, what the inspector shows before "Show all".
@@ -79,6 +82,9 @@ class EditorState(rx.State):
     # removed) replaced what the control shows. A text field is saved while it is typed in: the key comes with
     # each save, and a save from a control since replaced (another node, someone else's value) is dropped.
     field_keys: dict[str, str] = {}
+    # A secret's control key: its field key, plus a count of the times the stored secret changed (typed here and
+    # stored, or replaced by someone else). Its typed text stays through other edits; a stored one is emptied.
+    secret_keys: dict[str, str] = {}
     field_texts: dict[str, str] = {}
     field_flags: dict[str, bool] = {}
     field_rows: dict[str, list[dict[str, str]]] = {}
@@ -104,6 +110,8 @@ class EditorState(rx.State):
     _redo: list[Change] = []
     _form_rev: int = 0
     _field_revs: dict[str, int] = {}
+    _secret_marks: dict[str, str] = {}  # parameter id -> a digest of its stored secret, as the inspector last showed it
+    _secret_revs: dict[str, int] = {}
     _typing: str = ""  # the control key (and row cell) of my last saved field, and when: see _remember
     _typing_at: float = 0.0
     _expression_modes: dict[str, list[str]] = {}
@@ -382,9 +390,13 @@ class EditorState(rx.State):
     @rx.event
     @requires("view")
     async def leave_room(self):
-        """The page is closed or left: I am no longer shown as here."""
+        """The page is closed or left: I am no longer shown as here, and my edits its autosave had no time to
+        take become a version now. (Reflex closes the websocket on beforeunload, so this may never arrive: the
+        server saves them anyway, `autosave_later`.)"""
         room, _ = await self._room()
         room._leave(self.me)
+        if self._doc is not None and room.unsaved and allows(current().role, "edit"):
+            await self._save(room, "autosave")
 
     @rx.event
     @requires("edit")
@@ -692,6 +704,7 @@ class EditorState(rx.State):
         room = self._get_state_from_cache(GraphRoom)
         user = current().user
         room._publish(change.ops, self.me, getattr(user, "id", "") or "", getattr(user, "name", "") or "")
+        autosave_later(self._doc.id)
         ops = change.ops
         selection = next((op["ids"] for op in ops if op["op"] == "select"), None)
         if selection is not None:
@@ -799,7 +812,7 @@ class EditorState(rx.State):
         node, definition = self._selected_node()
         self.form_key = f"{self.selected_id}-{self._form_rev}-"
         if node is None or definition is None:
-            self.field_keys = {}
+            self.field_keys, self.secret_keys = {}, {}
             self.selected_type = self.selected_name = ""
             self.field_texts, self.field_flags, self.field_rows = {}, {}, {}
             self.field_errors, self.field_wired, self.field_expression = {}, {}, {}
@@ -816,6 +829,9 @@ class EditorState(rx.State):
         keys = {p.id: f"{self.form_key}{p.id}:{self._field_revs.get(p.id, 0)}" for p in definition.parameters}
         if keys != self.field_keys:  # assigning marks a var dirty even if equal
             self.field_keys = keys
+        secret_keys = {pid: f"{keys[pid]}:secret:{rev}" for pid, rev in self._secret_changes(definition, node).items()}
+        if secret_keys != self.secret_keys:
+            self.secret_keys = secret_keys
         self.selected_type, self.selected_name = node.type, node.name
         self.field_texts, self.field_flags, self.field_rows = view.texts, view.flags, view.rows
         self.field_errors = {**view.errors, **self._typed_errors}
@@ -823,6 +839,19 @@ class EditorState(rx.State):
         self.field_wired, self.field_expression = view.wired, view.expression
         self.settings_texts, self.upstream_names = view.settings, view.upstream
         self.trigger_info = trigger_view(definition, self._doc.id, node.id, node.data)
+
+    def _secret_changes(self, definition, node) -> dict[str, int]:
+        """Each secret parameter's count of changes of its stored value (sealed: a new secret is a new ciphertext).
+        Kept here, not sent: the browser never gets anything made from a secret."""
+        marks, revs = dict(self._secret_marks), dict(self._secret_revs)
+        for parameter in definition.parameters:
+            if parameter.secret:
+                mark = _digest(node.data.get(parameter.id))
+                if marks.get(parameter.id) != mark:
+                    marks[parameter.id], revs[parameter.id] = mark, revs.get(parameter.id, 0) + 1
+        if marks != self._secret_marks:
+            self._secret_marks, self._secret_revs = marks, revs
+        return {p.id: revs[p.id] for p in definition.parameters if p.secret}
 
     def _set_issues(self, issues: list[Issue]) -> None:
         """The Validate list (errors, then warnings) and each node's first error (outlined on the canvas)."""
@@ -856,6 +885,10 @@ def _issue_text(issue: Issue) -> str:
     if issue.parameter and issue.node_name:
         return f"'{issue.node_name}' {issue.parameter}: {issue.message}"
     return issue.message
+
+
+def _digest(value: Any) -> str:
+    return hashlib.sha256(json.dumps(value, sort_keys=True, default=str).encode()).hexdigest()
 
 
 def _cell_edit(index: int, field_id: str, raw: Any):
@@ -911,6 +944,9 @@ _claims = itertools.count(1)  # saves, in the order the event loop claimed their
 _newest_written: dict[str, int] = {}  # graph id -> the latest claim written by this process
 _writing: dict[str, threading.Lock] = {}
 _writing_guard = threading.Lock()
+# The server's own autosave of a room (see autosave_later): later than the tabs' (a second after the last edit).
+SERVER_AUTOSAVE_S = 3.0
+_server_autosaves: dict[str, asyncio.Task] = {}  # graph id -> the save waiting for its room's edits to stop
 
 
 def next_claim() -> int:
@@ -938,6 +974,58 @@ async def _store_in_claim_order(graph_id: str, graph: dict[str, Any], note: str,
     write landed first."""
     write = functools.partial(_validate_and_store, graph_id, graph, note, current().user, authors)
     return await off_loop(in_claim_order, graph_id, claim, write)
+
+
+def autosave_later(graph_id: str) -> None:
+    """The graph's room saves its edits SERVER_AUTOSAVE_S after the last one, when no tab's autosave (a second after
+    it) took them: the tab was closed, or lost its websocket, before its autosave went out. Each edit restarts the
+    wait (on the event loop: an event handler calls this)."""
+    waiting = _server_autosaves.pop(graph_id, None)
+    if waiting is not None:
+        waiting.cancel()
+    _server_autosaves[graph_id] = asyncio.create_task(_autosave_after(graph_id, SERVER_AUTOSAVE_S))
+
+
+async def _autosave_after(graph_id: str, delay: float) -> None:
+    await asyncio.sleep(delay)
+    if _server_autosaves.get(graph_id) is asyncio.current_task():
+        del _server_autosaves[graph_id]  # an edit from now on waits anew, and does not cancel this save
+    try:
+        await save_room(graph_id)
+    except Exception:  # noqa: BLE001 - a task of its own: nobody else would see it; the edits stay unsaved
+        log.exception("saving the room of graph %s failed", graph_id)
+
+
+async def save_room(graph_id: str) -> int | None:
+    """The unsaved edits in the room of `graph_id` become a version, outside any tab's event (the tabs linked to
+    the room see "Saved"). The version, or None when there was nothing to save or a later claim landed first."""
+    from reflex.istate.manager.token import BaseStateToken
+    from reflex_base.registry import RegistrationContext
+
+    app = RegistrationContext.get().app
+    async with app.modify_state(BaseStateToken(ident=room_token(graph_id), cls=GraphRoom)) as root:
+        return await save_unsaved(await root.get_state(GraphRoom), graph_id)
+
+
+async def save_unsaved(room: GraphRoom, graph_id: str) -> int | None:
+    """The room's unsaved edits of `graph_id` as a version by their authors (`_authors`), in claim order with every
+    other save. Written under the room's lock: this runs only when no tab's autosave took them."""
+    if room._doc is None or room._doc.id != graph_id or not room.unsaved:
+        return None
+    graph, (edits, authors) = room._doc.to_json(), room._claim_save()
+    write = functools.partial(_validate_and_store, graph_id, graph, "autosave", None, authors)
+    try:
+        saved = await off_loop(in_claim_order, graph_id, next_claim(), write)
+    except asyncio.CancelledError:  # the server stops
+        room._save_failed(edits, authors, "unsaved")
+        raise
+    except Exception:  # the next save (a tab's, or this one after the next edit) retries them
+        room._save_failed(edits, authors)
+        raise
+    if saved is None:
+        return None
+    room._saved(edits, saved[0])
+    return saved[0]
 
 
 def _validate_and_store(graph_id: str, graph: dict[str, Any], note: str, author: Any = None,

@@ -8,6 +8,7 @@ so a tab's `lastSeq()` tells that it has applied an edit, whoever made it.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -154,6 +155,104 @@ def test_an_editor_and_the_owner_edit_together_and_a_viewer_watches(browser, nod
     assert names == {"Start", "Question", "Conditional"}, names
     assert any(team.owner.name in v.author_name and editor_member.name in v.author_name for v in versions), \
         [v.author_name for v in versions]
+    for context in contexts:
+        context.close()
+
+
+def _route_events(page, dropped: tuple[str, ...] = ()) -> list:
+    """Route the page's websockets through Playwright, leaving out the page's events whose names end with one of
+    `dropped` (as if the tab were gone before it sent them); the server sides, newest last (closing one drops the
+    connection, as a server that stops would)."""
+    routes = []
+
+    def handler(ws) -> None:
+        server = ws.connect_to_server()
+        ws.on_message(lambda message: None if any(f'{name}"' in str(message) for name in dropped)
+                      else server.send(message))
+        routes.append(server)
+
+    page.route_web_socket(re.compile(".*"), handler)
+    return routes
+
+
+def test_edits_of_a_tab_gone_before_its_autosave_are_saved_by_the_server(browser, nodeflow_server: Server) -> None:
+    """The owner's tab goes before its autosave (a second after the edit) and its `onLeave` reach the server: the
+    room saves the edit itself, under the owner's name, and the viewer (whose tab does not save) sees "Saved"."""
+    team = make_team(nodeflow_server, ["viewer"])
+    graph_id = team.graph("Closed at once", GRAPH)
+    contexts = [team.context(browser, m) for m in (team.owner, team.members[0])]
+    owner_page = contexts[0].new_page()
+    _route_events(owner_page, dropped=("editor_state.save", "editor_state.leave_room"))
+    owner_page.goto(f"{nodeflow_server.url}/graph/{graph_id}")
+    owner_page.wait_for_function(f"{CANVAS} && {CANVAS}.rev() > 0")
+    viewer = open_graph(contexts[1], nodeflow_server, graph_id)
+
+    commit(owner_page, "inline-Check-value", "typed just before closing")
+    expect(viewer.get_by_test_id("inline-Check-value")).to_have_value("typed just before closing")
+    expect(viewer.get_by_test_id("save-status")).to_contain_text("Unsaved")
+    owner_page.close()
+    expect(viewer.get_by_test_id("save-status")).to_contain_text("Saved", timeout=15_000)
+    graph, versions = stored(nodeflow_server, graph_id)
+    assert {n["name"]: n.get("data", {}).get("value") for n in graph.graph["nodes"]}["Check"] == \
+        "typed just before closing"
+    assert versions[0].author_name == team.owner.name, [v.author_name for v in versions]
+    for context in contexts:
+        context.close()
+
+
+def test_the_inspector_shows_the_selected_node_again_after_a_reconnect(browser, nodeflow_server: Server) -> None:
+    team = make_team(nodeflow_server, [])
+    graph_id = team.graph("Reconnected", GRAPH)
+    context = team.context(browser, team.owner)
+    page = context.new_page()
+    routes = _route_events(page)
+    page.goto(f"{nodeflow_server.url}/graph/{graph_id}")
+    page.wait_for_function(f"{CANVAS} && {CANVAS}.rev() > 0")
+    select(page, "Check", "conditional")
+    commit(page, "field-value", "kept")
+    loads = page.evaluate(f"{CANVAS}.rev()")
+
+    routes[-1].close()  # the websocket drops; the page connects again, which loads the graph again
+    page.wait_for_function(f"{CANVAS}.rev() > {loads}")
+    expect(page.get_by_test_id("inspector-form-conditional")).to_be_visible()
+    expect(page.get_by_test_id("field-value")).to_have_value("kept")
+    commit(page, "field-value", "after the reconnect")  # the form works: the edit reaches the room
+    expect(page.get_by_test_id("inline-Check-value")).to_have_value("after the reconnect")
+    assert len(routes) >= 2, "the websocket did not reconnect"
+    context.close()
+
+
+HOOK_GRAPH = {
+    "nodes": [
+        {"id": "hook", "type": "webhook-trigger", "name": "Hook", "position": {"x": 0, "y": 0}},
+        {"id": "check", "type": "conditional", "name": "Check", "position": {"x": 320, "y": 0}},
+    ],
+    "edges": [],
+}
+
+
+def test_a_secret_being_typed_keeps_its_text_through_others_edits(browser, nodeflow_server: Server) -> None:
+    team = make_team(nodeflow_server, ["editor"])
+    graph_id = team.graph("Secret typing", HOOK_GRAPH)
+    contexts = [team.context(browser, m) for m in (team.owner, team.members[0])]
+    owner, editor = (open_graph(c, nodeflow_server, graph_id) for c in contexts)
+    for page in (owner, editor):
+        select(page, "Hook", "webhook-trigger")
+
+    secret = owner.get_by_test_id("field-auth_secret")
+    secret.fill("half a tok")  # typed, not left yet
+    commit(editor, "field-auth_name", "X-Other")  # the same node, another field
+    expect(owner.get_by_test_id("field-auth_name")).to_have_value("X-Other")
+    commit(editor, "inline-Check-value", "elsewhere")  # another node
+    expect(owner.get_by_test_id("inline-Check-value")).to_have_value("elsewhere")
+    expect(secret).to_have_value("half a tok")
+
+    secret.press("End")
+    secret.type("en")
+    secret.press("Enter")  # left: stored (sealed), and the text leaves the page
+    expect(secret).to_have_attribute("data-secret-set", "true")
+    expect(secret).to_have_value("")
+    expect(editor.get_by_test_id("field-auth_secret")).to_have_attribute("data-secret-set", "true")
     for context in contexts:
         context.close()
 

@@ -220,6 +220,29 @@ def test_the_page_says_when_the_server_is_gone_and_sends_edits_made_meanwhile(pa
     assert restart < 15, f"a restart with an unchanged front end took {restart:.1f} s (the build cache missed)"
 
 
+def test_after_a_restart_the_inspector_shows_the_selected_node_again(page, make_run, store):
+    """The restarted server's fresh state reloads the graph, which started the tab's inspector empty while the
+    canvas still showed the node selected."""
+    graph_id = store.create("Selected through a restart", get_template(BLANK).new_graph()).id
+    page.goto(f"{make_run.url}/graph/{graph_id}")
+    wait_canvas(page, 1)
+    page.locator(".react-flow__node .nf-header").first.click()
+    form = page.locator("[data-testid^='inspector-form-']")
+    expect(form).to_be_visible()
+    worker = page.get_by_test_id("worker")
+    before = worker.get_attribute("data-pid")
+
+    make_run.stop()
+    expect(page.get_by_test_id(BANNER_TESTID)).to_be_visible(timeout=15_000)
+    make_run.start()
+    # The new backend process loaded the graph for this tab (its pid comes with the load).
+    page.wait_for_function("old => { const pid = document.querySelector('[data-testid=\"worker\"]')?.dataset.pid;"
+                           " return pid && pid !== old; }", arg=before, timeout=30_000)
+    wait_canvas(page, 1)
+    expect(form).to_be_visible()
+    expect(page.locator(".react-flow__node.selected")).to_have_count(1)
+
+
 def test_the_http_api_answers_on_the_same_port(make_run):
     """`make run` serves the API (nodeflow_app/api) beside the pages: it asks for a token and shows its schema."""
     refused = httpx.get(make_run.url + "/api/v1/graphs", timeout=10)

@@ -26,12 +26,13 @@ from nodeflow_app.api.intake import CallerFirst
 from nodeflow_app.api.responses import AsciiJSONResponse, event_data
 from nodeflow_app.runs import detached as driver_module
 from nodeflow_app.runs.detached import RunDriver, drive
+from nodeflow_app.chat.adapter import said
 from nodeflow_app.chat.answer import answer_nodes
 from nodeflow_app.chat.service import starts_chats
 from nodeflow_app.contract import NodeEvent
 from nodeflow_app.runs.graph_runner import final_output
 from nodeflow_app.runtime.graph import GraphInvalid
-from nodes._helpers import primary_text
+from nodes._helpers import to_text
 
 STARTED_BY = "api"
 router = APIRouter(prefix="/api/v1", tags=["openai"], route_class=CallerFirst)
@@ -179,9 +180,9 @@ def _unfinished(run: Any) -> tuple[str, str] | None:
 
 
 def _answer(run: Any, streamed: str) -> str:
-    """The streamed text, else the primary text of the graph's final output; a paused run says what it
-    waits for."""
-    text = streamed or (primary_text(final_output(run)) if run.status == "completed" else "")
+    """The streamed text, else the text the graph's final output says (its JSON when it says none); a paused run
+    says what it waits for."""
+    text = streamed or (_final_text(final_output(run)) if run.status == "completed" else "")
     if run.status == "paused":
         prompts = [r.wait.prompt for r in run.records.values() if r.status == "paused" and r.wait]
         waiting = f"[waiting for an answer: {'; '.join(prompts)} (run {run.run_id})]"
@@ -216,3 +217,8 @@ async def _chunks(driver: RunDriver, events: AsyncIterator[NodeEvent | None], an
             yield chunk({"content": rest})
         yield chunk({}, "stop")
     yield "data: [DONE]\n\n"
+
+
+def _final_text(value: Any) -> str:
+    text = said(value)
+    return text if text is not None else to_text(value)

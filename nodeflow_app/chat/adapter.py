@@ -14,7 +14,7 @@ from nodeflow_app import routes
 from nodeflow_app.chat.blocks import (ApprovalBlock, ErrorBlock, FlowStepBlock, MemberRunBlock, ReasoningBlock,
                                       TextBlock, ToolCallBlock)
 from nodeflow_app.chat.patch import BlockList, Path
-from nodes._helpers import primary_text
+from nodes._helpers import primary_text, to_text
 from nodeflow_app.contract import NodeEvent
 
 Owner = Any  # a node id (its own content) or (node id, member run key) (a member's content)
@@ -267,22 +267,36 @@ _HANDLERS: dict[str, Callable[[MessageBuilder, str, str, dict[str, Any]], None]]
 }
 
 
+# What a graph says, in the object its last step gives: its `response` (an Agent's; a field set for the answer),
+# else its `text` (an LLM Completion's), else its `message` (a Chat Start's). Not SPEC 5's primary text of an
+# input, which reads `message` first: Edit Fields keeps its input's fields by default, so a step answering
+# `{"message": <the person's message>, "response": ...}` answered with the person's own words.
+ANSWER_KEYS = ("response", "text", "message")
+
+
+def said(value: Any) -> str | None:
+    """The text a final value says (a string, or an object's first ANSWER_KEYS field); None: it says no text."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, dict):
+        for key in ANSWER_KEYS:
+            if value.get(key) is not None:
+                return to_text(value[key])
+    return None
+
+
 def answer_text(value: Any) -> str:
-    """A final value as the answer's markdown: its primary text, else the value as a JSON code block."""
-    if _has_text(value):
-        return _clip(primary_text(value), ANSWER_CHARS)
+    """A final value as the answer's markdown: the text it says, else the value as a JSON code block."""
+    text = said(value)
+    if text is not None:
+        return _clip(text, ANSWER_CHARS)
     return "```json\n" + _clip(json.dumps(value, indent=2, default=str, ensure_ascii=False), ANSWER_CHARS) + "\n```"
 
 
 def approved_text(detail: Any) -> str:
-    """The primary text of the value a pause asks about (its detail's `input`, as an Approval shows it), else ''."""
-    value = detail.get("input") if isinstance(detail, dict) else None
-    return _clip(primary_text(value), ANSWER_CHARS) if _has_text(value) else ""
-
-
-def _has_text(value: Any) -> bool:
-    return isinstance(value, str) or (isinstance(value, dict) and any(
-        value.get(key) is not None for key in ("message", "response", "text")))
+    """The text of the value a pause asks about (its detail's `input`, as an Approval shows it), else ''."""
+    text = said(detail.get("input") if isinstance(detail, dict) else None)
+    return _clip(text, ANSWER_CHARS) if text is not None else ""
 
 
 def summarize(outputs: Any) -> str:

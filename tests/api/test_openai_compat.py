@@ -51,6 +51,20 @@ async def test_a_completion_answers_with_the_graph_by_id_or_name(team, echo):
     assert (run["started_by"], run["started_by_user"]) == ("api", "Vic")
 
 
+async def test_a_graph_answers_with_what_it_says_not_the_message_it_passed_through(team):
+    """Edit Fields keeps the Chat Start's `message` beside the field it sets (its default): the answer is the field."""
+    fields = {"fields": [{"key": "response", "value": "Echo: {{ $json.message }}"}]}
+    graph_id = team.graphs.create("Fields echo", graph([("chat", "chat-start", {}), ("say", "edit-fields", fields)],
+                                                         ["chat.output -> say.input"]),
+                                  workspace_id=team.workspace_id).id
+    for stream in (False, True):
+        answer = await sdk(team).chat.completions.create(model=graph_id, stream=stream,
+                                                         messages=[{"role": "user", "content": "Hi"}])
+        text = ("".join([c.choices[0].delta.content or "" async for c in answer]) if stream
+                else answer.choices[0].message.content)
+        assert text == "Echo: Hi"
+
+
 async def test_a_streamed_completion_uses_openais_chunk_format(team, echo):
     stream = await sdk(team).chat.completions.create(
         model=echo, stream=True, messages=[{"role": "user", "content": [{"type": "text", "text": "parts"}]}])

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from nodeflow_app.chat.adapter import MessageBuilder, answer_text, summarize
+from nodeflow_app.chat.adapter import MessageBuilder, answer_text, approved_text, summarize
 from nodeflow_app.chat.patch import apply_patch
 from nodeflow_app.chat.blocks import validate_blocks
 from nodeflow_app.contract import NodeEvent
@@ -295,6 +295,14 @@ def test_a_final_value_becomes_the_answer_only_when_no_text_was_streamed():
     streamed.answer_with({"response": "Paris"}, "a")
     assert [b["text"] for b in streamed.snapshot() if b["type"] == "text"] == ["Rome"]
     assert answer_text({"total": 3}) == '```json\n{\n  "total": 3\n}\n```'
+
+
+def test_an_answer_is_what_the_last_step_says_not_the_message_it_passed_through():
+    """Edit Fields keeps its input's fields by default: the person's `message` rides along beside the answer."""
+    assert answer_text({"message": "Hi", "response": "Echo: Hi"}) == "Echo: Hi"
+    assert answer_text({"message": "Hi", "text": "Echo: Hi", "usage": {}}) == "Echo: Hi"
+    assert answer_text({"message": "Hi"}) == "Hi"
+    assert approved_text({"input": {"message": "Hi", "response": "the draft"}}) == "the draft"
 
 
 def test_a_lone_surrogate_reaches_the_message_escaped_so_the_page_can_carry_it():

@@ -387,3 +387,18 @@ async def test_testing_a_superuser_database_connection_says_why_runs_will_refuse
     tested = await provider_settings.check_named_connection(WS, "pg")
     assert not tested.ok
     assert "logs in as 'postgres', which is a superuser (it could run programs on the database host" in tested.message
+
+
+async def test_a_connection_saved_again_with_another_host_keeps_no_stored_secret(data_dir):
+    """Saving a connection replaces every field: a password or token left out is gone, never carried to the new
+    host (an HTTP connection without its token is refused)."""
+    from nodeflow_app.store.connections import default_store
+
+    provider_settings.save_connection(WS, "pg", "postgres", "host=db.example.org\ndatabase=d\nuser=u\npassword=pw-1",
+                                      admin=False)
+    provider_settings.save_connection(WS, "pg", "postgres", "host=collector.example\ndatabase=d\nuser=u", admin=False)
+    assert default_store().get("pg", WS).fields == {"host": "collector.example", "database": "d", "user": "u"}
+    provider_settings.save_connection(WS, "api", "http_bearer", "token=tok-1\nhosts=api.example.com", admin=False)
+    with pytest.raises(CredentialError, match="^a http_bearer connection needs token$"):
+        provider_settings.save_connection(WS, "api", "http_bearer", "hosts=collector.example", admin=False)
+    assert default_store().get("api", WS).fields == {"token": "tok-1", "hosts": "api.example.com"}

@@ -2,10 +2,12 @@
 keys, connection tests, its named connections; the install's environment keys for the admin (no reflex).
 
 A stored key never leaves here whole: rows carry whether a key is set, where it comes from and at most its
-last 4 characters. Saving an empty key keeps the stored one (the page never has it to send back).
+last 4 characters. Saving an empty key keeps the stored one (the page never has it to send back), but only
+with the URL it was saved with: a co-owner cannot see the key, and must not send it to a URL of their choosing
+(SPEC "Safe by default"); a changed URL needs the key typed again.
 The connection test lists the provider's models where its API offers that, with the key and base URL typed in
-the form (else the stored ones, else the install's); a URL the workspace chose passes the SSRF guard, as when
-saved.
+the form (else the stored ones, else the install's; the stored key only to its own URL); a URL the workspace
+chose passes the SSRF guard, as when saved.
 """
 
 from __future__ import annotations
@@ -46,6 +48,9 @@ PUBLIC_API: dict[str, str] = {
 }
 TEST_TIMEOUT_S = 10.0
 MAX_MODELS = 200
+# Said when an empty key field would send the stored key to another URL than the one it was saved with.
+KEY_AGAIN = ("type the API key again: it is only sent to the URL it was saved with (to use the new URL without "
+             "a key, delete the stored credential first)")
 
 
 def key_hint(key: str | None) -> str:
@@ -157,11 +162,20 @@ def save_credential(provider: str, api_key: str, base_url: str, workspace_id: st
     store = default_store(create=True)
     api_key, base_url = api_key.strip(), base_url.strip()
     current = store.get(provider, workspace_id)
-    if not api_key:
-        api_key = (current.api_key if current else None) or ""
-    same_url = current is not None and (current.base_url or "") == base_url
+    if not api_key and current is not None and current.api_key:
+        if not same_url(destination(provider, base_url), destination(provider, current.base_url)):
+            raise CredentialError(KEY_AGAIN)
+        api_key = current.api_key
+    url_kept = current is not None and (current.base_url or "") == base_url
     store.set(provider, api_key or None, base_url or None, workspace_id,
-              store.models(provider, workspace_id) if same_url else ())
+              store.models(provider, workspace_id) if url_kept else ())
+
+
+def destination(provider: str, base_url: str | None) -> str:
+    """Where `provider`'s requests go with `base_url` in its form: that URL, else the install's, else the
+    provider's public API ("" when none); a provider without a base URL field always goes to its own."""
+    url = (base_url or "").strip() if PROVIDERS[provider].base_url_field else ""
+    return url or install_url(provider) or PUBLIC_API.get(provider) or ""
 
 
 def delete_credential(provider: str, workspace_id: str) -> bool:
@@ -246,13 +260,16 @@ class ConnectionResult:
 async def check_connection(provider: str, workspace_id: str, api_key: str = "",
                            base_url: str | None = None) -> ConnectionResult:
     """Ask the provider for its models with the key and base URL typed in its form, as saving the form would
-    keep them: an empty key field means the workspace's stored key; an empty URL field the install's URL (saving
-    clears the stored one); `base_url` None the stored URL. A sentence either way, never a key.
+    keep them: an empty key field means the workspace's stored key, which goes only to the URL it was saved with;
+    an empty URL field the install's URL (saving clears the stored one); `base_url` None the stored URL. A
+    sentence either way, never a key.
 
     The install's own URLs (environment, the provider's public API) are trusted; a URL the workspace chose
     (typed or stored: any account owns a workspace) passes the SSRF guard, as it does when saved and at runs."""
     import httpx
 
+    if provider not in PROVIDERS:
+        return ConnectionResult(False, f"unknown provider {provider!r}; use one of: {', '.join(PROVIDERS)}")
     use_workspace(workspace_id)
     spec = PROVIDERS[provider]
     try:
@@ -266,6 +283,10 @@ async def check_connection(provider: str, workspace_id: str, api_key: str = "",
     url = chosen or install
     if url is None:
         return ConnectionResult(False, f"{spec.label} needs a base URL first")
+    # The runs' URL: the stored key was saved with it, and goes nowhere else.
+    current = same_url(url, destination(provider, own.base_url))
+    if own.api_key and not api_key.strip() and not current:
+        return ConnectionResult(False, KEY_AGAIN)
     # The environment's key goes only to the install's URL (as at runs: providers.api_key_for).
     env_key = (os.environ.get(spec.key_env) or None) if spec.key_env else None
     key = api_key.strip() or own.api_key or (None if chosen else env_key)
@@ -287,7 +308,6 @@ async def check_connection(provider: str, workspace_id: str, api_key: str = "",
         if key and len(key) >= 4:  # a typed key is not one scrub knows
             text = text.replace(key, "[hidden]")
         return ConnectionResult(False, f"{spec.label} answered HTTP {response.status_code}: {text}")
-    current = same_url(url, (own.base_url if spec.base_url_field else None) or install or "")
     try:
         models = _model_ids(provider, response.json())
     except ValueError:

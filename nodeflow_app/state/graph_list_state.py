@@ -406,7 +406,7 @@ class GraphListState(rx.State):
         migration = await off_loop(legacy_migration, text, name or "the file")
         if migration is not None:  # a graph of the older runtime: show its migration report first
             async with self:
-                (await self.get_state(LegacyImportState)).show(name or "the file", migration)
+                (await self.get_state(LegacyImportState))._show(name or "the file", migration)
             return
         try:  # outside `async with self`: the state stays free while the database works
             summary, issues = await _attempt("import the graph", lambda: graph_store().import_json(

@@ -33,6 +33,8 @@ log = logging.getLogger(__name__)
 UPLOAD_ID = "knowledge-upload"
 MAX_UPLOAD_FILES = 100  # per drop
 MAX_NAME_BYTES = 255  # a file name on Linux and macOS file systems
+# A search box's question: any viewer may search, and the whole query is embedded and searched.
+MAX_QUERY_CHARS = 2_000
 # (workspace, collection) being indexed by this process; read and changed on the event loop only.
 _indexing: set[tuple[str, str]] = set()
 
@@ -312,12 +314,15 @@ class KnowledgeState(rx.State):
     @rx.event
     @requires("view")
     def set_query(self, value: str) -> None:
-        self.query = value
+        self.query = str(value)[:MAX_QUERY_CHARS]
 
     @rx.event
     @requires("view")
     async def run_search(self, form: dict[str, Any] | None = None) -> Any:
-        query = str((form or {}).get("query", self.query)).strip()
+        query = str((form if isinstance(form, dict) else {}).get("query", self.query)).strip()
+        if len(query) > MAX_QUERY_CHARS:
+            return rx.toast.error(f"A search is at most {MAX_QUERY_CHARS:,} characters; this one has {len(query):,}: "
+                                  "shorten it.")
         self.query = query
         if not query or not self.selected:
             self.results, self.searched = [], False

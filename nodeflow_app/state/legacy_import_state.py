@@ -68,8 +68,9 @@ class LegacyImportState(rx.State):
                 "Nothing is stored until you import it.")
 
     @requires("edit")
-    def show(self, file_name: str, migration: Migration) -> None:
-        """Fill the dialog with the report (the caller's handler returns; the dialog opens)."""
+    def _show(self, file_name: str, migration: Migration) -> None:
+        """Fill the dialog with the report (the caller's handler returns; the dialog opens). Private: a public
+        method would be an event the browser may call, with any JSON in place of the Migration."""
         self.file_name = file_name
         self.rows = [ReportRow(line.kind, line.where, line.text) for line in migration.report.lines]
         self.ok = migration.graph is not None

@@ -15,6 +15,7 @@ import reflex as rx
 from nodeflow_app import provider_settings
 from nodeflow_app.connections import KINDS
 from nodeflow_app.llm.credentials import CredentialError
+from nodeflow_app.llm.providers import PROVIDERS
 from nodeflow_app.state.access import current, requires
 from nodeflow_app.state.page_threads import off_loop
 
@@ -76,15 +77,21 @@ class SettingsState(rx.State):
         """Test the connection with what the form holds (`form`: its key and base URL, read when clicked; never
         kept in the state), outside the state lock (a slow provider must not block the page)."""
         workspace = _workspace()
+        if not (isinstance(provider, str) and provider in PROVIDERS and isinstance(form, dict)):  # a forged event
+            return rx.toast.error(f"Cannot test {str(provider)[:40]!r}: test one of {', '.join(PROVIDERS)}")
         async with self:
             if self.testing:
                 return
             self.testing = provider
         base_url = form.get("base_url")
-        result = await provider_settings.check_connection(provider, workspace, str(form.get("api_key") or ""),
-                                                          None if base_url is None else str(base_url))
-        if result.ok and result.current:  # the editor suggests the listed models (a local server's own names)
-            await _remember(provider, workspace, result.models)
+        try:
+            result = await provider_settings.check_connection(provider, workspace, str(form.get("api_key") or ""),
+                                                              None if base_url is None else str(base_url))
+            if result.ok and result.current:  # the editor suggests the listed models (a local server's own names)
+                await _remember(provider, workspace, result.models)
+        finally:  # whatever happened, the page's tests are not blocked for good
+            async with self:
+                self.testing = ""
         async with self:
             self._record_test(provider, result)
 

@@ -100,6 +100,32 @@ def test_test_connection_uses_the_key_and_url_typed_in_the_form(page, nodeflow_s
         database.close()
 
 
+def test_the_stored_key_is_not_sent_to_a_url_typed_with_an_empty_key_field(page, nodeflow_server: Server,
+                                                                           fake_llm) -> None:
+    """A co-owner cannot see the stored key: Test connection and Save with another URL ask for it again, and the
+    other server never receives it."""
+    try:
+        page.goto(nodeflow_server.url + "/workspace/credentials")
+        page.get_by_test_id("api-key-openai").fill(KEY)  # saved for OpenAI's own API
+        page.get_by_test_id("save-openai").click()
+        expect(page.get_by_test_id("key-openai")).to_have_text("Key: set ••••abcd (stored)")
+        page.get_by_test_id("base-url-openai").fill(fake_llm.base_url)  # a server of the co-owner's
+        page.get_by_test_id("check-openai").click()
+        expect(page.get_by_test_id("test-openai")).to_contain_text(
+            "type the API key again: it is only sent to the URL it was saved with")
+        page.get_by_test_id("base-url-openai").fill("https://8.8.8.8/v1")  # public: the SSRF guard lets it pass
+        page.get_by_test_id("save-openai").click()
+        page.locator("[data-sonner-toast]").filter(has_text=(
+            "Not saved: type the API key again: it is only sent to the URL it was saved with")).wait_for()
+        expect(page.get_by_test_id("url-openai")).to_have_text("Base URL: the provider's own")
+        assert fake_llm.models_headers == []
+    finally:  # later tests of the session see the install as it was
+        database = sqlite3.connect(nodeflow_server.data_dir / "nodeflow.db")
+        with database:
+            database.execute("delete from credential where provider = 'openai'")
+        database.close()
+
+
 def new_agent_model(page, server: Server) -> str:
     """The model a new Agent node gets in a new graph (a palette click adds it, selected)."""
     graphs = GraphStore(server.db_url)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextvars
 import json
+from typing import Iterator
 
 import pytest
 
@@ -55,7 +56,7 @@ async def test_a_stored_key_shows_as_set_with_its_last_four_characters_only(fake
     assert (shown["key_set"], shown["key_hint"], shown["key_source"]) == (True, "••••abcd", "stored")
     assert KEY not in json.dumps(provider_settings.provider_rows(WS, admin=True))
     assert row("openai-compatible", "w-other")["key_set"] is False  # another workspace's key is not theirs
-    provider_settings.save_credential("openai-compatible", "", "http://elsewhere:1/v1", WS)  # empty key: kept
+    provider_settings.save_credential("openai-compatible", "", "", WS)  # empty key, same URL: kept
     use_workspace(WS)
     assert api_key_for("openai-compatible") == KEY
     assert provider_settings.delete_credential("openai-compatible", WS) is True
@@ -107,7 +108,7 @@ async def test_the_models_a_connection_test_listed_are_suggested_to_the_workspac
     assert row("openai-compatible")["stored"] is False  # only the models: nothing to delete on the page
     provider_settings.save_credential("openai-compatible", KEY, "", WS)  # a key for the same URL: still listed
     assert provider_settings.suggested_models(WS)["openai-compatible"] == ("fake-model",)
-    provider_settings.save_credential("openai-compatible", "", "http://elsewhere.example/v1", WS)  # another server
+    provider_settings.save_credential("openai-compatible", KEY, "http://elsewhere.example/v1", WS)  # another server
     assert provider_settings.suggested_models(WS)["openai-compatible"] == ("local-model",)
     provider_settings.remember_models("openai", WS, ("babbage-002", "gpt-4o"))  # a catalogue: its own list stays
     assert provider_settings.suggested_models(WS)["openai"][0] == "gpt-4o-mini"
@@ -209,14 +210,74 @@ async def test_the_connection_test_uses_the_typed_key_and_url_as_saving_would_ke
     assert fake_llm.models_headers[-1]["authorization"] == f"Bearer {KEY}"
     monkeypatch.setenv("OPENAI_API_KEY", ENV_KEY)  # the install's key never goes to a URL a workspace chose
     assert (await check("openai", WS, "", fake_llm.base_url)).message == "OpenAI needs an API key first"
-    provider_settings.save_credential("openai", KEY, "", WS)  # the stored key does: saving the form keeps it
-    assert (await check("openai", WS, "", fake_llm.base_url)).ok
+    provider_settings.save_credential("openai", KEY, fake_llm.base_url, WS)  # nor the stored key, but to its own
+    assert (await check("openai", WS, "", fake_llm.base_url + "/")).ok
     assert fake_llm.models_headers[-1]["authorization"] == f"Bearer {KEY}"
     # An empty URL field is the install's URL (saving it clears the stored one), not the stored URL.
     provider_settings.save_credential("openai-compatible", "", "http://127.0.0.1:9/v1", WS)
     assert not (await check("openai-compatible", WS)).ok  # None: the stored URL
     cleared = await check("openai-compatible", WS, "", "")
     assert (cleared.ok, cleared.current) == (True, False)  # its models are not the stored server's
+
+
+@pytest.fixture
+def collector(monkeypatch) -> Iterator[tuple[str, list[str]]]:
+    """A server of a co-owner's choosing on 127.0.0.1 (allowlisted): (its URL, the Authorization headers it got)."""
+    received: list[str] = []
+
+    def record(request) -> tuple[int, bytes]:
+        received.append(request.headers.get("Authorization") or "")
+        return 200, json.dumps({"data": [{"id": "collected"}]}).encode()
+
+    monkeypatch.setenv(ALLOWLIST_ENV, "127.0.0.1")
+    with answering(record) as url:
+        yield url, received
+
+
+@pytest.mark.parametrize("provider, stored_url", [("openai-compatible", "https://models.example.org/v1"),
+                                                  ("openai", "")])
+async def test_a_connection_test_never_sends_the_stored_key_to_a_url_typed_for_it(collector, provider, stored_url):
+    """A co-owner cannot see the workspace's key: a URL typed with an empty key field would otherwise send it to a
+    server of theirs. Typed again, the key goes there; the stored URL (however written) still gets it."""
+    url, received = collector
+    provider_settings.save_credential(provider, KEY, stored_url, WS)
+    result = await provider_settings.check_connection(provider, WS, "", url)
+    assert received == []  # not even asked without the key
+    assert not result.ok
+    assert result.message.startswith("type the API key again: it is only sent to the URL it was saved with")
+    assert (await provider_settings.check_connection(provider, WS, "sk-typed-again-0001", url)).ok
+    assert received == ["Bearer sk-typed-again-0001"]
+    provider_settings.save_credential(provider, "sk-typed-again-0001", url, WS)  # saved with that URL
+    provider_settings.save_credential(provider, "", url + "/", WS)  # the same URL: an empty key field keeps it
+    assert (await provider_settings.check_connection(provider, WS)).ok
+    assert (await provider_settings.check_connection(provider, WS, "", url + "/")).ok
+    assert received[1:] == ["Bearer sk-typed-again-0001"] * 2
+
+
+async def test_saving_a_new_url_with_an_empty_key_field_is_refused_and_keeps_the_stored_credential(collector):
+    """Else the stored key would follow the new URL to every run and test."""
+    url, received = collector
+    provider_settings.save_credential("openai-compatible", KEY, "https://models.example.org/v1", WS)
+    for new_url in (url, ""):  # a server of the co-owner's, or the install's URL (the field cleared)
+        with pytest.raises(CredentialError, match="^type the API key again: it is only sent to the URL it was "
+                                                  "saved with"):
+            provider_settings.save_credential("openai-compatible", "", new_url, WS)
+    use_workspace(WS)
+    assert (api_key_for("openai-compatible"), providers.base_url_for("openai-compatible")) == (
+        KEY, "https://models.example.org/v1")
+    assert received == []
+    provider_settings.save_credential("openai-compatible", "sk-typed-again-0001", url, WS)  # typed again: saved
+    assert api_key_for("openai-compatible") == "sk-typed-again-0001"
+    provider_settings.delete_credential("openai-compatible", WS)  # no key to follow: a URL alone is saved
+    provider_settings.save_credential("openai-compatible", "", url, WS)
+    provider_settings.save_credential("ollama", "", "https://ollama.example.org", WS)  # no key: URLs change freely
+    provider_settings.save_credential("ollama", "", "https://other.example.org", WS)
+
+
+async def test_a_connection_test_of_an_unknown_provider_says_so():
+    result = await provider_settings.check_connection("nope", WS)
+    assert (result.ok, result.message) == (False, "unknown provider 'nope'; use one of: openai, anthropic, google, "
+                                                   "groq, ollama, openrouter, openai-compatible")
 
 
 async def test_a_typed_key_a_server_echoes_is_hidden(monkeypatch):
@@ -326,3 +387,18 @@ async def test_testing_a_superuser_database_connection_says_why_runs_will_refuse
     tested = await provider_settings.check_named_connection(WS, "pg")
     assert not tested.ok
     assert "logs in as 'postgres', which is a superuser (it could run programs on the database host" in tested.message
+
+
+async def test_a_connection_saved_again_with_another_host_keeps_no_stored_secret(data_dir):
+    """Saving a connection replaces every field: a password or token left out is gone, never carried to the new
+    host (an HTTP connection without its token is refused)."""
+    from nodeflow_app.store.connections import default_store
+
+    provider_settings.save_connection(WS, "pg", "postgres", "host=db.example.org\ndatabase=d\nuser=u\npassword=pw-1",
+                                      admin=False)
+    provider_settings.save_connection(WS, "pg", "postgres", "host=collector.example\ndatabase=d\nuser=u", admin=False)
+    assert default_store().get("pg", WS).fields == {"host": "collector.example", "database": "d", "user": "u"}
+    provider_settings.save_connection(WS, "api", "http_bearer", "token=tok-1\nhosts=api.example.com", admin=False)
+    with pytest.raises(CredentialError, match="^a http_bearer connection needs token$"):
+        provider_settings.save_connection(WS, "api", "http_bearer", "hosts=collector.example", admin=False)
+    assert default_store().get("api", WS).fields == {"token": "tok-1", "hosts": "api.example.com"}

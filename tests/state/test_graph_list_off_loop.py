@@ -7,6 +7,7 @@ from __future__ import annotations
 import inspect
 import json
 import time
+from pathlib import Path
 from typing import Any, Callable
 
 import pytest
@@ -194,3 +195,12 @@ async def test_a_picker_opened_before_the_lists_load_ran_stays_open(stores):
     page.creating = True  # a graph was made and opened; now back on the list
     await GraphListState.load.fn(page)
     assert (page.creating, page.picker_open) == (False, False)
+
+
+def test_the_legacy_dialog_is_filled_by_the_import_only_never_by_an_event_from_the_browser(stores):
+    """`show` was an event any browser could send, with a dict in place of the Migration: the handler crashed."""
+    assert "show" not in LegacyImportState.event_handlers and "_show" not in LegacyImportState.event_handlers
+    dialog = LegacyImportState(_reflex_internal_init=True)
+    legacy = (Path(__file__).parents[1] / "fixtures" / "graphs" / "legacy" / "subagents.json").read_text()
+    dialog._show("old.json", legacy_import_state.legacy_migration(legacy, "old.json"))
+    assert dialog.open and dialog.ok and dialog.file_name == "old.json" and dialog._graph_text

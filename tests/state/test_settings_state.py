@@ -50,3 +50,39 @@ async def test_saving_a_servers_url_makes_its_models_the_suggestions(fake_llm, m
         assert provider_settings.suggested_models(WS)["openai-compatible"] == ("local-model",)
     finally:
         access._current.reset(token)
+
+
+async def test_a_co_owner_cannot_send_the_stored_key_to_a_url_of_theirs(fake_llm, monkeypatch):
+    """Test connection and Save with another URL and the key field left empty: the key goes nowhere, and the
+    page says which field to fill."""
+    monkeypatch.setenv(ALLOWLIST_ENV, "127.0.0.1")
+    token = _as_owner()
+    try:
+        provider_settings.save_credential("openai", "sk-stored-0123456789abcd", "", WS)  # OpenAI's own API
+        state = SettingsState(_reflex_internal_init=True)
+        form = {"api_key": "", "base_url": fake_llm.base_url}  # a server of the co-owner's
+        await SettingsState.event_handlers["check"].fn(state, "openai", form)
+        assert state.tests["openai"]["message"].startswith("type the API key again: it is only sent to the URL it "
+                                                           "was saved with")
+        assert (state.testing, fake_llm.models_headers) == ("", [])
+        toast = await SettingsState.event_handlers["save"].fn(state, "openai", form)
+        assert "Not saved: type the API key again" in str(toast)
+        [row] = [r for r in provider_settings.provider_rows(WS, admin=False) if r["name"] == "openai"]
+        assert row["stored_base_url"] == ""
+    finally:
+        access._current.reset(token)
+
+
+async def test_testing_an_unknown_provider_is_refused_and_blocks_no_later_test(fake_llm, monkeypatch):
+    monkeypatch.delenv(COMPATIBLE_API_KEY_ENV, raising=False)
+    token = _as_owner()
+    try:
+        state = SettingsState(_reflex_internal_init=True)
+        check = SettingsState.event_handlers["check"].fn
+        refused = await check(state, "no-such-provider", {})
+        assert "Cannot test 'no-such-provider'" in str(refused) and state.testing == ""
+        assert "Cannot test" in str(await check(state, "openai", "not a form"))
+        await check(state, "openai-compatible", {"api_key": ""})  # the next test runs
+        assert state.tests["openai-compatible"]["message"] == "connected: 1 model(s)" and state.testing == ""
+    finally:
+        access._current.reset(token)

@@ -7,7 +7,8 @@ install-wide settings), or an action of
 the workspace the event acts in (the page's graph's, else the user's current one; see `target_workspace`).
 Handlers read the resolved caller with `current()`.
 `AccessMiddleware` runs the check for every event before Reflex calls the handler; an undeclared handler,
-Reflex's generic `setvar`, or a caller without the role is refused, logged, and answered with a toast.
+Reflex's generic `setvar`, a caller without the role, or arguments that do not fit the handler's annotations
+(`event_arguments`, a forged event) is refused, logged, and answered with a toast.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from reflex.middleware import Middleware
 from reflex_base.event import Event
 from reflex.state import StateUpdate
 
+from nodeflow_app.state.event_arguments import argument_problem
 from nodeflow_app.state.page_threads import off_loop
 from nodeflow_app import routes
 from nodeflow_app.accounts.roles import Action, allows
@@ -343,8 +345,10 @@ class AccessMiddleware(Middleware):
         except (KeyError, ValueError, AttributeError):
             return self._refuse(event, None, "unknown event")
         need = declared(handler.fn)
+        # Checked here, after the handler is known and before it runs: a forged payload never reaches it.
+        wrong = argument_problem(handler.fn, event.payload)
         if need == "public":
-            return None
+            return self._refuse_arguments(event, None, state_cls, name, wrong) if wrong else None
         from nodeflow_app.state.auth_state import AuthState
 
         auth = await state.get_state(AuthState)
@@ -359,17 +363,28 @@ class AccessMiddleware(Middleware):
             return self._refuse(event, user, decision.reason, page)
         if user is not None and kept and kept_workspace != workspace:
             return self._refuse(event, user, "not found")
+        if wrong:
+            return self._refuse_arguments(event, user, state_cls, name, wrong)
         _current.set(Access(user, workspace, role))
         set_caller(Caller(user.id if user else None, user.name if user else "", workspace))
         use_workspace(workspace)  # provider keys of the workspace the event acts in
         return None
 
+    @classmethod
+    def _refuse_arguments(cls, event: Any, user: User | None, state_cls: type, name: str,
+                          wrong: str) -> StateUpdate:
+        """Refuse an event whose arguments do not fit its handler (only a forged one: the pages send what fits)."""
+        reason = f"{state_cls.__name__}.{name}: {wrong}"
+        return cls._refuse(event, user, reason, text=f"Refused {reason}.")
+
     @staticmethod
-    def _refuse(event: Any, user: User | None, reason: str, page: str = "") -> StateUpdate:
+    def _refuse(event: Any, user: User | None, reason: str, page: str = "", text: str = "") -> StateUpdate:
         log.warning("refused %s for %s: %s", event.name, user.email if user else "anonymous", reason)
         if user is None and reason == SIGN_IN_FIRST:  # a signed-out tab (expired, or signed out elsewhere)
             # Back to `page` afterwards, as the page's guard does (a page's other on_load events end here too).
             return StateUpdate(events=Event.from_event_type(
                 rx.redirect(routes.with_next(routes.SIGN_IN, page), replace=True)))
-        text = "Not found: it belongs to a workspace you are not in." if reason == "not found" else f"Not allowed: {reason}."
+        if not text:
+            text = ("Not found: it belongs to a workspace you are not in." if reason == "not found"
+                    else f"Not allowed: {reason}.")
         return StateUpdate(events=Event.from_event_type(rx.toast.error(text)))

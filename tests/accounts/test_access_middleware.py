@@ -26,6 +26,7 @@ from reflex.state import State
 from reflex_base.event import Event
 
 from .test_access import HANDLERS
+from .test_event_arguments import sample_payload
 
 PASSWORD = "a long enough password"
 PEOPLE = ("owner", "editor", "viewer", "outsider")
@@ -68,8 +69,13 @@ def _page(token: str, workspace_id: str, graph_id: str | None) -> State:
     return state
 
 
+def _event(cls, name: str) -> Event:
+    """The event a page sends for the handler, with arguments its annotations allow (others are refused)."""
+    return Event(name=f"{cls.get_full_name()}.{name}", payload=sample_payload(cls.event_handlers[name].fn))
+
+
 def _gets_through(state: State, cls, name: str) -> bool:
-    event = Event(name=f"{cls.get_full_name()}.{name}", payload={})
+    event = _event(cls, name)
     answer = asyncio.run(access.AccessMiddleware().preprocess(None, state, event))
     return answer is None
 
@@ -125,6 +131,52 @@ def test_a_refused_outsider_is_told_not_found_and_a_viewer_not_allowed(team):
     assert "Not allowed: a viewer cannot do this (edit needs more)." in str(viewer.events)
 
 
+# Events a page never sends, forged over the websocket: each crashed its handler (a stack trace and an error toast).
+FORGED = [("ChatState", "send", {"form": "hello"}, "form must be dict[str, Any], not str"),
+          ("ChatState", "show_branch", {"payload": "m1"}, "payload must be dict[str, Any], not str"),
+          ("ChatState", "select_chat", {"chat_id": {"id": "c1"}}, "chat_id must be str, not dict"),
+          ("RunHistoryState", "edit_pin", {"node_id": {"id": "n1"}}, "node_id must be str, not dict"),
+          ("RunHistoryState", "select_run", {"run_id": None}, "run_id must be str, not None"),
+          ("RunHistoryState", "run_to_here", {"payload": ["n1"]}, "payload must be dict[str, Any], not list"),
+          ("HistoryState", "restore", {"version": 1.5}, "version must be int | str, not float"),
+          ("ChatState", "send", {}, "missing argument: form"),
+          ("ChatState", "send", {"form": {}, "as_user": "admin"}, "unknown argument: as_user")]
+
+
+@pytest.mark.parametrize("state_name, name, payload, problem", FORGED, ids=[f"{s}.{n}-{p}" for s, n, _, p in FORGED])
+def test_a_forged_event_whose_arguments_do_not_fit_its_handler_is_refused(team, caplog, state_name, name, payload,
+                                                                        problem):
+    _, _, workspace_id, graph_id, tokens = team
+    cls = next(c for c, n, _ in HANDLERS if (c.__name__, n) == (state_name, name))
+    event = Event(name=f"{cls.get_full_name()}.{name}", payload=payload)
+    with caplog.at_level(logging.WARNING, logger="nodeflow.access"):
+        answer = asyncio.run(access.AccessMiddleware().preprocess(None, _page(tokens["editor"], workspace_id, graph_id),
+                                                                  event))
+    assert answer is not None, "the handler would run"
+    assert f"Refused {state_name}.{name}: {problem}." in str(answer.events)
+    assert f"for editor@example.org: {state_name}.{name}: {problem}" in caplog.text
+
+
+def test_a_forged_message_never_reaches_the_chat(team):
+    """Through Reflex's path: the middleware first, then the handler with the payload as its arguments."""
+    from nodeflow_app.state.chat_state import ChatState
+
+    _, _, workspace_id, graph_id, tokens = team
+    state = _page(tokens["editor"], workspace_id, graph_id)
+    chat = state.get_substate(ChatState._get_substate_path())
+
+    async def deliver(payload: dict) -> object:
+        answer = await access.AccessMiddleware().preprocess(
+            None, state, Event(name=f"{ChatState.get_full_name()}.send", payload=payload))
+        if answer is None:
+            return await ChatState.event_handlers["send"].fn(chat, **payload)  # a str here: AttributeError
+        return answer
+
+    refused = asyncio.run(deliver({"form": "hello"}))
+    assert "Refused ChatState.send: form must be dict[str, Any], not str." in str(refused.events)
+    assert asyncio.run(deliver({"form": {"message": " "}})) is None  # what the page sends: through (nothing to send)
+
+
 def test_a_signed_out_tab_is_sent_to_the_sign_in_page_instead_of_a_toast(team):
     _, _, workspace_id, graph_id, _ = team
     load = next((cls, name) for cls, name, h in HANDLERS if name == "load_graph")
@@ -155,7 +207,7 @@ def test_an_event_sent_before_the_guard_chose_a_workspace_acts_in_the_callers_fi
 
     async def send() -> tuple[object, access.Access]:
         answer = await access.AccessMiddleware().preprocess(
-            None, state, Event(name=f"{picker[0].get_full_name()}.{picker[1]}", payload={}))
+            None, state, _event(*picker))
         return answer, access.current()  # what the handler would see
 
     answer, seen = asyncio.run(send())
@@ -187,8 +239,7 @@ def test_a_tab_keeping_a_graph_acts_on_it_only_in_the_workspace_the_check_resolv
     editor = state.get_substate(EditorState._get_substate_path())
 
     def through(cls, name: str) -> bool:
-        event = Event(name=f"{cls.get_full_name()}.{name}", payload={})
-        return asyncio.run(access.AccessMiddleware().preprocess(app, state, event)) is None
+        return asyncio.run(access.AccessMiddleware().preprocess(app, state, _event(cls, name))) is None
 
     editor._graph_id = team_graph  # the tab opened the team's graph before
     assert not through(EditorState, "save") and not through(HistoryState, "restore")
@@ -261,7 +312,7 @@ def test_workspace_changes_land_in_the_workspace_the_check_resolved(team, monkey
     before = len(accounts.invitations(team_workspace))
 
     async def invite() -> None:
-        event = Event(name=f"{WorkspaceState.get_full_name()}.invite", payload={})
+        event = _event(WorkspaceState, "invite")
         assert await access.AccessMiddleware().preprocess(None, state, event) is None  # owner of their own
         assert access.current().workspace_id == personal
         await WorkspaceState.invite.fn(page, {"role": "owner", "expiry": "1d"})
@@ -306,7 +357,7 @@ def test_the_check_reads_the_database_off_the_event_loop(team, monkeypatch):
     async def send() -> tuple[object, access.Access, list[int]]:
         async with loop_ticks() as ticks:
             answer = await access.AccessMiddleware().preprocess(
-                None, state, Event(name=f"{load[0].get_full_name()}.{load[1]}", payload={}))
+                None, state, _event(*load))
         return answer, access.current(), ticks
 
     answer, seen, ticks = asyncio.run(send())
@@ -329,7 +380,7 @@ def test_the_check_does_not_wait_behind_runs_that_hold_the_default_thread_pool(t
         await asyncio.sleep(0.05)
         started = time.perf_counter()
         answer = await access.AccessMiddleware().preprocess(
-            None, state, Event(name=f"{load[0].get_full_name()}.{load[1]}", payload={}))
+            None, state, _event(*load))
         took = time.perf_counter() - started
         await asyncio.gather(*busy)
         assert answer is None
@@ -380,8 +431,7 @@ def test_a_dialog_opens_for_a_graph_of_another_workspace_than_the_one_it_was_las
     state.get_substate(AuthState._get_substate_path()).workspace_id = personal  # then switched to their own
 
     def through(name: str) -> bool:
-        event = Event(name=f"{cls.get_full_name()}.{name}", payload={})
-        return asyncio.run(access.AccessMiddleware().preprocess(app, state, event)) is None
+        return asyncio.run(access.AccessMiddleware().preprocess(app, state, _event(cls, name))) is None
 
     assert through("ask")
     acting = "confirm" if cls is TransferState else "save"

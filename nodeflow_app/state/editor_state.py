@@ -947,6 +947,7 @@ _writing_guard = threading.Lock()
 # The server's own autosave of a room (see autosave_later): later than the tabs' (a second after the last edit).
 SERVER_AUTOSAVE_S = 3.0
 _server_autosaves: dict[str, asyncio.Task] = {}  # graph id -> the save waiting for its room's edits to stop
+SHUTDOWN_SAVE_S = 5.0  # how long a stopping server gives the rooms' waiting saves (`save_waiting_rooms`)
 
 
 def next_claim() -> int:
@@ -994,6 +995,22 @@ async def _autosave_after(graph_id: str, delay: float) -> None:
         await save_room(graph_id)
     except Exception:  # noqa: BLE001 - a task of its own: nobody else would see it; the edits stay unsaved
         log.exception("saving the room of graph %s failed", graph_id)
+
+
+async def save_waiting_rooms(timeout: float = SHUTDOWN_SAVE_S) -> None:
+    """The server stops: each room whose autosave is still waiting (its last edit less than SERVER_AUTOSAVE_S ago)
+    saves now, all at once, for at most `timeout` seconds; otherwise those edits would be lost with the process."""
+    waiting = list(_server_autosaves)
+    for graph_id in waiting:
+        _server_autosaves.pop(graph_id).cancel()
+    if waiting:
+        log.info("saving the edits of %d room(s) before stopping", len(waiting))
+        saves = [asyncio.create_task(_autosave_after(graph_id, 0)) for graph_id in waiting]
+        _, late = await asyncio.wait(saves, timeout=timeout)
+        for save in late:
+            save.cancel()  # save_unsaved marks its edits unsaved again; the process ends with them
+        if late:
+            log.warning("%d room(s) were not saved within %.0f s of stopping", len(late), timeout)
 
 
 async def save_room(graph_id: str) -> int | None:

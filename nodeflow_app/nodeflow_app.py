@@ -1,5 +1,6 @@
 """The Reflex app: builds rx.App, the access check every event passes, and the pages."""
 
+import contextlib
 import os
 
 import reflex as rx
@@ -66,6 +67,17 @@ async def keep_house() -> None:
     await run_housekeeping()
 
 
+@contextlib.asynccontextmanager
+async def save_rooms_when_stopping(app: rx.App):
+    """At shutdown (SIGTERM or Ctrl+C to `make run`), before Reflex closes its state manager: the edits of the last
+    seconds, which no tab's autosave took and whose room's own autosave is still waiting, are saved."""
+    from nodeflow_app.state.editor_state import save_waiting_rooms
+
+    yield
+    with app.set_contexts():  # the saves use the app's state manager, as an event would
+        await save_waiting_rooms()
+
+
 # The tab's icon (assets/favicon.svg): without one named, browsers ask for /favicon.ico, a 404 on every page.
 FAVICON = rx.el.link(rel="icon", type="image/svg+xml", href=frontend_prefix() + "/favicon.svg")
 app = rx.App(api_transformer=create_api(),  # the HTTP API (/api/...) beside Reflex's backend
@@ -77,6 +89,7 @@ app.app_wraps[(5, "Overlay")] = lambda stateful: connection_status() if stateful
 app.register_lifespan_task(recover_interrupted_runs)
 app.register_lifespan_task(run_schedules)
 app.register_lifespan_task(keep_house)
+app.register_lifespan_task(save_rooms_when_stopping)
 app.register_lifespan_task(freeze_startup_objects)  # last: the app is imported and built by then
 app.add_page(setup_page, route=routes.SETUP, title="NodeFlow — set up", on_load=AuthState.load_public)
 app.add_page(sign_in_page, route=routes.SIGN_IN, title="NodeFlow — sign in", on_load=AuthState.load_public)

@@ -947,6 +947,7 @@ _writing_guard = threading.Lock()
 # The server's own autosave of a room (see autosave_later): later than the tabs' (a second after the last edit).
 SERVER_AUTOSAVE_S = 3.0
 _server_autosaves: dict[str, asyncio.Task] = {}  # graph id -> the save waiting for its room's edits to stop
+SHUTDOWN_SAVE_S = 5.0  # how long a stopping server gives the rooms' waiting saves (`save_waiting_rooms`)
 
 
 def next_claim() -> int:
@@ -996,15 +997,40 @@ async def _autosave_after(graph_id: str, delay: float) -> None:
         log.exception("saving the room of graph %s failed", graph_id)
 
 
+async def save_waiting_rooms(timeout: float = SHUTDOWN_SAVE_S) -> None:
+    """The server stops: each room whose autosave is still waiting (its last edit less than SERVER_AUTOSAVE_S ago)
+    saves now, all at once, for at most `timeout` seconds; otherwise those edits would be lost with the process."""
+    waiting = list(_server_autosaves)
+    for graph_id in waiting:
+        _server_autosaves.pop(graph_id).cancel()
+    if waiting:
+        log.info("saving the edits of %d room(s) before stopping", len(waiting))
+        saves = [asyncio.create_task(_autosave_after(graph_id, 0)) for graph_id in waiting]
+        _, late = await asyncio.wait(saves, timeout=timeout)
+        for save in late:
+            save.cancel()  # save_unsaved marks its edits unsaved again; the process ends with them
+        if late:
+            log.warning("%d room(s) were not saved within %.0f s of stopping", len(late), timeout)
+
+
 async def save_room(graph_id: str) -> int | None:
     """The unsaved edits in the room of `graph_id` become a version, outside any tab's event (the tabs linked to
-    the room see "Saved"). The version, or None when there was nothing to save or a later claim landed first."""
+    the room see "Saved"). The version, or None when there was nothing to save or a later claim landed first.
+
+    Not `app.modify_state`: it also sends the room's delta to the room's own token, which no browser holds (a
+    "delta to disconnected client" warning each time, without Redis). This is the rest of it: the state manager's
+    modify_state_with_links sends the change to every tab linked to the room when it ends, as after a tab's event,
+    and `_clean()` (as each event ends) is what records the vars that changed for them."""
     from reflex.istate.manager.token import BaseStateToken
     from reflex_base.registry import RegistrationContext
 
     app = RegistrationContext.get().app
-    async with app.modify_state(BaseStateToken(ident=room_token(graph_id), cls=GraphRoom)) as root:
-        return await save_unsaved(await root.get_state(GraphRoom), graph_id)
+    token = BaseStateToken(ident=room_token(graph_id), cls=GraphRoom)
+    async with app.state_manager.modify_state_with_links(token) as root:
+        saved = await save_unsaved(await root.get_state(GraphRoom), graph_id)
+        await root._get_resolved_delta()  # brings the room's computed vars up to date, as sending it would
+        root._clean()
+        return saved
 
 
 async def save_unsaved(room: GraphRoom, graph_id: str) -> int | None:

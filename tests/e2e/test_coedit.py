@@ -18,7 +18,7 @@ from playwright.sync_api import expect
 from nodeflow_app.editor.presence import initials
 from nodeflow_app.store.graphs import GraphStore
 
-from .server import Server, run_server
+from .server import Server, run_server, tail
 from .team import make_team
 from .test_make_run import _seed_web_dir
 from .test_editor import (
@@ -159,6 +159,10 @@ def test_an_editor_and_the_owner_edit_together_and_a_viewer_watches(browser, nod
         context.close()
 
 
+# Reflex's warning when a delta is sent to a token no websocket holds.
+DISCONNECTED = "Attempting to send delta to disconnected client"
+
+
 def _route_events(page, dropped: tuple[str, ...] = ()) -> list:
     """Route the page's websockets through Playwright, leaving out the page's events whose names end with one of
     `dropped` (as if the tab were gone before it sent them); the server sides, newest last (closing one drops the
@@ -177,7 +181,9 @@ def _route_events(page, dropped: tuple[str, ...] = ()) -> list:
 
 def test_edits_of_a_tab_gone_before_its_autosave_are_saved_by_the_server(browser, nodeflow_server: Server) -> None:
     """The owner's tab goes before its autosave (a second after the edit) and its `onLeave` reach the server: the
-    room saves the edit itself, under the owner's name, and the viewer (whose tab does not save) sees "Saved"."""
+    room saves the edit itself, under the owner's name, and the viewer (whose tab does not save) sees "Saved". The
+    server's save sends nothing to the room's own token (no browser holds it: a warning in the log each time)."""
+    warnings = nodeflow_server.log.read_text().count(DISCONNECTED)
     team = make_team(nodeflow_server, ["viewer"])
     graph_id = team.graph("Closed at once", GRAPH)
     contexts = [team.context(browser, m) for m in (team.owner, team.members[0])]
@@ -196,6 +202,7 @@ def test_edits_of_a_tab_gone_before_its_autosave_are_saved_by_the_server(browser
     assert {n["name"]: n.get("data", {}).get("value") for n in graph.graph["nodes"]}["Check"] == \
         "typed just before closing"
     assert versions[0].author_name == team.owner.name, [v.author_name for v in versions]
+    assert nodeflow_server.log.read_text().count(DISCONNECTED) == warnings, tail(nodeflow_server.log)
     for context in contexts:
         context.close()
 

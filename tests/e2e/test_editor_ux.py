@@ -552,6 +552,8 @@ def test_leaving_with_text_the_room_lacks_asks_first_and_sends_it(page, nodeflow
     page.reload()  # the room has it: no question
     wait_loaded(page)
     assert dialogs == ["beforeunload"]
+    # Saved by the tab's autosave or the reload's load, which may still be under way when the graph shows.
+    expect(page.get_by_test_id("save-status")).to_contain_text("Saved")
     assert store.get(graph_id).graph["nodes"][0]["data"]["payload"] == {"topic": "coffee"}
 
 

@@ -243,6 +243,28 @@ def test_after_a_restart_the_inspector_shows_the_selected_node_again(page, make_
     expect(page.locator(".react-flow__node.selected")).to_have_count(1)
 
 
+def test_edits_of_the_last_seconds_before_a_stop_are_saved(page, make_run, store):
+    """A tab whose autosave never goes out (dropped on its way) edits, and the server is stopped before the room's
+    own autosave (SERVER_AUTOSAVE_S after the edit) was due: the server saves the edit as it stops."""
+    from .test_coedit import GRAPH, _route_events, commit
+
+    graph_id = store.create("Stopped at once", GRAPH).id
+    _route_events(page, dropped=("editor_state.save", "editor_state.leave_room"))
+    page.goto(f"{make_run.url}/graph/{graph_id}")
+    wait_canvas(page, 3)
+    edits = page.evaluate(f"{CANVAS}.lastSeq()")
+    commit(page, "inline-Check-value", "typed just before the stop")
+    page.wait_for_function(f"{CANVAS}.lastSeq() > {edits}")  # the room has it
+    processes = [psutil.Process(pid) for pid in make_run.pids()]
+
+    make_run.stop()
+    _, alive = psutil.wait_procs(processes, timeout=20)  # make may exit before the server's worker is done
+    values = {n["name"]: n.get("data", {}).get("value") for n in store.get(graph_id).graph["nodes"]}
+    make_run.start()  # for the tests after this one
+    assert not alive, f"still running after the stop: {alive}"
+    assert values["Check"] == "typed just before the stop", "the edit was lost with the server"
+
+
 def test_the_http_api_answers_on_the_same_port(make_run):
     """`make run` serves the API (nodeflow_app/api) beside the pages: it asks for a token and shows its schema."""
     refused = httpx.get(make_run.url + "/api/v1/graphs", timeout=10)

@@ -5,6 +5,7 @@ together")."""
 from __future__ import annotations
 
 import asyncio
+import time
 
 import pytest
 
@@ -50,6 +51,33 @@ async def test_the_server_saves_a_room_once_a_moment_after_its_last_edit(monkeyp
     assert saved == []
     await asyncio.sleep(0.2)
     assert saved == ["g1"]
+
+
+async def test_a_stopping_server_saves_at_once_the_rooms_whose_autosave_is_waiting(monkeypatch):
+    saved = []
+
+    async def save_room(graph_id):
+        saved.append(graph_id)
+
+    monkeypatch.setattr(editor_state, "save_room", save_room)
+    monkeypatch.setattr(editor_state, "SERVER_AUTOSAVE_S", 60)  # not due before the process is gone
+    for graph_id in ("g1", "g2"):
+        editor_state.autosave_later(graph_id)
+    await editor_state.save_waiting_rooms()
+    assert sorted(saved) == ["g1", "g2"]
+    assert editor_state._server_autosaves == {}
+
+
+async def test_a_stopping_server_waits_for_the_rooms_saves_a_bounded_time(monkeypatch):
+    async def stuck(graph_id):
+        await asyncio.sleep(60)
+
+    monkeypatch.setattr(editor_state, "save_room", stuck)
+    monkeypatch.setattr(editor_state, "SERVER_AUTOSAVE_S", 60)
+    editor_state.autosave_later("g1")
+    started = time.monotonic()
+    await editor_state.save_waiting_rooms(timeout=0.2)
+    assert time.monotonic() - started < 1
 
 
 async def test_a_server_save_is_a_version_by_the_authors_of_the_edits(store):

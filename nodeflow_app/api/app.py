@@ -3,15 +3,22 @@
 Every route of every router passes `authorize` (an app-wide dependency) before its endpoint; the /api/v1 routers'
 routes (nodeflow_app/api/intake.py) admit the caller before they read the body, and read at most `max_body`
 bytes of it. Add a router with one `app.include_router(...)` line below.
+
+Reflex mounts its backend (and, under `make run`, the compiled front end) at "" behind these routes: a path
+under /api/ that no route here takes would fall through to it and get the front end's HTML 404 page.
+`UnknownApiPaths` answers those in JSON first: 404, or 405 with `Allow` when another method has a route.
 """
 
 from __future__ import annotations
 
 from fastapi import Depends, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
+from fastapi.routing import iter_route_contexts
 from fastapi.responses import JSONResponse, Response
 from fastapi.utils import is_body_allowed_for_status_code
 from starlette.exceptions import HTTPException
+from starlette.routing import Match, Mount
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from nodeflow_app.api import hooks, mcp_endpoint, openai_compat, session, v1
 from nodeflow_app.api.access import authorize
@@ -30,6 +37,7 @@ def create_api(services: Services | None = None) -> FastAPI:
     app.state.max_body = max_body_bytes()
     app.add_exception_handler(RequestValidationError, invalid_request)
     app.add_exception_handler(HTTPException, refused)
+    app.add_middleware(UnknownApiPaths)
     app.include_router(v1.router)
     app.include_router(openai_compat.router)
     app.include_router(mcp_endpoint.router)
@@ -52,3 +60,29 @@ async def refused(_request: Request, error: HTTPException) -> Response:
     if not is_body_allowed_for_status_code(error.status_code):
         return Response(status_code=error.status_code, headers=error.headers)
     return AsciiJSONResponse({"detail": error.detail}, error.status_code, headers=error.headers)
+
+
+class UnknownApiPaths:
+    """Answers an /api/ request no route of the app takes (Reflex's catch-all mount aside) in JSON: 405 with
+    `Allow` when the path has routes for other methods, else 404. Routes are read per request, so a route added
+    after `create_api` counts too."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or not scope["path"].startswith(API_PREFIX + "/"):
+            return await self.app(scope, receive, send)
+        routes = [route for route in iter_route_contexts(scope["app"].routes)  # included routers flattened
+                  if not isinstance(route.original_route, Mount)]  # the Reflex backend's mount takes every path
+        matches = [(route, route.matches(scope)[0]) for route in routes]
+        if any(match == Match.FULL for _route, match in matches):
+            return await self.app(scope, receive, send)
+        allowed = sorted({method for route, match in matches if match == Match.PARTIAL for method in route.methods or ()})
+        where = f"{scope['method']} {scope['path']}"
+        if allowed:
+            answer = AsciiJSONResponse({"detail": f"{where} is not allowed: this path takes {', '.join(allowed)}"},
+                                       405, headers={"Allow": ", ".join(allowed)})
+        else:
+            answer = AsciiJSONResponse({"detail": f"no API route {where} (the routes: {API_PREFIX}/v1/docs)"}, 404)
+        await answer(scope, receive, send)

@@ -94,6 +94,18 @@ def test_the_api_answers_beside_the_pages_with_a_token(nodeflow_server: Server):
         assert client.get("/ping").status_code == 200 and client.get("/").status_code == 200
 
 
+@pytest.mark.parametrize("method, path, status, allow", [
+    ("GET", "/api/mcp/WORKSPACE", 405, "DELETE, POST"), ("GET", "/api/v1/runs/RUN/stop", 405, "POST"),
+    ("DELETE", "/api/v1/graphs", 405, "GET"), ("GET", "/api/v1/graphs/GRAPH", 404, None),
+    ("GET", "/api/v1/nothing", 404, None)])
+def test_an_unknown_api_path_or_method_answers_json_not_the_front_ends_page(nodeflow_server: Server, method, path,
+                                                                               status, allow):
+    """The built front end is mounted behind the API: these answered its HTML 404 page (or a plain-text 405)."""
+    answer = httpx.request(method, nodeflow_server.url + path, timeout=10)
+    assert (answer.status_code, answer.headers["content-type"]) == (status, "application/json"), answer.text[:200]
+    assert answer.headers.get("allow") == allow and f"{method} {path}" in answer.json()["detail"]
+
+
 def test_the_openai_sdk_chats_with_an_agent_graph_streaming_and_not(nodeflow_server: Server, fake_llm):
     token, workspace = owner_token(nodeflow_server)
     agent = graph([("chat", "chat-start", {}), ("agent", "agent", {"model": MODEL})], ["chat.output -> agent.input"])

@@ -22,7 +22,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from nodeflow_app.api import hooks, mcp_endpoint, openai_compat, session, v1
 from nodeflow_app.api.access import authorize
-from nodeflow_app.api.intake import max_body_bytes
+from nodeflow_app.api.intake import body_problems, max_body_bytes
 from nodeflow_app.api.responses import AsciiJSONResponse
 from nodeflow_app.api.services import Services
 
@@ -47,11 +47,8 @@ def create_api(services: Services | None = None) -> FastAPI:
 
 
 async def invalid_request(_request: Request, error: RequestValidationError) -> JSONResponse:
-    """422 naming each field and why, without echoing the value: FastAPI's own answer quotes it, and a NaN or a lone
-    surrogate in it turned the 422 into a 500."""
-    fields = [{"loc": [part if isinstance(part, int) else str(part) for part in item.get("loc", ())],
-               "msg": str(item.get("msg", "")), "type": str(item.get("type", ""))} for item in error.errors()]
-    return AsciiJSONResponse({"detail": fields}, 422)
+    """422 naming each field and why (intake.body_problems)."""
+    return AsciiJSONResponse({"detail": body_problems(error)}, 422)
 
 
 async def refused(_request: Request, error: HTTPException) -> Response:

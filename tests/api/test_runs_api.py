@@ -297,3 +297,12 @@ async def test_a_body_that_is_not_json_says_what_is_wrong_and_where(team):
     assert (answer.status_code, answer.json()) == (422, {"detail": [
         {"loc": ["body"], "msg": "the body is not valid JSON: Expecting value at line 2, column 12",
          "type": "json_invalid"}]})
+
+
+async def test_an_object_without_a_message_sent_to_a_chat_graph_fails_saying_what_it_needs(team):
+    chat = team.graphs.create("Chat", graph([("chat", "chat-start", {})], []), workspace_id=team.workspace_id).id
+    async with team.client("owner") as owner:
+        run = (await owner.post(f"/api/v1/graphs/{chat}/runs", json={"input": {"order": 42}, "mode": "wait"})).json()
+        said = (await owner.post(f"/api/v1/graphs/{chat}/runs", json={"input": "hello", "mode": "wait"})).json()
+    assert run["status"] == "failed" and 'Chat Start needs a message: send {"message": "..."}' in run["error"]
+    assert said["status"] == "completed" and said["output"]["message"] == "hello"

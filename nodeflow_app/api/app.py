@@ -11,10 +11,14 @@ under /api/ that no route here takes would fall through to it and get the front 
 
 from __future__ import annotations
 
+from importlib.resources import files
+
 from fastapi import Depends, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
+from fastapi.openapi.docs import get_swagger_ui_html
 from fastapi.routing import iter_route_contexts
 from fastapi.responses import JSONResponse, Response
+from fastapi.staticfiles import StaticFiles
 from fastapi.utils import is_body_allowed_for_status_code
 from starlette.exceptions import HTTPException
 from starlette.routing import Match, Mount
@@ -27,12 +31,15 @@ from nodeflow_app.api.responses import AsciiJSONResponse
 from nodeflow_app.api.services import Services
 
 API_PREFIX = "/api"
+DOCS_URL, DOCS_ASSETS = "/api/v1/docs", "/api/v1/docs/assets"
+SWAGGER_UI = files("swagger_ui") / "static"  # Swagger UI 5 as the swagger-ui-py package ships it
 
 
 def create_api(services: Services | None = None) -> FastAPI:
     app = FastAPI(title="NodeFlow API", version="1", dependencies=[Depends(authorize)],
-                  openapi_url="/api/v1/openapi.json", docs_url="/api/v1/docs", redoc_url=None,
+                  openapi_url="/api/v1/openapi.json", docs_url=None, redoc_url=None,
                   swagger_ui_oauth2_redirect_url=None, default_response_class=AsciiJSONResponse)
+    add_docs_page(app)
     app.state.services = services or Services()
     app.state.max_body = max_body_bytes()
     app.add_exception_handler(RequestValidationError, invalid_request)
@@ -44,6 +51,21 @@ def create_api(services: Services | None = None) -> FastAPI:
     app.include_router(hooks.router)
     app.include_router(session.router)
     return app
+
+
+def add_docs_page(app: FastAPI) -> None:
+    """The OpenAPI page at DOCS_URL with Swagger UI's files served from DOCS_ASSETS: FastAPI's own page loads them
+    from a CDN, and without internet it stayed blank."""
+    app.mount(DOCS_ASSETS, StaticFiles(directory=str(SWAGGER_UI)), name="docs-assets")
+
+    async def docs_page(request: Request) -> Response:
+        root = request.scope.get("root_path", "").rstrip("/")  # behind a proxy's prefix, as FastAPI's page does
+        return get_swagger_ui_html(openapi_url=root + str(app.openapi_url), title=f"{app.title} - Swagger UI",
+                                   swagger_js_url=f"{root}{DOCS_ASSETS}/swagger-ui-bundle.js",
+                                   swagger_css_url=f"{root}{DOCS_ASSETS}/swagger-ui.css",
+                                   swagger_favicon_url=f"{root}{DOCS_ASSETS}/favicon-32x32.png")
+
+    app.add_route(DOCS_URL, docs_page, include_in_schema=False)
 
 
 async def invalid_request(_request: Request, error: RequestValidationError) -> JSONResponse:
@@ -71,7 +93,7 @@ class UnknownApiPaths:
         if scope["type"] != "http" or not scope["path"].startswith(API_PREFIX + "/"):
             return await self.app(scope, receive, send)
         routes = [route for route in iter_route_contexts(scope["app"].routes)  # included routers flattened
-                  if not isinstance(route.original_route, Mount)]  # the Reflex backend's mount takes every path
+                  if not (isinstance(route.original_route, Mount) and not route.path)]  # Reflex's, at "": any path
         matches = [(route, route.matches(scope)[0]) for route in routes]
         if any(match == Match.FULL for _route, match in matches):
             return await self.app(scope, receive, send)

@@ -19,8 +19,8 @@ from nodeflow_app.state.access import declared
 from nodeflow_app.store.models import MembershipRow
 from tests.api.conftest import said
 
-# Routes FastAPI adds itself: the OpenAPI schema and its docs page describe the API and hold no data.
-DOCS = {"/api/v1/openapi.json", "/api/v1/docs"}
+# The OpenAPI schema, its docs page and Swagger UI's files for it describe the API and hold no data.
+DOCS = {"/api/v1/openapi.json", "/api/v1/docs", "/api/v1/docs/assets"}
 # A public route must be added here on purpose (and reviewed as such).
 PUBLIC: set[str] = {"/api/hooks/{hook_id}", "/api/hooks-test/{hook_id}",  # webhooks check their own callers
                     "/api/session/start",  # the short session in its query is the credential (test_session_route.py)

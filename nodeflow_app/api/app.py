@@ -3,33 +3,48 @@
 Every route of every router passes `authorize` (an app-wide dependency) before its endpoint; the /api/v1 routers'
 routes (nodeflow_app/api/intake.py) admit the caller before they read the body, and read at most `max_body`
 bytes of it. Add a router with one `app.include_router(...)` line below.
+
+Reflex mounts its backend (and, under `make run`, the compiled front end) at "" behind these routes: a path
+under /api/ that no route here takes would fall through to it and get the front end's HTML 404 page.
+`UnknownApiPaths` answers those in JSON first: 404, or 405 with `Allow` when another method has a route.
 """
 
 from __future__ import annotations
 
+from importlib.resources import files
+
 from fastapi import Depends, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
+from fastapi.openapi.docs import get_swagger_ui_html
+from fastapi.routing import iter_route_contexts
 from fastapi.responses import JSONResponse, Response
+from fastapi.staticfiles import StaticFiles
 from fastapi.utils import is_body_allowed_for_status_code
 from starlette.exceptions import HTTPException
+from starlette.routing import Match, Mount
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from nodeflow_app.api import hooks, mcp_endpoint, openai_compat, session, v1
 from nodeflow_app.api.access import authorize
-from nodeflow_app.api.intake import max_body_bytes
+from nodeflow_app.api.intake import body_problems, max_body_bytes
 from nodeflow_app.api.responses import AsciiJSONResponse
 from nodeflow_app.api.services import Services
 
 API_PREFIX = "/api"
+DOCS_URL, DOCS_ASSETS = "/api/v1/docs", "/api/v1/docs/assets"
+SWAGGER_UI = files("swagger_ui") / "static"  # Swagger UI 5 as the swagger-ui-py package ships it
 
 
 def create_api(services: Services | None = None) -> FastAPI:
     app = FastAPI(title="NodeFlow API", version="1", dependencies=[Depends(authorize)],
-                  openapi_url="/api/v1/openapi.json", docs_url="/api/v1/docs", redoc_url=None,
+                  openapi_url="/api/v1/openapi.json", docs_url=None, redoc_url=None,
                   swagger_ui_oauth2_redirect_url=None, default_response_class=AsciiJSONResponse)
+    add_docs_page(app)
     app.state.services = services or Services()
     app.state.max_body = max_body_bytes()
     app.add_exception_handler(RequestValidationError, invalid_request)
     app.add_exception_handler(HTTPException, refused)
+    app.add_middleware(UnknownApiPaths)
     app.include_router(v1.router)
     app.include_router(openai_compat.router)
     app.include_router(mcp_endpoint.router)
@@ -38,12 +53,24 @@ def create_api(services: Services | None = None) -> FastAPI:
     return app
 
 
+def add_docs_page(app: FastAPI) -> None:
+    """The OpenAPI page at DOCS_URL with Swagger UI's files served from DOCS_ASSETS: FastAPI's own page loads them
+    from a CDN, and without internet it stayed blank."""
+    app.mount(DOCS_ASSETS, StaticFiles(directory=str(SWAGGER_UI)), name="docs-assets")
+
+    async def docs_page(request: Request) -> Response:
+        root = request.scope.get("root_path", "").rstrip("/")  # behind a proxy's prefix, as FastAPI's page does
+        return get_swagger_ui_html(openapi_url=root + str(app.openapi_url), title=f"{app.title} - Swagger UI",
+                                   swagger_js_url=f"{root}{DOCS_ASSETS}/swagger-ui-bundle.js",
+                                   swagger_css_url=f"{root}{DOCS_ASSETS}/swagger-ui.css",
+                                   swagger_favicon_url=f"{root}{DOCS_ASSETS}/favicon-32x32.png")
+
+    app.add_route(DOCS_URL, docs_page, include_in_schema=False)
+
+
 async def invalid_request(_request: Request, error: RequestValidationError) -> JSONResponse:
-    """422 naming each field and why, without echoing the value: FastAPI's own answer quotes it, and a NaN or a lone
-    surrogate in it turned the 422 into a 500."""
-    fields = [{"loc": [part if isinstance(part, int) else str(part) for part in item.get("loc", ())],
-               "msg": str(item.get("msg", "")), "type": str(item.get("type", ""))} for item in error.errors()]
-    return AsciiJSONResponse({"detail": fields}, 422)
+    """422 naming each field and why (intake.body_problems)."""
+    return AsciiJSONResponse({"detail": body_problems(error)}, 422)
 
 
 async def refused(_request: Request, error: HTTPException) -> Response:
@@ -52,3 +79,29 @@ async def refused(_request: Request, error: HTTPException) -> Response:
     if not is_body_allowed_for_status_code(error.status_code):
         return Response(status_code=error.status_code, headers=error.headers)
     return AsciiJSONResponse({"detail": error.detail}, error.status_code, headers=error.headers)
+
+
+class UnknownApiPaths:
+    """Answers an /api/ request no route of the app takes (Reflex's catch-all mount aside) in JSON: 405 with
+    `Allow` when the path has routes for other methods, else 404. Routes are read per request, so a route added
+    after `create_api` counts too."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or not scope["path"].startswith(API_PREFIX + "/"):
+            return await self.app(scope, receive, send)
+        routes = [route for route in iter_route_contexts(scope["app"].routes)  # included routers flattened
+                  if not (isinstance(route.original_route, Mount) and not route.path)]  # Reflex's, at "": any path
+        matches = [(route, route.matches(scope)[0]) for route in routes]
+        if any(match == Match.FULL for _route, match in matches):
+            return await self.app(scope, receive, send)
+        allowed = sorted({method for route, match in matches if match == Match.PARTIAL for method in route.methods or ()})
+        where = f"{scope['method']} {scope['path']}"
+        if allowed:
+            answer = AsciiJSONResponse({"detail": f"{where} is not allowed: this path takes {', '.join(allowed)}"},
+                                       405, headers={"Allow": ", ".join(allowed)})
+        else:
+            answer = AsciiJSONResponse({"detail": f"no API route {where} (the routes: {API_PREFIX}/v1/docs)"}, 404)
+        await answer(scope, receive, send)

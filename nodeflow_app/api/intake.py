@@ -6,7 +6,8 @@ anonymous caller could make the server read and parse a body of any size before 
 runs `admit` (nodeflow_app/api/access.py) before it reads a byte, then reads the body up to
 NODEFLOW_API_MAX_BODY_MB (413 past it). JSON that Python cannot hold (nested too deep, a number of thousands of
 digits, bytes that are not UTF-8) is FastAPI's vague 400 "There was an error parsing the body": a 422 here, with a
-`detail` list like any body that does not validate (docs/api.md).
+`detail` list like any body that does not validate (docs/api.md). `body_problems` words every such 422: broken JSON
+says what is wrong and at which line and column, not FastAPI's "JSON decode error" at a character offset.
 """
 
 from __future__ import annotations
@@ -82,6 +83,28 @@ def _limited(receive: Receive, limit: int) -> Receive:
         return message
 
     return receive_limited
+
+
+def body_problems(error: RequestValidationError) -> list[dict[str, Any]]:
+    """Each problem of a request that does not validate as {loc, msg, type}, without echoing the value: FastAPI's
+    own answer quotes it, and a NaN or a lone surrogate in it turned the 422 into a 500."""
+    problems = []
+    for item in error.errors():
+        loc = [part if isinstance(part, int) else str(part) for part in item.get("loc", ())]
+        msg, kind = str(item.get("msg", "")), str(item.get("type", ""))
+        if kind == "json_invalid" and loc[1:] and isinstance(loc[1], int):  # FastAPI's: ("body", offset)
+            loc, msg = ["body"], _broken_json(str(error.body or ""), loc[1], str((item.get("ctx") or {}).get("error")))
+        elif kind == "extra_forbidden":  # pydantic's "Extra inputs are not permitted": a misspelt field, most likely
+            msg = f"unknown field '{loc[-1]}'"
+        problems.append({"loc": loc, "msg": msg, "type": kind})
+    return problems
+
+
+def _broken_json(text: str, offset: int, why: str) -> str:
+    """Where and why the body is not JSON, as an editor counts: 'Expecting value at line 2, column 7'."""
+    line = text.count("\n", 0, offset) + 1
+    column = offset - (text.rfind("\n", 0, offset) + 1) + 1
+    return f"the body is not valid JSON: {why} at line {line}, column {column}"
 
 
 def _unreadable(error: Exception) -> str:

@@ -6,23 +6,27 @@ clients resend the conversation, and the graph decides its own prompts). The ans
 run's answering nodes streamed as tokens (nodeflow_app.chat.answer, as in the chat: never a draft an Approval
 still holds), else the primary text of the graph's final output (graph_runner.final_output).
 `stream: true` answers in OpenAI's server-sent chunk format, ending with `data: [DONE]`. The run is started
-by "api" through the launcher and goes on if the client leaves.
+by "api" through the launcher and goes on if the client leaves. Every error, refusals of the caller and of the
+body included, is in OpenAI's shape (`{"error": {"message", "type", "param", "code"}}`): OpenAI's SDKs show
+its message, and only "Error code: 401" for the rest of the API's `{"detail": ...}`.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable, Coroutine
 from contextlib import aclosing
 from typing import Any, Literal
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Depends, Request, Response
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, ConfigDict, StrictBool, StrictStr
 from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException
 
 from nodeflow_app.api.access import ApiAccess, authorize, requires
-from nodeflow_app.api.intake import CallerFirst
+from nodeflow_app.api.intake import CallerFirst, body_problems
 from nodeflow_app.api.responses import AsciiJSONResponse, event_data
 from nodeflow_app.runs import detached as driver_module
 from nodeflow_app.runs.detached import RunDriver, drive
@@ -35,7 +39,51 @@ from nodeflow_app.runtime.graph import GraphInvalid
 from nodes._helpers import to_text
 
 STARTED_BY = "api"
-router = APIRouter(prefix="/api/v1", tags=["openai"], route_class=CallerFirst)
+# OpenAI's codes for the refusals every route shares (the access check's, the body limit's).
+REFUSAL_CODES = {401: "invalid_api_key", 403: "permission_denied", 404: "not_found", 413: "request_too_large"}
+
+
+class ApiError(Exception):
+    def __init__(self, status: int, message: str, code: str, param: str | None = None,
+                 headers: dict[str, str] | None = None):
+        super().__init__(message)
+        self.status, self.message, self.code, self.param, self.headers = status, message, code, param, headers
+
+    def response(self) -> AsciiJSONResponse:
+        kind = "invalid_request_error" if self.status < 500 else "server_error"
+        error = {"message": self.message, "type": kind, "param": self.param, "code": self.code}
+        return AsciiJSONResponse({"error": error}, self.status, headers=self.headers)
+
+
+class OpenAIErrors(CallerFirst):
+    """A CallerFirst route whose refusals (401, 403, 404, 413 and the 422 of a body that does not validate) are in
+    OpenAI's error shape instead of the API's `{"detail": ...}`."""
+
+    def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
+        handle = super().get_route_handler()
+
+        async def openai_errors(request: Request) -> Response:
+            try:
+                return await handle(request)
+            except RequestValidationError as error:
+                return _invalid(error).response()
+            except HTTPException as error:
+                code = REFUSAL_CODES.get(error.status_code, "invalid_request")
+                return ApiError(error.status_code, str(error.detail), code, headers=error.headers).response()
+
+        return openai_errors
+
+
+def _invalid(error: RequestValidationError) -> ApiError:
+    """The 422 of a body that does not validate: each field and why, `param` the first field ("messages.0.content")."""
+    problems = body_problems(error)
+    fields = [".".join(str(part) for part in problem["loc"][1:]) for problem in problems]  # past "body"
+    message = "; ".join(f"{field}: {p['msg']}" if field else p["msg"] for field, p in zip(fields, problems))
+    code, param = (problems[0]["type"], fields[0] or None) if problems else ("invalid_request", None)
+    return ApiError(422, message or "the request does not validate", code, param)
+
+
+router = APIRouter(prefix="/api/v1", tags=["openai"], route_class=OpenAIErrors)
 
 
 class ContentPart(BaseModel):
@@ -68,16 +116,6 @@ class ModelOut(BaseModel):
 class ModelList(BaseModel):
     object: Literal["list"] = "list"
     data: list[ModelOut]
-
-
-class ApiError(Exception):
-    def __init__(self, status: int, message: str, code: str):
-        super().__init__(message)
-        self.status, self.message, self.code = status, message, code
-
-    def response(self) -> AsciiJSONResponse:
-        kind = "invalid_request_error" if self.status < 500 else "server_error"
-        return AsciiJSONResponse({"error": {"message": self.message, "type": kind, "code": self.code}}, self.status)
 
 
 @router.get("/models", response_model=ModelList, summary="Graphs with a Chat Start, as OpenAI models")
@@ -209,7 +247,7 @@ async def _chunks(driver: RunDriver, events: AsyncIterator[NodeEvent | None], an
                 yield chunk({"content": token})
     run = driver.run
     if (problem := _unfinished(run)) is not None:
-        error = {"message": problem[0], "type": "server_error", "code": problem[1]}
+        error = {"message": problem[0], "type": "server_error", "param": None, "code": problem[1]}
         yield f"data: {event_data({'error': error})}\n\n"
     else:
         rest = _answer(run, "".join(streamed))[len("".join(streamed)):]

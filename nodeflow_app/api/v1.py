@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from fastapi import APIRouter, Depends, HTTPException, Request
 from fastapi.responses import StreamingResponse
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 from starlette.concurrency import run_in_threadpool
 
 from nodeflow_app.api.access import ApiAccess, authorize, requires
@@ -45,6 +45,7 @@ class GraphOut(BaseModel):
 
 
 class RunRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")  # {"imput": ...} is a 422 naming it, not a run with the default input
     input: Any = Field(None, description="The trigger's payload (None: the trigger's own default).")
     trigger: str | None = Field(None, description="The trigger node's id or name; needed when the graph has several.")
     mode: Literal["async", "wait", "stream"] = Field(
@@ -61,6 +62,7 @@ class RunRequest(BaseModel):
 
 
 class ResumeRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
     decision: str = Field(..., description="One of the paused node's options, e.g. approve or reject.")
     note: str | None = None
     node_id: str | None = Field(None, description="The paused node; needed when several nodes are paused.")

@@ -27,6 +27,13 @@ def fields(**values: Any) -> dict:
     return {"fields": [{"name": k, "value": v} for k, v in values.items()]}
 
 
+def said(answer: httpx.Response) -> Any:
+    """What an error answer says: the API's `detail`, or the `error.message` of the OpenAI-compatible routes
+    (`/api/v1/models`, `/api/v1/chat/completions`), which answer in OpenAI's shape."""
+    body = answer.json()
+    return body["error"]["message"] if set(body) == {"error"} else body["detail"]
+
+
 def two_steps() -> dict:
     """Manual Trigger -> Edit Fields (adds done: true)."""
     return graph([("manual", "manual-trigger", {"payload": {"n": 1}}), ("done", "edit-fields", fields(done=True))],

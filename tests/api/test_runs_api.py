@@ -277,3 +277,32 @@ async def test_an_input_no_run_can_carry_is_a_422_naming_why(team, raw, problem)
     [field] = answer.json()["detail"]
     assert field["loc"] == ["body", "input"] and problem in field["msg"], field
     assert [r["run_id"] for r in runs] == [team.run_id]  # no run was started
+
+
+async def test_a_misspelt_field_is_a_422_naming_it_not_a_run_with_the_default_input(team):
+    async with team.client("owner") as owner:
+        started = await owner.post(f"/api/v1/graphs/{team.graph_id}/runs", json={"imput": "hi"})
+        resumed = await owner.post(f"/api/v1/runs/{team.run_id}/resume", json={"decision": "approve", "nodeid": "x"})
+        runs = (await owner.get(f"/api/v1/graphs/{team.graph_id}/runs")).json()
+    assert (started.status_code, started.json()) == (422, {"detail": [
+        {"loc": ["body", "imput"], "msg": "unknown field 'imput'", "type": "extra_forbidden"}]})
+    assert (resumed.status_code, resumed.json()["detail"][0]["msg"]) == (422, "unknown field 'nodeid'")
+    assert [r["run_id"] for r in runs] == [team.run_id]  # no run was started
+
+
+async def test_a_body_that_is_not_json_says_what_is_wrong_and_where(team):
+    async with team.client("owner") as owner:
+        answer = await owner.post(f"/api/v1/graphs/{team.graph_id}/runs", content=b'{\n  "input": hi\n}',
+                                  headers={"content-type": "application/json"})
+    assert (answer.status_code, answer.json()) == (422, {"detail": [
+        {"loc": ["body"], "msg": "the body is not valid JSON: Expecting value at line 2, column 12",
+         "type": "json_invalid"}]})
+
+
+async def test_an_object_without_a_message_sent_to_a_chat_graph_fails_saying_what_it_needs(team):
+    chat = team.graphs.create("Chat", graph([("chat", "chat-start", {})], []), workspace_id=team.workspace_id).id
+    async with team.client("owner") as owner:
+        run = (await owner.post(f"/api/v1/graphs/{chat}/runs", json={"input": {"order": 42}, "mode": "wait"})).json()
+        said = (await owner.post(f"/api/v1/graphs/{chat}/runs", json={"input": "hello", "mode": "wait"})).json()
+    assert run["status"] == "failed" and 'Chat Start needs a message: send {"message": "..."}' in run["error"]
+    assert said["status"] == "completed" and said["output"]["message"] == "hello"

@@ -94,6 +94,18 @@ def test_the_api_answers_beside_the_pages_with_a_token(nodeflow_server: Server):
         assert client.get("/ping").status_code == 200 and client.get("/").status_code == 200
 
 
+@pytest.mark.parametrize("method, path, status, allow", [
+    ("GET", "/api/mcp/WORKSPACE", 405, "DELETE, POST"), ("GET", "/api/v1/runs/RUN/stop", 405, "POST"),
+    ("DELETE", "/api/v1/graphs", 405, "GET"), ("GET", "/api/v1/graphs/GRAPH", 404, None),
+    ("GET", "/api/v1/nothing", 404, None)])
+def test_an_unknown_api_path_or_method_answers_json_not_the_front_ends_page(nodeflow_server: Server, method, path,
+                                                                               status, allow):
+    """The built front end is mounted behind the API: these answered its HTML 404 page (or a plain-text 405)."""
+    answer = httpx.request(method, nodeflow_server.url + path, timeout=10)
+    assert (answer.status_code, answer.headers["content-type"]) == (status, "application/json"), answer.text[:200]
+    assert answer.headers.get("allow") == allow and f"{method} {path}" in answer.json()["detail"]
+
+
 def test_the_openai_sdk_chats_with_an_agent_graph_streaming_and_not(nodeflow_server: Server, fake_llm):
     token, workspace = owner_token(nodeflow_server)
     agent = graph([("chat", "chat-start", {}), ("agent", "agent", {"model": MODEL})], ["chat.output -> agent.input"])
@@ -158,3 +170,26 @@ def test_the_cli_lists_and_runs_graphs_on_the_server_with_a_token(nodeflow_serve
     assert json.loads(capsys.readouterr().out)["started_by"] == "api"
     assert cli(["remote", "graphs", "--url", nodeflow_server.url, "--token", "nf_forged"]) == 2
     assert "the server answered 401" in capsys.readouterr().err
+
+
+def test_the_api_docs_page_renders_without_internet(browser, nodeflow_server: Server):
+    """Swagger UI's files came from a CDN: without internet the page stayed blank. Every request to another host is
+    cut off here; the page must still show the API's operations. (After the asyncio tests: the browser fixture
+    keeps Playwright's loop running.)"""
+    context = browser.new_context()
+    outside: list[str] = []
+
+    def only_this_server(route):
+        if route.request.url.startswith(nodeflow_server.url):
+            return route.continue_()
+        outside.append(route.request.url)
+        return route.abort()
+
+    context.route(re.compile(r"^https?://"), only_this_server)
+    page = context.new_page()
+    try:
+        page.goto(nodeflow_server.url + "/api/v1/docs")
+        expect(page.locator(".opblock-summary-path", has_text="/api/v1/graphs/{graph_id}/runs").first).to_be_visible()
+    finally:
+        context.close()
+    assert outside == []

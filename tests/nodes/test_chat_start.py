@@ -45,7 +45,15 @@ async def test_the_example_payload_is_a_valid_chat_message():
 
 async def test_no_payload_is_an_empty_message():
     assert await output(None) == {"message": "", "chat_id": None, "attachments": []}
-    assert await output({}) == {"message": "", "chat_id": None, "attachments": []}
+    assert await output({"message": None}) == {"message": "", "chat_id": None, "attachments": []}
+
+
+@pytest.mark.parametrize("payload, got", [({"order": 42}, "an object with order"), ({}, "an empty object")])
+async def test_an_object_without_a_message_says_what_chat_start_needs(payload, got):
+    """docs/api.md's `{"input": {"order": 42}}` sent to a chat graph ran with an empty message, silently."""
+    with pytest.raises(NodeError) as refused:
+        await output(payload)
+    assert str(refused.value) == f'Chat Start needs a message: send {{"message": "..."}} or a string (got {got})'
 
 
 async def test_a_single_attachment_becomes_a_list():

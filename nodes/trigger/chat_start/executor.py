@@ -1,4 +1,5 @@
-"""Chat Start: turns the run's payload (a message string or an object) into `{message, chat_id, attachments}`.
+"""Chat Start: turns the run's payload (a message string or an object with a `message`) into
+`{message, chat_id, attachments}`; an object without a `message` is refused (it is not a chat message).
 
 This folder owns the chat payload's shape: the chat passes the message text and the conversation in the
 run's context; a test run passes the definition's example payload.
@@ -19,6 +20,9 @@ class ChatStartExecutor:
             payload = {"message": payload or ""}
         if not isinstance(payload, dict):
             raise NodeError(f"a chat message must be text or an object with a message, got {type(payload).__name__}")
+        if "message" not in payload:  # {"order": 42} sent to a chat graph ran with an empty message, silently
+            got = f"an object with {', '.join(map(str, payload))}" if payload else "an empty object"
+            raise NodeError(f'Chat Start needs a message: send {{"message": "..."}} or a string (got {got})')
         attachments = payload.get("attachments")
         if attachments is None:
             attachments = []

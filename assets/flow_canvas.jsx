@@ -31,6 +31,17 @@ function repeatLabel(label, index) {
   return label.includes("{index}") ? label.replaceAll("{index}", index) : `${label} ${index}`;
 }
 
+/** Whether a parameter applies to the node's data: its `show_if` met (a missing value is the default), and the
+ * parameters it names shown too, as NodeDefinition.hidden_parameters reads it. */
+function paramShown(def, param, data, depth = 0) {
+  return Object.entries(param.show_if ?? {}).every(([key, values]) => {
+    const named = def.parameters.find((p) => p.id === key);
+    if (!named) return true;
+    const value = data?.[key] === undefined ? named.default : data[key];
+    return values.includes(value) && (depth > 16 || paramShown(def, named, data, depth + 1));
+  });
+}
+
 /** The node's ports and parameter rows: repeat outputs expanded, the error output when asked for. */
 function nodeLayout(def, node, errorHandle) {
   if (!def) return { inputs: [], outputs: [], params: [], ports: {}, handleKey: "" };
@@ -427,7 +438,9 @@ function useRemeasure(id, handleKey) {
 const NodeBody = memo(function NodeBody({ id, data }) {
   const { node, def, layout, wired, issue, status, pinned, error, peer } = data;
   const { send } = useContext(CanvasContext);
-  useRemeasure(id, layout.handleKey);
+  // A parameter row the node's settings hide is left out, unless a wire ends on it (its value stays stored).
+  const params = layout.params.filter((row) => wired[row.param.id] || paramShown(def, row.param, node.data));
+  useRemeasure(id, `${layout.handleKey}|${params.map((row) => row.param.id).join("|")}`);
   const runTo = (e) => { e.stopPropagation(); send("onRunTo", { id }); };
   const className = `nf-node${issue ? " nf-has-issue" : ""}${status ? ` nf-status-${status}` : ""}${def ? "" : " nf-unknown"}`;
   return (
@@ -449,7 +462,7 @@ const NodeBody = memo(function NodeBody({ id, data }) {
       {def ? (
         <div className="nf-body">
           <PortRows inputs={layout.inputs} outputs={layout.outputs} />
-          {layout.params.map((row) => (
+          {params.map((row) => (
             <ParameterRow key={row.param.id} nodeId={id} nodeName={node.name} row={row}
               value={node.data?.[row.param.id]} wired={!!wired[row.param.id]} />
           ))}

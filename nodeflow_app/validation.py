@@ -77,8 +77,9 @@ def node_issues(graph: Graph, registry: DefinitionSource, node_id: str) -> list[
     if node is None or definition is None:
         return []
     found = []
+    hidden = definition.hidden_parameters(node.data)
     for parameter in definition.parameters:
-        if parameter.mode == "output":
+        if parameter.mode == "output" or parameter.id in hidden:
             continue
         problem = parameter_problem(parameter, node.data.get(parameter.id, parameter.default))
         if problem:
@@ -91,7 +92,7 @@ def answer_issues(node: Node, definition: NodeDefinition | None, known: list[Iss
     besides the parameters `known` already finds wrong. Chosen by the trigger's entry points, never its type."""
     if definition is None or webhook_answer.STARTED_BY not in definition.started_by:
         return []
-    flagged = {issue.parameter for issue in known if issue.node_id == node.id}
+    flagged = {issue.parameter for issue in known if issue.node_id == node.id} | definition.hidden_parameters(node.data)
     return [_issue("error", "unsafe_answer", node, parameter, problem)
             for parameter, problem in webhook_answer.settings(node.data).problems if parameter not in flagged]
 
@@ -119,7 +120,10 @@ class _NodeChecker:
             return []
         found: list[Issue] = []
         visible: set[str] | None = None
+        hidden = definition.hidden_parameters(node.data)
         for key, where, text in _node_expressions(node, definition):
+            if key in hidden:
+                continue
             found.extend(_issue("error", "invalid_expression", node, key, _at(where, str(error)))
                          for error in check_syntax(text))
             for name in sorted(referenced_nodes(text)):
@@ -129,7 +133,7 @@ class _NodeChecker:
                     found.append(_issue("error", "invalid_reference", node, key, _at(where, problem)))
         for key, value in node.data.items():
             parameter = definition.parameter(key)
-            if parameter is not None:
+            if parameter is not None and key not in hidden:
                 found.extend(self.model_issues(node, parameter, value))
         return found
 

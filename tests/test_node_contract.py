@@ -114,6 +114,39 @@ def test_parameters_have_labels_and_valid_defaults(node: RegisteredNode) -> None
 
 
 @node_cases
+def test_show_if_names_an_earlier_choice_of_the_same_node(node: RegisteredNode) -> None:
+    """A `show_if` names a constant select or boolean declared before it (the inspector, Validate and the canvas
+    read it in definition order), with values among that parameter's choices: a typo would hide a field forever."""
+    definition = node.definition
+    earlier: set[str] = set()
+    for parameter in definition.parameters:
+        for key, values in parameter.show_if.items():
+            where = f"parameter {parameter.id!r} show_if {key!r}"
+            controller = definition.parameter(key)
+            assert controller is not None, f"{where}: the node has no parameter {key!r}"
+            assert key in earlier, f"{where}: {key!r} must be declared before {parameter.id!r}"
+            assert controller.mode == "constant", f"{where}: {key!r} can be wired, so its value is not known"
+            assert controller.type in ("select", "boolean") and not controller.choices, (
+                f"{where}: {key!r} is a {controller.type}; show_if names a select with options or a boolean")
+            allowed = [True, False] if controller.type == "boolean" else [o.value for o in controller.options]
+            assert values and all(any(value == a and type(value) is type(a) for a in allowed) for value in values), (
+                f"{where}: {list(values)} must be among {allowed}")
+        earlier.add(parameter.id)
+
+
+def test_show_if_check_catches_a_typo() -> None:
+    """The check above refuses a show_if value that is not among the options (it would hide the field for good)."""
+    from nodeflow_app.contract import Option, Parameter
+
+    broken = NodeDefinition(id="broken-show-if", name="Broken", description="x", category="utility", parameters=(
+        Parameter(id="mode", label="Mode", type="select", default="a", options=(Option(value="a"), Option(value="b"))),
+        Parameter(id="x", label="X", show_if={"mode": ("c",)})))
+    with pytest.raises(AssertionError, match="must be among"):
+        test_show_if_names_an_earlier_choice_of_the_same_node(
+            RegisteredNode(definition=broken, executor=None, folder=Path("broken")))
+
+
+@node_cases
 def test_repeat_sockets_refer_to_list_parameters(node: RegisteredNode) -> None:
     definition = node.definition
     for socket in definition.inputs + definition.outputs:

@@ -206,8 +206,15 @@ def _number(parameter: Parameter, text: rx.Var, on_commit, key: rx.Var, *, testi
     ), align="center", spacing="3", width="100%")
 
 
+# A slider beyond this many steps cannot pick a value (1 to 100,000 is a few hundred per pixel): type it.
+SLIDER_STEPS = 1000
+
+
 def _has_slider(parameter: Parameter) -> bool:
-    return parameter.type in ("int", "float") and parameter.min is not None and parameter.max is not None
+    if parameter.type not in ("int", "float") or parameter.min is None or parameter.max is None:
+        return False
+    step = parameter.step or (1 if parameter.type == "int" else 0.01)
+    return (parameter.max - parameter.min) / step <= SLIDER_STEPS
 
 
 def control(parameter: Parameter) -> rx.Component:
@@ -635,9 +642,16 @@ def name_input() -> rx.Component:
     )
 
 
+def _shown_field(parameter: Parameter) -> rx.Component:
+    """A parameter's field; one with `show_if` only while the node's other settings show it (its value stays)."""
+    if not parameter.show_if:
+        return parameter_field(parameter)
+    return rx.cond(EditorState.field_hidden[parameter.id], rx.fragment(), parameter_field(parameter))
+
+
 def node_form(definition: NodeDefinition) -> rx.Component:
     """The form of one node type: header, name and one field per parameter, in definition order."""
-    fields = [parameter_field(p) for p in definition.parameters if p.mode != "output"]
+    fields = [_shown_field(p) for p in definition.parameters if p.mode != "output"]
     return rx.vstack(
         node_header(definition),
         name_input(),

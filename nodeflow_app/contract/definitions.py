@@ -97,6 +97,11 @@ class Parameter(_Strict):
     # For `select` parameters whose options the install provides at run time (e.g. "mcp_servers"): the name
     # of that list; `options` stays empty and the app fills the control.
     choices: str = ""
+    # When the parameter applies (n8n's displayOptions.show): parameter id -> the values that show it, every entry
+    # must match (e.g. {"mode": ("interval",)}). The named parameter is a constant select or boolean of the same
+    # node. A hidden parameter keeps its value (switching back shows it again) but the inspector does not show it,
+    # Validate and runs do not check it, and its node does not use it.
+    show_if: dict[str, tuple[Any, ...]] = Field(default_factory=dict)
 
     @property
     def has_socket(self) -> bool:
@@ -169,6 +174,22 @@ class NodeDefinition(_Strict):
 
     def parameter(self, param_id: str) -> Parameter | None:
         return self._parameters_by_id.get(param_id)
+
+    def hidden_parameters(self, data: dict[str, Any]) -> frozenset[str]:
+        """The ids of the parameters whose `show_if` the node's `data` does not meet (a missing value is the
+        default). A parameter shown only by a hidden one is hidden too."""
+        if not self._conditional:
+            return frozenset()
+        hidden: set[str] = set()
+        for parameter in self._conditional:  # definition order; a condition names a parameter declared before it
+            if any(key in hidden or data.get(key, self._parameters_by_id[key].default) not in values
+                   for key, values in parameter.show_if.items() if key in self._parameters_by_id):
+                hidden.add(parameter.id)
+        return frozenset(hidden)
+
+    @cached_property
+    def _conditional(self) -> tuple[Parameter, ...]:
+        return tuple(p for p in self.parameters if p.show_if)
 
     @cached_property
     def _parameters_by_id(self) -> dict[str, Parameter]:

@@ -60,6 +60,7 @@ def _parameter(parameter: Parameter) -> dict[str, Any]:
         "options": [{"value": o.value, "label": o.label or str(o.value)} for o in parameter.options],
         "min": parameter.min, "max": parameter.max, "step": parameter.step,
         "socket": {"type": socket.type, "channel": socket.channel} if socket else None,
+        "show_if": {key: list(values) for key, values in parameter.show_if.items()},
     }
 
 

@@ -57,6 +57,8 @@ class FieldView:
     expression: dict[str, bool] = field(default_factory=dict)
     settings: dict[str, str] = field(default_factory=dict)
     upstream: list[str] = field(default_factory=list)
+    # True for each parameter the node's other settings hide (`Parameter.show_if`): its value stays stored.
+    hidden: dict[str, bool] = field(default_factory=dict)
 
 
 def accepts_expression(parameter: Parameter) -> bool:
@@ -86,6 +88,7 @@ def field_view(definition: NodeDefinition, node: Node, graph: Graph,
         if edge.data.channel == "flow":
             incoming.setdefault(edge.target, []).append((edge.source, edge.sourceHandle))
     view.upstream = _walk_upstream(incoming, names, node.id)
+    view.hidden = dict.fromkeys(definition.hidden_parameters(node.data), True)
     for issue in node_issues(graph, _Only(definition), node.id):  # the same checks as Validate and the CLI
         shown = view.errors if issue.severity == "error" else view.warnings
         shown.setdefault(issue.parameter or "", issue.message)

@@ -83,7 +83,7 @@ def result_row(node: dict[str, Any], run: dict[str, Any], limit: int, now: float
 
 
 def canvas_steps(run: dict[str, Any]) -> list[dict[str, Any]]:
-    """What RunViewState.show_nodes needs of a stored run: statuses, which ports got a value (no values), errors."""
+    """What RunViewState._show_nodes needs of a stored run: statuses, which ports got a value (no values), errors."""
     return [{"node_id": n["node_id"], "status": n["status"],
              "outputs": {port: 1 for port, value in (n.get("outputs") or {}).items() if value is not None},
              "error": n.get("error") or ""}

@@ -244,13 +244,14 @@ def _upgrade_and_fill(graph: Graph, registry: DefinitionSource, issues: list[Gra
             node.data = definition.migrate(node.data, node.version)
             node.version = definition.version
         node.data = {**definition.defaults(), **node.data}
+        hidden = definition.hidden_parameters(node.data)  # they do not apply: their node does not use them
         for key, value in node.data.items():
             parameter = definition.parameter(key)
             if parameter is None:
                 issues.append(GraphIssue(rule="unknown_parameter", node_id=node.id, parameter=key, message=(
                     f"node '{node.name}' ({node.type}) has no parameter '{key}'")))
                 continue
-            problem = parameter_problem(parameter, value)
+            problem = None if key in hidden else parameter_problem(parameter, value)
             if problem:
                 issues.append(GraphIssue(rule="invalid_parameter", node_id=node.id, parameter=key,
                                          message=f"node '{node.name}' parameter '{key}': {problem}"))

@@ -27,6 +27,7 @@ class PlanNode:
     parameter_sockets: frozenset[str]  # input handles that are wired parameters (wire > inline value)
     plain: bool                       # no retry, no timeout, not streaming: the lean call path
     required_flow: tuple[Socket, ...]  # flow inputs that must have a value
+    hidden: frozenset[str]            # parameters whose show_if the node's data does not meet: not resolved
     flow_in: list[Edge] = field(default_factory=list)
     flow_out: list[Edge] = field(default_factory=list)
     link_in: list[Edge] = field(default_factory=list)
@@ -106,6 +107,7 @@ def compile_plan(graph: Graph, registry: Any) -> Plan:
             plain=(not streams and node.settings.timeout is None and node.settings.retry.max_attempts == 1),
             parameter_sockets=frozenset(p.id for p in definition.parameters if p.mode in ("hybrid", "input")),
             required_flow=tuple(s for s in definition.input_sockets().values() if s.required and s.channel == "flow"),
+            hidden=definition.hidden_parameters(node.data),
         )
     for edge in graph.edges:
         source, target = nodes[edge.source], nodes[edge.target]

@@ -348,8 +348,8 @@ class Run:
         if pn.has_expressions:
             scope = Scope(self, pn, inputs)
             data = {key: resolve(value, scope, parameter=key)
-                    if (p := pn.definition.parameter(key)) is None or p.expressions else value
-                    for key, value in data.items()}
+                    if key not in pn.hidden and ((p := pn.definition.parameter(key)) is None or p.expressions)
+                    else value for key, value in data.items()}
         wired = [h for h in inputs if h in pn.parameter_sockets] if pn.parameter_sockets else None
         if wired:
             data = {**data, **{h: inputs[h] for h in wired}}

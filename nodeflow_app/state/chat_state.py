@@ -148,7 +148,7 @@ class ChatState(rx.State):
         self.messages = branch_view(history, history.path)
         last = history.messages[history.path[-1]] if history.path else None
         if last is not None and last.role == "assistant" and last.run_id:
-            (await self.get_state(RunViewState)).show_blocks(last.run_id, last.blocks, "Latest answer")
+            (await self.get_state(RunViewState))._show_blocks(last.run_id, last.blocks, "Latest answer")
         return None
 
     async def _refresh_chats(self) -> None:
@@ -330,12 +330,12 @@ class ChatState(rx.State):
             self.stream_head = {"message_id": update.message_id, "status": update.status,
                                 "siblings": view["siblings"], "index": view["index"]}
             self.stream = {"seq": 0, "blocks": update.message.blocks, "ops": []}
-            run_view.show_blocks(self._run_id, update.message.blocks, "Live run")
+            run_view._show_blocks(self._run_id, update.message.blocks, "Live run")
         elif update.kind == "patch":
             self._apply_ops(update.ops)
-            run_view.apply_steps(update.ops)
+            run_view._apply_steps(update.ops)
         elif update.kind == "end":
-            run_view.apply_steps(update.ops)
+            run_view._apply_steps(update.ops)
             self._run_id = ""
             if update.message_id == self.stream_head["message_id"]:  # the answer stays where it streamed
                 self._apply_ops(update.ops)

@@ -92,6 +92,7 @@ class EditorState(rx.State):
     field_warnings: dict[str, str] = {}
     field_wired: dict[str, str] = {}
     field_expression: dict[str, bool] = {}
+    field_hidden: dict[str, bool] = {}  # parameters the node's other settings hide (Parameter.show_if)
     settings_texts: dict[str, str] = {}
     upstream_names: list[str] = []
     number_drafts: dict[str, str] = {}
@@ -816,7 +817,7 @@ class EditorState(rx.State):
             self.selected_type = self.selected_name = ""
             self.field_texts, self.field_flags, self.field_rows = {}, {}, {}
             self.field_errors, self.field_wired, self.field_expression = {}, {}, {}
-            self.field_warnings = {}
+            self.field_warnings, self.field_hidden = {}, {}
             self.settings_texts, self.upstream_names = {}, []
             self.trigger_info = {}
             return
@@ -837,6 +838,8 @@ class EditorState(rx.State):
         self.field_errors = {**view.errors, **self._typed_errors}
         self.field_warnings = view.warnings
         self.field_wired, self.field_expression = view.wired, view.expression
+        if view.hidden != self.field_hidden:  # most edits change none: do not send it again
+            self.field_hidden = view.hidden
         self.settings_texts, self.upstream_names = view.settings, view.upstream
         self.trigger_info = trigger_view(definition, self._doc.id, node.id, node.data)
 

@@ -65,7 +65,7 @@ class RunHistoryState(rx.State):
             await self._choose(None)
             self.runs, self.running, self.has_run = [], False, False
             view = await self.get_state(RunViewState)
-            view.start_live("", label="")
+            view._start_live("", label="")
         await self._load_pins()
         await self._note_runs()
         asked = str(routes.page_args(self.router).get("run") or "")  # /graph/<id>?run=<run id>: open that run
@@ -79,7 +79,7 @@ class RunHistoryState(rx.State):
                 return rx.toast.warning(f"Run {asked[:12]} is not kept any more: finished runs are pruned after "
                                         "a while (NODEFLOW_RUNS_MAX_AGE_DAYS, NODEFLOW_RUNS_MAX_PER_GRAPH)")
             view = await self.get_state(RunViewState)  # and on the canvas, like "Open on canvas"
-            view.show_nodes(self.run_id, self._steps, f"Run {self.run_id[:6]} · {self.run.get('status', '')}")
+            view._show_nodes(self.run_id, self._steps, f"Run {self.run_id[:6]} · {self.run.get('status', '')}")
 
     @rx.event
     @requires("view")
@@ -112,7 +112,7 @@ class RunHistoryState(rx.State):
         if not self.run_id:
             return
         view = await self.get_state(RunViewState)
-        view.show_nodes(self.run_id, self._steps, f"Run {self.run_id[:6]} · {self.run.get('status', '')}")
+        view._show_nodes(self.run_id, self._steps, f"Run {self.run_id[:6]} · {self.run.get('status', '')}")
 
     # Test runs ---------------------------------------------------------------------------------
 
@@ -158,12 +158,12 @@ class RunHistoryState(rx.State):
         async with self:
             self.has_run = True
             view = await self.get_state(RunViewState)
-            view.start_live(run.run_id, label)
+            view._start_live(run.run_id, label)
         async with aclosing(step_batches(run, events)) as batches:
             async for ops in batches:
                 async with self:
                     view = await self.get_state(RunViewState)
-                    view.apply_steps(ops)
+                    view._apply_steps(ops)
         async with self:  # the reads in a thread, under the lock: a page load meanwhile cannot change the graph
             self.running = False
             await (await self.get_state(EditorState))._after_run(self._graph_id)

@@ -19,7 +19,10 @@ ERROR_CHARS = 300
 
 
 class RunViewState(rx.State):
-    """The run shown on the canvas: the live one (chat or test run) or a past one opened from the history."""
+    """The run shown on the canvas: the live one (chat or test run) or a past one opened from the history.
+
+    Filled by the chat and the Runs panel through the private methods below (never events: the browser cannot
+    call them); the browser may only `clear` it."""
 
     run_id: str = ""
     label: str = ""  # e.g. "Live run" or "Run 3f2a… · completed"; empty when no run is shown
@@ -27,13 +30,11 @@ class RunViewState(rx.State):
     ports: dict[str, list[str]] = {}
     errors: dict[str, str] = {}  # failed node id -> its error (n8n shows it on the node)
 
-    @requires("view")
-    def start_live(self, run_id: str, label: str = "Live run") -> None:
+    def _start_live(self, run_id: str, label: str = "Live run") -> None:
         """A new run begins: the canvas forgets the previous one."""
         self.run_id, self.label, self.statuses, self.ports, self.errors = run_id, label, {}, {}, {}
 
-    @requires("view")
-    def apply_steps(self, ops: list[dict[str, Any]]) -> None:
+    def _apply_steps(self, ops: list[dict[str, Any]]) -> None:
         """Take the flow_step cards of a chat patch (chat.patch ops); only touches the vars when a step changed."""
         statuses = step_statuses(ops)
         if not statuses:
@@ -44,15 +45,13 @@ class RunViewState(rx.State):
         if errors:
             self.errors = {**self.errors, **_clipped(errors)}
 
-    @requires("view")
-    def show_blocks(self, run_id: str, blocks: list[dict[str, Any]], label: str) -> None:
+    def _show_blocks(self, run_id: str, blocks: list[dict[str, Any]], label: str) -> None:
         """A whole message's steps (a stored answer, a resumed run) at once."""
         ops = [{"op": "set", "path": [i], "block": b} for i, b in enumerate(blocks)]
         self.run_id, self.label = run_id, label
         self.statuses, self.ports, self.errors = step_statuses(ops), step_ports(ops), _clipped(step_errors(ops))
 
-    @requires("view")
-    def show_nodes(self, run_id: str, nodes: list[dict[str, Any]], label: str) -> None:
+    def _show_nodes(self, run_id: str, nodes: list[dict[str, Any]], label: str) -> None:
         """A stored run's node records (RunStore.get_run()["nodes"]): statuses, ports from their outputs, errors."""
         self.run_id, self.label = run_id, label
         self.statuses = {n["node_id"]: n["status"] for n in nodes}

@@ -46,10 +46,11 @@ class Activation:
             except ValueError as error:
                 raise ActivationRefused(f"{plan.nodes[node_id].node.name}: {error}") from None
         for node_id in hooks:
-            problems = webhook_answer.settings(plan.nodes[node_id].node.data).problems
+            planned = plan.nodes[node_id]  # a setting hidden by the node's other settings does not apply
+            problems = [problem for parameter, problem in webhook_answer.settings(planned.node.data).problems
+                        if parameter not in planned.hidden]
             if problems:
-                raise ActivationRefused(f"{plan.nodes[node_id].node.name}: "
-                                        + "; ".join(problem for _, problem in problems))
+                raise ActivationRefused(f"{planned.node.name}: " + "; ".join(problems))
         try:
             self.triggers.activate(graph_id, stored.version, {webhooks.hook_id(graph_id, n): n for n in hooks})
         except AddressTaken as error:

@@ -74,12 +74,13 @@ class Spec:
 
 def parse(data: dict[str, Any]) -> Spec:
     """A Schedule node's parameters as a Spec; a ValueError says which one is wrong."""
-    zone_name = str(data.get("timezone") or "UTC").strip()
+    mode = data.get("mode") or "cron"
+    # The time zone is a cron setting (the node shows it only then): an interval counts in UTC.
+    zone_name = str(data.get("timezone") or "UTC").strip() if mode == "cron" else "UTC"
     try:
         zone = ZoneInfo(zone_name)
     except (ZoneInfoNotFoundError, ValueError):
         raise ValueError(f"unknown time zone {zone_name!r} (use a name like Europe/Paris or UTC)") from None
-    mode = data.get("mode") or "cron"
     cron = str(data.get("cron") or "").strip()
     every_s = 0
     if mode == "cron":

@@ -79,6 +79,19 @@ def test_activation_refuses_naming_the_node_and_the_header(hooks):
     assert hooks.triggers.live_hook(hook_id(graph_id, "hook")) is None
 
 
+def test_activation_does_not_refuse_a_hidden_webhook_answer(hooks):
+    """Answering at once, the answer settings do not apply (the inspector hides them): no refusal for them."""
+    data = {"methods": "GET", "respond": "at_once", "response_headers": [{"name": "Set-Cookie", "value": "a=b"}]}
+    raw = graph([("hook", "webhook-trigger", data), ("x", "edit-fields", {})], ["hook.output -> x.input"])
+    assert validate_graph(raw, default_registry())[1] == []
+    graph_id = hooks.graphs.create("Quiet", raw).id
+    assert hooks.activation.activate(graph_id) == 1
+    raw["nodes"][0]["data"]["respond"] = "last_node"  # the headers apply again: refused again
+    hooks.graphs.save(graph_id, raw)
+    with pytest.raises(ActivationRefused, match="Set-Cookie"):
+        hooks.activation.activate(graph_id)
+
+
 async def test_a_version_live_from_before_answers_without_the_refused_headers(hooks, caplog):
     hook = went_live_before_the_rules(hooks, phishing(UNSAFE, status=302))
     with caplog.at_level(logging.WARNING, logger="nodeflow.api.hooks"):

@@ -97,7 +97,8 @@ class UnknownApiPaths:
         matches = [(route, route.matches(scope)[0]) for route in routes]
         if any(match == Match.FULL for _route, match in matches):
             return await self.app(scope, receive, send)
-        allowed = sorted({method for route, match in matches if match == Match.PARTIAL for method in route.methods or ()})
+        allowed = sorted({method for route, match in matches if match == Match.PARTIAL
+                          for method in route.methods or ()})
         where = f"{scope['method']} {scope['path']}"
         if allowed:
             answer = AsciiJSONResponse({"detail": f"{where} is not allowed: this path takes {', '.join(allowed)}"},

@@ -6,7 +6,8 @@ bytes of it. Add a router with one `app.include_router(...)` line below.
 
 Reflex mounts its backend (and, under `make run`, the compiled front end) at "" behind these routes: a path
 under /api/ that no route here takes would fall through to it and get the front end's HTML 404 page.
-`UnknownApiPaths` answers those in JSON first: 404, or 405 with `Allow` when another method has a route.
+`unknown_api_path`, the last route here, answers those in JSON first: 404, or 405 with `Allow` when another method
+has a route. A route, not a middleware: a request a route takes (every webhook call) is matched once, as before.
 """
 
 from __future__ import annotations
@@ -22,10 +23,9 @@ from fastapi.staticfiles import StaticFiles
 from fastapi.utils import is_body_allowed_for_status_code
 from starlette.exceptions import HTTPException
 from starlette.routing import Match, Mount
-from starlette.types import ASGIApp, Receive, Scope, Send
 
 from nodeflow_app.api import hooks, mcp_endpoint, openai_compat, session, v1
-from nodeflow_app.api.access import authorize
+from nodeflow_app.api.access import authorize, requires
 from nodeflow_app.api.intake import body_problems, max_body_bytes
 from nodeflow_app.api.responses import AsciiJSONResponse
 from nodeflow_app.api.services import Services
@@ -44,12 +44,12 @@ def create_api(services: Services | None = None) -> FastAPI:
     app.state.max_body = max_body_bytes()
     app.add_exception_handler(RequestValidationError, invalid_request)
     app.add_exception_handler(HTTPException, refused)
-    app.add_middleware(UnknownApiPaths)
     app.include_router(v1.router)
     app.include_router(openai_compat.router)
     app.include_router(mcp_endpoint.router)
     app.include_router(hooks.router)
     app.include_router(session.router)
+    app.add_api_route(API_PREFIX + "/{rest:path}", unknown_api_path, methods=ANY_METHOD, include_in_schema=False)
     return app
 
 
@@ -81,28 +81,20 @@ async def refused(_request: Request, error: HTTPException) -> Response:
     return AsciiJSONResponse({"detail": error.detail}, error.status_code, headers=error.headers)
 
 
-class UnknownApiPaths:
-    """Answers an /api/ request no route of the app takes (Reflex's catch-all mount aside) in JSON: 405 with
-    `Allow` when the path has routes for other methods, else 404. Routes are read per request, so a route added
-    after `create_api` counts too."""
+ANY_METHOD = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
 
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or not scope["path"].startswith(API_PREFIX + "/"):
-            return await self.app(scope, receive, send)
-        routes = [route for route in iter_route_contexts(scope["app"].routes)  # included routers flattened
-                  if not (isinstance(route.original_route, Mount) and not route.path)]  # Reflex's, at "": any path
-        matches = [(route, route.matches(scope)[0]) for route in routes]
-        if any(match == Match.FULL for _route, match in matches):
-            return await self.app(scope, receive, send)
-        allowed = sorted({method for route, match in matches if match == Match.PARTIAL
-                          for method in route.methods or ()})
-        where = f"{scope['method']} {scope['path']}"
-        if allowed:
-            answer = AsciiJSONResponse({"detail": f"{where} is not allowed: this path takes {', '.join(allowed)}"},
-                                       405, headers={"Allow": ", ".join(allowed)})
-        else:
-            answer = AsciiJSONResponse({"detail": f"no API route {where} (the routes: {API_PREFIX}/v1/docs)"}, 404)
-        await answer(scope, receive, send)
+@requires("public")
+async def unknown_api_path(request: Request) -> Response:
+    """An /api/ request no other route takes (routes are tried in order; this one is last, before Reflex's mount)."""
+    scope = request.scope
+    routes = [route for route in iter_route_contexts(request.app.routes)  # included routers flattened
+              if route.endpoint is not unknown_api_path
+              and not (isinstance(route.original_route, Mount) and not route.path)]  # Reflex's, at "": any path
+    allowed = sorted({method for route in routes if route.matches(scope)[0] == Match.PARTIAL
+                      for method in route.methods or ()})
+    where = f"{scope['method']} {scope['path']}"
+    if allowed:
+        return AsciiJSONResponse({"detail": f"{where} is not allowed: this path takes {', '.join(allowed)}"},
+                                 405, headers={"Allow": ", ".join(allowed)})
+    return AsciiJSONResponse({"detail": f"no API route {where} (the routes: {API_PREFIX}/v1/docs)"}, 404)

@@ -82,18 +82,34 @@ def run_view_chip() -> rx.Component:
 
 # Run list ----------------------------------------------------------------------------------------
 
+def _whole_or_titled(text: rx.Var, testid: str, **props) -> rx.Component:
+    """A line of the run list: whole when it fits, else cut with "…" and the whole text in its tooltip."""
+    return rx.text(text, overflow="hidden", white_space="nowrap", text_overflow="ellipsis", min_width="0",
+                   title=text, custom_attrs=_testid(testid), **props)
+
+
 def run_list_row(run: rx.Var) -> rx.Component:
+    """Status, then the trigger over who started it and how long it took (two lines: on one, at the panel's width,
+    the trigger's name was cut to "Webh…"), the version and when."""
     return rx.hstack(
         status_badge(run["status"]),
-        rx.cond(run["source"] == "chat", rx.icon("message-square", size=12, color="var(--gray-10)")),
-        rx.text(run["trigger"], size="2", weight="medium", trim="both", overflow="hidden", white_space="nowrap",
-                text_overflow="ellipsis", min_width="0"),
-        rx.spacer(),
-        rx.cond(run["source"] != "", rx.text(run["source"], size="1", color_scheme="gray", white_space="nowrap",
-                                             custom_attrs=_testid("run-started-by"))),
-        rx.text(run["duration"], size="1", color_scheme="gray", white_space="nowrap"),
-        rx.badge(run["version"], variant="outline", color_scheme="gray", size="1"),
-        rx.text(run["started"], size="1", color_scheme="gray", white_space="nowrap"),
+        rx.vstack(
+            rx.hstack(
+                rx.cond(run["source"] == "chat", rx.icon("message-square", size=12, color="var(--gray-10)",
+                                                          flex_shrink="0")),
+                _whole_or_titled(run["trigger"], "run-trigger", size="2", weight="medium"),
+                align="center", spacing="1", width="100%", min_width="0",
+            ),
+            rx.hstack(
+                rx.cond(run["source"] != "", _whole_or_titled(run["source"], "run-started-by", size="1",
+                                                              color_scheme="gray")),
+                rx.text(run["duration"], size="1", color_scheme="gray", white_space="nowrap", flex_shrink="0"),
+                align="center", spacing="2", width="100%", min_width="0",
+            ),
+            spacing="0", flex="1", min_width="0",
+        ),
+        rx.badge(run["version"], variant="outline", color_scheme="gray", size="1", flex_shrink="0"),
+        rx.text(run["started"], size="1", color_scheme="gray", white_space="nowrap", flex_shrink="0"),
         align="center", spacing="2", width="100%", padding="6px 10px", cursor="pointer",
         background=rx.cond(RunHistoryState.run_id == run["id"], "var(--accent-a4)", "transparent"),
         _hover={"background": "var(--gray-a3)"},

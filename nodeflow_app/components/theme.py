@@ -15,7 +15,9 @@ TOP_BAR = {
 }
 
 # Window widths below which the editor gives up room (its e2e test measures 1024, 1280 and 1440 px):
-PANEL_WORDS_FROM = 1440  # narrower: the Runs and History buttons show only their icons (tooltips name them)
+SAVED_DETAIL_FROM = 1600  # narrower: the Live badge drops "(v8 saved)" (amber, its tooltip and "Make v8 live" say it)
+PANEL_WORDS_FROM = 1440  # narrower: the Runs and History buttons show only their icons (tooltips name them),
+# "Make v8 live" too
 LABELS_FROM = 1280  # narrower: Validate, Run and Save too, and the breadcrumb and the switch's "Active" go
 WIDE_CANVAS_FROM = 1200  # narrower: the palette starts folded (flow_canvas.css hides the minimap too)
 

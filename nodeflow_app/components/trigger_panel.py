@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import reflex as rx
 
-from nodeflow_app.components.theme import LABELS_FROM, from_width
+from nodeflow_app.components.addresses import address
+from nodeflow_app.components.theme import (LABELS_FROM, PANEL_WORDS_FROM, SAVED_DETAIL_FROM, button_word,
+                                          from_width)
 from nodeflow_app.state.editor_state import EditorState
+from nodeflow_app.state.graph_room import GraphRoom
 from nodeflow_app.state.trigger_state import TriggerState
 
 MONO = "var(--code-font-family, ui-monospace, SFMono-Regular, Menlo, monospace)"
@@ -19,46 +22,59 @@ def _testid(name: str) -> dict[str, str]:
 ACTIVE_SWITCH_ID = "graph-active-switch"
 
 
-def active_switch() -> rx.Component:
-    """On: webhooks and schedules run the stored version shown; off: they stop. Compact (the toolbar is full):
-    the switch and "Active" while inactive (the word only in a wide window), the live version while active; a
-    viewer sees only the version."""
-    live = rx.badge(f"Live · v{TriggerState.live_version}", color_scheme="green", variant="soft",
-                    custom_attrs=_testid("graph-active-label"))
-    return rx.cond(
-        EditorState.read_only,
-        rx.cond(TriggerState.active, live),
-        rx.tooltip(
-            rx.hstack(
-                rx.switch(checked=TriggerState.active, on_change=TriggerState.set_active, size="1",
-                          aria_label="Active", id=ACTIVE_SWITCH_ID, custom_attrs=_testid("graph-active")),
-                rx.cond(TriggerState.active, live,
-                        rx.el.label("Active", html_for=ACTIVE_SWITCH_ID, font_size="var(--font-size-1)",
-                                    color="var(--gray-11)", cursor="pointer", display=from_width(LABELS_FROM))),
-                align="center", spacing="1", flex_shrink="0",
-            ),
-            content="Active: webhooks and schedules run the graph's saved version (switch on to make it live)",
-        ),
+def _live_badge() -> rx.Component:
+    """"Live · v7"; with newer saved edits "Live · v7 (v8 saved)" in amber: webhooks and schedules keep running
+    the live version until it is made live again (docs/triggers.md), which people missed. In a narrower window
+    (the toolbar is full) the amber badge and its tooltip say it."""
+    live, saved = TriggerState.live_version, GraphRoom.saved_version
+    newer = saved > live
+    return rx.tooltip(
+        rx.badge("Live · v", live.to_string(),
+                 rx.cond(newer, rx.text(f" (v{saved} saved)", as_="span", display=from_width(SAVED_DETAIL_FROM))),
+                 color_scheme=rx.cond(newer, "amber", "green"), variant="soft",
+                 custom_attrs=_testid("graph-active-label")),
+        content=rx.cond(
+            newer,
+            f"Webhooks and schedules still run v{live}: saved edits (v{saved}) run only once made live",
+            f"Webhooks and schedules run v{live}, the latest saved version"),
     )
 
 
-def _full_url(path: rx.Var) -> rx.Var:
-    # The path's var data too: shown in the page, the Var needs the state hook the path reads from.
-    return rx.Var(_js_expr=f"(window.location.origin + {path._js_expr})", _var_type=str,
-                  _var_data=path._get_all_var_data())
+def _make_live_button() -> rx.Component:
+    """One click makes the newest saved version live (an editor's; shown while it is newer than the live one)."""
+    label = f"Make v{GraphRoom.saved_version} live"
+    return rx.tooltip(
+        rx.button(rx.icon("upload", size=12), button_word(label, PANEL_WORDS_FROM), size="1", variant="soft",
+                  color_scheme="amber", aria_label=label, flex_shrink="0", on_click=TriggerState.make_latest_live,
+                  custom_attrs=_testid("make-latest-live")),
+        content=label + ": webhooks and schedules then run it",
+    )
 
 
-def _address(label: str, path: rx.Var, testid: str) -> rx.Component:
-    return rx.vstack(
-        rx.text(label, size="1", color_scheme="gray"),
+def active_switch() -> rx.Component:
+    """On: webhooks and schedules run the stored version shown; off: they stop. Compact (the toolbar is full):
+    the switch and "Active" while inactive (the word only in a wide window), the live version while active, and
+    "Make vN live" when saved edits are newer; a viewer sees only the version."""
+    newer = TriggerState.active & (GraphRoom.saved_version > TriggerState.live_version)
+    return rx.cond(
+        EditorState.read_only,
+        rx.cond(TriggerState.active, _live_badge()),
         rx.hstack(
-            rx.code(_full_url(path), size="1", style={"fontFamily": MONO, "wordBreak": "break-all"},
-                    custom_attrs=_testid(testid)),  # the whole URL, as callers need it (n8n shows it so too)
-            rx.icon_button(rx.icon("copy", size=12), size="1", variant="ghost", aria_label=f"Copy the {label}",
-                           on_click=rx.set_clipboard(_full_url(path)), custom_attrs=_testid(f"{testid}-copy")),
-            align="center", spacing="2", width="100%",
+            rx.tooltip(
+                rx.hstack(
+                    rx.switch(checked=TriggerState.active, on_change=TriggerState.set_active, size="1",
+                              aria_label="Active", id=ACTIVE_SWITCH_ID, custom_attrs=_testid("graph-active")),
+                    rx.cond(~TriggerState.active,
+                            rx.el.label("Active", html_for=ACTIVE_SWITCH_ID, font_size="var(--font-size-1)",
+                                        color="var(--gray-11)", cursor="pointer", display=from_width(LABELS_FROM))),
+                    align="center", spacing="1",
+                ),
+                content="Active: webhooks and schedules run the graph's saved version (switch on to make it live)",
+            ),
+            rx.cond(TriggerState.active, _live_badge()),
+            rx.cond(newer, _make_live_button()),
+            align="center", spacing="1", flex_shrink="0",
         ),
-        spacing="1", width="100%",
     )
 
 
@@ -66,8 +82,8 @@ def webhook_panel() -> rx.Component:
     info = EditorState.trigger_info
     listening = TriggerState.listening_to == EditorState.selected_id
     return rx.vstack(
-        _address("Address (while the graph is active)", info["path"].to(str), "webhook-url"),
-        _address("Test address (while listening)", info["test_path"].to(str), "webhook-test-url"),
+        address("Address (while the graph is active)", info["path"].to(str), "webhook-url"),
+        address("Test address (while listening)", info["test_path"].to(str), "webhook-test-url"),
         rx.cond(
             listening,
             rx.button(rx.spinner(size="1"), "Listening… (stop)", size="1", variant="soft",

@@ -3,6 +3,7 @@ and the invitation page a link opens."""
 
 import reflex as rx
 
+from nodeflow_app.components.addresses import address
 from nodeflow_app.components.header import header
 from nodeflow_app.components.theme import APP_BG, BORDER, PANEL_BG
 from nodeflow_app.state.auth_state import AuthState
@@ -116,8 +117,8 @@ def workspace_page() -> rx.Component:
                 "API tokens",
                 rx.text("For the HTTP API and the MCP endpoint, acting as you in this workspace.", size="2",
                         color_scheme="gray"),
-                rx.text("MCP endpoint: ", rx.code("/api/mcp/", AuthState.workspace_id, custom_attrs=_testid("mcp-url")),
-                        " · ", rx.link("API reference", href="/api/v1/docs", is_external=True), " · ",
+                address("MCP endpoint", "/api/mcp/" + AuthState.workspace_id, "mcp-url", size="2"),
+                rx.text(rx.link("API reference", href="/api/v1/docs", is_external=True), " · ",
                         rx.code("Authorization: Bearer <token>"), size="2", color_scheme="gray"),
                 rx.form(rx.hstack(rx.input(name="name", placeholder="Token name", custom_attrs=_testid("token-name")),
                                   rx.button("Create token", type="submit", custom_attrs=_testid("token-create"))),

@@ -46,21 +46,35 @@ class TriggerState(rx.State):
     @rx.event
     @requires("edit")
     async def set_active(self, on: bool):
+        if not isinstance(on, bool):
+            return rx.toast.error("The active switch is on or off")
+        return await self._make_live() if on else await self._switch_off()
+
+    @rx.event
+    @requires("edit")
+    async def make_latest_live(self):
+        """"Make vN live" beside the Live badge: saved edits run only once activated again (docs/triggers.md), so
+        this saves what is unsaved and makes the newest stored version live, as switching on does."""
+        return await self._make_live()
+
+    async def _make_live(self):
         graph_id = routes.page_graph_id(self.router)
         editor = await self.get_state(EditorState)
-        if on and not await editor._save_pending_edits(graph_id):
+        if not await editor._save_pending_edits(graph_id):
             return rx.toast.error("Not activated: the graph could not be saved (see its issues).")
         try:
-            if on:
-                self.live_version = await off_loop(activation().activate, graph_id)
-            else:
-                await off_loop(activation().deactivate, graph_id)
-                self.live_version = 0
+            self.live_version = await off_loop(activation().activate, graph_id)
         except ActivationRefused as refused:
-            self.active = False
+            if not self.live_version:  # a refused new version leaves the live one running
+                self.active = False
             return rx.toast.error(f"Not activated: {refused}")
-        self.active = on
-        return rx.toast.success(f"Active: version {self.live_version} is live" if on else "Inactive")
+        self.active = True
+        return rx.toast.success(f"Active: version {self.live_version} is live")
+
+    async def _switch_off(self):
+        await off_loop(activation().deactivate, routes.page_graph_id(self.router))
+        self.active, self.live_version = False, 0
+        return rx.toast.success("Inactive")
 
     @rx.event(background=True)
     @requires("edit")

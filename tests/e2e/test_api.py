@@ -143,8 +143,8 @@ def test_the_workspace_page_shows_the_mcp_endpoint_beside_the_tokens(browser, no
         page = context.new_page()
         page.goto(nodeflow_server.url + "/workspace")
         url = page.get_by_test_id("mcp-url")
-        expect(url).to_have_text(re.compile(r"^/api/mcp/\w+$"), timeout=15_000)
-        shown = url.inner_text().removeprefix("/api/mcp/")
+        expect(url).to_have_text(re.compile("^" + re.escape(nodeflow_server.url) + r"/api/mcp/\w+$"), timeout=15_000)
+        shown = url.inner_text().removeprefix(nodeflow_server.url + "/api/mcp/")
     finally:
         context.close()
     accounts = AccountStore(f"sqlite:///{nodeflow_server.data_dir / 'nodeflow.db'}")

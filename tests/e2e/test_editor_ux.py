@@ -150,7 +150,8 @@ def test_invalid_json_survives_a_reload_and_blocks_runs_until_fixed(page, nodefl
 def test_a_card_shows_a_kept_invalid_json_value_as_such(page, nodeflow_server: Server, store: GraphStore) -> None:
     """A json parameter shown on the card (HTTP Request's file) summarised the kept text's envelope as a key list."""
     graph = {"nodes": [{"id": "get", "type": "http-request", "name": "Get", "position": {"x": 0, "y": 0},
-                        "data": {"url": "https://example.com", "file": {"$invalid_json": '{"name": "a.txt",\n'}}}],
+                        "data": {"url": "https://example.com", "body_type": "multipart",  # the file's row shows
+                                 "file": {"$invalid_json": '{"name": "a.txt",\n'}}}],
              "edges": []}
     open_editor(page, nodeflow_server, store.create(f"Kept {uuid.uuid4().hex[:6]}", graph).id)
     expect(page.get_by_test_id("inline-Get-file")).to_have_text('invalid JSON: {"name": "a.txt",')
@@ -347,7 +348,8 @@ def test_the_toolbar_fits_from_1024_px_and_holds_still(browser, nodeflow_server:
                            "data": {}})
     name = "Refund triage for the EU shops"
     graph_id = team.graph(name, graph)
-    for width, height in ((1440, 900), (1280, 800), (1024, 768)):
+    # 1440 again at the end: with the first pass's edit saved but not live, the toolbar's widest.
+    for index, (width, height) in enumerate(((1440, 900), (1280, 800), (1024, 768), (1440, 900))):
         context = team.context(browser, team.owner, viewport={"width": width, "height": height})
         page = context.new_page()
         open_editor(page, nodeflow_server, graph_id)
@@ -355,7 +357,11 @@ def test_the_toolbar_fits_from_1024_px_and_holds_still(browser, nodeflow_server:
         if page.get_by_test_id("graph-active-label").count() == 0:
             expect(page.get_by_text("Active", exact=True)).to_be_visible()  # the switch's word, while off
             page.get_by_test_id("graph-active").click()
-        expect(page.get_by_test_id("graph-active-label")).to_have_text(re.compile(r"^Live · v\d+$"))
+        # After the first pass, its edit is saved but not live: the badge says so, with "Make vN live" beside it.
+        first = index == 0
+        expect(page.get_by_test_id("graph-active-label")).to_have_text(
+            re.compile(r"^Live · v1$") if first else re.compile(r"^Live · v1 \(v\d+ saved\)$"))
+        expect(page.get_by_test_id("make-latest-live")).to_have_count(0 if first else 1)
         expect(page.get_by_test_id("save-status")).to_have_text(re.compile(r"^Saved"))
         chat = page.get_by_test_id("toggle-chat").bounding_box()
         _all_reachable(page.evaluate(TOOLBAR_LAYOUT), width)
@@ -382,6 +388,8 @@ def test_the_toolbar_fits_from_1024_px_and_holds_still(browser, nodeflow_server:
         viewer = viewer_context.new_page()
         open_editor(viewer, nodeflow_server, graph_id)
         expect(viewer.get_by_test_id("view-only")).to_be_visible()
+        expect(viewer.get_by_test_id("graph-active-label")).to_contain_text("saved)")  # told, but not offered
+        expect(viewer.get_by_test_id("make-latest-live")).to_have_count(0)
         _all_reachable(viewer.evaluate(TOOLBAR_LAYOUT), width)
         viewer_context.close()
 

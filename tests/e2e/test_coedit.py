@@ -231,7 +231,8 @@ def test_the_inspector_shows_the_selected_node_again_after_a_reconnect(browser, 
 
 HOOK_GRAPH = {
     "nodes": [
-        {"id": "hook", "type": "webhook-trigger", "name": "Hook", "position": {"x": 0, "y": 0}},
+        {"id": "hook", "type": "webhook-trigger", "name": "Hook", "position": {"x": 0, "y": 0},
+         "data": {"auth": "header"}},  # its token fields show only for an auth mode that uses them
         {"id": "check", "type": "conditional", "name": "Check", "position": {"x": 320, "y": 0}},
     ],
     "edges": [],

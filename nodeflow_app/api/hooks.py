@@ -5,8 +5,9 @@ with NodeFlow sessions or API tokens. The live address runs the graph's active v
 serves the editor's "Listen for test event" once, with the stored graph, as a test run.
 The answer follows the node's "Respond" choice: 202 with the run id at once, the last node's output as JSON
 (its status code and headers, less those nodeflow_app/triggers/webhook_answer.py refuses), or the run's events as
-server-sent events; every answer carries webhook_answer.SAFETY_HEADERS. The run is never the request's: a caller
-that disconnects leaves it going (nodeflow_app/runs/detached.py).
+server-sent events in the API's format (nodeflow_app/api/run_stream.py) ending with the run's outcome, not its
+record; every answer carries webhook_answer.SAFETY_HEADERS. The run is never the request's: a caller that
+disconnects leaves it going (nodeflow_app/runs/detached.py).
 """
 
 from __future__ import annotations
@@ -14,15 +15,15 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
-from typing import Any, AsyncIterator
+from typing import Any
 
 from fastapi import APIRouter, Request, Response
-from fastapi.responses import StreamingResponse
 from starlette.concurrency import run_in_threadpool
 
 from nodeflow_app.api.access import requires
 from nodeflow_app.api.responses import AsciiJSONResponse
-from nodeflow_app.runs.detached import RunDriver, drive, outcome
+from nodeflow_app.api.run_stream import stream_response
+from nodeflow_app.runs.detached import drive, outcome
 from nodeflow_app.runs.graph_runner import final_output
 from nodeflow_app.triggers import webhook_answer
 from nodeflow_app.triggers.webhooks import Call, Refused, Target, Webhooks, payload, too_large
@@ -105,9 +106,8 @@ async def _body(request: Request, limit: int) -> bytes:
 async def _answer(target: Target, run: Any) -> Response:
     headers = {"X-Run-Id": run.run_id}
     driver = drive(run, run.events())
-    if target.respond == "stream":
-        return StreamingResponse(_events(driver, driver.listen()), media_type="text/event-stream",
-                                 headers={**headers, "Cache-Control": "no-cache"})
+    if target.respond == "stream":  # `end`: what the other answers tell (no API token here: not the run's record)
+        return stream_response(driver, lambda: outcome(run), headers)
     if target.respond == "at_once":
         await driver.started.wait()  # on record: the id it gives out is found at once, from any process
         return AsciiJSONResponse({"run_id": run.run_id, "status": "started"}, 202, headers=headers)
@@ -118,13 +118,6 @@ async def _answer(target: Target, run: Any) -> Response:
     for _parameter, problem in answer.problems:  # activation refuses these: a test call, or a version live from before
         log.warning("webhook %s of graph %s: %s; left out of the answer", target.node_id, target.graph_id, problem)
     return _json(final_output(run), answer.status, {**answer.headers, **headers})
-
-
-async def _events(driver: RunDriver, events: AsyncIterator[Any]) -> AsyncIterator[str]:
-    async for event in events:
-        yield f"event: {event.event_type}\ndata: {json.dumps(event.to_dict(), default=str)}\n\n"
-    await driver.done.wait()
-    yield f"event: end\ndata: {json.dumps(outcome(driver.run), default=str)}\n\n"
 
 
 def _json(value: Any, status: int, headers: dict[str, str]) -> Response:

@@ -7,21 +7,17 @@ disconnects leaves the run going.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from contextlib import aclosing
 from typing import Any, Literal
 
 from fastapi import APIRouter, Depends, HTTPException, Request
-from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from starlette.concurrency import run_in_threadpool
 
 from nodeflow_app.api.access import ApiAccess, authorize, requires
 from nodeflow_app.api.intake import CallerFirst
-from nodeflow_app.api.responses import AsciiJSONResponse, event_data
-from nodeflow_app.runs import detached as driver_module
+from nodeflow_app.api.responses import AsciiJSONResponse
+from nodeflow_app.api.run_stream import stream_response
 from nodeflow_app.runs.detached import RunDriver, drive
-from nodeflow_app.contract import NodeEvent
 from nodeflow_app.runs.service import RunRefused, approval_payload
 from nodeflow_app.runtime.graph import GraphInvalid
 from nodeflow_app.runtime.plan import Plan
@@ -229,9 +225,7 @@ async def _respond(request: Request, driver: RunDriver | None, mode: str, run_id
     """What the caller asked for; `driver` None: the run goes on elsewhere (only its id to give)."""
     run_id = run_id or driver.run.run_id
     if driver is not None and mode == "stream":
-        events = driver.listen(driver_module.KEEPALIVE_S)  # now, before the run's task takes its first step
-        return StreamingResponse(_sse(request, run_id, events), media_type="text/event-stream",
-                                 headers={"cache-control": "no-cache", "x-accel-buffering": "no"})
+        return stream_response(driver, lambda: _run_out(request.app.state.services, run_id).model_dump())
     if driver is not None and mode == "wait":
         await driver.done.wait()
         return await run_in_threadpool(_run_answer, request.app.state.services, run_id)
@@ -239,21 +233,6 @@ async def _respond(request: Request, driver: RunDriver | None, mode: str, run_id
         await driver.started.wait()
     status = driver.run.status if driver else "running"
     return AsciiJSONResponse(RunStarted(run_id=run_id, status=status).model_dump(), status_code=202)
-
-
-async def _sse(request: Request, run_id: str, events: AsyncIterator[NodeEvent | None]) -> AsyncIterator[str]:
-    """`run` (its id) first, a `node` per event, and `end` (the run as GET /runs/{id} shows it) last;
-    a `: keep-alive` comment when the run is quiet for a while (long runs keep their connection)."""
-    async with aclosing(events):
-        yield _message("run", {"run_id": run_id})
-        async for event in events:
-            yield _message("node", event.to_dict()) if event else ": keep-alive\n\n"
-    run = await run_in_threadpool(_run_out, request.app.state.services, run_id)
-    yield _message("end", run.model_dump())
-
-
-def _message(name: str, data: Any) -> str:
-    return f"event: {name}\ndata: {event_data(data)}\n\n"
 
 
 def _run_answer(services: Any, run_id: str) -> AsciiJSONResponse:

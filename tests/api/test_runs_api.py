@@ -10,6 +10,7 @@ import pytest
 
 from nodeflow_app.triggers.webhooks import hook_id as address
 from tests.api.conftest import fields
+from tests.api.sse import sse
 from tests.llm.graphs import graph
 from tests.store.writes import recorded_writes
 
@@ -24,16 +25,6 @@ def waiting_graph(seconds: float) -> dict:
     return graph([("manual", "manual-trigger", {}), ("wait", "wait", {"amount": seconds}),
                   ("after", "edit-fields", fields(waited=True))],
                  ["manual.output -> wait.input", "wait.output -> after.input"])
-
-
-def sse(text: str) -> list[tuple[str, dict]]:
-    messages = []
-    for block in text.strip().split("\n\n"):
-        if block.startswith(":"):  # a comment (keep-alive)
-            continue
-        lines = dict(line.split(": ", 1) for line in block.splitlines())
-        messages.append((lines["event"], json.loads(lines["data"])))
-    return messages
 
 
 async def poll(client, run_id: str, until=lambda run: run["status"] != "running", timeout: float = 20) -> dict:

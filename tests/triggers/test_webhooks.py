@@ -14,6 +14,8 @@ from sqlalchemy import select
 from nodeflow_app.secret_values import seal
 from nodeflow_app.store.connections import ConnectionStore
 from nodeflow_app.store.runs import RUNS
+from tests.api.sse import sse
+from tests.llm.graphs import graph
 from tests.store.writes import recorded_writes
 from nodeflow_app.triggers.webhooks import hook_id
 from tests.triggers.conftest import hooked
@@ -64,15 +66,31 @@ async def test_at_once_answers_202_with_the_run_id_and_the_run_goes_on(hooks):
     assert run["status"] == "completed" and run["started_by"] == "webhook"
 
 
-async def test_streams_the_run_events_as_server_sent_events(hooks):
+async def test_streams_the_run_in_the_apis_event_format_ending_with_its_outcome(hooks):
+    """The API's stream (docs/api.md): `run`, a `node` per event, `end`; `end` is what the webhook's other answers
+    tell (run id, status, output), not the run's record with its payload and every node's inputs."""
     _, hook = hooks.create(hooked({"respond": "stream"}))
     async with hooks.client() as client:
         answer = await client.post(f"/api/hooks/{hook}", json={"n": 3})
     assert answer.headers["content-type"].startswith("text/event-stream")
-    events = [line.removeprefix("event: ") for line in answer.text.splitlines() if line.startswith("event: ")]
-    assert events.count("completed") == 3 and events[-1] == "end"
-    end = json.loads(answer.text.strip().splitlines()[-1].removeprefix("data: "))
-    assert end["status"] == "completed" and end["output"] == {"n": 3, "done": True}
+    assert (answer.headers["cache-control"], answer.headers["x-accel-buffering"]) == ("no-cache", "no")
+    run_id, messages = answer.headers["x-run-id"], sse(answer.text)
+    assert messages[0] == ("run", {"run_id": run_id})
+    nodes = [(data["node_id"], data["event_type"]) for name, data in messages[1:-1] if name == "node"]
+    assert nodes == [(node, step) for node in ("hook", "pick", "done") for step in ("started", "completed")]
+    assert messages[-1] == ("end", {"run_id": run_id, "status": "completed", "output": {"n": 3, "done": True}})
+
+
+async def test_a_quiet_streamed_webhook_run_sends_keep_alive_comments(hooks, monkeypatch):
+    monkeypatch.setattr("nodeflow_app.runs.detached.KEEPALIVE_S", 0.05)
+    slow = graph([("hook", "webhook-trigger", {"respond": "stream"}), ("wait", "wait", {"amount": 0.4}),
+                  ("done", "edit-fields", {"fields": [{"name": "done", "value": True}]})],
+                 ["hook.output -> wait.input", "wait.output -> done.input"])
+    _, hook = hooks.create(slow)
+    async with hooks.client() as client:
+        answer = await client.post(f"/api/hooks/{hook}", json={})
+    assert answer.text.count(": keep-alive\n\n") >= 3
+    assert sse(answer.text)[-1][1]["status"] == "completed"
 
 
 async def test_an_inactive_graph_or_an_unknown_address_is_404(hooks):

@@ -7,7 +7,8 @@ bytes of it. Add a router with one `app.include_router(...)` line below.
 Reflex mounts its backend (and, under `make run`, the compiled front end) at "" behind these routes: a path
 under /api/ that no route here takes would fall through to it and get the front end's HTML 404 page.
 `unknown_api_path`, the last route here, answers those in JSON first: 404, or 405 with `Allow` when another method
-has a route. A route, not a middleware: a request a route takes (every webhook call) is matched once, as before.
+has a route (in the route class's own error shape if it has one: `method_refused`). A route, not a middleware: a
+request a route takes (every webhook call) is matched once, as before.
 """
 
 from __future__ import annotations
@@ -91,10 +92,14 @@ async def unknown_api_path(request: Request) -> Response:
     routes = [route for route in iter_route_contexts(request.app.routes)  # included routers flattened
               if route.endpoint is not unknown_api_path
               and not (isinstance(route.original_route, Mount) and not route.path)]  # Reflex's, at "": any path
-    allowed = sorted({method for route in routes if route.matches(scope)[0] == Match.PARTIAL
-                      for method in route.methods or ()})
+    taking = [route for route in routes if route.matches(scope)[0] == Match.PARTIAL]  # other methods, same path
+    allowed = sorted({method for route in taking for method in route.methods or ()})
     where = f"{scope['method']} {scope['path']}"
     if allowed:
-        return AsciiJSONResponse({"detail": f"{where} is not allowed: this path takes {', '.join(allowed)}"},
-                                 405, headers={"Allow": ", ".join(allowed)})
+        message = f"{where} is not allowed: this path takes {', '.join(allowed)}"
+        headers = {"Allow": ", ".join(allowed)}
+        for route in taking:  # a route class with its own error shape (OpenAI's) answers its path's 405 in it
+            if refuse := getattr(route.original_route, "method_refused", None):
+                return refuse(message, headers)
+        return AsciiJSONResponse({"detail": message}, 405, headers=headers)
     return AsciiJSONResponse({"detail": f"no API route {where} (the routes: {API_PREFIX}/v1/docs)"}, 404)

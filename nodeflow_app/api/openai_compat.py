@@ -6,9 +6,9 @@ clients resend the conversation, and the graph decides its own prompts). The ans
 run's answering nodes streamed as tokens (nodeflow_app.chat.answer, as in the chat: never a draft an Approval
 still holds), else the primary text of the graph's final output (graph_runner.final_output).
 `stream: true` answers in OpenAI's server-sent chunk format, ending with `data: [DONE]`. The run is started
-by "api" through the launcher and goes on if the client leaves. Every error, refusals of the caller and of the
-body included, is in OpenAI's shape (`{"error": {"message", "type", "param", "code"}}`): OpenAI's SDKs show
-its message, and only "Error code: 401" for the rest of the API's `{"detail": ...}`.
+by "api" through the launcher and goes on if the client leaves. Every error, refusals of the caller, of the
+body and of a method the path does not take included, is in OpenAI's shape (`{"error": {"message", "type",
+"param", "code"}}`): OpenAI's SDKs show its message, and only "Error code: 401" for the API's `{"detail": ...}`.
 """
 
 from __future__ import annotations
@@ -72,6 +72,11 @@ class OpenAIErrors(CallerFirst):
                 return ApiError(error.status_code, str(error.detail), code, headers=error.headers).response()
 
         return openai_errors
+
+    @staticmethod
+    def method_refused(message: str, headers: dict[str, str]) -> Response:
+        """The 405 of a method this path does not take (app.unknown_api_path answers it: no route here matches)."""
+        return ApiError(405, message, "method_not_allowed", headers=headers).response()
 
 
 def _invalid(error: RequestValidationError) -> ApiError:

@@ -127,6 +127,14 @@ async def test_the_sdk_shows_why_the_caller_or_the_body_was_refused(team, echo):
     assert (e.value.status_code, e.value.code) == (413, "request_too_large")
 
 
+async def test_the_sdk_shows_why_a_method_the_path_does_not_take_was_refused(team):
+    with pytest.raises(openai.APIStatusError, match="Error code: 405 - GET /api/v1/chat/completions is not allowed: "
+                                                   "this path takes POST") as e:
+        await sdk(team).get("/chat/completions", cast_to=object)
+    assert (e.value.status_code, e.value.code, e.value.type) == (405, "method_not_allowed", "invalid_request_error")
+    assert e.value.response.headers["allow"] == "POST"
+
+
 async def test_a_body_that_is_not_json_says_where_in_openais_shape(team, echo):
     async with team.client("owner") as client:
         answer = await client.post("/api/v1/chat/completions", content=b'{"model": "x",\n "messages": [}',

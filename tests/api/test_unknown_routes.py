@@ -29,7 +29,6 @@ REFUSED = [
     ("GET", "/api/mcp/WS", 405, "DELETE, POST"),
     ("GET", "/api/v1/runs/RUN/stop", 405, "POST"),
     ("DELETE", "/api/v1/graphs", 405, "GET"),
-    ("PUT", "/api/v1/chat/completions", 405, "POST"),
     ("GET", "/api/v1/graphs/GRAPH", 404, None),
     ("GET", "/api/v1/nothing", 404, None),
     ("POST", "/api/nothing/at/all", 404, None),
@@ -45,6 +44,23 @@ async def test_an_unknown_api_path_or_method_answers_json_naming_it(method, path
     assert (answer.status_code, answer.headers["content-type"]) == (status, "application/json"), answer.text
     assert answer.headers.get("allow") == allow
     assert f"{method} {path}" in answer.json()["detail"]
+
+
+OPENAI_REFUSED = [("PUT", "/api/v1/chat/completions", "POST"), ("GET", "/api/v1/chat/completions", "POST"),
+                  ("POST", "/api/v1/models", "GET")]
+
+
+@pytest.mark.parametrize("served", [False, True], ids=["bare", "served"])
+@pytest.mark.parametrize("method, path, allow", OPENAI_REFUSED, ids=[f"{m} {p}" for m, p, _ in OPENAI_REFUSED])
+async def test_a_wrong_method_on_an_openai_route_answers_in_openais_shape(method, path, allow, served):
+    """OpenAI's clients show an error's message only from `{"error": {...}}` (tests/api/test_openai_compat.py)."""
+    api = served_like_make_run(create_api()) if served else create_api()
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=api), base_url="http://api.test") as client:
+        answer = await client.request(method, path)
+    assert (answer.status_code, answer.headers["content-type"], answer.headers["allow"]) == (
+        405, "application/json", allow)
+    assert answer.json() == {"error": {"message": f"{method} {path} is not allowed: this path takes {allow}",
+                                       "type": "invalid_request_error", "param": None, "code": "method_not_allowed"}}
 
 
 async def test_the_pages_and_the_known_routes_still_answer_behind_it(team):

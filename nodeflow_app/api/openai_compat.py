@@ -28,6 +28,7 @@ from starlette.exceptions import HTTPException
 from nodeflow_app.api.access import ApiAccess, authorize, requires
 from nodeflow_app.api.intake import CallerFirst, body_problems
 from nodeflow_app.api.responses import AsciiJSONResponse, event_data
+from nodeflow_app.api.run_stream import KEEP_ALIVE
 from nodeflow_app.runs import detached as driver_module
 from nodeflow_app.runs.detached import RunDriver, drive
 from nodeflow_app.chat.adapter import said
@@ -246,7 +247,7 @@ async def _chunks(driver: RunDriver, events: AsyncIterator[NodeEvent | None], an
     async with aclosing(events):
         async for event in events:
             if event is None:  # quiet for a while: a comment keeps proxies from cutting the stream
-                yield ": keep-alive\n\n"
+                yield KEEP_ALIVE
             elif token := _token(event, answers):
                 streamed.append(token)
                 yield chunk({"content": token})

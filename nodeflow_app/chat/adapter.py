@@ -14,6 +14,7 @@ from nodeflow_app import routes
 from nodeflow_app.chat.blocks import (ApprovalBlock, ErrorBlock, FlowStepBlock, MemberRunBlock, ReasoningBlock,
                                       TextBlock, ToolCallBlock)
 from nodeflow_app.chat.patch import BlockList, Path
+from nodeflow_app.llm.paragraphs import Paragraphs
 from nodes._helpers import primary_text, to_text
 from nodeflow_app.contract import NodeEvent
 
@@ -44,10 +45,8 @@ class MessageBuilder:
         self._members: dict[tuple[str, str], Path] = {}  # (node id, member run) -> member_run block
         self._open: dict[tuple[Owner, str], Path] = {}   # (owner, "text" | "reasoning") -> block taking deltas
         self._calls: dict[tuple[Owner, str], Path] = {}  # (owner, call id) -> running tool_call card
-        # Nodes whose step has streamed text, and those of them whose next text follows a tool call: it starts a
-        # new paragraph ("Let me check." then "It is 4.", not "Let me check.It is 4.").
-        self._step_text: set[str] = set()
-        self._paragraph_due: set[str] = set()
+        # node id -> the paragraphs of its step's text: text after a tool call starts a new one.
+        self._step_paragraphs: dict[str, Paragraphs] = {}
         self._node_failed = False
         for index, block in enumerate(self._doc.blocks):
             self._index((index,), block)
@@ -103,14 +102,12 @@ class MessageBuilder:
         if self._answers is None or node in self._answers:
             self._delta(node, (), "text", node, data.get("text"))
         elif data.get("text"):  # not the answer (yet): the step shows it, collapsed
-            text = "\n\n" + data["text"] if node in self._paragraph_due else data["text"]
-            self._paragraph_due.discard(node)
-            self._step_text.add(node)
+            text = self._step_paragraphs.setdefault(node, Paragraphs()).text(data["text"])
             self._doc.append_text(self._step_path(node, node_type), text)
 
     def _on_tool_call_started(self, node: str, _type: str, data: dict[str, Any]) -> None:
-        if node in self._step_text:
-            self._paragraph_due.add(node)
+        if node in self._step_paragraphs:
+            self._step_paragraphs[node].tool_call()
         self._tool_started(node, (), node, data)
 
     def _on_member(self, node: str, _type: str, data: dict[str, Any]) -> None:
@@ -240,7 +237,7 @@ class MessageBuilder:
             self._steps[node] = path
             block.setdefault("text", "")  # stored before steps took text
             if block["text"]:
-                self._step_text.add(node)
+                self._step_paragraphs[node] = Paragraphs(has_text=True)
         elif kind == "approval":
             self._approvals[node] = path
         elif kind == "member_run":

@@ -10,13 +10,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, AsyncIterator
 
+from nodeflow_app.llm.paragraphs import Paragraphs
 from nodeflow_app.llm.providers import ModelRef, describe_failure, track_http_errors
 from nodeflow_app.contract import FlowContext, NodeError, NodeEvent
 
 
 @dataclass
 class RunOutcome:
-    """What a finished Agno run produced: the full answer and its token counts."""
+    """What a finished Agno run produced: the full answer (a paragraph per turn around tool calls) and its tokens."""
 
     content: str = ""
     usage: dict[str, int] = field(default_factory=dict)
@@ -93,6 +94,7 @@ async def stream_run(runnable: Any, message: str, ctx: FlowContext, ref: ModelRe
     """
     failures = track_http_errors()
     outcome = RunOutcome()
+    said = _Said()
     stream = runnable.arun(message, stream=True, stream_events=True, **run_options)
     try:
         async for event in stream:
@@ -113,15 +115,38 @@ async def stream_run(runnable: Any, message: str, ctx: FlowContext, ref: ModelRe
                 break  # Agno sends a RunCompleted after it anyway: cancelled is final
             if kind == "RunCompleted":
                 content = getattr(event, "content", None)
-                outcome.content = content if isinstance(content, str) else ("" if content is None else str(content))
+                outcome.content = said.paragraphs_of(content) if isinstance(content, str) else (
+                    "" if content is None else str(content))
                 outcome.usage = usage_of(getattr(event, "metrics", None))
                 continue
             mapped = inner_event(event)
             if mapped is not None and mapped[0] in ("token", "reasoning", "tool_call_started", "tool_call_completed"):
+                said.note(*mapped)
                 yield ctx.event(mapped[0], **mapped[1])
     finally:
         await stream.aclose()
     yield outcome
+
+
+class _Said:
+    """The run's own text as streamed, and again with a paragraph break wherever a tool call came between texts."""
+
+    def __init__(self) -> None:
+        self._paragraphs = Paragraphs()
+        self._plain: list[str] = []
+        self._spaced: list[str] = []
+
+    def note(self, event_type: str, data: dict[str, Any]) -> None:
+        if event_type == "tool_call_started":
+            self._paragraphs.tool_call()
+        elif event_type == "token":
+            self._plain.append(data["text"])
+            self._spaced.append(self._paragraphs.text(data["text"]))
+
+    def paragraphs_of(self, content: str) -> str:
+        """Agno's answer with the breaks: it joins its turns' texts with nothing between them. An answer that
+        is not what was streamed (rewritten after the stream) is kept as it is."""
+        return "".join(self._spaced) if content == "".join(self._plain) else content
 
 
 def _member_name(event: Any) -> str | None:

@@ -17,6 +17,7 @@ from playwright.sync_api import expect
 
 from nodeflow_app.editor.presence import initials
 from nodeflow_app.store.graphs import GraphStore
+from tests.redis_server import redis_database
 
 from .server import Server, run_server, tail
 from .team import make_team
@@ -340,7 +341,7 @@ def test_fifty_random_edits_each_from_two_people_at_once_all_end_up_stored(brows
         context.close()
 
 
-REDIS_URL = "redis://127.0.0.1:6379/6"
+REDIS_URL = redis_database(6)
 
 
 @pytest.fixture(scope="module")

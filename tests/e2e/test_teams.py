@@ -11,7 +11,6 @@ and no key reaches any browser."""
 from __future__ import annotations
 
 import contextlib
-import os
 import re
 import uuid
 from collections.abc import Iterator
@@ -25,12 +24,13 @@ from nodeflow_app.store.accounts import AccountStore
 from nodeflow_app.store.graphs import GraphStore
 from tests.llm.fake_openai import text
 from tests.llm.graphs import refund_desk
+from tests.redis_server import redis_database
+from tests.store.postgres import POSTGRES_URL
 
 from .server import OWNER_EMAIL, ROOT, Server, run_server, signed_in_context, tail
 from .test_chat import LAYOUT, expect_answer_status, laid_out, last_answer, send
 
-POSTGRES_URL = os.environ.get("NODEFLOW_TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
-REDIS_URL = os.environ.get("NODEFLOW_TEST_REDIS_URL", "redis://127.0.0.1:6379/3")
+REDIS_URL = redis_database(3)
 TEAM_KEY = "sk-team-acme-key-7319"
 CONNECTION_TOKEN = "crm-token-e2e-5521"
 

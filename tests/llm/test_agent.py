@@ -80,6 +80,21 @@ async def test_agent_calls_a_python_tool(fake_llm):
     assert (tool_message["role"], tool_message["content"]) == ("tool", "42")
 
 
+#  Chat Start --> Agent A --> Agent B      (Test Toolset ==tools==> Agent A)
+async def test_text_before_and_after_a_tool_call_are_two_paragraphs_of_the_response(fake_llm):
+    """Agno joins the texts of the model's turns with nothing between them; the answer (what B is asked,
+    what a chat shows) keeps them apart as the chat's step display does."""
+    fake_llm.script(tool_call("add_numbers", {"a": 2, "b": 2}, saying=["Let me", " check."]),
+                    text(["The answer", " is 4"]), text("Noted"))
+    raw = graph([("chat", "chat-start", {}), agent("a"), agent("b"), ("kit", "test-toolset", {})],
+                ["chat.output -> a.input", "kit.tools => a.tools", "a.output -> b.input"])
+    run, events = await run_graph(raw, payload="What is 2 + 2?", registry=registry_with_toolset())
+    assert run.status == "completed", run.error
+    assert [e.data["text"] for e in of(events, "a", "token")] == ["Let me", " check.", "The answer", " is 4"]
+    assert run.outputs_by_name()["A"]["output"]["response"] == "Let me check.\n\nThe answer is 4"
+    assert last_user_text(fake_llm.requests[-1]) == "Let me check.\n\nThe answer is 4"
+
+
 async def test_a_failing_tool_is_reported_and_the_model_sees_the_error(fake_llm):
     fake_llm.script(tool_call("divide", {"a": 1, "b": 0}), text("Cannot divide by zero"))
     raw = graph([("chat", "chat-start", {}), agent("a"), ("kit", "test-toolset", {})],
@@ -142,6 +157,22 @@ async def test_an_agent_wired_into_tools_becomes_a_team_member(fake_llm):
     assert "You look things up." in member["messages"][0]["content"]
     assert leader_second["messages"][-1] == {"role": "tool", "content": "100 C",
                                              "tool_call_id": leader_first_call_id(leader_second)}
+
+
+#  Chat Start --> Lead          (Researcher ==tools-out => tools==> Lead: a team)
+async def test_a_team_leaders_text_around_a_delegation_is_two_paragraphs(fake_llm):
+    fake_llm.script(
+        tool_call("delegate_task_to_member", {"member_id": "researcher", "task": "Find the boiling point"},
+                  saying="I will ask the researcher."),
+        text("100 C", match=lambda body: last_user_text(body) == "Find the boiling point"),
+        text("Water boils at 100 C"),
+    )
+    raw = graph([("chat", "chat-start", {}), agent("lead"), ("researcher", "agent", {"model": MODEL})],
+                ["chat.output -> lead.input", "researcher.tools-out => lead.tools"])
+    run, _ = await run_graph(raw, payload="When does water boil?")
+    assert run.status == "completed", run.error
+    assert run.outputs_by_name()["LEAD"]["output"]["response"] == (
+        "I will ask the researcher.\n\nWater boils at 100 C")
 
 
 def leader_first_call_id(request: dict) -> str:

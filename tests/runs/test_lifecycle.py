@@ -24,6 +24,7 @@ from nodeflow_app.runs.launcher import RunBusy, RunLauncher
 from nodeflow_app.runs.service import approval_payload
 from nodeflow_app.store.run_control import owner_gone
 from tests.llm.graphs import graph
+from tests.redis_server import redis_database
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -109,7 +110,7 @@ def test_a_stop_from_this_process_reaches_a_cli_run_in_another(tmp_path, launche
 
 def test_with_redis_a_stop_reaches_the_other_process_at_once(tmp_path, db):
     """The CLI polls the database only every 60 s here: only the Redis message can wake it in time."""
-    redis_url = "redis://127.0.0.1:6379/0"
+    redis_url = redis_database(0)
     launcher = RunLauncher(db, redis_url=redis_url)
     process = cli("run", write_graph(tmp_path, approval_and_wait(60)), REFLEX_REDIS_URL=redis_url,
                   NODEFLOW_RUN_POLL="60")

@@ -11,12 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from nodeflow_app.state import editor_state, graph_room
+from nodeflow_app.state import editor_state
 from nodeflow_app.state.editor_state import EditorState
 from nodeflow_app.state.graph_room import GraphRoom
 from nodeflow_app.store.graphs import GraphStore
 from nodes._registry import default_registry
 from tests.nodes.loop_ticks import loop_ticks
+from tests.state.rooms import RoomTab, use_graph_store
 
 SLOW_S = 0.3
 EXAMPLES = Path(__file__).resolve().parents[1] / "fixtures" / "graphs" / "examples"
@@ -37,8 +38,7 @@ class SlowStore:
 def slow_store(tmp_path, monkeypatch) -> GraphStore:
     store = GraphStore(f"sqlite:///{tmp_path / 'nodeflow.db'}")
     slow = SlowStore(store)
-    monkeypatch.setattr(graph_room, "graph_store", lambda: slow)
-    monkeypatch.setattr(editor_state, "graph_store", lambda: slow)
+    use_graph_store(monkeypatch, slow)
     yield store
     store.engine.dispose()
 
@@ -74,9 +74,7 @@ async def _tab_with_an_unsaved_edit(store: GraphStore, monkeypatch) -> tuple[str
     await r._open(graph_id)
     r._publish([{"op": "select", "ids": []}], "tab-a", "u1", "Ann")
     monkeypatch.setattr(editor_state, "current", lambda: type("Access", (), {"user": None})())
-    editor = type("Tab", (), {"_doc": r._doc, "_set_issues": lambda self, issues: None,
-                              "_save": editor_state.EditorState._save})()
-    return graph_id, r, editor
+    return graph_id, r, RoomTab(r)
 
 
 async def test_saving_before_a_run_writes_in_a_thread(slow_store, monkeypatch):
@@ -147,39 +145,13 @@ class FirstSaveSlow:
         return save
 
 
-class Tab:
-    """What EditorState.save and EditorState._save use of a tab (the room is shared by every tab)."""
-
-    def __init__(self, room: GraphRoom):
-        self.room, self.issue_list = room, []
-
-    async def __aenter__(self):
-        return self
-
-    async def __aexit__(self, *exc):
-        return False
-
-    async def _room(self):
-        return self.room, None
-
-    @property
-    def _doc(self):
-        return self.room._doc
-
-    def _set_issues(self, issues):
-        pass
-
-    _save = EditorState._save
-
-
 async def test_an_autosave_landing_after_a_later_save_does_not_hide_its_edits(tmp_path, monkeypatch):
     """Ann's autosave claims her edit and writes in a thread; Bob's edit meanwhile is saved before his chat
     message runs. The older snapshot landed last as the newest version, without Bob's edit, and the room counted
     everything saved: runs used the graph without it, and a restart lost it."""
     store = GraphStore(f"sqlite:///{tmp_path / 'nodeflow.db'}")
     slow = FirstSaveSlow(store)
-    monkeypatch.setattr(graph_room, "graph_store", lambda: slow)
-    monkeypatch.setattr(editor_state, "graph_store", lambda: slow)
+    use_graph_store(monkeypatch, slow)
     monkeypatch.setattr(editor_state, "still_checked", lambda graph_id: True)
     monkeypatch.setattr(editor_state, "current", lambda: type("Access", (), {"user": None})())
     graph_id = store.create("Flow").id
@@ -191,7 +163,7 @@ async def test_an_autosave_landing_after_a_later_save_does_not_hide_its_edits(tm
         room._publish(change.ops, "tab", "u1", "Ann")
 
     edit("First")  # Ann's edit
-    ann, bob = Tab(room), Tab(room)
+    ann, bob = RoomTab(room), RoomTab(room)
     autosave = asyncio.create_task(EditorState.event_handlers["save"].fn(ann, {"auto": True}))
     await asyncio.sleep(0.1)  # it claimed the edit, writes in a thread
     edit("Second")  # Bob's edit meanwhile

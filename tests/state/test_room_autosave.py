@@ -9,19 +9,19 @@ import time
 
 import pytest
 
-from nodeflow_app.state import editor_state, graph_room
+from nodeflow_app.state import editor_state
 from nodeflow_app.state.access import Access
 from nodeflow_app.state.editor_state import EditorState
 from nodeflow_app.state.graph_room import GraphRoom
 from nodeflow_app.store.graphs import GraphStore
 from nodes._registry import default_registry
+from tests.state.rooms import RoomTab, use_graph_store
 
 
 @pytest.fixture
 def store(tmp_path, monkeypatch) -> GraphStore:
     store = GraphStore(f"sqlite:///{tmp_path / 'nodeflow.db'}")
-    monkeypatch.setattr(graph_room, "graph_store", lambda: store)
-    monkeypatch.setattr(editor_state, "graph_store", lambda: store)
+    use_graph_store(monkeypatch, store)
     yield store
     store.engine.dispose()
 
@@ -102,29 +102,10 @@ async def test_a_failed_server_save_leaves_the_edits_unsaved_with_their_authors(
     assert (room.unsaved, room.save_status, room._authors) == (True, "error", {"u1": "Ann"})
 
 
-class LeavingTab:
-    """What EditorState.leave_room uses of a tab."""
-
-    def __init__(self, room: GraphRoom):
-        self.room, self.me, self.issue_list = room, "tab-u1", []
-
-    async def _room(self):
-        return self.room, None
-
-    @property
-    def _doc(self):
-        return self.room._doc
-
-    def _set_issues(self, issues):
-        pass
-
-    _save = EditorState._save
-
-
 @pytest.mark.parametrize("role, saved", [("viewer", False), ("editor", True)])
 async def test_an_editor_leaving_the_room_saves_its_unsaved_edits(store, monkeypatch, role, saved):
     graph_id, room = await room_with_edits(store, ("u1", "Ann"))
     monkeypatch.setattr(editor_state, "current", lambda: Access(None, "w1", role))
-    await EditorState.event_handlers["leave_room"].fn(LeavingTab(room))
+    await EditorState.event_handlers["leave_room"].fn(RoomTab(room))
     assert room.unsaved is not saved
     assert store.get(graph_id).version == (2 if saved else 1)

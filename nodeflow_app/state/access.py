@@ -154,6 +154,13 @@ def session_token(state: Any) -> str:
     return session_cookie(headers.cookie, secure=headers.origin.lower().startswith("https:"))
 
 
+def client_address(state: Any) -> str | None:
+    """The IP address the tab's websocket came from, for the sign-in limits. Reflex takes it from the connection,
+    and from X-Forwarded-For only behind as many proxies as its `trusted_proxy_hops` says
+    (REFLEX_TRUSTED_PROXY_HOPS, 0 by default: any client can write that header)."""
+    return (state.router.session.client_ip or None) if state.router else None
+
+
 def from_this_site(fetch_site: str, source: str, host: str) -> bool:
     """Whether a browser request that carries the session cookie comes from NodeFlow's own pages, by its Fetch
     Metadata (`Sec-Fetch-Site`) and `source`, its Origin or Referer. Another site's requests carry no cookie

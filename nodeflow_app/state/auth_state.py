@@ -22,7 +22,7 @@ from reflex.config import get_config
 from nodeflow_app.state.page_threads import off_loop
 from nodeflow_app import routes
 from nodeflow_app.state.access import (
-    adopt_unowned_graphs, forget_token, frontend_prefix, requires, session_token, user_for_token,
+    adopt_unowned_graphs, client_address, forget_token, frontend_prefix, requires, session_token, user_for_token,
 )
 from nodeflow_app.store.accounts import HANDOFF_SECONDS, AccountError, account_store
 
@@ -132,7 +132,8 @@ class AuthState(rx.State):
 
     async def _sign_in(self, email: str, password: str, page: str) -> Any:
         try:
-            token, _user = await off_loop(account_store().sign_in, email, password, seconds=HANDOFF_SECONDS)
+            token, _user = await off_loop(account_store().sign_in, email, password, address=client_address(self),
+                                          seconds=HANDOFF_SECONDS)
         except AccountError as error:
             self.error = str(error).capitalize() + "."
             return None
@@ -166,7 +167,7 @@ class AuthState(rx.State):
             return None
         try:
             await off_loop(account_store().change_password, user.id, str(form.get("current", "")),
-                           str(form.get("new", "")))
+                           str(form.get("new", "")), address=client_address(self))
         except AccountError as error:
             self.error = str(error).capitalize() + "."
             return None

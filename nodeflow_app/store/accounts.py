@@ -1,9 +1,9 @@
 """Accounts, sessions, workspaces, memberships, invitations and API tokens (SPEC 10), without Reflex.
 
 Passwords are argon2-hashed (argon2-cffi). Session, invitation and API tokens are random (256 bits) and
-stored as sha256 hashes: a stolen database row opens nothing. Failed sign-ins are counted per email in
-the database, so the limit holds across workers. Every user has a personal workspace; the first account
-is the owner of the install (instance admin).
+stored as sha256 hashes: a stolen database row opens nothing. Failed sign-ins are kept in the database with the
+client's address, so the limits hold across workers (see `_password_checked`). Every user has a personal
+workspace; the first account is the owner of the install (instance admin).
 """
 
 from __future__ import annotations
@@ -17,9 +17,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from argon2 import PasswordHasher
-from sqlalchemy import Connection, Engine, and_, delete, exists, func, select, update
+from sqlalchemy import Connection, Engine, and_, delete, exists, func, or_, select, update
 from sqlalchemy.exc import IntegrityError
 
+from nodeflow_app.accounts.addresses import sign_in_address
 from nodeflow_app.accounts.roles import ROLES, Role, check_role
 from nodeflow_app.store.db import create_all, make_engine, process_wide
 from nodeflow_app.store.models import (
@@ -31,7 +32,10 @@ SESSION_SECONDS = 14 * 86400
 # (nodeflow_app/api/session.py), which swaps it for a full session kept only in an HttpOnly cookie.
 HANDOFF_SECONDS = 60
 INVITATION_SECONDS = 7 * 86400
-MAX_FAILED_SIGN_INS = 5  # per email, within SIGN_IN_WINDOW_S
+# Failed sign-ins allowed within SIGN_IN_WINDOW_S, as OWASP and django-axes count them:
+MAX_FAILED_SIGN_INS = 5  # for one email from one address: a stranger elsewhere cannot lock the owner out
+MAX_FAILED_FROM_ADDRESS = 20  # from one address, whatever the emails: one password tried on every account
+MAX_FAILED_FOR_EMAIL = 50  # for one email, whatever the addresses: guessing spread over many addresses
 SIGN_IN_WINDOW_S = 15 * 60
 MIN_PASSWORD = 8
 MAX_EMAIL = 254  # no address is longer (RFC 5321); the column holds no more
@@ -162,6 +166,38 @@ def check_password(password: str) -> str:
     return password
 
 
+def _attempts_of(email: str, address: str | None) -> Any:
+    """Failed sign-ins for `email` from `address` (no address: those without one)."""
+    return and_(SignInAttemptRow.email == email, _from(address))
+
+
+def _from(address: str | None) -> Any:
+    # `== None` is IS NULL; unlike IS NOT DISTINCT FROM, both forms can use the address index on PostgreSQL.
+    return SignInAttemptRow.address == address
+
+
+def _recent_failures(conn: Connection, email: str, address: str | None, now: float) -> tuple[int, int, int]:
+    """Failed sign-ins within the window: (for `email` from `address`, from `address`, for `email`)."""
+    same_email = SignInAttemptRow.email == email
+    same_address = _from(address)
+    return tuple(conn.execute(select(
+        func.count().filter(and_(same_email, same_address)), func.count().filter(same_address),
+        func.count().filter(same_email),
+    ).where(SignInAttemptRow.at > now - SIGN_IN_WINDOW_S, or_(same_email, same_address))).one())
+
+
+def _throttled(email: str, pair: int, from_address: int, for_email: int) -> str | None:
+    """Why a sign-in waits, given the failures counted by `_recent_failures`; None when it may go on."""
+    wait = f"try again in {SIGN_IN_WINDOW_S // 60} minutes"
+    if pair >= MAX_FAILED_SIGN_INS:
+        return f"too many failed sign-ins for {email} from this address; {wait}"
+    if from_address >= MAX_FAILED_FROM_ADDRESS:
+        return f"too many failed sign-ins from this address; {wait}"
+    if for_email >= MAX_FAILED_FOR_EMAIL:
+        return f"too many failed sign-ins for {email} from many addresses; {wait}"
+    return None
+
+
 class AccountStore:
     """Everything about who someone is and what they belong to; each method is one transaction."""
 
@@ -241,14 +277,15 @@ class AccountStore:
                 raise AccountError("no such account")
             conn.execute(delete(SessionRow).where(SessionRow.user_id == user_id))
 
-    def change_password(self, user_id: str, old: str, new: str) -> None:
-        """A new password for someone who knows the current one. A wrong one counts against the sign-in limit of
-        their email: else a session left open was a way to guess the password without any limit."""
+    def change_password(self, user_id: str, old: str, new: str, *, address: str | None = None) -> None:
+        """A new password for someone who knows the current one. A wrong one counts against the sign-in limits of
+        their email from the client's `address`: else a session left open was a way to guess the password
+        without any limit."""
         user = self.user(user_id)
         if user is None:
             raise AccountError("no such account")
         try:
-            self._password_checked(user.email, old, time.time())
+            self._password_checked(user.email, old, time.time(), sign_in_address(address))
         except SignInThrottled:
             raise
         except AccountError:
@@ -270,14 +307,16 @@ class AccountStore:
 
     # 2. Sessions -------------------------------------------------------------------------------------------
 
-    def sign_in(self, email: str, password: str, *, seconds: float | None = None) -> tuple[str, User]:
+    def sign_in(self, email: str, password: str, *, address: str | None = None,
+                seconds: float | None = None) -> tuple[str, User]:
         """(raw session token, user); a clear error for bad credentials or too many failed attempts.
-        `seconds`: how long the session lasts (SESSION_SECONDS by default)."""
-        email = (email or "").strip().lower()
+        `address`: the client's IP address, None when there is none; a success forgets the failures of this email
+        from this address only. `seconds`: how long the session lasts (SESSION_SECONDS by default)."""
+        email, address = (email or "").strip().lower(), sign_in_address(address)
         now = time.time()
-        row = self._password_checked(email, password, now)
+        row = self._password_checked(email, password, now, address)
         with self.engine.begin() as conn:
-            conn.execute(delete(SignInAttemptRow).where(SignInAttemptRow.email == email))
+            conn.execute(delete(SignInAttemptRow).where(_attempts_of(email, address)))
             raw = self._new_session(conn, row.id, now, SESSION_SECONDS if seconds is None else seconds)
         return raw, User(row.id, row.email, row.name, row.is_admin)
 
@@ -330,21 +369,23 @@ class AccountStore:
                     conn.execute(delete(SessionRow).where(SessionRow.user_id == user_id))
             conn.execute(delete(SessionRow).where(SessionRow.token_hash == _hash_token(raw)))
 
-    def _password_checked(self, email: str, password: str, now: float) -> Any:
+    def _password_checked(self, email: str, password: str, now: float, address: str | None) -> Any:
         """The account row of `email` (lower-cased) when `password` is its password; else an AccountError, the
-        failure counted per email in the database (SignInThrottled past MAX_FAILED_SIGN_INS in the window)."""
+        failure kept in the database with `address` (as `sign_in_address` gave it). SignInThrottled, before any
+        password is verified, when the window holds too many failures (`_throttled`). Known and unknown emails
+        count alike, so neither the limits nor their messages tell which emails have accounts."""
         if len(email) > MAX_EMAIL:  # no account has it; its row would fill the database (an event holds 1 MB)
             raise AccountError("wrong email or password")
         with self.engine.connect() as conn:
-            recent = conn.execute(select(func.count()).select_from(SignInAttemptRow).where(
-                SignInAttemptRow.email == email, SignInAttemptRow.at > now - SIGN_IN_WINDOW_S)).scalar_one()
+            failures = _recent_failures(conn, email, address, now)
             row = conn.execute(select(UserRow).where(UserRow.email == email)).first()
-        if recent >= MAX_FAILED_SIGN_INS:
-            raise SignInThrottled(f"too many failed sign-ins for {email}; try again in {SIGN_IN_WINDOW_S // 60} minutes")
+        refusal = _throttled(email, *failures)
+        if refusal:
+            raise SignInThrottled(refusal)
         verified = self._verify(row.password_hash if row else _unknown_account_hash(), password)
         if row is None or not verified:
             with self.engine.begin() as conn:  # its own transaction: the failure must stay counted
-                conn.execute(SignInAttemptRow.__table__.insert().values(email=email, at=now))
+                conn.execute(SignInAttemptRow.__table__.insert().values(email=email, address=address, at=now))
             raise AccountError("wrong email or password")
         return row
 

@@ -194,12 +194,16 @@ class SessionRow(SQLModel, table=True):
 
 
 class SignInAttemptRow(SQLModel, table=True):
-    """Failed sign-ins, per email, for the rate limit (shared by every worker through the database)."""
+    """Failed sign-ins, by email and by the client's address, for the rate limits (shared by every worker through
+    the database; see AccountStore._password_checked)."""
 
     __tablename__ = "sign_in_attempt"
 
     id: int | None = Field(default=None, primary_key=True)
     email: str = Field(index=True, max_length=254)
+    # accounts.addresses.sign_in_address: an IP address, an IPv6 /64 network; None for an attempt made before
+    # addresses were kept, or by a caller that has none.
+    address: str | None = Field(default=None, index=True, max_length=64)
     at: float = Field(index=True)
 
 

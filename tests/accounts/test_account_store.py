@@ -89,15 +89,87 @@ def test_a_handoff_session_is_claimed_once_for_a_full_one_and_nothing_else_is(st
     assert store.claim_handoff(expiring) is None
 
 
-def test_wrong_passwords_are_rate_limited_per_email(store):
+HOME, OFFICE, ATTACKER = "192.0.2.10", "192.0.2.20", "203.0.113.66"
+
+
+def fail(store, email: str, address: str | None, times: int = 1) -> None:
+    for _ in range(times):
+        with pytest.raises(AccountError, match="^wrong email or password$"):
+            store.sign_in(email, "guess", address=address)
+
+
+def test_wrong_passwords_are_rate_limited_per_email_and_address(store):
     store.create_user("Ada", "ada@example.org", PASSWORD)
-    for _ in range(accounts_module.MAX_FAILED_SIGN_INS):
-        with pytest.raises(AccountError, match="wrong email or password"):
-            store.sign_in("ada@example.org", "guess")
-    with pytest.raises(SignInThrottled, match="too many failed sign-ins"):
-        store.sign_in("ada@example.org", PASSWORD)  # even the right password waits
+    fail(store, "ada@example.org", HOME, accounts_module.MAX_FAILED_SIGN_INS)
+    with pytest.raises(SignInThrottled, match="^too many failed sign-ins for ada@example.org from this address"):
+        store.sign_in("ada@example.org", PASSWORD, address=HOME)  # even the right password waits
     store.create_user("Bob", "bob@example.org", PASSWORD)
-    assert store.sign_in("bob@example.org", PASSWORD)[1].email == "bob@example.org"  # others are not locked
+    assert store.sign_in("bob@example.org", PASSWORD, address=HOME)[1].email == "bob@example.org"  # others are not
+
+
+def test_a_stranger_failing_from_elsewhere_does_not_lock_the_owner_out(store):
+    """Five failures for an email locked it for everyone: whoever knew a colleague's email could keep them out."""
+    ada = store.create_user("Ada", "ada@example.org", PASSWORD)
+    fail(store, "ada@example.org", ATTACKER, accounts_module.MAX_FAILED_SIGN_INS)
+    with pytest.raises(SignInThrottled):
+        store.sign_in("ada@example.org", PASSWORD, address=ATTACKER)
+    assert store.sign_in("ada@example.org", PASSWORD, address=HOME)[1] == ada
+    with pytest.raises(SignInThrottled):  # her sign-in did not lift the stranger's lock
+        store.sign_in("ada@example.org", PASSWORD, address=ATTACKER)
+
+
+def test_one_address_trying_a_password_on_many_emails_is_throttled(store):
+    """Password spraying: one address tried one password on any number of emails, each failure counted only
+    against its email."""
+    ada = store.create_user("Ada", "ada@example.org", PASSWORD)
+    for i in range(accounts_module.MAX_FAILED_FROM_ADDRESS):
+        fail(store, f"person{i}@example.org", ATTACKER)
+    for email in ("ada@example.org", "somebody.new@example.org"):  # an account or not: the same answer
+        with pytest.raises(SignInThrottled, match="^too many failed sign-ins from this address; try again in 15"):
+            store.sign_in(email, PASSWORD, address=ATTACKER)
+    assert store.sign_in("ada@example.org", PASSWORD, address=HOME)[1] == ada
+
+
+def test_an_ipv6_client_is_counted_by_its_network(store):
+    """A client given a /64 could take a fresh address, and a fresh limit, for every few guesses."""
+    store.create_user("Ada", "ada@example.org", PASSWORD)
+    for i in range(accounts_module.MAX_FAILED_SIGN_INS):
+        fail(store, "ada@example.org", f"2001:db8:1:2::{i + 1}")
+    with pytest.raises(SignInThrottled):
+        store.sign_in("ada@example.org", PASSWORD, address="2001:db8:1:2:ffff::9")
+    assert store.sign_in("ada@example.org", PASSWORD, address="2001:db8:1:3::1")
+
+
+def test_an_email_guessed_at_from_many_addresses_waits_past_a_higher_limit(store):
+    """Guessing spread over many addresses, each below its own limits, still meets the email's."""
+    ada = store.create_user("Ada", "ada@example.org", PASSWORD)
+    each = accounts_module.MAX_FAILED_SIGN_INS - 1  # no address locks its own pair
+    for i in range(accounts_module.MAX_FAILED_FOR_EMAIL - 1):
+        fail(store, "ada@example.org", f"198.51.100.{i // each}")
+    assert store.sign_in("ada@example.org", PASSWORD, address=HOME)[1] == ada  # one below the limit
+    fail(store, "ada@example.org", "198.51.100.250")
+    with pytest.raises(SignInThrottled, match="^too many failed sign-ins for ada@example.org from many addresses"):
+        store.sign_in("ada@example.org", PASSWORD, address=OFFICE)
+    bob = store.create_user("Bob", "bob@example.org", PASSWORD)
+    assert store.sign_in("bob@example.org", PASSWORD, address="198.51.100.0")[1] == bob  # other emails are not
+
+
+def test_a_sign_in_forgets_only_the_failures_of_its_email_from_its_address(store):
+    ada = store.create_user("Ada", "ada@example.org", PASSWORD)
+    store.create_user("Bob", "bob@example.org", PASSWORD)
+    almost = accounts_module.MAX_FAILED_SIGN_INS - 1
+    fail(store, "ada@example.org", HOME, almost)
+    fail(store, "ada@example.org", OFFICE, almost)
+    fail(store, "bob@example.org", HOME, almost)
+    assert store.sign_in("ada@example.org", PASSWORD, address=HOME)[1] == ada
+    with store.engine.connect() as conn:
+        left = conn.execute(select(SignInAttemptRow.email, SignInAttemptRow.address)).all()
+    assert sorted(left) == sorted([("ada@example.org", OFFICE)] * almost + [("bob@example.org", HOME)] * almost)
+    fail(store, "ada@example.org", HOME, almost)  # home starts again from nothing
+    assert store.sign_in("ada@example.org", PASSWORD, address=HOME)[1] == ada
+    fail(store, "ada@example.org", OFFICE)  # the office's failures stayed
+    with pytest.raises(SignInThrottled):
+        store.sign_in("ada@example.org", PASSWORD, address=OFFICE)
 
 
 def test_changing_the_password_ends_every_session(store):
@@ -112,15 +184,17 @@ def test_changing_the_password_ends_every_session(store):
 
 def test_wrong_current_passwords_count_against_the_sign_in_limit(store):
     """A session left open was a way to guess the password without limit: Change password verified the current one
-    as often as it was asked."""
+    as often as it was asked. The guesses count against the address they came from."""
     user = store.create_user("Ada", "ada@example.org", PASSWORD)
     for _ in range(accounts_module.MAX_FAILED_SIGN_INS):
         with pytest.raises(AccountError, match="current password is wrong"):
-            store.change_password(user.id, "a guess at it", "new password 1")
+            store.change_password(user.id, "a guess at it", "new password 1", address=ATTACKER)
     with pytest.raises(SignInThrottled, match="too many failed sign-ins"):
-        store.change_password(user.id, PASSWORD, "new password 1")  # even the right one waits
+        store.change_password(user.id, PASSWORD, "new password 1", address=ATTACKER)  # even the right one waits
     with pytest.raises(SignInThrottled):
-        store.sign_in("ada@example.org", PASSWORD)
+        store.sign_in("ada@example.org", PASSWORD, address=ATTACKER)
+    assert store.sign_in("ada@example.org", PASSWORD, address=HOME)[1] == user
+    store.change_password(user.id, PASSWORD, "new password 1", address=HOME)
 
 
 def test_an_address_too_long_for_any_account_is_refused_without_filling_the_database(store):

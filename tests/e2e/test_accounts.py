@@ -1,6 +1,6 @@
-"""Accounts in Chromium: every page needs a session, sign-in (a wrong password explained; the session in an
-HttpOnly cookie) going on to the page the visitor came for and only to a page of NodeFlow, sign-out ending the
-session, and an event forged by a signed-out browser refused by the server."""
+"""Accounts in Chromium: every page needs a session, sign-in (a wrong password explained, and counted against the
+browser's address; the session in an HttpOnly cookie) going on to the page the visitor came for and only to a
+page of NodeFlow, sign-out ending the session, and an event forged by a signed-out browser refused by the server."""
 
 from __future__ import annotations
 
@@ -17,6 +17,20 @@ def sign_in(page, password: str = OWNER_PASSWORD) -> None:
     page.get_by_test_id("auth-submit").click()
 
 
+def failed_sign_ins(server) -> list[tuple[str, str | None]]:
+    from sqlalchemy import select
+
+    from nodeflow_app.store.db import make_engine
+    from nodeflow_app.store.models import SignInAttemptRow
+
+    engine = make_engine(server.db_url)
+    try:
+        with engine.connect() as conn:
+            return [tuple(row) for row in conn.execute(select(SignInAttemptRow.email, SignInAttemptRow.address))]
+    finally:
+        engine.dispose()
+
+
 def test_a_visitor_without_a_session_is_sent_to_sign_in_and_signs_in(browser, nodeflow_server):
     context = browser.new_context(viewport={"width": 1280, "height": 800})
     page = context.new_page()
@@ -25,6 +39,7 @@ def test_a_visitor_without_a_session_is_sent_to_sign_in_and_signs_in(browser, no
     page.screenshot(path=str(ROOT / "docs" / "screenshot-signin.png"))  # the README's picture of signing in
     sign_in(page, "not the password")
     expect(page.get_by_test_id("auth-error")).to_contain_text("Wrong email or password")
+    assert (OWNER_EMAIL, "127.0.0.1") in failed_sign_ins(nodeflow_server)  # the address the browser came from
     sign_in(page)
     expect(page).to_have_url(f"{nodeflow_server.url}/", timeout=15_000)  # the address bar says where they are
     expect(page.get_by_test_id("new-graph")).to_be_visible(timeout=15_000)

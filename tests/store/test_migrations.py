@@ -109,6 +109,33 @@ def test_sessions_made_before_the_cookie_was_httponly_end_and_accounts_stay(engi
     assert accounts.user("u1").email == "ada@example.org"
 
 
+def test_failed_sign_ins_made_before_addresses_were_kept_stay_counted_per_email(engine):
+    """Migration 0013: failed sign-ins keep the client's address; those made before have none and still count
+    against their email's limit across addresses, and the limits count new ones by address."""
+    import time
+
+    from nodeflow_app.store import accounts as accounts_module
+    from nodeflow_app.store.accounts import AccountError, AccountStore, SignInThrottled
+    from nodeflow_app.store.models import SignInAttemptRow
+
+    with engine.begin() as conn:
+        command.upgrade(migrations._config(conn), "0012_run_graph_started_index")
+        for _ in range(accounts_module.MAX_FAILED_FOR_EMAIL - 1):
+            _insert(conn, "sign_in_attempt", email="ada@example.org", at=time.time())
+    migrations._done.clear()
+
+    accounts = AccountStore(engine)  # upgrades to the newest revision
+
+    assert revision(engine) == migrations.head()
+    with pytest.raises(AccountError, match="^wrong email or password$"):
+        accounts.sign_in("ada@example.org", "guess", address="203.0.113.7")
+    with engine.connect() as conn:
+        kept = conn.execute(sa.select(SignInAttemptRow.address)).scalars().all()
+    assert sorted(kept, key=str) == ["203.0.113.7"] + [None] * (accounts_module.MAX_FAILED_FOR_EMAIL - 1)
+    with pytest.raises(SignInThrottled, match="from many addresses"):
+        accounts.sign_in("ada@example.org", "guess", address="192.0.2.10")
+
+
 def test_a_fresh_database_is_stamped_at_the_newest_revision(engine):
     migrations._done.clear()
     GraphStore(engine).create("New")

@@ -2,6 +2,7 @@
 
 import reflex as rx
 
+from nodeflow_app.components.forms import labelled_input
 from nodeflow_app.components.header import logo
 from nodeflow_app.components.theme import APP_BG, BORDER, PANEL_BG
 from nodeflow_app.state.auth_state import AuthState
@@ -12,11 +13,7 @@ def _testid(value: str) -> dict:
 
 
 def _field(label: str, name: str, kind: str = "text", **props) -> rx.Component:
-    return rx.vstack(
-        rx.text(label, size="2", weight="medium"),
-        rx.input(name=name, type=kind, width="100%", custom_attrs=_testid(f"auth-{name}"), **props),
-        spacing="1", width="100%",
-    )
+    return labelled_input(label, name, kind, testid=f"auth-{name}", **props)
 
 
 def _card(title: str, subtitle: str, *fields: rx.Component, submit: str, on_submit) -> rx.Component:

@@ -65,6 +65,7 @@ def composer() -> rx.Component:
     return rx.form(
         rx.hstack(
             rx.text_area(name="message", placeholder="Message the graph… (Enter sends, Shift+Enter new line)",
+                         aria_label="Message",
                          enter_key_submit=True, auto_height=True, rows="1", max_height="200px", flex="1",
                          # before the page is live, Enter would do nothing and the typed text would be lost
                          disabled=~rx.State.is_hydrated, custom_attrs=_testid("chat-input")),
@@ -103,7 +104,7 @@ def chat_body() -> rx.Component:
 
 def chat_picker() -> rx.Component:
     return rx.select.root(
-        rx.select.trigger(placeholder="No chat yet", variant="ghost", max_width="220px",
+        rx.select.trigger(placeholder="No chat yet", variant="ghost", max_width="220px", aria_label="Chat",
                           custom_attrs=_testid("chat-picker")),
         rx.select.content(rx.foreach(ChatState.chats, lambda chat: rx.select.item(chat["title"], value=chat["id"]))),
         value=ChatState.chat_id,

@@ -53,6 +53,7 @@ def toolbar() -> rx.Component:
         rx.input(
             rx.input.slot(rx.icon("search", size=16)),
             placeholder="Search graphs",
+            aria_label="Search graphs",
             value=GraphListState.search,
             on_change=GraphListState.set_search,  # a value + on_change input is debounced by Reflex (300 ms)
             width="260px",
@@ -97,6 +98,7 @@ def graph_row(row: GraphListRow) -> rx.Component:
         rx.table.cell(row.node_count, custom_attrs=_testid("graph-node-count")),
         rx.table.cell(rx.text(row.edited, title=row.edited_title), custom_attrs=_testid("graph-edited")),
         rx.table.cell(rx.switch(checked=row.active, size="1", title="Active: webhooks and schedules run it",
+                                aria_label=f"Active: {row.name}",
                                 on_change=lambda on: GraphListState.set_active(row.id, on),
                                 custom_attrs=_testid(f"graph-active-{row.name}"))),
         rx.table.cell(row_menu(row), text_align="right"),

@@ -131,9 +131,10 @@ def _one_line_input(value: rx.Var, on_blur, key: rx.Var, placeholder: str = "", 
 
 
 def _text_area(value: rx.Var, on_blur, key: rx.Var, placeholder: str = "", *, testid: str, mono: bool = False,
-               rows: str = "4", disabled: rx.Var | bool = False, on_change=None) -> rx.Component:
+               rows: str = "4", disabled: rx.Var | bool = False, on_change=None, aria_label: str = "") -> rx.Component:
     return rx.text_area(
         default_value=value, on_blur=on_blur, key=key, placeholder=placeholder, rows=rows, disabled=disabled,
+        aria_label=aria_label or None,
         width="100%", resize="vertical", spell_check=False if mono else None,
         style={"fontFamily": MONO, "fontSize": "12px"} if mono else {},
         custom_attrs=_testid(testid), **({"on_change": on_change} if on_change is not None else {}),
@@ -146,10 +147,10 @@ def _typed_text_area(pid: str, value: rx.Var, key: rx.Var, placeholder: str = ""
     return _text_area(value, saves["on_blur"], key, placeholder, on_change=saves["on_change"], **props)
 
 
-def _select(options: Sequence[tuple[str, str]], value: rx.Var, on_change, *, testid: str,
+def _select(options: Sequence[tuple[str, str]], value: rx.Var, on_change, *, testid: str, aria_label: str,
             disabled: rx.Var | bool = False, placeholder: str = "Choose…") -> rx.Component:
     return rx.select.root(
-        rx.select.trigger(placeholder=placeholder, width="100%", custom_attrs=_testid(testid)),
+        rx.select.trigger(placeholder=placeholder, width="100%", aria_label=aria_label, custom_attrs=_testid(testid)),
         rx.select.content(*(rx.select.item(label, value=value_) for value_, label in options)),
         value=value, on_change=on_change, disabled=disabled, size="2",
     )
@@ -161,7 +162,8 @@ def _install_select(parameter: Parameter, on_change, *, testid: str, disabled: r
     return rx.cond(
         choices.length() > 0,
         rx.select.root(
-            rx.select.trigger(placeholder="Choose…", width="100%", custom_attrs=_testid(testid)),
+            rx.select.trigger(placeholder="Choose…", width="100%", aria_label=parameter.label,
+                              custom_attrs=_testid(testid)),
             rx.select.content(rx.foreach(choices, lambda c: rx.select.item(c[1], value=c[0]))),
             value=_text(parameter.id), on_change=on_change, disabled=disabled, size="2",
         ),
@@ -189,7 +191,7 @@ def _number(parameter: Parameter, text: rx.Var, on_commit, key: rx.Var, *, testi
     number_input = _one_line_input(
         text, on_commit, key + text, parameter.placeholder or ("default" if parameter.default is None else ""),
         testid=testid, disabled=disabled, width="96px" if slider else "100%", flex_shrink="0",
-        attrs=NUMBER_TEXT, **extra,
+        attrs=NUMBER_TEXT, aria_label=parameter.label, **extra,
     )
     if not slider:
         return number_input
@@ -202,7 +204,9 @@ def _number(parameter: Parameter, text: rx.Var, on_commit, key: rx.Var, *, testi
         min=parameter.min, max=parameter.max, step=parameter.step or (1 if parameter.type == "int" else 0.01),
         on_value_commit=lambda value: EditorState.set_field(parameter.id, value[0]),
         key=key + "slider" + text + "|" + shown, disabled=disabled, size="1",
-        custom_attrs=_testid(f"slider-{parameter.id}"),
+        # The mouse's shortcut to the named text field beside it: out of the tab order and the accessibility tree
+        # (Radix Themes gives its thumb no name, so a screen reader would meet an unnamed second control).
+        custom_attrs=_testid(f"slider-{parameter.id}", tabIndex="-1", **{"aria-hidden": "true"}),
     ), align="center", spacing="3", width="100%")
 
 
@@ -218,27 +222,27 @@ def _has_slider(parameter: Parameter) -> bool:
 
 
 def control(parameter: Parameter) -> rx.Component:
-    """The inline control of a parameter, chosen by its type (`data-testid="field-<id>"`)."""
-    pid, kind = parameter.id, parameter.type
+    """The inline control of a parameter, chosen by its type (`data-testid="field-<id>"`), named by its label."""
+    pid, kind, name = parameter.id, parameter.type, parameter.label
     testid, disabled = f"field-{pid}", _wired(pid)
     commit = lambda value: EditorState.set_field(pid, value)  # noqa: E731 - switches, selects, secrets
     saves, key = _saves(pid), _field_key(pid)
     if kind == "boolean":
-        return rx.switch(checked=EditorState.field_flags[pid], on_change=commit, disabled=disabled,
+        return rx.switch(checked=EditorState.field_flags[pid], on_change=commit, disabled=disabled, aria_label=name,
                          custom_attrs=_testid(testid))
     if kind == "select" and parameter.choices:
         return _install_select(parameter, commit, testid=testid, disabled=disabled)
     if kind == "select":
-        return _select(_options(parameter), _text(pid), commit, testid=testid, disabled=disabled)
+        return _select(_options(parameter), _text(pid), commit, testid=testid, aria_label=name, disabled=disabled)
     if kind in ("int", "float"):
         return _number(parameter, _text(pid), saves["on_blur"], key, testid=testid, disabled=disabled)
     if kind in ("text", "code"):
         return _typed_text_area(pid, _text(pid), key, parameter.placeholder, testid=testid, mono=kind == "code",
-                                rows="8" if kind == "code" else "4", disabled=disabled)
+                                rows="8" if kind == "code" else "4", disabled=disabled, aria_label=name)
     if kind == "json":
         return rx.vstack(
             _typed_text_area(pid, _text(pid), key, parameter.placeholder or "{}", testid=testid, mono=True, rows="6",
-                             disabled=disabled),
+                             disabled=disabled, aria_label=name),
             rx.text("JSON editor: saved as you type once it is valid JSON, checked when you leave the field.",
                     size="1", color_scheme="gray"),
             spacing="1", width="100%",
@@ -252,13 +256,13 @@ def control(parameter: Parameter) -> rx.Component:
     if kind == "list":
         return _scalar_rows(parameter)
     if parameter.secret:
-        return _secret_input(pid, commit, testid=testid, disabled=disabled)
+        return _secret_input(pid, commit, testid=testid, disabled=disabled, aria_label=name)
     attrs = {"list": MODEL_LIST_ID, "autoComplete": "off"} if kind == "model" else {}
     return _one_line_input(_text(pid), saves["on_blur"], key, parameter.placeholder, testid=testid, disabled=disabled,
-                           attrs=attrs, on_change=saves["on_change"])
+                           attrs=attrs, on_change=saves["on_change"], aria_label=name)
 
 
-def _secret_input(pid: str, commit, *, testid: str, disabled: rx.Var | bool) -> rx.Component:
+def _secret_input(pid: str, commit, *, testid: str, disabled: rx.Var | bool, aria_label: str) -> rx.Component:
     """A one-line secret: never shown; says whether it is set; typing replaces it, leaving it empty keeps it.
     Its key (`EditorState.secret_keys`) changes when the stored secret does: the typed text does not stay in the page
     once it is stored, and stays while others edit other fields."""
@@ -266,7 +270,7 @@ def _secret_input(pid: str, commit, *, testid: str, disabled: rx.Var | bool) -> 
     return _one_line_input(
         "", commit, EditorState.secret_keys[pid],
         rx.cond(is_set, "•••• set (type to replace)", "secret value"), testid=testid, disabled=disabled,
-        type="password", attrs={"autoComplete": "new-password", "data-secret-set": is_set.to_string()},
+        type="password", aria_label=aria_label, attrs={"autoComplete": "new-password", "data-secret-set": is_set.to_string()},
     )
 
 
@@ -300,7 +304,7 @@ def _cell_input(pid: str, row: rx.Var, index: rx.Var, field_id: str, placeholder
                            testid=testid, on_change=saves["on_change"], **props)
 
 
-def _secret_cell(pid: str, row: rx.Var, index: rx.Var) -> rx.Component:
+def _secret_cell(pid: str, row: rx.Var, index: rx.Var, aria_label: str) -> rx.Component:
     """A secret value: never shown; says whether it is set; typing replaces it, leaving it empty keeps it (keyed as
     `_secret_input`)."""
     is_set = row[SECRET_SET_FIELD].to(str) == "true"
@@ -308,7 +312,7 @@ def _secret_cell(pid: str, row: rx.Var, index: rx.Var) -> rx.Component:
         "", lambda raw: EditorState.set_row_field(pid, index, VALUE_FIELD, raw),
         EditorState.secret_keys[pid] + ":" + index.to_string(),
         rx.cond(is_set, "•••• set (type to replace)", "secret value"), testid=f"row-{pid}-value",
-        type="password", attrs={"autoComplete": "new-password", "data-secret-set": is_set.to_string()},
+        type="password", aria_label=aria_label, attrs={"autoComplete": "new-password", "data-secret-set": is_set.to_string()},
     )
 
 
@@ -316,10 +320,11 @@ def _key_value_rows(parameter: Parameter) -> rx.Component:
     pid = parameter.id
 
     def row_view(row: rx.Var, index: rx.Var) -> rx.Component:
-        value = (_secret_cell(pid, row, index) if parameter.secret
-                 else _cell_input(pid, row, index, VALUE_FIELD, "value", f"row-{pid}-value"))
+        value_name = f"{parameter.label}: value"
+        value = (_secret_cell(pid, row, index, value_name) if parameter.secret
+                 else _cell_input(pid, row, index, VALUE_FIELD, "value", f"row-{pid}-value", aria_label=value_name))
         return rx.hstack(
-            _cell_input(pid, row, index, KEY_FIELD, "name", f"row-{pid}-name"),
+            _cell_input(pid, row, index, KEY_FIELD, "name", f"row-{pid}-name", aria_label=f"{parameter.label}: name"),
             value,
             _remove_button(pid, index),
             align="center", spacing="2", width="100%",
@@ -337,7 +342,8 @@ def _scalar_rows(parameter: Parameter) -> rx.Component:
 
     def row_view(row: rx.Var, index: rx.Var) -> rx.Component:
         return rx.hstack(
-            _cell_input(pid, row, index, VALUE_FIELD, parameter.placeholder, f"row-{pid}-value"),
+            _cell_input(pid, row, index, VALUE_FIELD, parameter.placeholder, f"row-{pid}-value",
+                        aria_label=parameter.label),
             _remove_button(pid, index),
             align="center", spacing="2", width="100%",
         )
@@ -355,16 +361,17 @@ def _item_field(pid: str, spec: Parameter, row: rx.Var, index: rx.Var) -> rx.Com
     commit = lambda raw: EditorState.set_row_field(pid, index, spec.id, raw)  # noqa: E731
     value = row[spec.id].to(str)
     if spec.type == "select":
-        inner = _select(_options(spec), value, commit, testid=testid)
+        inner = _select(_options(spec), value, commit, testid=testid, aria_label=spec.label)
     elif spec.type == "boolean":
-        inner = rx.switch(checked=value == "true", on_change=commit, custom_attrs=_testid(testid))
+        inner = rx.switch(checked=value == "true", on_change=commit, aria_label=spec.label,
+                          custom_attrs=_testid(testid))
     elif spec.type in ("text", "code", "json"):
         saves = _cell_saves(pid, index, spec.id)
         inner = _text_area(value, saves["on_blur"], _cell_key(pid, index, spec.id), spec.placeholder, testid=testid,
-                           mono=spec.type != "text", rows="2", on_change=saves["on_change"])
+                           mono=spec.type != "text", rows="2", on_change=saves["on_change"], aria_label=spec.label)
     else:
         extra = {"attrs": NUMBER_TEXT} if spec.type in ("int", "float") else {}
-        inner = _cell_input(pid, row, index, spec.id, spec.placeholder, testid, **extra)
+        inner = _cell_input(pid, row, index, spec.id, spec.placeholder, testid, aria_label=spec.label, **extra)
     return rx.vstack(rx.text(spec.label, size="1", color_scheme="gray"), inner, spacing="1", width="100%")
 
 
@@ -426,7 +433,7 @@ def expression_editor(parameter: Parameter) -> rx.Component:
     pid = parameter.id
     return rx.vstack(
         _typed_text_area(pid, _text(pid), _field_key(pid) + "-fx", "{{ $json.field }}", testid=f"field-{pid}",
-                         mono=True, rows="3", disabled=_wired(pid)),
+                         mono=True, rows="3", disabled=_wired(pid), aria_label=f"{parameter.label} (expression)"),
         inspector_expression_hint(),
         spacing="1", width="100%",
     )
@@ -634,7 +641,8 @@ def name_input() -> rx.Component:
     return rx.vstack(
         rx.text("Name", size="2", weight="medium"),
         _one_line_input(EditorState.selected_name, EditorState.rename_selected,
-                        _key("__name:") + EditorState.selected_name, "Node name", testid="inspector-name"),
+                        _key("__name:") + EditorState.selected_name, "Node name", testid="inspector-name",
+                        aria_label="Node name"),
         rx.cond(EditorState.name_error != "",
                 rx.text(EditorState.name_error, size="1", color_scheme="red", custom_attrs=_testid("inspector-name-error"))),
         rx.text("Unique in the graph; expressions refer to it as $('Name').", size="1", color_scheme="gray"),
@@ -672,11 +680,11 @@ def _setting(key: str, label: str, body: rx.Component, help_text: str = "") -> r
     )
 
 
-def _setting_number(key: str, placeholder: str) -> rx.Component:
+def _setting_number(key: str, label: str, placeholder: str) -> rx.Component:
     text = EditorState.settings_texts[key]
     return _one_line_input(
         text, lambda raw: EditorState.set_setting(key, raw), _key("setting-", key, ":") + text, placeholder,
-        testid=f"setting-{key}", attrs=NUMBER_TEXT,
+        testid=f"setting-{key}", attrs=NUMBER_TEXT, aria_label=label,
     )
 
 
@@ -688,14 +696,15 @@ def settings_section() -> rx.Component:
         rx.vstack(
             _setting("error_mode", "On error",
                      _select(ERROR_MODE_LABELS, EditorState.settings_texts["error_mode"],
-                             lambda raw: EditorState.set_setting("error_mode", raw), testid="setting-error_mode"),
+                             lambda raw: EditorState.set_setting("error_mode", raw), testid="setting-error_mode",
+                             aria_label="On error"),
                      "Route to error output adds an Error output to the node."),
-            _setting("max_attempts", "Retries (max attempts)", _setting_number("max_attempts", "1"),
-                     "1 runs once; up to 20 attempts."),
+            _setting("max_attempts", "Retries (max attempts)",
+                     _setting_number("max_attempts", "Retries (max attempts)", "1"), "1 runs once; up to 20 attempts."),
             _setting("initial_interval", "Wait between retries (s)",
-                     _setting_number("initial_interval", "1"),
+                     _setting_number("initial_interval", "Wait between retries (s)", "1"),
                      "Grows after each failed attempt (×2 by default)."),
-            _setting("timeout", "Timeout (s)", _setting_number("timeout", "No limit"),
+            _setting("timeout", "Timeout (s)", _setting_number("timeout", "Timeout (s)", "No limit"),
                      "Empty: no limit."),
             spacing="3", width="100%", padding_top="12px",
         ),

@@ -3,6 +3,7 @@
 import reflex as rx
 
 from nodeflow_app.components import dialogs
+from nodeflow_app.components.forms import labelled_input
 from nodeflow_app.components.header import header
 from nodeflow_app.components.theme import APP_BG, BORDER, PANEL_BG
 from nodeflow_app.state.knowledge_state import UPLOAD_ID, ChunkRow, CollectionRow, DocumentRow, KnowledgeState
@@ -127,7 +128,8 @@ def search_box() -> rx.Component:
         rx.form(
             rx.hstack(
                 rx.input(rx.input.slot(rx.icon("search", size=16)), name="query", placeholder="Search this collection",
-                         default_value=KnowledgeState.query, width="100%", custom_attrs=_testid("knowledge-query")),
+                         aria_label="Search this collection", default_value=KnowledgeState.query, width="100%",
+                         custom_attrs=_testid("knowledge-query")),
                 rx.button("Search", type="submit", variant="soft", custom_attrs=_testid("knowledge-search")),
                 width="100%",
             ),
@@ -170,14 +172,11 @@ def create_dialog() -> rx.Component:
             rx.dialog.title("New collection"),
             rx.form(
                 rx.vstack(
-                    rx.text("Name", size="2", weight="medium"),
-                    rx.input(name="name", placeholder="handbook", auto_focus=True, width="100%",
-                             custom_attrs=_testid("collection-name")),
+                    labelled_input("Name", "name", testid="collection-name", placeholder="handbook", auto_focus=True),
                     rx.text("Letters, digits, - and _ (no spaces); graphs name it in their Knowledge nodes.",
                             size="1", color_scheme="gray"),
-                    rx.text("Embedding model (optional)", size="2", weight="medium"),
-                    rx.input(name="embedding", placeholder="openai:text-embedding-3-small", width="100%",
-                             custom_attrs=_testid("collection-embedding")),
+                    labelled_input("Embedding model (optional)", "embedding", testid="collection-embedding",
+                                   placeholder="openai:text-embedding-3-small"),
                     rx.text("Without one, search is full text only; with one, hybrid (meaning and words).",
                             size="1", color_scheme="gray"),
                     rx.cond(KnowledgeState.create_error != "",

@@ -130,6 +130,7 @@ def palette(groups: Mapping[str, Sequence[NodeDefinition]], fold: rx.Component |
         rx.input(
             rx.input.slot(rx.icon("search", size=14)),
             placeholder="Search nodes",
+            aria_label="Search nodes",
             value=PaletteState.query,
             on_change=PaletteState.set_query,
             width="100%",

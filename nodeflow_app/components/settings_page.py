@@ -91,12 +91,13 @@ def provider_card(index: int, name: str) -> rx.Component:
     fields = []
     if spec.key_env:
         fields.append(rx.input(name="api_key", type="password", placeholder=rx.cond(
-            row["key_set"].to(bool), "Replace the key", "API key"), auto_complete="new-password",
+            row["key_set"].to(bool), "Replace the key", "API key"), auto_complete="new-password", aria_label="API key",
             key=SettingsState.form_rev.to_string() + name, width="100%", custom_attrs=_testid(f"api-key-{name}")))
     if spec.base_url_field:
         # Only a stored URL fills the field: saving must not copy an environment variable into the store. The
         # placeholder says what an empty field means (saving and testing it use the install's URL).
         fields.append(rx.input(name="base_url", placeholder="Base URL (empty: " + row["empty_url"].to(str) + ")",
+                               aria_label="Base URL",
                                default_value=row["stored_base_url"].to(str),
                                key=SettingsState.form_rev.to_string() + name,
                                width="100%", custom_attrs=_testid(f"base-url-{name}")))
@@ -187,10 +188,12 @@ def connections_section() -> rx.Component:
                       custom_attrs=_testid("connections")),
         rx.form(
             rx.hstack(
-                rx.input(name="name", placeholder="Name", width="160px", custom_attrs=_testid("connection-name")),
+                rx.input(name="name", placeholder="Name", width="160px", aria_label="Connection name",
+                         custom_attrs=_testid("connection-name")),
                 rx.select(list(KINDS), value=SettingsState.connection_kind, on_change=SettingsState.set_connection_kind,
-                          custom_attrs=_testid("connection-kind")),
+                          custom_attrs={"data-testid": "connection-kind", "aria-label": "Connection kind"}),
                 rx.text_area(name="fields", placeholder=placeholder, rows=str(FIELD_ROWS), flex="1",
+                             aria_label="Connection fields",
                              auto_complete=False,
                              key=SettingsState.form_rev.to_string() + "connection",
                              custom_attrs=_testid("connection-fields")),

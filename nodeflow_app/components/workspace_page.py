@@ -4,6 +4,7 @@ and the invitation page a link opens."""
 import reflex as rx
 
 from nodeflow_app.components.addresses import address
+from nodeflow_app.components.forms import labelled_input
 from nodeflow_app.components.header import header
 from nodeflow_app.components.theme import APP_BG, BORDER, PANEL_BG
 from nodeflow_app.state.auth_state import AuthState
@@ -28,7 +29,8 @@ def member_row(member: MemberRow) -> rx.Component:
         rx.table.cell(rx.cond(
             owner,
             rx.select(ROLES, value=member.role, on_change=lambda role: WorkspaceState.set_role(member.user_id, role),
-                      size="1", custom_attrs={"data-testid": f"role-{member.email}"}),
+                      size="1", custom_attrs={"data-testid": f"role-{member.email}",
+                                              "aria-label": f"Role of {member.email}"}),
             rx.badge(member.role, variant="soft"))),
         rx.table.cell(rx.cond(owner, rx.icon_button(rx.icon("user-minus", size=14), variant="ghost", color_scheme="red",
                                                     aria_label="Remove member",
@@ -95,8 +97,11 @@ def invitations_section() -> rx.Component:
     return _section(
         "Invite people",
         rx.form(rx.hstack(
-            rx.select(ROLES, default_value="viewer", name="role", custom_attrs=_testid("invite-role")),
-            rx.select(list(EXPIRIES), default_value="7 days", name="expiry"),
+            # rx.select gives its trigger (the button a screen reader names) only `custom_attrs`
+            rx.select(ROLES, default_value="viewer", name="role",
+                      custom_attrs={"data-testid": "invite-role", "aria-label": "Role"}),
+            rx.select(list(EXPIRIES), default_value="7 days", name="expiry",
+                      custom_attrs={"aria-label": "Link expires after"}),
             rx.button("Create invitation link", type="submit", custom_attrs=_testid("invite-create")),
         ), on_submit=WorkspaceState.invite, reset_on_submit=False),
         shown_once(WorkspaceState.new_link, "Send this link (single use; shown once):", "invite-link"),
@@ -120,7 +125,8 @@ def workspace_page() -> rx.Component:
                 address("MCP endpoint", "/api/mcp/" + AuthState.workspace_id, "mcp-url", size="2"),
                 rx.text(rx.link("API reference", href="/api/v1/docs", is_external=True), " · ",
                         rx.code("Authorization: Bearer <token>"), size="2", color_scheme="gray"),
-                rx.form(rx.hstack(rx.input(name="name", placeholder="Token name", custom_attrs=_testid("token-name")),
+                rx.form(rx.hstack(rx.input(name="name", placeholder="Token name", aria_label="Token name",
+                                           custom_attrs=_testid("token-name")),
                                   rx.button("Create token", type="submit", custom_attrs=_testid("token-create"))),
                         on_submit=WorkspaceState.create_token),
                 shown_once(WorkspaceState.new_token, "Your new token (shown once):", "token-value"),
@@ -129,7 +135,8 @@ def workspace_page() -> rx.Component:
             rx.cond(AuthState.role == "owner", members_tokens_section()),
             _section(
                 "New team workspace",
-                rx.form(rx.hstack(rx.input(name="name", placeholder="Team name", custom_attrs=_testid("team-name")),
+                rx.form(rx.hstack(rx.input(name="name", placeholder="Team name", aria_label="Team name",
+                                           custom_attrs=_testid("team-name")),
                                   rx.button("Create", type="submit", custom_attrs=_testid("team-create"))),
                         on_submit=WorkspaceState.create_workspace),
             ),
@@ -140,9 +147,7 @@ def workspace_page() -> rx.Component:
 
 
 def invitation_page() -> rx.Component:
-    field = lambda label, name, kind="text": rx.vstack(  # noqa: E731
-        rx.text(label, size="2", weight="medium"),
-        rx.input(name=name, type=kind, width="100%", custom_attrs=_testid(f"invite-{name}")), spacing="1", width="100%")
+    field = lambda label, name, kind="text": labelled_input(label, name, kind, testid=f"invite-{name}")  # noqa: E731
     return rx.center(rx.vstack(
         rx.heading("Join ", WorkspaceState.invite_workspace, size="5", custom_attrs=_testid("invite-title")),
         rx.cond(WorkspaceState.message != "", rx.callout(WorkspaceState.message, color_scheme="red", width="100%",

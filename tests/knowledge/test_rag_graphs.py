@@ -199,3 +199,30 @@ async def test_the_text_chunker_takes_at_most_what_one_load_gives(monkeypatch):
     assert of(events, "chunk", "error")[0].data["error"] == (
         "input 'Documents': 101 characters of text; a Text Chunker takes at most 100 at once (as much as one "
         "Document Loader run gives; split it)")
+
+
+async def test_metadata_that_is_not_an_object_is_named_by_each_node_that_reads_it(fake_llm, private_data_dir):
+    """A list or text as `metadata` ended Text Chunker and Vector Store (delete) with a bare TypeError or
+    AttributeError."""
+    bad = [{"text": "fine", "metadata": {"source": "a"}}, {"text": "odd", "metadata": ["x"]}]
+    for node, data in (("text-chunker", {"chunk_size": 50, "overlap": 0}),
+                       ("vector-store", {"collection": "faq", "mode": "delete"}),
+                       ("vector-store", {"collection": "faq", "mode": "add"})):
+        reading = graph([("start", "manual-trigger", {}), ("node", node, data)], ["start.output -> node.input"])
+        run, events = await run_graph(reading, payload=bad)
+        assert of(events, "node", "error")[0].data["error"] == "item 1: 'metadata' is a list, not an object", node
+
+
+async def test_a_chunk_whose_source_is_a_number_is_found_and_shown(fake_llm, private_data_dir):
+    """Vector Search wrote each passage's source with `+`: a number there (kept as given) failed every search."""
+    store = graph([("start", "manual-trigger", {}), ("store", "vector-store", {"collection": "faq", "mode": "add"})],
+                  ["start.output -> store.input"])
+    written, _ = await run_graph(store, payload=[{"text": "Refunds take 14 days.", "metadata": {"source": 7,
+                                                                                                "page": 2}}])
+    assert written.status == "completed", written.error
+    search = graph([("start", "manual-trigger", {}),
+                    ("find", "vector-search", {"collection": "faq", "mode": "text", "query": "refunds"})],
+                   ["start.output -> find.input"])
+    found, events = await run_graph(search, payload={})
+    assert found.status == "completed", of(events, "find", "error")
+    assert found.outputs_by_name()["FIND"]["output"]["text"] == "[1] (7, page 2)\nRefunds take 14 days."

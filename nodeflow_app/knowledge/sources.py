@@ -45,9 +45,17 @@ def upload_path(relative: str, workspace: str = DEFAULT_WORKSPACE) -> Path:
     path = (root / relative.strip().lstrip("/")).resolve()
     if path != root and root not in path.parents:
         raise NodeError(f"path {relative!r} leaves the workspace's uploads folder: files must be under {root}")
-    if not path.exists():
+    try:
+        exists = path.exists()
+    except OSError as error:  # a name the system refuses (too long, say): its message would quote the whole path
+        raise NodeError(f"path {_shortened(relative)} cannot name a file: {error.strerror}") from None
+    if not exists:
         raise NodeError(f"no file or folder {relative!r} in the workspace's uploads folder ({root})")
     return path
+
+
+def _shortened(text: str) -> str:
+    return repr(text if len(text) <= 80 else text[:79] + "…")
 
 
 # Uploads used to be kept per collection for every workspace at once (`uploads/<collection>/`). Each such
@@ -85,8 +93,11 @@ def _adopt_shared_uploads(root: Path) -> None:
 
 
 def files_in(folder: Path) -> list[Path]:
-    """Readable files of a folder (recursively, sorted), those of a known format only."""
-    files = sorted(p for p in folder.rglob("*") if p.is_file() and guess_format(p.name))
+    """Readable files of a folder (recursively, sorted), those of a known format only; a link to a file elsewhere
+    is not one of them (a folder's files stay inside it, as `upload_path` keeps a path inside the uploads)."""
+    inside = folder.resolve()
+    files = sorted(p for p in folder.rglob("*")
+                   if p.is_file() and guess_format(p.name) and inside in p.resolve().parents)
     if len(files) > MAX_FILES:
         raise NodeError(f"{folder} holds {len(files)} files; at most {MAX_FILES} are read at once")
     return files

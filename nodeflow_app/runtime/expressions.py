@@ -34,6 +34,9 @@ __all__ = [
 ]
 
 _OPEN, _CLOSE = "{{", "}}"
+# The longest text one parameter's expressions may make. Each expression copies its value into the text, so a
+# short template repeating one over a large input asked for gigabytes: the server's memory, every run's.
+MAX_RENDERED_CHARS = 16 * 1024 * 1024
 _ROOTS_HINT = "expressions start with $json, input, $trigger.json or $('Node name')"
 
 
@@ -488,9 +491,15 @@ def render(text: str, scope: Scope, *, parameter: str | None = None) -> Any:
         raise _error(text, issue.offset, issue.message, issue.source, parameter)
     if template.raw is not None:
         return _evaluate(template.raw, scope, text, parameter)
-    return "".join(
-        s if isinstance(s, str) else _to_text(_evaluate(s, scope, text, parameter)) for s in template.segments
-    )
+    pieces, size = [], 0
+    for segment in template.segments:
+        piece = segment if isinstance(segment, str) else _to_text(_evaluate(segment, scope, text, parameter))
+        size += len(piece)
+        if size > MAX_RENDERED_CHARS:
+            raise ExpressionError(f"the text its expressions make is over {MAX_RENDERED_CHARS:,} characters; "
+                                  "pass a large value as a lone expression, or on a wire", parameter=parameter)
+        pieces.append(piece)
+    return "".join(pieces)
 
 
 def _child(parameter: str | None, key: Any) -> str:

@@ -313,16 +313,24 @@ def parameter_problem(parameter: Parameter, value: Any) -> str | None:
     return None
 
 
-def checked_numbers(definition: NodeDefinition, data: dict[str, Any], written: dict[str, Any]) -> dict[str, Any]:
-    """`data` (a fresh dict) with each int or float parameter an expression or a wire set, i.e. not the very
-    value `written` in the graph (checked when the graph loaded), made a number within its bounds: numeric
-    text becomes its number, anything else is a NodeError naming the parameter, before the node runs."""
+def checked_values(definition: NodeDefinition, data: dict[str, Any], written: dict[str, Any]) -> dict[str, Any]:
+    """`data` (a fresh dict) with each parameter an expression or a wire set, i.e. not the very value `written`
+    in the graph (checked when the graph loaded), checked as the graph's values are, before the node runs: an int
+    or float parameter made a number within its bounds (numeric text becomes its number), a boolean true or false
+    (the text "true" or "false" too), a select one of its options. Anything else is a NodeError naming the
+    parameter."""
     for key, value in data.items():
         if value is written.get(key, _ABSENT) or value is None:
             continue
         parameter = definition.parameter(key)
-        if parameter is not None and parameter.type in ("int", "float"):
+        if parameter is None:
+            continue
+        if parameter.type in ("int", "float"):
             data[key] = _number(parameter, value)
+        elif parameter.type == "boolean":
+            data[key] = _boolean(parameter, value)
+        elif parameter.type == "select" and (problem := parameter_problem(parameter, value)):
+            raise NodeError(f"parameter '{parameter.id}': {problem}")
     return data
 
 
@@ -349,6 +357,15 @@ def _number(parameter: Parameter, value: Any) -> int | float | None:
     if problem:
         raise NodeError(f"parameter '{parameter.id}': {problem}")
     return number
+
+
+def _boolean(parameter: Parameter, value: Any) -> bool:
+    """Text from a form or a query string ("false") was any node's `bool(...)`: true. Only its two words count."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().lower() in ("true", "false"):
+        return value.strip().lower() == "true"
+    raise NodeError(f"parameter '{parameter.id}': expected true or false, got {type(value).__name__} {value!r:.60}")
 
 
 # 3. Identity and containment ------------------------------------------------------------------

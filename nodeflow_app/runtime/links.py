@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from nodeflow_app.contract import FlowContext, NodeError, NodeEvent
 from nodeflow_app.runtime.expressions import NodeUnavailable, resolve
-from nodeflow_app.runtime.graph import checked_numbers
+from nodeflow_app.runtime.graph import checked_values
 from nodeflow_app.runtime.plan import PlanNode
 
 if TYPE_CHECKING:  # annotations only: run.py imports this module
@@ -39,7 +39,7 @@ async def materialize(run: "Run", node_id: str, handle: str) -> Any:
             raise NodeError(f"node '{pn.node.name}' ({pn.node.type}) cannot provide links")
         data = pn.node.data
         if pn.has_expressions:
-            data = checked_numbers(pn.definition, resolve(data, Scope(run, pn, {})), pn.node.data)
+            data = checked_values(pn.definition, resolve(data, Scope(run, pn, {})), pn.node.data)
         artifact = await provide(data, handle, flow_context(run, pn))
     except BaseException as error:
         future.set_exception(error)

@@ -27,7 +27,7 @@ from typing import Any, AsyncIterator, Callable
 from nodeflow_app.contract import ExecutionResult, NodeError, NodeEvent, WaitForInput, enter_node
 from nodeflow_app.runtime.calls import call_node, failure_message, handled_outputs, settled
 from nodeflow_app.runtime.expressions import resolve
-from nodeflow_app.runtime.graph import checked_numbers
+from nodeflow_app.runtime.graph import checked_values
 from nodeflow_app.runtime.links import RuntimeApiImpl, Scope, flow_context, materialize
 from nodeflow_app.runtime.plan import Plan, PlanNode
 from nodeflow_app.runtime.records import RERUN_ON_RESUME, SETTLED, NodeRecord, RunError, RunHooks
@@ -355,7 +355,7 @@ class Run:
             data = {**data, **{h: inputs[h] for h in wired}}
             inputs = {h: v for h, v in inputs.items() if h not in wired}
         if data is not pn.node.data:  # an expression or a wire gave a value the graph's check never saw
-            data = checked_numbers(pn.definition, data, pn.node.data)
+            data = checked_values(pn.definition, data, pn.node.data)
         return data, inputs
 
     # -- outcomes --------------------------------------------------------------------------------

@@ -70,6 +70,23 @@ async def test_the_loader_never_reads_outside_the_uploads_folder(fake_llm, priva
     assert "leaves the workspace's uploads folder" in of(events, "load", "error")[0].data["error"]
 
 
+async def test_a_folder_load_skips_links_to_files_outside_it(fake_llm, private_data_dir):
+    """Loading a folder read what a symbolic link in it pointed to, anywhere on the server."""
+    (private_data_dir / "secret.key").write_text("do not read")
+    folder = put_uploads(private_data_dir)
+    (folder / "link.txt").symlink_to(private_data_dir / "secret.key")
+    (folder / "inner.txt").write_text("kept")
+    (folder / "alias.txt").symlink_to(folder / "inner.txt")  # a link that stays inside is read as usual
+    loader = graph([("start", "manual-trigger", {}), ("load", "document-loader", {"source": "upload",
+                                                                                  "path": "handbook"})],
+                   ["start.output -> load.input"])
+    run, events = await run_graph(loader, payload={})
+    assert run.status == "completed", of(events, "load", "error")
+    sources = [d["metadata"]["source"] for d in run.outputs_by_name()["LOAD"]["output"]]
+    assert "handbook/link.txt" not in sources and {"handbook/inner.txt", "handbook/alias.txt"} <= set(sources)
+    assert not any("do not read" in d["text"] for d in run.outputs_by_name()["LOAD"]["output"])
+
+
 async def test_a_workspace_reads_only_its_own_uploads(fake_llm, private_data_dir):
     put_uploads(private_data_dir, workspace="0123456789abcdef")
 
@@ -199,3 +216,41 @@ async def test_the_text_chunker_takes_at_most_what_one_load_gives(monkeypatch):
     assert of(events, "chunk", "error")[0].data["error"] == (
         "input 'Documents': 101 characters of text; a Text Chunker takes at most 100 at once (as much as one "
         "Document Loader run gives; split it)")
+
+
+async def test_metadata_that_is_not_an_object_is_named_by_each_node_that_reads_it(fake_llm, private_data_dir):
+    """A list or text as `metadata` ended Text Chunker and Vector Store (delete) with a bare TypeError or
+    AttributeError."""
+    bad = [{"text": "fine", "metadata": {"source": "a"}}, {"text": "odd", "metadata": ["x"]}]
+    for node, data in (("text-chunker", {"chunk_size": 50, "overlap": 0}),
+                       ("vector-store", {"collection": "faq", "mode": "delete"}),
+                       ("vector-store", {"collection": "faq", "mode": "add"})):
+        reading = graph([("start", "manual-trigger", {}), ("node", node, data)], ["start.output -> node.input"])
+        run, events = await run_graph(reading, payload=bad)
+        assert of(events, "node", "error")[0].data["error"] == "item 1: 'metadata' is a list, not an object", node
+
+
+async def test_a_chunk_whose_source_is_a_number_is_found_and_shown(fake_llm, private_data_dir):
+    """Vector Search wrote each passage's source with `+`: a number there (kept as given) failed every search."""
+    store = graph([("start", "manual-trigger", {}), ("store", "vector-store", {"collection": "faq", "mode": "add"})],
+                  ["start.output -> store.input"])
+    written, _ = await run_graph(store, payload=[{"text": "Refunds take 14 days.", "metadata": {"source": 7,
+                                                                                                "page": 2}}])
+    assert written.status == "completed", written.error
+    search = graph([("start", "manual-trigger", {}),
+                    ("find", "vector-search", {"collection": "faq", "mode": "text", "query": "refunds"})],
+                   ["start.output -> find.input"])
+    found, events = await run_graph(search, payload={})
+    assert found.status == "completed", of(events, "find", "error")
+    assert found.outputs_by_name()["FIND"]["output"]["text"] == "[1] (7, page 2)\nRefunds take 14 days."
+
+
+async def test_an_upload_path_the_system_refuses_is_a_clear_error(fake_llm, private_data_dir):
+    """A name too long for the file system ended the loader with a bare OSError quoting the whole path."""
+    (private_data_dir / "uploads" / "default").mkdir(parents=True)
+    loader = graph([("start", "manual-trigger", {}),
+                    ("load", "document-loader", {"source": "upload", "path": "a" * 300})],
+                   ["start.output -> load.input"])
+    run, events = await run_graph(loader, payload={})
+    assert of(events, "load", "error")[0].data["error"] == (
+        f"path {'a' * 79 + '…'!r} cannot name a file: File name too long")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import json
+from urllib.parse import urlencode
 
 import pytest
 from cryptography.fernet import Fernet
@@ -462,6 +463,12 @@ async def test_a_multipart_file_is_sent_again_after_a_307(server):
     reference = store_bytes(b"abc", "a.txt", "text/plain")
     await call(server.url + "/redirect?code=307&to=/json", method="POST", body_type="multipart", file=reference)
     assert [r.body.count(b'filename="a.txt"\r\nContent-Type: text/plain\r\n\r\nabc\r\n') for r in server.requests] == [1, 1]
+
+
+async def test_a_next_url_that_is_not_a_url_is_named(server):
+    with pytest.raises(NodeError, match=r"^the next page's URL at 'body.next' \(page 1\) is not a URL: Invalid port"):
+        await call(server.url + "/elsewhere?" + urlencode({"to": "http://[::1"}), pagination="next_url",
+                   next_url_path="body.next")
 
 
 async def test_a_next_url_on_another_origin_gets_no_credential(server, connections):

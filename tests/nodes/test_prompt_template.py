@@ -57,3 +57,15 @@ async def test_unknown_variable_lists_the_available_ones():
         await run({"user": {"name": "Ada"}}, "{user.email}")
     with pytest.raises(NodeError, match=r"unknown variable \{x\}; available: none \(add variables"):
         await run("a string input has no fields", "{x}")
+
+
+async def test_the_prompt_stops_at_its_limit(monkeypatch):
+    """Each placeholder copies its value: a short template repeating one over a large input asked for gigabytes."""
+    from nodes.ai.prompt_template import executor as module
+
+    monkeypatch.setattr(module, "MAX_TEXT_CHARS", 1_000, raising=False)
+    source = {"a": "x" * 300}
+    assert (await run(source, "{a}-{a}-{a}")).outputs["prompt"] == "-".join(["x" * 300] * 3)
+    with pytest.raises(NodeError, match=r"^the prompt would be over 1,000 characters \(at \{a\}\); use each large "
+                                        r"value once$"):
+        await run(source, "{a}" * 4)

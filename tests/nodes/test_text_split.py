@@ -7,6 +7,7 @@ import pytest
 from nodeflow_app.contract import FlowContext, NodeError
 from nodes.data.text_split.definition import definition
 from nodes.data.text_split.executor import executor, sentences
+from tests.nodes.loop_ticks import loop_ticks
 
 
 async def run(input, **data):
@@ -27,6 +28,15 @@ async def test_regex():
         await run("x", split_by="regex", pattern="[a-")
     with pytest.raises(NodeError, match=r"regular expression '\(a\|aa\)\+\$' ran longer than 1 s"):
         await run("a" * 60 + "b", split_by="regex", pattern="(a|aa)+$")
+
+
+async def test_a_slow_regex_is_searched_off_the_event_loop():
+    """A search stops at its 1 s limit, but on the event loop it held every other run for that second (a For Each
+    of such texts: one second per item)."""
+    async with loop_ticks() as ticks:
+        with pytest.raises(NodeError, match="ran longer than 1 s"):
+            await run("a" * 60 + "b", split_by="regex", pattern="(a|aa)+$")
+    assert ticks[0] >= 20, ticks  # the event loop kept running (blocked, it would not have ticked at all)
 
 
 async def test_a_group_in_the_pattern_does_not_make_the_separators_parts():

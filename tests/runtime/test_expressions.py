@@ -546,3 +546,14 @@ def test_a_did_you_mean_hint_stays_cheap_on_long_keys_and_wide_objects() -> None
     with pytest.raises(ExpressionError, match="not found \\(available: email, aaaa"):
         render("{{ $json." + "a" * 500 + "x }}", Wide())  # difflib alone spends seconds on this one
     assert time.monotonic() - started < 1
+
+
+def test_a_text_of_expressions_stops_at_its_limit_naming_the_parameter(monkeypatch) -> None:
+    """Each expression copies its value: a short template repeating one over a large input asked for gigabytes."""
+    monkeypatch.setattr(expressions, "MAX_RENDERED_CHARS", 1_000, raising=False)
+    scope = FakeScope(direct={"a": "x" * 300, "big": "y" * 5_000})
+    assert render("{{ $json.a }}-" * 3, scope, parameter="p") == ("x" * 300 + "-") * 3
+    assert render("{{ $json.big }}", scope, parameter="p") == "y" * 5_000  # a lone expression is its value, no copy
+    with pytest.raises(ExpressionError, match=r"^parameter 'p': the text its expressions make is over 1,000 "
+                                              r"characters; pass a large value as a lone expression, or on a wire$"):
+        render("{{ $json.a }}" * 4, scope, parameter="p")

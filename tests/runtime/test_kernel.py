@@ -14,7 +14,7 @@ from nodeflow_app.runtime.graph import GraphInvalid, normalize_or_raise
 from nodeflow_app.runtime.plan import compile_plan
 from nodeflow_app.runtime import run as run_module
 from nodeflow_app.runtime.run import Run, RunError
-from nodeflow_app.contract import ExecutionResult, NodeDefinition, NodeError, Parameter, Socket
+from nodeflow_app.contract import ExecutionResult, NodeDefinition, NodeError, Option, Parameter, Socket
 
 from tests.runtime import toys
 
@@ -176,6 +176,66 @@ async def test_a_number_parameter_an_expression_sets_is_checked_like_one_written
     if outcome is None or isinstance(outcome, int):
         assert run.status == "completed" and seen["size"] == outcome, run.error
         assert type(seen["size"]) is type(outcome)
+    else:
+        assert run.status == "failed" and run.error == f"node 'A' failed: {outcome}" and seen == {}
+
+
+#  S --> A (strict = an expression; a boolean parameter)
+@pytest.mark.parametrize("given, outcome", [
+    ("{{ $json.yes }}", True), ("{{ $json.no }}", False), ("{{ $json.no_text }}", False),
+    ("{{ $json.yes_text }}", True), ("{{ $json.none }}", None),
+    ("{{ $json.word }}", "parameter 'strict': expected true or false, got str 'nope'"),
+    ("{{ $json.zero }}", "parameter 'strict': expected true or false, got int 0"),
+    ("{{ $json.list }}", "parameter 'strict': expected true or false, got list []"),
+])
+async def test_a_boolean_parameter_an_expression_sets_is_true_or_false(given, outcome):
+    """A query string's "false" reached the node as text, and every node's `bool(...)` made it true (Database Query's
+    Allow writes among them)."""
+    seen = {}
+
+    async def record(data, inputs, ctx):
+        seen.update(data)
+        return {"out": 1}
+
+    strict = NodeDefinition(id="toy-strict", name="Strict", description="d", category="t", inputs=(toys.DATA_IN,),
+                            outputs=(toys.DATA_OUT,),
+                            parameters=(Parameter(id="strict", label="Strict", type="boolean", default=False),))
+    registry = toys.registry((strict, toys.Toy("toy-strict", record)))
+    graph = toys.graph([("s", "start"), ("a", "strict", {"strict": given})], ["s.out -> a.in"])
+    run, _ = await run_graph(graph, registry, payload={"yes": True, "no": False, "no_text": " False ", "yes_text": "true",
+                                                       "none": None, "word": "nope", "zero": 0, "list": []})
+    if outcome in (True, False, None):
+        assert run.status == "completed" and seen["strict"] is outcome, run.error
+    else:
+        assert run.status == "failed" and run.error == f"node 'A' failed: {outcome}" and seen == {}
+
+
+#  S --> A (mode = an expression or a wire; a select of 'fast' or 'slow')
+@pytest.mark.parametrize("given, outcome", [
+    ("{{ $json.mode }}", "slow"), ("{{ $json.none }}", None),
+    ("{{ $json.other }}", "parameter 'mode': 'medium' is not one of 'fast', 'slow'"),
+    ("{{ $json.list }}", "parameter 'mode': ['slow'] is not one of 'fast', 'slow'"),
+    ("{{ $json.object }}", "parameter 'mode': {'slow': 1} is not one of 'fast', 'slow'"),
+])
+async def test_a_select_parameter_an_expression_sets_is_one_of_its_options(given, outcome):
+    """A node looks a select's value up among its options: a list from an expression ended it with a bare
+    "TypeError: unhashable type: 'list'"."""
+    seen = {}
+
+    async def record(data, inputs, ctx):
+        seen.update(data)
+        return {"out": 1}
+
+    chooser = NodeDefinition(id="toy-chooser", name="Chooser", description="d", category="t", inputs=(toys.DATA_IN,),
+                             outputs=(toys.DATA_OUT,),
+                             parameters=(Parameter(id="mode", label="Mode", type="select", default="fast",
+                                                   options=(Option(value="fast"), Option(value="slow"))),))
+    registry = toys.registry((chooser, toys.Toy("toy-chooser", record)))
+    graph = toys.graph([("s", "start"), ("a", "chooser", {"mode": given})], ["s.out -> a.in"])
+    run, _ = await run_graph(graph, registry, payload={"mode": "slow", "none": None, "other": "medium",
+                                                       "list": ["slow"], "object": {"slow": 1}})
+    if outcome in ("slow", None):
+        assert run.status == "completed" and seen["mode"] == outcome, run.error
     else:
         assert run.status == "failed" and run.error == f"node 'A' failed: {outcome}" and seen == {}
 

@@ -3,7 +3,7 @@
 import re
 from typing import Any
 
-from nodes._helpers import MISSING, get_path, primary_text, to_text, unescape
+from nodes._helpers import MISSING, get_path, in_regex_thread, primary_text, to_text, unescape
 from nodes.data._timed_regex import compile_pattern
 from nodeflow_app.contract import ExecutionResult, FlowContext, NodeError
 
@@ -30,7 +30,11 @@ class TextSplitExecutor:
         if operation != "split":
             raise NodeError(f"operation must be 'split' or 'join', got {operation!r}")
         text = _text(found, field)
-        parts = split(text, data.get("split_by") or "separator", separator, to_text(data.get("pattern")))
+        split_by, pattern = data.get("split_by") or "separator", to_text(data.get("pattern"))
+        if split_by == "regex":  # a search may take its whole time limit: off the event loop, so other runs go on
+            parts = await in_regex_thread(lambda _stopped: split(text, split_by, separator, pattern))
+        else:
+            parts = split(text, split_by, separator, pattern)
         if data.get("trim", True):
             parts = [part.strip() for part in parts]
         if data.get("remove_empty", True):

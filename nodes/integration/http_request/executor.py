@@ -88,7 +88,10 @@ async def _by_next_url(call: _Caller, spec: RequestSpec, data: dict[str, Any]) -
             break
         if not isinstance(next_url, str):
             raise NodeError(f"the next page's URL at {path!r} is a {type(next_url).__name__}, not text")
-        url = httpx.URL(call.final_url).join(next_url)
+        try:
+            url = httpx.URL(call.final_url).join(next_url)
+        except httpx.InvalidURL as error:  # its own message names neither the node's setting nor the page
+            raise NodeError(f"the next page's URL at {path!r} (page {len(pages)}) is not a URL: {error}") from None
         if url == httpx.URL(call.final_url):
             break  # an API pointing at the page it just served would loop until the page limit
         spec = dataclasses.replace(spec, url=str(url), query=[])  # a next URL carries its own query

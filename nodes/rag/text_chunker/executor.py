@@ -31,7 +31,10 @@ def as_documents(value: Any) -> list[dict[str, Any]]:
         if isinstance(item, dict) and "text" in item:
             if not isinstance(item["text"], str):
                 raise NodeError(f"item {index}: 'text' is a {type(item['text']).__name__}, not text")
-            documents.append({"text": item["text"], "metadata": dict(item.get("metadata") or {})})
+            metadata = item.get("metadata") or {}
+            if not isinstance(metadata, dict):
+                raise NodeError(f"item {index}: 'metadata' is a {type(metadata).__name__}, not an object")
+            documents.append({"text": item["text"], "metadata": dict(metadata)})
         elif item is not None:
             documents.append({"text": primary_text(item), "metadata": {"source": "input"}})
     return documents

@@ -2,7 +2,7 @@
 
 from typing import Any
 
-from nodes._helpers import key_value_pairs, primary_text, to_number
+from nodes._helpers import key_value_pairs, primary_text, to_number, to_text
 from nodeflow_app.contract import ExecutionResult, FlowContext, NodeError
 from nodeflow_app.knowledge.collections import check_name
 from nodeflow_app.knowledge.indexing import search
@@ -33,7 +33,8 @@ def context_text(documents: list[dict[str, Any]]) -> str:
     parts = []
     for number, doc in enumerate(documents, start=1):
         meta = doc.get("metadata") or {}
-        where = meta.get("source", "?") + (f", page {meta['page']}" if meta.get("page") else "")
+        # A chunk's metadata is what its writer gave: a source may be a number.
+        where = to_text(meta.get("source", "?")) + (f", page {to_text(meta['page'])}" if meta.get("page") else "")
         parts.append(f"[{number}] ({where})\n{doc['text']}")
     return "\n\n".join(parts)
 

@@ -51,6 +51,8 @@ def _chunks(value: Any) -> list[dict[str, Any]]:
         if not isinstance(item, dict) or not isinstance(item.get("text"), str):
             raise NodeError(f"item {index}: a chunk is {{text, metadata, vector?}} (wire a Text Chunker), "
                             f"got {type(item).__name__}")
+        if not isinstance(item.get("metadata") or {}, dict):  # checked here for every mode, delete's too
+            raise NodeError(f"item {index}: 'metadata' is a {type(item['metadata']).__name__}, not an object")
     return items
 
 

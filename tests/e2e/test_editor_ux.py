@@ -88,7 +88,7 @@ def test_typing_moves_the_slider_and_letters_get_a_message(page, nodeflow_server
     open_editor(page, nodeflow_server, store.create(f"Numbers {uuid.uuid4().hex[:6]}", pipeline()).id)
     select(page, "Ask", "llm-completion")
     temperature = page.get_by_test_id("field-temperature")
-    thumb = page.get_by_test_id("slider-temperature").get_by_role("slider")
+    thumb = page.get_by_test_id("slider-temperature").locator("[role=slider]")  # hidden from screen readers
     temperature.fill("1.5")  # typed, not yet committed: the slider follows
     expect(thumb).to_have_attribute("aria-valuenow", "1.5")
     edits = seq(page)

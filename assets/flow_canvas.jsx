@@ -452,7 +452,7 @@ const NodeBody = memo(function NodeBody({ id, data }) {
         {def && def.name !== node.name && <span className="nf-type">{def.name}</span>}
         {pinned && <span className="nf-pin" data-testid={`pinned-${node.name}`} title="Output pinned: test runs use it">{PIN_ICON}</span>}
         {status && <span className={`nf-badge nf-badge-${status}`} data-testid={`status-${node.name}`}
-          title={error ?? undefined}>{status}</span>}
+          title={error ?? status}>{STATUS_ICONS[status]}<span className="nf-sr">{status}</span></span>}
         <button type="button" className="nf-run-to nodrag" data-testid={`run-to-${node.name}`} title="Run to here"
           aria-label={`Run to ${node.name}`} onClick={runTo}>{PLAY_ICON}</button>
       </div>
@@ -572,6 +572,17 @@ function withContainerDrops(rf, root, dragged, moves) {
 // ---- Node types ----------------------------------------------------------------------------------
 
 const NODE_TYPES = { nodeflow: NodeBody, frame: FrameBody };
+// A run's status on a node's header as a small icon (the border has its color): the word would take the room of
+// the node's name ("Re…"). The word stays in the tooltip and for screen readers.
+const statusIcon = (d) => (
+  <svg width="10" height="10" viewBox="0 0 24 24" fill="none" stroke="currentColor" strokeWidth="3.5" strokeLinecap="round"
+    strokeLinejoin="round" aria-hidden="true"><path d={d} /></svg>
+);
+const STATUS_ICONS = {
+  running: statusIcon("M12 3a9 9 0 1 0 9 9"), completed: statusIcon("M4 12.5l5 5L20 6.5"),
+  failed: statusIcon("M6 6l12 12M18 6L6 18"), paused: statusIcon("M8 5v14M16 5v14"),
+  skipped: statusIcon("M5 12h14"), cancelled: statusIcon("M5 12h14"), interrupted: statusIcon("M12 4v10M12 20v.5"),
+};
 const PLAY_ICON = <svg width="12" height="12" viewBox="0 0 24 24" fill="currentColor"><path d="M7 4v16l13-8z" /></svg>;
 const PIN_ICON = (
   <svg width="12" height="12" viewBox="0 0 24 24" fill="none" stroke="currentColor" strokeWidth="2" strokeLinecap="round"

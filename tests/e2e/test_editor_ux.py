@@ -206,6 +206,26 @@ def test_a_chat_start_test_run_asks_for_the_message(page, nodeflow_server: Serve
     assert "Is the shop open on Sunday?" in str(sent)
 
 
+def test_a_run_status_leaves_the_node_its_name(page, nodeflow_server: Server, store: GraphStore) -> None:
+    """The status is an icon on the header (its word in the tooltip and for screen readers): the word took the
+    room of the node's name, which showed as "Shop an…" once a run had passed."""
+    graph = {"nodes": [{"id": "chat", "type": "chat-start", "name": "Chat Start", "position": {"x": 0, "y": 0},
+                        "data": {}},
+                       {"id": "reply", "type": "prompt-template", "name": "Shop answer", "position": {"x": 300, "y": 0},
+                        "data": {}}],
+             "edges": [flow("e1", "chat", "reply")]}
+    open_editor(page, nodeflow_server, store.create(f"Status {uuid.uuid4().hex[:6]}", graph).id)
+    page.get_by_test_id("test-message").click()
+    page.get_by_test_id("test-message-input").fill("Open on Sunday?")
+    page.get_by_test_id("test-message-run").click()
+    status = page.get_by_test_id("status-Shop answer")
+    expect(status).to_have_text("completed", timeout=15_000)
+    assert status.get_attribute("title") == "completed"
+    page.get_by_test_id("node-Shop answer").locator(".nf-header").click()  # selected: "Run to here" shows too
+    title = page.get_by_test_id("node-Shop answer").locator(".nf-title")
+    assert title.evaluate("e => e.scrollWidth <= e.clientWidth"), "the node's name is cut off"
+
+
 def test_panels_fold_the_chat_leaves_half_the_width_and_clicked_nodes_do_not_stack(
         page, nodeflow_server: Server, store: GraphStore) -> None:
     open_editor(page, nodeflow_server, store.create(f"Layout {uuid.uuid4().hex[:6]}", pipeline()).id)

@@ -20,6 +20,7 @@ from nodeflow_app.state.page_threads import off_loop
 from nodeflow_app import routes
 from nodeflow_app.runtime.graph import GraphIssue
 from nodeflow_app.state.access import current
+from nodeflow_app.state.graph_room import show_live
 from nodeflow_app.state.legacy_import_state import LegacyImportState, legacy_migration
 from nodeflow_app.store.graphs import GraphNotFound, GraphSummary, clean_name, graph_store
 from nodeflow_app.store.triggers import trigger_store
@@ -346,6 +347,7 @@ class GraphListState(rx.State):
             version = await _attempt("activate the graph" if on else "deactivate the graph", change)
         except _Failed as failed:
             return await self._refreshed(failed.event)
+        await show_live(graph_id, version if on else 0)  # the editors that have the graph open
         return await self._refreshed(rx.toast.success(f"Active: version {version} is live" if on else "Inactive"))
 
     # -- duplicate, delete -------------------------------------------------------------------------

@@ -3,7 +3,7 @@
 `GraphRoom` is an `rx.SharedState`: each editor tab links its instance to the token `graph<id>`
 (`EditorState._room`), so the backend-only `_doc` is one object for all of them (on every worker:
 with Redis the room is stored under that token) and a var the room changes (`patch`, `people`,
-`cursors`) reaches every linked tab. EditorState validates and role-checks each edit, applies it here
+`cursors`, `saved_version`, `live_version`) reaches every linked tab. EditorState validates and role-checks each edit, applies it here
 (`publish`), and the browsers apply the small patch; see docs/editor.md, "Editing together".
 The room has no event handlers of its own: every event goes through EditorState's access checks.
 """
@@ -20,6 +20,7 @@ from nodeflow_app.state.page_threads import off_loop
 from nodeflow_app.editor import presence
 from nodeflow_app.editor.document import GraphDocument
 from nodeflow_app.store.graphs import graph_store
+from nodeflow_app.store.triggers import trigger_store
 from nodeflow_app.validation import Issue, validate_graph
 from nodes._registry import default_registry
 
@@ -50,6 +51,7 @@ class GraphRoom(rx.SharedState):
     has_chat_start: bool = False  # a test run then asks for the message to test with
     save_status: str = "saved"  # saved | unsaved | error
     saved_version: int = 0
+    live_version: int = 0  # the version webhooks and schedules run; 0 while the graph is inactive (TriggerState)
 
     _doc: GraphDocument | None = None
     _epoch: int = 0  # a new epoch each time the document is (re)read from the database
@@ -96,6 +98,17 @@ class GraphRoom(rx.SharedState):
             return False
         graph_id = self._doc.id
         return await off_loop(graph_store().version_of, graph_id) not in (None, self.saved_version)
+
+    async def _reread_live(self) -> None:
+        """Which version is live, from the database: on a page load, when activation may have changed elsewhere
+        (another process, a room that was not open then)."""
+        if self._doc is not None:
+            self._set_live(await off_loop(trigger_store().active_version, self._doc.id) or 0)
+
+    def _set_live(self, version: int) -> None:
+        """Every tab's switch and badge show it (0: inactive)."""
+        if version != self.live_version:  # assigning marks a var dirty even if equal: every tab would get it
+            self.live_version = version
 
     @property
     def unsaved(self) -> bool:
@@ -193,6 +206,24 @@ class GraphRoom(rx.SharedState):
                 self.cursors = {k: v for k, v in self.cursors.items() if k != pid}
         elif self.cursors.get(pid) != at:
             self.cursors = {**self.cursors, pid: at}
+
+
+async def show_live(graph_id: str, version: int) -> None:
+    """Activation changed outside the graph's editor (a row of the graph list): every tab with the graph open
+    shows `version` as live (0: inactive). A room nobody has open is left alone (its first tab reads it).
+
+    As `editor_state.save_room`: the state manager's modify_state_with_links sends the room's change to every
+    linked tab when it ends, and `_clean()` records the vars that changed for them. Call it from an event."""
+    from reflex.istate.manager import get_state_manager
+    from reflex.istate.manager.token import BaseStateToken
+
+    token = BaseStateToken(ident=room_token(graph_id), cls=GraphRoom)
+    async with get_state_manager().modify_state_with_links(token) as root:
+        room = await root.get_state(GraphRoom)
+        if room._doc is not None and room._doc.id == graph_id:
+            room._set_live(version)
+        await root._get_resolved_delta()
+        root._clean()
 
 
 def _read_graph(graph_id: str) -> tuple[Any, GraphDocument | None, list[Issue]]:

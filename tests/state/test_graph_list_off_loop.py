@@ -38,6 +38,10 @@ class Activation:
         self.calls.append(("deactivate", graph_id))
 
 
+async def _no_room_open(graph_id: str, version: int) -> None:
+    """Nobody has the graph open in an editor (no server either, whose rooms would show the switch)."""
+
+
 @pytest.fixture
 def stores(tmp_path, monkeypatch):
     """A database with one graph of WORKSPACE; the handlers' store getters point at it; the caller was checked
@@ -50,6 +54,7 @@ def stores(tmp_path, monkeypatch):
     monkeypatch.setattr(graph_list_state, "trigger_store", lambda: triggers)
     monkeypatch.setattr(graph_list_state, "template_store", lambda: templates)
     monkeypatch.setattr(graph_list_state, "activation", lambda: service)
+    monkeypatch.setattr(graph_list_state, "show_live", _no_room_open)  # (the rooms: test_room_activation.py)
     token = access._current.set(access.Access(None, WORKSPACE, "owner"))
     yield graphs, templates, service, graph.id
     access._current.reset(token)

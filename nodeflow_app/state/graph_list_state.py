@@ -347,7 +347,7 @@ class GraphListState(rx.State):
             version = await _attempt("activate the graph" if on else "deactivate the graph", change)
         except _Failed as failed:
             return await self._refreshed(failed.event)
-        await show_live(graph_id, version if on else 0)  # the editors that have the graph open
+        await show_live(self, graph_id, version if on else 0)  # the editors that have the graph open
         return await self._refreshed(rx.toast.success(f"Active: version {version} is live" if on else "Inactive"))
 
     # -- duplicate, delete -------------------------------------------------------------------------

@@ -110,6 +110,11 @@ class GraphRoom(rx.SharedState):
         if version != self.live_version:  # assigning marks a var dirty even if equal: every tab would get it
             self.live_version = version
 
+    def _show_live(self, graph_id: str, version: int) -> None:
+        """`_set_live` when the room has `graph_id` open."""
+        if self._doc is not None and self._doc.id == graph_id:
+            self._set_live(version)
+
     @property
     def unsaved(self) -> bool:
         return self._edits != self._saved_edits
@@ -208,20 +213,25 @@ class GraphRoom(rx.SharedState):
             self.cursors = {**self.cursors, pid: at}
 
 
-async def show_live(graph_id: str, version: int) -> None:
-    """Activation changed outside the graph's editor (a row of the graph list): every tab with the graph open
-    shows `version` as live (0: inactive). A room nobody has open is left alone (its first tab reads it).
+async def show_live(caller: rx.State, graph_id: str, version: int) -> None:
+    """Activation changed outside the graph's editor (a row of the graph list, in the event of `caller`): every
+    tab with the graph open shows `version` as live (0: inactive). A room nobody has open is left alone (its first
+    tab reads it).
 
-    As `editor_state.save_room`: the state manager's modify_state_with_links sends the room's change to every
-    linked tab when it ends, and `_clean()` records the vars that changed for them. Call it from an event."""
+    A tab that had the graph open is still linked to its room, and each of its events holds the room's lock: its
+    own linked room is the one to change (locking the room again waited for ever). Otherwise, as
+    `editor_state.save_room`: the state manager's modify_state_with_links sends the room's change to every linked
+    tab when it ends, and `_clean()` records the vars that changed for them."""
     from reflex.istate.manager import get_state_manager
     from reflex.istate.manager.token import BaseStateToken
 
-    token = BaseStateToken(ident=room_token(graph_id), cls=GraphRoom)
-    async with get_state_manager().modify_state_with_links(token) as root:
-        room = await root.get_state(GraphRoom)
-        if room._doc is not None and room._doc.id == graph_id:
-            room._set_live(version)
+    token = room_token(graph_id)
+    own = await caller.get_state(GraphRoom)
+    if own._linked_to == token:
+        own._show_live(graph_id, version)
+        return
+    async with get_state_manager().modify_state_with_links(BaseStateToken(ident=token, cls=GraphRoom)) as root:
+        (await root.get_state(GraphRoom))._show_live(graph_id, version)
         await root._get_resolved_delta()
         root._clean()
 

@@ -38,7 +38,7 @@ class Activation:
         self.calls.append(("deactivate", graph_id))
 
 
-async def _no_room_open(graph_id: str, version: int) -> None:
+async def _no_room_open(caller: Any, graph_id: str, version: int) -> None:
     """Nobody has the graph open in an editor (no server either, whose rooms would show the switch)."""
 
 

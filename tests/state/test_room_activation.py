@@ -8,8 +8,9 @@ server: what one tab's event changes in the room is what the other tab's next de
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
-from typing import Any, AsyncIterator
+from typing import Any, AsyncIterator, TypeVar
 
 import pytest
 from reflex.istate import shared
@@ -29,6 +30,7 @@ from nodeflow_app.store.graphs import GraphStore
 from nodeflow_app.store.triggers import TriggerStore
 
 WORKSPACE = "ws-1"
+S = TypeVar("S")
 
 
 class Activation:
@@ -73,16 +75,23 @@ class Tabs:
             yield
 
     @contextlib.asynccontextmanager
+    async def state_of(self, tab: str, cls: type[S]) -> AsyncIterator[S]:
+        """`tab`'s state `cls` during one of its events (under its locks: the tab's, and its room's once linked)."""
+        with self.event_of(tab):
+            async with asyncio.timeout(10):  # a lock taken twice waits for ever
+                async with self.manager.modify_state_with_links(BaseStateToken(ident=tab, cls=cls)) as root:
+                    root.rx_router_session = SessionData(client_token=tab)
+                    yield await root.get_state(cls)
+                    root._clean()
+
+    @contextlib.asynccontextmanager
     async def room_of(self, tab: str) -> AsyncIterator[GraphRoom]:
         """`tab`'s room during one of its events (linked on the tab's first, as the editor's page load does)."""
-        with self.event_of(tab):
-            async with self.manager.modify_state_with_links(BaseStateToken(ident=tab, cls=GraphRoom)) as root:
-                root.rx_router_session = SessionData(client_token=tab)
-                room = await (await root.get_state(GraphRoom))._link_to(room_token(self.graph_id))
-                if room._doc is None:  # the first tab opens the graph
-                    room._doc = GraphDocument.from_graph(Graph(id=self.graph_id, name="Orders"), history=False)
-                yield room
-                root._clean()
+        async with self.state_of(tab, GraphRoom) as room:
+            room = await room._link_to(room_token(self.graph_id))
+            if room._doc is None:  # the first tab opens the graph
+                room._doc = GraphDocument.from_graph(Graph(id=self.graph_id, name="Orders"), history=False)
+            yield room
 
     async def live_in(self, tab: str) -> int:
         async with self.room_of(tab) as room:
@@ -160,26 +169,40 @@ def stores(tmp_path, monkeypatch):
         store.engine.dispose()
 
 
+async def switch_on_list(tabs: Tabs, tab: str, graph_id: str, on: bool) -> None:
+    """`tab`, on the graph list, flips the row's switch of `graph_id`."""
+    async with tabs.state_of(tab, GraphListState) as page:
+        await GraphListState.set_active.fn(page, graph_id, on)
+
+
 async def test_a_switch_on_the_graph_list_shows_in_the_editors_that_have_the_graph_open(stores, monkeypatch):
     graph_id = stores
     tabs = Tabs(graph_id, monkeypatch)
     monkeypatch.setattr(graph_list_state, "activation", lambda: Activation(4))
     assert await tabs.live_in("tab-editor") == 0
-    with tabs.event_of("tab-list"):  # another tab, on the graph list (not linked to the room)
-        await GraphListState.set_active.fn(GraphListState(_reflex_internal_init=True), graph_id, True)
+    await switch_on_list(tabs, "tab-list", graph_id, True)  # a tab not in the room
     assert tabs.pushed_to("tab-editor") == {"live_version"}
     assert await tabs.live_in("tab-editor") == 4
-    with tabs.event_of("tab-list"):
-        await GraphListState.set_active.fn(GraphListState(_reflex_internal_init=True), graph_id, False)
+    await switch_on_list(tabs, "tab-list", graph_id, False)
     assert await tabs.live_in("tab-editor") == 0
+
+
+async def test_a_tab_back_on_the_list_from_the_graphs_editor_switches_it_for_the_room(stores, monkeypatch):
+    """The tab is still linked to the room it left: its events hold the room's lock (the switch waited for ever)."""
+    graph_id = stores
+    tabs = Tabs(graph_id, monkeypatch)
+    monkeypatch.setattr(graph_list_state, "activation", lambda: Activation(4))
+    assert await tabs.live_in("tab-editor") == await tabs.live_in("tab-back") == 0
+    await switch_on_list(tabs, "tab-back", graph_id, True)
+    assert "live_version" in tabs.pushed_to("tab-editor")
+    assert await tabs.live_in("tab-editor") == 4
 
 
 async def test_a_switch_on_the_graph_list_opens_no_room_for_a_graph_nobody_has_open(stores, monkeypatch):
     graph_id = stores
     tabs = Tabs(graph_id, monkeypatch)
     monkeypatch.setattr(graph_list_state, "activation", lambda: Activation(4))
-    with tabs.event_of("tab-list"):
-        await GraphListState.set_active.fn(GraphListState(_reflex_internal_init=True), graph_id, True)
+    await switch_on_list(tabs, "tab-list", graph_id, True)
     root = await tabs.manager.get_state(BaseStateToken(ident=room_token(graph_id), cls=GraphRoom))
     room = await root.get_state(GraphRoom)
     assert room._doc is None and room.live_version == 0  # the first tab to open the graph reads it

@@ -213,29 +213,6 @@ class GraphRoom(rx.SharedState):
             self.cursors = {**self.cursors, pid: at}
 
 
-async def show_live(caller: rx.State, graph_id: str, version: int) -> None:
-    """Activation changed outside the graph's editor (a row of the graph list, in the event of `caller`): every
-    tab with the graph open shows `version` as live (0: inactive). A room nobody has open is left alone (its first
-    tab reads it).
-
-    A tab that had the graph open is still linked to its room, and each of its events holds the room's lock: its
-    own linked room is the one to change (locking the room again waited for ever). Otherwise, as
-    `editor_state.save_room`: the state manager's modify_state_with_links sends the room's change to every linked
-    tab when it ends, and `_clean()` records the vars that changed for them."""
-    from reflex.istate.manager import get_state_manager
-    from reflex.istate.manager.token import BaseStateToken
-
-    token = room_token(graph_id)
-    own = await caller.get_state(GraphRoom)
-    if own._linked_to == token:
-        own._show_live(graph_id, version)
-        return
-    async with get_state_manager().modify_state_with_links(BaseStateToken(ident=token, cls=GraphRoom)) as root:
-        (await root.get_state(GraphRoom))._show_live(graph_id, version)
-        await root._get_resolved_delta()
-        root._clean()
-
-
 def _read_graph(graph_id: str) -> tuple[Any, GraphDocument | None, list[Issue]]:
     """(stored row or None, its document or None when it does not validate, issues). Reading, checking and
     building a 1,000-node graph takes tens of ms: callers run this in a thread, off the event loop every

@@ -2,7 +2,7 @@
 
 Switching on saves the editor's unsaved edits first, then makes the stored version live; the toolbar shows
 which version is live. That version is the room's (`GraphRoom.live_version`), not the tab's: whoever switches, in
-whichever tab (or the graph list), every tab with the graph open shows it at once. Listening is a background handler: it records a listener in the database (any
+whichever tab (or the graph list), every tab with the graph open shows it at once (state/live_rooms.py). Listening is a background handler: it records a listener in the database (any
 worker may receive the call), then looks for the call a few times a second, taking the state lock only
 to show what came.
 """
@@ -17,9 +17,9 @@ import reflex as rx
 
 from nodeflow_app.state.page_threads import off_loop
 from nodeflow_app import routes
-from nodeflow_app.state.access import requires, still_checked
+from nodeflow_app.state.access import current, requires, still_checked
 from nodeflow_app.state.editor_state import EditorState
-from nodeflow_app.state.graph_room import GraphRoom
+from nodeflow_app.state.live_rooms import show_live
 from nodeflow_app.state.run_history_state import RunHistoryState
 from nodeflow_app.store.triggers import trigger_store
 from nodeflow_app.triggers.activation import ActivationRefused, activation
@@ -54,14 +54,6 @@ class TriggerState(rx.State):
         this saves what is unsaved and makes the newest stored version live, as switching on does."""
         return await self._make_live()
 
-    async def _room(self, graph_id: str) -> GraphRoom | None:
-        """The room of the page's graph, through the tab's editor (which links it); None without one."""
-        editor = await self.get_state(EditorState)
-        if (editor._graph_id or graph_id) != graph_id:
-            return None
-        room, _ = await editor._room()
-        return room if room._doc is not None and room._doc.id == graph_id else None
-
     async def _make_live(self):
         graph_id = routes.page_graph_id(self.router)
         editor = await self.get_state(EditorState)
@@ -71,19 +63,14 @@ class TriggerState(rx.State):
             version = await off_loop(activation().activate, graph_id)
         except ActivationRefused as refused:  # a refused new version leaves the live one running
             return rx.toast.error(f"Not activated: {refused}")
-        await self._show_live(graph_id, version)
+        show_live(graph_id, current().workspace_id, version)
         return rx.toast.success(f"Active: version {version} is live")
 
     async def _switch_off(self):
         graph_id = routes.page_graph_id(self.router)
         await off_loop(activation().deactivate, graph_id)
-        await self._show_live(graph_id, 0)
+        show_live(graph_id, current().workspace_id, 0)
         return rx.toast.success("Inactive")
-
-    async def _show_live(self, graph_id: str, version: int) -> None:
-        room = await self._room(graph_id)
-        if room is not None:
-            room._set_live(version)
 
     @rx.event(background=True)
     @requires("edit")

@@ -219,9 +219,10 @@ def workspace_name(server: Server, workspace_id: str) -> str:
 
 
 def test_switching_a_graph_on_and_off_shows_in_every_tab_that_has_it_open(browser, nodeflow_server: Server) -> None:
-    """Which version is live is the room's (docs/triggers.md): the owner switches the graph on, the editor makes
-    a newer save live, the owner switches it off, then on again from the graph list; each time the other tabs'
-    switch and "Live" badge change at once (they kept the old ones until reloaded), the viewer's badge too."""
+    """Which version is live is shared (docs/triggers.md): the owner switches the graph on, the editor makes a
+    newer save live, the owner switches it off, then on again from the graph list, and the editor off again; each
+    time the other tabs' switch and "Live" badge change at once (they kept the old ones until reloaded), the
+    viewer's badge and the list's switch too."""
     warnings = nodeflow_server.log.read_text().count(DISCONNECTED)
     team = make_team(nodeflow_server, ["editor", "viewer"])
     graph_id = team.graph("Live together", json.loads((EXAMPLES / "webhook.json").read_text()))
@@ -259,6 +260,9 @@ def test_switching_a_graph_on_and_off_shows_in_every_tab_that_has_it_open(browse
     expect(switch).to_have_attribute("data-state", "checked")
     for page in (owner, editor, viewer):
         expect(labels[page]).to_have_text("Live · v2")
+    editor.get_by_test_id("graph-active").click()  # off in an editor: the list's switch follows
+    expect(switch).to_have_attribute("data-state", "unchecked")
+    expect(labels[owner]).to_have_count(0)
     assert nodeflow_server.log.read_text().count(DISCONNECTED) == warnings, tail(nodeflow_server.log)
     for context in contexts:
         context.close()

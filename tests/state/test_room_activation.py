@@ -1,9 +1,10 @@
-"""Which version of a graph is live belongs to its room (`GraphRoom.live_version`), as `saved_version` does: when
-one tab switches the graph on or off, or makes a newer version live, every other tab with the graph open shows
-it. It was each tab's own: another person's editor kept "Live · v7" (or showed the graph off) until reloaded.
+"""Which version of a graph is live is shared, as `saved_version` is (state/live_rooms.py): when one tab switches
+the graph on or off, or makes a newer version live, in its editor or on the graph list, every editor of the graph
+(`GraphRoom.live_version`) and every graph list of its workspace (`GraphListRoom.live`) shows it. It was each tab's
+own: another person's editor kept "Live · v7" (or showed the graph off) until reloaded, and so did the list.
 
-Tabs here are linked to the room through Reflex's memory state manager, as `EditorState._room` links them in the
-server: what one tab's event changes in the room is what the other tab's next delta reads.
+Tabs here are linked to the rooms through Reflex's memory state manager, as in the server: what one tab's switch
+changes is what the other tabs' next events read, and what Reflex's fan-out sends to their browsers.
 """
 
 from __future__ import annotations
@@ -21,10 +22,10 @@ from reflex_base.event.context import EventContext
 
 from nodeflow_app.editor.document import GraphDocument
 from nodeflow_app.runtime.graph import Graph
-from nodeflow_app.state import access, graph_list_state, trigger_state
-from nodeflow_app.state.editor_state import EditorState
+from nodeflow_app.state import access, graph_list_state, live_rooms, trigger_state
 from nodeflow_app.state.graph_list_state import GraphListState
 from nodeflow_app.state.graph_room import GraphRoom, room_token
+from nodeflow_app.state.live_rooms import GraphListRoom
 from nodeflow_app.state.trigger_state import TriggerState
 from nodeflow_app.store.graphs import GraphStore
 from nodeflow_app.store.triggers import TriggerStore
@@ -34,16 +35,18 @@ S = TypeVar("S")
 
 
 class Activation:
-    """The activation service without a launcher: each activation makes the next of `versions` live."""
+    """The activation service without a launcher: each activation makes the next version (7, 8, ...) live."""
 
-    def __init__(self, *versions: int):
-        self.versions = list(versions)
+    def __init__(self, triggers: TriggerStore):
+        self.triggers, self.version = triggers, 6
 
     def activate(self, graph_id: str) -> int:
-        return self.versions.pop(0)
+        self.version += 1
+        self.triggers.activate(graph_id, self.version, {})
+        return self.version
 
     def deactivate(self, graph_id: str) -> None:
-        pass
+        self.triggers.deactivate(graph_id)
 
 
 async def _no_events(token: str, *events: Any) -> None:
@@ -60,7 +63,7 @@ class Tabs:
 
     def _push(self, affected_tokens: set[str], previous_dirty_vars: dict[str, set[str]], state_type: type) -> list:
         """Reflex's fan-out (a delta to each other linked tab, over its websocket): recorded."""
-        room_vars = previous_dirty_vars.get(GraphRoom.get_full_name(), set())
+        room_vars = {name for names in previous_dirty_vars.values() for name in names}
         self.pushed.append((set(affected_tokens), {name.removesuffix("_rx_state_") for name in room_vars}))
         return []
 
@@ -98,112 +101,121 @@ class Tabs:
             return room.live_version
 
 
-class EditorTab:
-    """What TriggerState uses of the tab's editor: its graph, saved, and its room."""
-
-    def __init__(self, graph_id: str, room: GraphRoom):
-        self._graph_id, self.room = graph_id, room
-
-    async def _save_pending_edits(self, graph_id: str) -> bool:
-        return True
-
-    async def _room(self):
-        return self.room, None
-
-
-async def switch_in(tabs: Tabs, tab: str, monkeypatch, handler: str, *args: Any) -> Any:
-    """`tab`'s TriggerState runs `handler` (the switch, or "Make vN live") on the editor page of the graph."""
-    async with tabs.room_of(tab) as room:
-        editor = EditorTab(tabs.graph_id, room)
-
-        async def get_state(self, cls):  # no state tree here: the tab's editor, holding its room
-            assert cls is EditorState
-            return editor
-
-        monkeypatch.setattr(TriggerState, "get_state", get_state)
-        return await TriggerState.event_handlers[handler].fn(TriggerState(_reflex_internal_init=True), *args)
-
-
-async def test_switching_on_making_a_new_version_live_and_off_in_one_tab_shows_in_the_other(monkeypatch):
-    tabs = Tabs("g1", monkeypatch)
-    monkeypatch.setattr(trigger_state.routes, "page_graph_id", lambda router: "g1")
-    service = Activation(7, 8)
-    monkeypatch.setattr(trigger_state, "activation", lambda: service)
-    assert await tabs.live_in("tab-b") == 0  # Bob has the graph open; it is off
-
-    await switch_in(tabs, "tab-a", monkeypatch, "set_active", True)  # Ann switches it on
-    assert "live_version" in tabs.pushed_to("tab-b")  # Bob's browser gets it without an event of his
-    assert await tabs.live_in("tab-b") == 7
-    await switch_in(tabs, "tab-a", monkeypatch, "make_latest_live")  # Ann makes her newer save live
-    assert await tabs.live_in("tab-b") == 8
-    await switch_in(tabs, "tab-b2", monkeypatch, "set_active", False)  # Bob's second tab switches it off
-    assert await tabs.live_in("tab-b") == 0 and await tabs.live_in("tab-a") == 0
-
-
-async def test_a_refused_activation_leaves_the_live_version_every_tab_shows(monkeypatch):
-    tabs = Tabs("g1", monkeypatch)
-    monkeypatch.setattr(trigger_state.routes, "page_graph_id", lambda router: "g1")
-
-    class Refusing(Activation):
-        def activate(self, graph_id: str) -> int:
-            raise trigger_state.ActivationRefused("add a Webhook or Schedule trigger")
-
-    monkeypatch.setattr(trigger_state, "activation", lambda: Activation(3))
-    await switch_in(tabs, "tab-a", monkeypatch, "set_active", True)
-    monkeypatch.setattr(trigger_state, "activation", lambda: Refusing())
-    await switch_in(tabs, "tab-a", monkeypatch, "make_latest_live")
-    assert await tabs.live_in("tab-b") == 3  # the live version keeps running
-
-
-@pytest.fixture
-def stores(tmp_path, monkeypatch):
-    """A database with one graph of WORKSPACE for the graph list's handlers; the caller was checked as its owner."""
-    url = f"sqlite:///{tmp_path / 'nodeflow.db'}"
-    graphs, triggers = GraphStore(url), TriggerStore(url)
-    monkeypatch.setattr(graph_list_state, "graph_store", lambda: graphs)
-    monkeypatch.setattr(graph_list_state, "trigger_store", lambda: triggers)
-    token = access._current.set(access.Access(None, WORKSPACE, "owner"))
-    yield graphs.create("Orders", workspace_id=WORKSPACE).id
-    access._current.reset(token)
-    for store in (graphs, triggers):
-        store.engine.dispose()
+async def switch_in_editor(tabs: Tabs, tab: str, handler: str, *args: Any) -> Any:
+    """`tab`, on the graph's editor page, runs TriggerState's `handler` (the switch, or "Make vN live"); then the
+    rooms change (after the event: its locks are let go first)."""
+    async with tabs.state_of(tab, TriggerState) as switch:
+        answer = await TriggerState.event_handlers[handler].fn(switch, *args)
+    await live_rooms.settled()
+    return answer
 
 
 async def switch_on_list(tabs: Tabs, tab: str, graph_id: str, on: bool) -> None:
     """`tab`, on the graph list, flips the row's switch of `graph_id`."""
     async with tabs.state_of(tab, GraphListState) as page:
         await GraphListState.set_active.fn(page, graph_id, on)
+    await live_rooms.settled()
 
 
-async def test_a_switch_on_the_graph_list_shows_in_the_editors_that_have_the_graph_open(stores, monkeypatch):
-    graph_id = stores
+async def switches_on_list(tabs: Tabs, tab: str) -> dict[str, int]:
+    """What the switches of `tab`'s graph list show: {graph id: live version} of those on. (The first time, the tab
+    opens the list: its load links the tab to the workspace's list room.)"""
+    async with tabs.state_of(tab, GraphListState) as page:
+        if not page.loaded:
+            await GraphListState.load.fn(page)
+        return dict((await page.get_state(GraphListRoom)).live)
+
+
+@pytest.fixture
+def graph_id(tmp_path, monkeypatch) -> str:
+    """A stored graph of WORKSPACE (the list's handlers read the database); every event's caller was checked as
+    the workspace's owner; activation makes versions 7, 8, ... live."""
+    url = f"sqlite:///{tmp_path / 'nodeflow.db'}"
+    graphs, triggers = GraphStore(url), TriggerStore(url)
+    monkeypatch.setattr(graph_list_state, "graph_store", lambda: graphs)
+    monkeypatch.setattr(graph_list_state, "trigger_store", lambda: triggers)
+    created = graphs.create("Orders", workspace_id=WORKSPACE).id
+    service = Activation(triggers)
+    for module in (trigger_state, graph_list_state):
+        monkeypatch.setattr(module, "activation", lambda: service)
+    monkeypatch.setattr(trigger_state.routes, "page_graph_id", lambda router: created)
+    token = access._current.set(access.Access(None, WORKSPACE, "owner"))
+    yield created
+    access._current.reset(token)
+    for store in (graphs, triggers):
+        store.engine.dispose()
+
+
+async def test_switching_on_making_a_new_version_live_and_off_in_one_editor_shows_in_every_tab(graph_id, monkeypatch):
     tabs = Tabs(graph_id, monkeypatch)
-    monkeypatch.setattr(graph_list_state, "activation", lambda: Activation(4))
-    assert await tabs.live_in("tab-editor") == 0
-    await switch_on_list(tabs, "tab-list", graph_id, True)  # a tab not in the room
-    assert tabs.pushed_to("tab-editor") == {"live_version"}
-    assert await tabs.live_in("tab-editor") == 4
-    await switch_on_list(tabs, "tab-list", graph_id, False)
-    assert await tabs.live_in("tab-editor") == 0
+    assert await tabs.live_in("ann") == await tabs.live_in("bob") == 0  # both have the graph open; it is off
+    assert await switches_on_list(tabs, "cy") == {}  # Cy has the graph list open
+
+    await switch_in_editor(tabs, "ann", "set_active", True)
+    assert "live_version" in tabs.pushed_to("bob")  # Bob's browser gets it without an event of his
+    assert "live" in tabs.pushed_to("cy")
+    assert (await tabs.live_in("bob"), await switches_on_list(tabs, "cy")) == (7, {graph_id: 7})
+
+    await switch_in_editor(tabs, "ann", "make_latest_live")  # Ann's newer save
+    assert (await tabs.live_in("bob"), await switches_on_list(tabs, "cy")) == (8, {graph_id: 8})
+
+    await tabs.live_in("bob-2")  # Bob's second tab switches it off
+    await switch_in_editor(tabs, "bob-2", "set_active", False)
+    assert (await tabs.live_in("ann"), await tabs.live_in("bob"), await switches_on_list(tabs, "cy")) == (0, 0, {})
 
 
-async def test_a_tab_back_on_the_list_from_the_graphs_editor_switches_it_for_the_room(stores, monkeypatch):
-    """The tab is still linked to the room it left: its events hold the room's lock (the switch waited for ever)."""
-    graph_id = stores
+async def test_a_refused_activation_leaves_the_live_version_every_tab_shows(graph_id, monkeypatch):
     tabs = Tabs(graph_id, monkeypatch)
-    monkeypatch.setattr(graph_list_state, "activation", lambda: Activation(4))
-    assert await tabs.live_in("tab-editor") == await tabs.live_in("tab-back") == 0
-    await switch_on_list(tabs, "tab-back", graph_id, True)
-    assert "live_version" in tabs.pushed_to("tab-editor")
-    assert await tabs.live_in("tab-editor") == 4
+    assert await tabs.live_in("ann") == await tabs.live_in("bob") == 0
+    await switch_in_editor(tabs, "ann", "set_active", True)
+    monkeypatch.setattr(Activation, "activate", refuse)
+    answer = await switch_in_editor(tabs, "ann", "make_latest_live")
+    assert "Not activated" in str(answer)
+    assert await tabs.live_in("bob") == await tabs.live_in("ann") == 7  # the live version keeps running
 
 
-async def test_a_switch_on_the_graph_list_opens_no_room_for_a_graph_nobody_has_open(stores, monkeypatch):
-    graph_id = stores
+async def test_a_switch_on_the_graph_list_shows_in_the_graphs_editors_and_the_other_lists(graph_id, monkeypatch):
     tabs = Tabs(graph_id, monkeypatch)
-    monkeypatch.setattr(graph_list_state, "activation", lambda: Activation(4))
-    await switch_on_list(tabs, "tab-list", graph_id, True)
+    assert await tabs.live_in("ann") == 0
+    assert await switches_on_list(tabs, "cy") == await switches_on_list(tabs, "dee") == {}
+    await switch_on_list(tabs, "cy", graph_id, True)
+    assert tabs.pushed_to("ann") == {"live_version"} and tabs.pushed_to("dee") == {"live"}
+    assert (await tabs.live_in("ann"), await switches_on_list(tabs, "dee")) == (7, {graph_id: 7})
+    await switch_on_list(tabs, "cy", graph_id, False)
+    assert (await tabs.live_in("ann"), await switches_on_list(tabs, "dee")) == (0, {})
+
+
+async def test_a_tab_back_on_the_list_from_the_graphs_editor_switches_it_for_the_room(graph_id, monkeypatch):
+    """The tab is still linked to the room it left, so each of its events holds the room's lock: changing the room
+    from inside the event waited for ever."""
+    tabs = Tabs(graph_id, monkeypatch)
+    assert await tabs.live_in("ann") == await tabs.live_in("bob") == 0
+    await switch_on_list(tabs, "bob", graph_id, True)
+    assert (await tabs.live_in("ann"), await tabs.live_in("bob")) == (7, 7)
+
+
+async def test_a_switch_on_the_graph_list_opens_no_room_for_a_graph_nobody_has_open(graph_id, monkeypatch):
+    tabs = Tabs(graph_id, monkeypatch)
+    await switch_on_list(tabs, "cy", graph_id, True)  # (Cy's list was not loaded here: not in the list's room)
+    assert tabs.pushed == []
     root = await tabs.manager.get_state(BaseStateToken(ident=room_token(graph_id), cls=GraphRoom))
     room = await root.get_state(GraphRoom)
     assert room._doc is None and room.live_version == 0  # the first tab to open the graph reads it
-    assert tabs.pushed == []
+
+
+def refuse(self, graph_id: str) -> int:
+    raise trigger_state.ActivationRefused("add a Webhook or Schedule trigger")
+
+
+def test_list_room_tokens_have_no_underscore_and_cannot_be_made_from_the_workspace_id_alone(monkeypatch):
+    """A page hydrated under a room's token reads its vars without an access check: the token carries a digest."""
+    from cryptography.fernet import Fernet
+
+    tokens = []
+    for _ in range(2):
+        monkeypatch.setenv("NODEFLOW_SECRET_KEY", Fernet.generate_key().decode())
+        live_rooms.list_room_token.cache_clear()
+        tokens.append(live_rooms.list_room_token("ws_1"))
+    live_rooms.list_room_token.cache_clear()
+    assert all(t.startswith("graphlistws-1-") and "_" not in t for t in tokens)
+    assert tokens[0] != tokens[1]  # another install's key, another token

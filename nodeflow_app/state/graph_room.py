@@ -40,6 +40,18 @@ def room_token(graph_id: str) -> str:
     return f"graph{graph_id.replace('_', '-')}-{keyed_digest('room:' + graph_id)[:32]}"
 
 
+async def without_router_resent(state: rx.State, linking: Any) -> Any:
+    """A shared state's `_internal_patch_linked_state` (`linking`, awaited here) without its side effect: Reflex's
+    linking (every event of a linked tab, and every fan-out to one) marks the root's router vars (and the route
+    args computed from them) dirty to refresh computed vars, and leaves them dirty: each delta then carried the
+    router, ~1.8 KB of request headers, beside a ~0.5 KB patch. Nothing in them changed, so they are not resent."""
+    root = state._get_root_state()
+    already = set(root.dirty_vars)
+    linked = await linking
+    root.dirty_vars.intersection_update(already)  # the router, and the page's route args computed from it
+    return linked
+
+
 class GraphRoom(rx.SharedState):
     """One per graph; empty (`_doc` None) until a tab links to it and opens the graph."""
 
@@ -63,15 +75,7 @@ class GraphRoom(rx.SharedState):
     _tokens: dict[str, str] = {}  # presence id -> client token (to drop tabs that went away)
 
     async def _internal_patch_linked_state(self, token: str, full_delta: bool = False):
-        """Reflex's linking (every event of a linked tab, and every fan-out to one) marks the root's router
-        vars (and the route args computed from them) dirty to refresh computed vars, and leaves them dirty:
-        each delta then carried the router, ~1.8 KB of request headers, beside a ~0.5 KB patch. Nothing in
-        them changed, so they are not resent."""
-        root = self._get_root_state()
-        already = set(root.dirty_vars)
-        linked = await super()._internal_patch_linked_state(token, full_delta)
-        root.dirty_vars.intersection_update(already)  # the router, and the page's route args computed from it
-        return linked
+        return await without_router_resent(self, super()._internal_patch_linked_state(token, full_delta))
 
     async def _open(self, graph_id: str) -> tuple[str | None, list[Issue]]:
         """(Re)read the stored graph: a new epoch, so every tab in the room reloads it. (error, issues)"""

@@ -15,7 +15,7 @@ from functools import lru_cache
 
 import reflex as rx
 
-from nodeflow_app.state.graph_room import GraphRoom, room_token
+from nodeflow_app.state.graph_room import GraphRoom, room_token, without_router_resent
 
 log = logging.getLogger(__name__)
 
@@ -35,6 +35,9 @@ class GraphListRoom(rx.SharedState):
     """One per workspace: which of its graphs are active, for the switches of every tab on its graph list."""
 
     live: dict[str, int] = {}  # graph id -> live version, of the active graphs listed (or switched) so far
+
+    async def _internal_patch_linked_state(self, token: str, full_delta: bool = False):
+        return await without_router_resent(self, super()._internal_patch_linked_state(token, full_delta))
 
     def _listed(self, graph_ids: list[str], live: dict[str, int]) -> None:
         """A tab listed `graph_ids` from the database; `live`: those of them that are active."""

@@ -83,7 +83,8 @@ class Tabs:
         with self.event_of(tab):
             async with asyncio.timeout(10):  # a lock taken twice waits for ever
                 async with self.manager.modify_state_with_links(BaseStateToken(ident=tab, cls=cls)) as root:
-                    root.rx_router_session = SessionData(client_token=tab)
+                    if root.rx_router_session.client_token != tab:  # the tab's first event (as Reflex does)
+                        root.rx_router_session = SessionData(client_token=tab)
                     yield await root.get_state(cls)
                     root._clean()
 
@@ -219,3 +220,14 @@ def test_list_room_tokens_have_no_underscore_and_cannot_be_made_from_the_workspa
     live_rooms.list_room_token.cache_clear()
     assert all(t.startswith("graphlistws-1-") and "_" not in t for t in tokens)
     assert tokens[0] != tokens[1]  # another install's key, another token
+
+
+async def test_a_list_tabs_typing_in_the_search_sends_no_router_with_it(graph_id, monkeypatch):
+    """Linking to the list room marked the tab's router dirty at each event: every keystroke's delta resent the
+    request headers (as GraphRoom keeps from doing, `without_router_resent`)."""
+    tabs = Tabs(graph_id, monkeypatch)
+    await switches_on_list(tabs, "cy")
+    async with tabs.state_of("cy", GraphListState) as page:
+        page.search = "Ord"
+        delta = await page._get_root_state()._get_resolved_delta()
+    assert [name for names in delta.values() for name in names if name.startswith("rx_router")] == []

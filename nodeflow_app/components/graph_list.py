@@ -97,7 +97,9 @@ def graph_row(row: GraphListRow) -> rx.Component:
         ),
         rx.table.cell(row.node_count, custom_attrs=_testid("graph-node-count")),
         rx.table.cell(rx.text(row.edited, title=row.edited_title), custom_attrs=_testid("graph-edited")),
-        rx.table.cell(rx.switch(checked=GraphListRoom.live.contains(row.id), size="1", title="Active: webhooks and schedules run it",
+        # The workspace's list room: a switch flipped in an editor or another tab shows here at once.
+        rx.table.cell(rx.switch(checked=GraphListRoom.live.contains(row.id), size="1",
+                                title="Active: webhooks and schedules run it",
                                 on_change=lambda on: GraphListState.set_active(row.id, on),
                                 custom_attrs=_testid(f"graph-active-{row.name}"))),
         rx.table.cell(row_menu(row), text_align="right"),

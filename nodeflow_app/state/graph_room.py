@@ -3,8 +3,9 @@
 `GraphRoom` is an `rx.SharedState`: each editor tab links its instance to the token `graph<id>`
 (`EditorState._room`), so the backend-only `_doc` is one object for all of them (on every worker:
 with Redis the room is stored under that token) and a var the room changes (`patch`, `people`,
-`cursors`, `saved_version`, `live_version`) reaches every linked tab. EditorState validates and role-checks each edit, applies it here
-(`publish`), and the browsers apply the small patch; see docs/editor.md, "Editing together".
+`cursors`, `saved_version`, `live_version`) reaches every linked tab. EditorState validates and
+role-checks each edit, applies it here (`publish`), and the browsers apply the small patch; see
+docs/editor.md, "Editing together".
 The room has no event handlers of its own: every event goes through EditorState's access checks.
 """
 

@@ -2,9 +2,9 @@
 
 Switching on saves the editor's unsaved edits first, then makes the stored version live; the toolbar shows
 which version is live. That version is the room's (`GraphRoom.live_version`), not the tab's: whoever switches, in
-whichever tab (or the graph list), every tab with the graph open shows it at once (state/live_rooms.py). Listening is a background handler: it records a listener in the database (any
-worker may receive the call), then looks for the call a few times a second, taking the state lock only
-to show what came.
+whichever tab (or the graph list), every tab with the graph open shows it at once (state/live_rooms.py).
+Listening is a background handler: it records a listener in the database (any worker may receive the call), then
+looks for the call a few times a second, taking the state lock only to show what came.
 """
 
 from __future__ import annotations

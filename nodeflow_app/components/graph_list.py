@@ -12,6 +12,7 @@ from nodeflow_app.components.template_dialog import save_template_item, template
 from nodeflow_app.components.transfer_dialog import transfer_dialog, transfer_items
 from nodeflow_app.components.theme import APP_BG, BORDER, PANEL_BG
 from nodeflow_app.state.graph_list_state import UPLOAD_ID, GraphListRow, GraphListState, ImportIssue
+from nodeflow_app.state.live_rooms import GraphListRoom
 
 MAX_IMPORT_MB = 5
 
@@ -97,8 +98,9 @@ def graph_row(row: GraphListRow) -> rx.Component:
         ),
         rx.table.cell(row.node_count, custom_attrs=_testid("graph-node-count")),
         rx.table.cell(rx.text(row.edited, title=row.edited_title), custom_attrs=_testid("graph-edited")),
-        rx.table.cell(rx.switch(checked=row.active, size="1", title="Active: webhooks and schedules run it",
-                                aria_label=f"Active: {row.name}",
+        # The workspace's list room: a switch flipped in an editor or another tab shows here at once.
+        rx.table.cell(rx.switch(checked=GraphListRoom.live.contains(row.id), size="1",
+                                title="Active: webhooks and schedules run it", aria_label=f"Active: {row.name}",
                                 on_change=lambda on: GraphListState.set_active(row.id, on),
                                 custom_attrs=_testid(f"graph-active-{row.name}"))),
         rx.table.cell(row_menu(row), text_align="right"),

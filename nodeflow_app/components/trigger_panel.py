@@ -26,7 +26,7 @@ def _live_badge() -> rx.Component:
     """"Live · v7"; with newer saved edits "Live · v7 (v8 saved)" in amber: webhooks and schedules keep running
     the live version until it is made live again (docs/triggers.md), which people missed. In a narrower window
     (the toolbar is full) the amber badge and its tooltip say it."""
-    live, saved = TriggerState.live_version, GraphRoom.saved_version
+    live, saved = GraphRoom.live_version, GraphRoom.saved_version
     newer = saved > live
     return rx.tooltip(
         rx.badge("Live · v", live.to_string(),
@@ -55,23 +55,24 @@ def active_switch() -> rx.Component:
     """On: webhooks and schedules run the stored version shown; off: they stop. Compact (the toolbar is full):
     the switch and "Active" while inactive (the word only in a wide window), the live version while active, and
     "Make vN live" when saved edits are newer; a viewer sees only the version."""
-    newer = TriggerState.active & (GraphRoom.saved_version > TriggerState.live_version)
+    active = GraphRoom.live_version > 0  # the room's: a switch in any tab (or the graph list) shows in every tab
+    newer = active & (GraphRoom.saved_version > GraphRoom.live_version)
     return rx.cond(
         EditorState.read_only,
-        rx.cond(TriggerState.active, _live_badge()),
+        rx.cond(active, _live_badge()),
         rx.hstack(
             rx.tooltip(
                 rx.hstack(
-                    rx.switch(checked=TriggerState.active, on_change=TriggerState.set_active, size="1",
+                    rx.switch(checked=active, on_change=TriggerState.set_active, size="1",
                               aria_label="Active", id=ACTIVE_SWITCH_ID, custom_attrs=_testid("graph-active")),
-                    rx.cond(~TriggerState.active,
+                    rx.cond(~active,
                             rx.el.label("Active", html_for=ACTIVE_SWITCH_ID, font_size="var(--font-size-1)",
                                         color="var(--gray-11)", cursor="pointer", display=from_width(LABELS_FROM))),
                     align="center", spacing="1",
                 ),
                 content="Active: webhooks and schedules run the graph's saved version (switch on to make it live)",
             ),
-            rx.cond(TriggerState.active, _live_badge()),
+            rx.cond(active, _live_badge()),
             rx.cond(newer, _make_live_button()),
             align="center", spacing="1", flex_shrink="0",
         ),

@@ -169,7 +169,7 @@ class EditorState(rx.State):
         """This tab's room, linked to its graph's token, holding the graph. (room, toast on failure)
 
         The link is made again after a server restart (a fresh state) by whatever event comes first.
-        `fresh` (a page load) also rereads a graph the database holds a newer version of.
+        `fresh` (a page load) also rereads a graph the database holds a newer version of, and which version is live.
         """
         room = await self.get_state(GraphRoom)
         graph_id = self._graph_id or routes.page_graph_id(self.router)
@@ -183,12 +183,15 @@ class EditorState(rx.State):
         if restarted and not self.me:  # a fresh state (a restarted server): this tab shows in the room again
             await self._enter(room)
         failure = None
-        if room._doc is None or room._doc.id != graph_id or (fresh and await room._is_stale()):
+        opening = room._doc is None or room._doc.id != graph_id or (fresh and await room._is_stale())
+        if opening:
             error, issues = await room._open(graph_id)
             if error and error != "missing":
                 failure = rx.toast.error(error)
             elif not error:
                 self._set_issues(issues)
+        if opening or fresh:  # the Live badge of every tab in the room (TriggerState)
+            await room._reread_live()
         if restarted and room._doc is not None and not self.graph_name:  # (load_graph sends it itself)
             self.not_found, self.graph_name = "", room._doc.name
             self._send_whole_graph(room)

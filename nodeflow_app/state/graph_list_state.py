@@ -20,6 +20,7 @@ from nodeflow_app.state.page_threads import off_loop
 from nodeflow_app import routes
 from nodeflow_app.runtime.graph import GraphIssue
 from nodeflow_app.state.access import current
+from nodeflow_app.state.live_rooms import GraphListRoom, list_room_token, show_live
 from nodeflow_app.state.legacy_import_state import LegacyImportState, legacy_migration
 from nodeflow_app.store.graphs import GraphNotFound, GraphSummary, clean_name, graph_store
 from nodeflow_app.store.triggers import trigger_store
@@ -44,7 +45,6 @@ class GraphListRow:
     edited: str  # "3 min ago"
     edited_title: str  # the exact time, for the tooltip
     version: int
-    active: bool = False  # webhooks and schedules run it (its live version)
 
 
 @dataclasses.dataclass
@@ -90,11 +90,10 @@ def edited_text(updated_at: float, now: float) -> str:
     return f"{day.day} {day:%b %Y}"
 
 
-def row_view(summary: GraphSummary, now: float, active: bool = False) -> GraphListRow:
+def row_view(summary: GraphSummary, now: float) -> GraphListRow:
     exact = datetime.fromtimestamp(summary.updated_at, tz=timezone.utc).isoformat(timespec="seconds")
     return GraphListRow(id=summary.id, name=summary.name, node_count=summary.node_count,
-                        edited=edited_text(summary.updated_at, now), edited_title=exact, version=summary.version,
-                        active=active)
+                        edited=edited_text(summary.updated_at, now), edited_title=exact, version=summary.version)
 
 
 def next_untitled(names: list[str], base: str = UNTITLED) -> str:
@@ -145,13 +144,14 @@ def issue_view(issue: GraphIssue) -> ImportIssue:
     return ImportIssue(where=where, message=issue.message)
 
 
-def _listing(search: str, workspace: str | None) -> tuple[list[GraphListRow], int]:
-    """(the rows matching `search`, the number of graphs of the workspace); blocking."""
+def _listing(search: str, workspace: str | None) -> tuple[list[GraphListRow], int, dict[str, int]]:
+    """(the rows matching `search`, the number of graphs of the workspace, {graph id: live version} of the active
+    ones among the rows); blocking."""
     store, now = graph_store(), time.time()
     summaries = store.list(search, workspace_id=workspace)
     live = trigger_store().active_versions([s.id for s in summaries])
-    rows = [row_view(s, now, s.id in live) for s in summaries]
-    return rows, len(store.list(workspace_id=workspace)) if search.strip() else len(rows)
+    rows = [row_view(s, now) for s in summaries]
+    return rows, len(store.list(workspace_id=workspace)) if search.strip() else len(rows), live
 
 
 def _in_workspace(graph_id: str) -> str:
@@ -210,11 +210,18 @@ class GraphListState(rx.State):
         """Refresh the rows after a change; a failure to read becomes the toast."""
         search, workspace = self.search, current().workspace_id
         try:
-            self.rows, self.total = await _attempt("load the graphs", lambda: _listing(search, workspace))
+            self.rows, self.total, live = await _attempt("load the graphs", lambda: _listing(search, workspace))
         except _Failed as failed:
             return failed.event
+        await self._share_live(workspace, live)
         self.loaded = True
         return event
+
+    async def _share_live(self, workspace: str | None, live: dict[str, int]) -> None:
+        """The rows' switches show the workspace's list room: a switch flipped elsewhere (an editor, another
+        tab's list) changes them at once (state/live_rooms.py)."""
+        room = await (await self.get_state(GraphListRoom))._link_to(list_room_token(workspace))
+        room._listed([row.id for row in self.rows], live)
 
     @rx.event
     @requires("view")
@@ -346,6 +353,7 @@ class GraphListState(rx.State):
             version = await _attempt("activate the graph" if on else "deactivate the graph", change)
         except _Failed as failed:
             return await self._refreshed(failed.event)
+        show_live(graph_id, current().workspace_id, version if on else 0)  # its editors, the other graph lists
         return await self._refreshed(rx.toast.success(f"Active: version {version} is live" if on else "Inactive"))
 
     # -- duplicate, delete -------------------------------------------------------------------------

@@ -3,8 +3,9 @@
 `GraphRoom` is an `rx.SharedState`: each editor tab links its instance to the token `graph<id>`
 (`EditorState._room`), so the backend-only `_doc` is one object for all of them (on every worker:
 with Redis the room is stored under that token) and a var the room changes (`patch`, `people`,
-`cursors`) reaches every linked tab. EditorState validates and role-checks each edit, applies it here
-(`publish`), and the browsers apply the small patch; see docs/editor.md, "Editing together".
+`cursors`, `saved_version`, `live_version`) reaches every linked tab. EditorState validates and
+role-checks each edit, applies it here (`publish`), and the browsers apply the small patch; see
+docs/editor.md, "Editing together".
 The room has no event handlers of its own: every event goes through EditorState's access checks.
 """
 
@@ -20,6 +21,7 @@ from nodeflow_app.state.page_threads import off_loop
 from nodeflow_app.editor import presence
 from nodeflow_app.editor.document import GraphDocument
 from nodeflow_app.store.graphs import graph_store
+from nodeflow_app.store.triggers import trigger_store
 from nodeflow_app.validation import Issue, validate_graph
 from nodes._registry import default_registry
 
@@ -39,6 +41,18 @@ def room_token(graph_id: str) -> str:
     return f"graph{graph_id.replace('_', '-')}-{keyed_digest('room:' + graph_id)[:32]}"
 
 
+async def without_router_resent(state: rx.State, linking: Any) -> Any:
+    """A shared state's `_internal_patch_linked_state` (`linking`, awaited here) without its side effect: Reflex's
+    linking (every event of a linked tab, and every fan-out to one) marks the root's router vars (and the route
+    args computed from them) dirty to refresh computed vars, and leaves them dirty: each delta then carried the
+    router, ~1.8 KB of request headers, beside a ~0.5 KB patch. Nothing in them changed, so they are not resent."""
+    root = state._get_root_state()
+    already = set(root.dirty_vars)
+    linked = await linking
+    root.dirty_vars.intersection_update(already)  # the router, and the page's route args computed from it
+    return linked
+
+
 class GraphRoom(rx.SharedState):
     """One per graph; empty (`_doc` None) until a tab links to it and opens the graph."""
 
@@ -50,6 +64,7 @@ class GraphRoom(rx.SharedState):
     has_chat_start: bool = False  # a test run then asks for the message to test with
     save_status: str = "saved"  # saved | unsaved | error
     saved_version: int = 0
+    live_version: int = 0  # the version webhooks and schedules run; 0 while the graph is inactive (TriggerState)
 
     _doc: GraphDocument | None = None
     _epoch: int = 0  # a new epoch each time the document is (re)read from the database
@@ -61,15 +76,7 @@ class GraphRoom(rx.SharedState):
     _tokens: dict[str, str] = {}  # presence id -> client token (to drop tabs that went away)
 
     async def _internal_patch_linked_state(self, token: str, full_delta: bool = False):
-        """Reflex's linking (every event of a linked tab, and every fan-out to one) marks the root's router
-        vars (and the route args computed from them) dirty to refresh computed vars, and leaves them dirty:
-        each delta then carried the router, ~1.8 KB of request headers, beside a ~0.5 KB patch. Nothing in
-        them changed, so they are not resent."""
-        root = self._get_root_state()
-        already = set(root.dirty_vars)
-        linked = await super()._internal_patch_linked_state(token, full_delta)
-        root.dirty_vars.intersection_update(already)  # the router, and the page's route args computed from it
-        return linked
+        return await without_router_resent(self, super()._internal_patch_linked_state(token, full_delta))
 
     async def _open(self, graph_id: str) -> tuple[str | None, list[Issue]]:
         """(Re)read the stored graph: a new epoch, so every tab in the room reloads it. (error, issues)"""
@@ -96,6 +103,22 @@ class GraphRoom(rx.SharedState):
             return False
         graph_id = self._doc.id
         return await off_loop(graph_store().version_of, graph_id) not in (None, self.saved_version)
+
+    async def _reread_live(self) -> None:
+        """Which version is live, from the database: on a page load, when activation may have changed elsewhere
+        (another process, a room that was not open then)."""
+        if self._doc is not None:
+            self._set_live(await off_loop(trigger_store().active_version, self._doc.id) or 0)
+
+    def _set_live(self, version: int) -> None:
+        """Every tab's switch and badge show it (0: inactive)."""
+        if version != self.live_version:  # assigning marks a var dirty even if equal: every tab would get it
+            self.live_version = version
+
+    def _show_live(self, graph_id: str, version: int) -> None:
+        """`_set_live` when the room has `graph_id` open."""
+        if self._doc is not None and self._doc.id == graph_id:
+            self._set_live(version)
 
     @property
     def unsaved(self) -> bool:

@@ -1,9 +1,10 @@
 """The editor's activation switch and a webhook's "Listen for test event" (SPEC 6).
 
 Switching on saves the editor's unsaved edits first, then makes the stored version live; the toolbar shows
-which version is live. Listening is a background handler: it records a listener in the database (any
-worker may receive the call), then looks for the call a few times a second, taking the state lock only
-to show what came.
+which version is live. That version is the room's (`GraphRoom.live_version`), not the tab's: whoever switches, in
+whichever tab (or the graph list), every tab with the graph open shows it at once (state/live_rooms.py).
+Listening is a background handler: it records a listener in the database (any worker may receive the call), then
+looks for the call a few times a second, taking the state lock only to show what came.
 """
 
 from __future__ import annotations
@@ -16,8 +17,9 @@ import reflex as rx
 
 from nodeflow_app.state.page_threads import off_loop
 from nodeflow_app import routes
-from nodeflow_app.state.access import requires, still_checked
+from nodeflow_app.state.access import current, requires, still_checked
 from nodeflow_app.state.editor_state import EditorState
+from nodeflow_app.state.live_rooms import show_live
 from nodeflow_app.state.run_history_state import RunHistoryState
 from nodeflow_app.store.triggers import trigger_store
 from nodeflow_app.triggers.activation import ActivationRefused, activation
@@ -28,8 +30,6 @@ POLL_S = 0.3
 
 
 class TriggerState(rx.State):
-    active: bool = False
-    live_version: int = 0
     listening_to: str = ""  # the webhook node listened for ("" when not listening)
     heard: str = ""  # the test call's payload as pretty JSON
     heard_run: str = ""
@@ -37,10 +37,7 @@ class TriggerState(rx.State):
     @rx.event
     @requires("view")
     async def load(self):
-        """on_load of the editor: whether the graph of the URL is active, and which version is live."""
-        graph_id = routes.page_graph_id(self.router)
-        version = await off_loop(trigger_store().active_version, graph_id) if graph_id else None
-        self.active, self.live_version = version is not None, version or 0
+        """on_load of the editor (EditorState.load_graph has the room read which version is live)."""
         self.listening_to = self.heard = self.heard_run = ""
 
     @rx.event
@@ -63,17 +60,16 @@ class TriggerState(rx.State):
         if not await editor._save_pending_edits(graph_id):
             return rx.toast.error("Not activated: the graph could not be saved (see its issues).")
         try:
-            self.live_version = await off_loop(activation().activate, graph_id)
-        except ActivationRefused as refused:
-            if not self.live_version:  # a refused new version leaves the live one running
-                self.active = False
+            version = await off_loop(activation().activate, graph_id)
+        except ActivationRefused as refused:  # a refused new version leaves the live one running
             return rx.toast.error(f"Not activated: {refused}")
-        self.active = True
-        return rx.toast.success(f"Active: version {self.live_version} is live")
+        show_live(graph_id, current().workspace_id, version)
+        return rx.toast.success(f"Active: version {version} is live")
 
     async def _switch_off(self):
-        await off_loop(activation().deactivate, routes.page_graph_id(self.router))
-        self.active, self.live_version = False, 0
+        graph_id = routes.page_graph_id(self.router)
+        await off_loop(activation().deactivate, graph_id)
+        show_live(graph_id, current().workspace_id, 0)
         return rx.toast.success("Inactive")
 
     @rx.event(background=True)

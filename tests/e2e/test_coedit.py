@@ -8,6 +8,7 @@ so a tab's `lastSeq()` tells that it has applied an edit, whoever made it.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,12 +17,14 @@ import pytest
 from playwright.sync_api import expect
 
 from nodeflow_app.editor.presence import initials
+from nodeflow_app.store.accounts import AccountStore
 from nodeflow_app.store.graphs import GraphStore
 from tests.redis_server import redis_database
 
 from .server import Server, run_server, tail
 from .team import make_team
 from .test_make_run import _seed_web_dir
+from .test_triggers import EXAMPLES
 from .test_editor import (
     CANVAS, center, drag, expect_counts, expect_position, handle, node, position, select, toast, wire,
 )
@@ -203,6 +206,64 @@ def test_edits_of_a_tab_gone_before_its_autosave_are_saved_by_the_server(browser
     assert {n["name"]: n.get("data", {}).get("value") for n in graph.graph["nodes"]}["Check"] == \
         "typed just before closing"
     assert versions[0].author_name == team.owner.name, [v.author_name for v in versions]
+    assert nodeflow_server.log.read_text().count(DISCONNECTED) == warnings, tail(nodeflow_server.log)
+    for context in contexts:
+        context.close()
+
+
+def workspace_name(server: Server, workspace_id: str) -> str:
+    accounts = AccountStore(f"sqlite:///{server.data_dir / 'nodeflow.db'}")
+    try:
+        return accounts.workspace_name(workspace_id)
+    finally:
+        accounts.engine.dispose()
+
+
+def test_switching_a_graph_on_and_off_shows_in_every_tab_that_has_it_open(browser, nodeflow_server: Server) -> None:
+    """Which version is live is shared (docs/triggers.md): the owner switches the graph on, the editor makes a
+    newer save live, the owner switches it off, then on again from the graph list, and the editor off again; each
+    time the other tabs' switch and "Live" badge change at once (they kept the old ones until reloaded), the
+    viewer's badge and the list's switch too."""
+    warnings = nodeflow_server.log.read_text().count(DISCONNECTED)
+    team = make_team(nodeflow_server, ["editor", "viewer"])
+    graph_id = team.graph("Live together", json.loads((EXAMPLES / "webhook.json").read_text()))
+    contexts = [team.context(browser, m) for m in (team.owner, *team.members)]
+    owner, editor, viewer = (open_graph(c, nodeflow_server, graph_id) for c in contexts)
+    labels = {page: page.get_by_test_id("graph-active-label") for page in (owner, editor, viewer)}
+    for page in (owner, editor, viewer):
+        expect(labels[page]).to_have_count(0)
+
+    owner.get_by_test_id("graph-active").click()
+    for page in (owner, editor, viewer):
+        expect(labels[page]).to_have_text("Live · v1")
+    expect(editor.get_by_test_id("graph-active")).to_have_attribute("data-state", "checked")
+
+    editor.get_by_test_id("palette-node-conditional").click()  # an edit, autosaved as v2
+    expect(owner.get_by_test_id("make-latest-live")).to_be_visible(timeout=15_000)
+    editor.get_by_test_id("make-latest-live").click()
+    for page in (owner, editor, viewer):
+        expect(labels[page]).to_have_text("Live · v2")
+    expect(owner.get_by_test_id("make-latest-live")).to_have_count(0)
+
+    owner.get_by_test_id("graph-active").click()  # off
+    for page in (owner, editor, viewer):
+        expect(labels[page]).to_have_count(0)
+    expect(editor.get_by_test_id("graph-active")).to_have_attribute("data-state", "unchecked")
+
+    # On again from the owner's graph list (a tab not in the room).
+    listing = contexts[0].new_page()
+    listing.goto(f"{nodeflow_server.url}/")
+    listing.get_by_test_id("user-menu").click()  # the team's graphs (a new tab starts in the personal workspace)
+    listing.get_by_test_id(f"workspace-{workspace_name(nodeflow_server, team.workspace_id)}").click()
+    switch = listing.get_by_test_id("graph-active-Live together")
+    expect(switch).to_have_attribute("data-state", "unchecked")
+    switch.click()
+    expect(switch).to_have_attribute("data-state", "checked")
+    for page in (owner, editor, viewer):
+        expect(labels[page]).to_have_text("Live · v2")
+    editor.get_by_test_id("graph-active").click()  # off in an editor: the list's switch follows
+    expect(switch).to_have_attribute("data-state", "unchecked")
+    expect(labels[owner]).to_have_count(0)
     assert nodeflow_server.log.read_text().count(DISCONNECTED) == warnings, tail(nodeflow_server.log)
     for context in contexts:
         context.close()

@@ -38,6 +38,10 @@ class Activation:
         self.calls.append(("deactivate", graph_id))
 
 
+async def _no_room(page: GraphListState, workspace: str | None, live: dict[str, int]) -> None:
+    pass
+
+
 @pytest.fixture
 def stores(tmp_path, monkeypatch):
     """A database with one graph of WORKSPACE; the handlers' store getters point at it; the caller was checked
@@ -50,6 +54,9 @@ def stores(tmp_path, monkeypatch):
     monkeypatch.setattr(graph_list_state, "trigger_store", lambda: triggers)
     monkeypatch.setattr(graph_list_state, "template_store", lambda: templates)
     monkeypatch.setattr(graph_list_state, "activation", lambda: service)
+    # No server here, whose rooms would share the switches (tests/state/test_room_activation.py).
+    monkeypatch.setattr(graph_list_state, "show_live", lambda graph_id, workspace_id, version: None)
+    monkeypatch.setattr(GraphListState, "_share_live", _no_room)
     token = access._current.set(access.Access(None, WORKSPACE, "owner"))
     yield graphs, templates, service, graph.id
     access._current.reset(token)

@@ -8,11 +8,13 @@ import threading
 import time
 
 import nodeflow_app.nodeflow_app  # noqa: F401 - registers every state class of the app
-from nodeflow_app.state import access, run_history_state, template_state, transfer_state, trigger_state
+from nodeflow_app.editor.document import GraphDocument
+from nodeflow_app.runtime.graph import Graph
+from nodeflow_app.state import access, graph_room, run_history_state, template_state, transfer_state
+from nodeflow_app.state.graph_room import GraphRoom
 from nodeflow_app.state.run_history_state import RunHistoryState
 from nodeflow_app.state.template_state import TemplateSaveState
 from nodeflow_app.state.transfer_state import TargetOption, TransferState
-from nodeflow_app.state.trigger_state import TriggerState
 from tests.nodes.loop_ticks import loop_ticks
 
 
@@ -76,14 +78,15 @@ async def test_copying_to_another_workspace_leaves_the_loop_free(monkeypatch):
 
 
 async def test_the_editor_reads_whether_its_graph_is_active_off_the_loop(monkeypatch):
+    """(On a page load the room rereads it: EditorState._room.)"""
     triggers = Slow({"active_version": 3})
-    monkeypatch.setattr(trigger_state, "trigger_store", lambda: triggers)
-    monkeypatch.setattr(trigger_state.routes, "page_graph_id", lambda router: "g1")
-    state = TriggerState(_reflex_internal_init=True)
+    monkeypatch.setattr(graph_room, "trigger_store", lambda: triggers)
+    room = GraphRoom(_reflex_internal_init=True)
+    room._doc = GraphDocument.from_graph(Graph(id="g1", name="G"), history=False)
     async with loop_ticks() as ticks:
-        await TriggerState.event_handlers["load"].fn(state)
+        await room._reread_live()
     assert ticks[0] >= 10, ticks
-    assert (state.active, state.live_version) == (True, 3)
+    assert (room.live_version, triggers.calls) == (3, ["active_version"])
 
 
 async def test_the_pin_editor_formats_a_large_output_off_the_loop(monkeypatch):

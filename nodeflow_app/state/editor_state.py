@@ -43,7 +43,7 @@ from nodeflow_app.triggers.view import trigger_view
 from nodeflow_app.validation import Issue, references_to, validate_graph
 from nodes._registry import default_registry
 from nodeflow_app.state.access import acts_on_graph, requires, still_checked
-from nodeflow_app.state.graph_room import GraphRoom, room_token
+from nodeflow_app.state.graph_room import GraphRoom, modify_room, room_token
 
 log = logging.getLogger(__name__)
 # Saves of one field (typed in, left) less than this apart are one undo step: a burst of typing.
@@ -1022,21 +1022,11 @@ async def save_waiting_rooms(timeout: float = SHUTDOWN_SAVE_S) -> None:
 async def save_room(graph_id: str) -> int | None:
     """The unsaved edits in the room of `graph_id` become a version, outside any tab's event (the tabs linked to
     the room see "Saved"). The version, or None when there was nothing to save or a later claim landed first.
-
-    Not `app.modify_state`: it also sends the room's delta to the room's own token, which no browser holds (a
-    "delta to disconnected client" warning each time, without Redis). This is the rest of it: the state manager's
-    modify_state_with_links sends the change to every tab linked to the room when it ends, as after a tab's event,
-    and `_clean()` (as each event ends) is what records the vars that changed for them."""
-    from reflex.istate.manager.token import BaseStateToken
+    The app's state manager: at shutdown there is no event's."""
     from reflex_base.registry import RegistrationContext
 
-    app = RegistrationContext.get().app
-    token = BaseStateToken(ident=room_token(graph_id), cls=GraphRoom)
-    async with app.state_manager.modify_state_with_links(token) as root:
-        saved = await save_unsaved(await root.get_state(GraphRoom), graph_id)
-        await root._get_resolved_delta()  # brings the room's computed vars up to date, as sending it would
-        root._clean()
-        return saved
+    manager = RegistrationContext.get().app.state_manager
+    return await modify_room(manager, GraphRoom, room_token(graph_id), lambda room: save_unsaved(room, graph_id))
 
 
 async def save_unsaved(room: GraphRoom, graph_id: str) -> int | None:

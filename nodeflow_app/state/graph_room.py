@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 from functools import lru_cache
-from typing import Any
+from typing import Any, Awaitable, Callable
 
 import reflex as rx
 
@@ -39,6 +39,23 @@ def room_token(graph_id: str) -> str:
     from nodeflow_app.llm.credentials import keyed_digest
 
     return f"graph{graph_id.replace('_', '-')}-{keyed_digest('room:' + graph_id)[:32]}"
+
+
+async def modify_room(manager: Any, cls: type[rx.SharedState], token: str,
+                      change: Callable[[Any], Awaitable[Any]]) -> Any:
+    """`change(room)`'s result, the room of `token` changed outside any tab's event (a server-side save, a switch).
+
+    Not `app.modify_state`: it also sends the room's delta to the room's own token, which no browser holds (a
+    "delta to disconnected client" warning each time, without Redis). This is the rest of it: the state manager's
+    modify_state_with_links sends the change to every tab linked to the room when it ends, as after a tab's event,
+    and `_clean()` (as each event ends) is what records the vars that changed for them."""
+    from reflex.istate.manager.token import BaseStateToken
+
+    async with manager.modify_state_with_links(BaseStateToken(ident=token, cls=cls)) as root:
+        result = await change(await root.get_state(cls))
+        await root._get_resolved_delta()  # brings the room's computed vars up to date, as sending it would
+        root._clean()
+        return result
 
 
 async def without_router_resent(state: rx.State, linking: Any) -> Any:

@@ -15,7 +15,7 @@ from functools import lru_cache
 
 import reflex as rx
 
-from nodeflow_app.state.graph_room import GraphRoom, room_token, without_router_resent
+from nodeflow_app.state.graph_room import GraphRoom, modify_room, room_token, without_router_resent
 
 log = logging.getLogger(__name__)
 
@@ -72,15 +72,13 @@ async def _show_live(graph_id: str, workspace_id: str | None, version: int) -> N
 
 
 async def _change(cls: type[rx.SharedState], token: str, change) -> None:
-    """As `editor_state.save_room`: the state manager's modify_state_with_links sends the room's change to every
-    tab linked to it when it ends, and `_clean()` records the vars that changed for them."""
+    """`change(room)` on the room of `token`, sent to every tab linked to it (graph_room.modify_room)."""
     from reflex.istate.manager import get_state_manager
-    from reflex.istate.manager.token import BaseStateToken
 
-    async with get_state_manager().modify_state_with_links(BaseStateToken(ident=token, cls=cls)) as root:
-        change(await root.get_state(cls))
-        await root._get_resolved_delta()
-        root._clean()
+    async def changed(room: rx.SharedState) -> None:
+        change(room)
+
+    await modify_room(get_state_manager(), cls, token, changed)
 
 
 def _shown(task: asyncio.Task) -> None:

@@ -316,6 +316,12 @@ def _page_loaders(app: Any) -> set[Callable]:
     return found
 
 
+def kept_graph_workspace(graph_id: str) -> tuple[str | None] | None:
+    """(`graph_workspace(graph_id)`,) when the answer is kept from the last seconds; None: finding it reads the
+    database."""
+    return _graph_workspaces.recent(graph_id)
+
+
 def forget_graph(graph_id: str) -> None:
     _graph_workspaces.forget(graph_id)
 

@@ -17,7 +17,7 @@ from typing import Any, Awaitable, Callable
 
 import reflex as rx
 
-from nodeflow_app.state.access import graph_workspace
+from nodeflow_app.state.access import graph_workspace, kept_graph_workspace
 from nodeflow_app.state.page_threads import off_loop
 from nodeflow_app.state.room_access import kept_linked
 from nodeflow_app.editor import presence
@@ -102,7 +102,8 @@ class GraphRoom(rx.SharedState):
         """The workspace of the open graph (None: no graph open yet); kept a moment per process (`graph_workspace`)."""
         if self._doc is None:
             return None
-        return await off_loop(graph_workspace, self._doc.id)
+        kept = kept_graph_workspace(self._doc.id)
+        return kept[0] if kept is not None else await off_loop(graph_workspace, self._doc.id)
 
     async def _access_ended(self) -> None:
         """This (private) copy's tab was unlinked: its person may no longer view the graph (room_access)."""

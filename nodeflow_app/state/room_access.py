@@ -16,12 +16,15 @@ several workers) within ROLE_CACHE_S; a sign-out within access.SESSION_CACHE_S.
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from nodeflow_app.accounts.roles import allows
 from nodeflow_app.state.access import _Recent, kept_user, session_token, user_for_token
 from nodeflow_app.state.page_threads import off_loop
 from nodeflow_app.store.accounts import account_store
+
+log = logging.getLogger("nodeflow.access")
 
 ROLE_CACHE_S = 1.0
 
@@ -73,8 +76,11 @@ async def kept_linked(private: Any, linked: Any, workspace_id: str | None) -> An
     if workspace_id is None:
         return linked
     root = private._get_root_state()
-    if await _allowed(session_token(root), workspace_id):
+    session = session_token(root)
+    if await _allowed(session, workspace_id):
         return linked
+    log.warning("unlinked tab %s from %s: %s", root.rx_router_session.client_token, type(private).__name__,
+                "its person may not view the workspace any more" if session else "no session")
     _unlink(private, linked, root)
     await private._access_ended()
     return private

@@ -258,7 +258,8 @@ def not_found() -> rx.Component:
                 ),
                 rx.fragment(
                     rx.heading("Graph not found", size="5"),
-                    rx.text(f"There is no graph {EditorState.not_found}; it may have been deleted.", color_scheme="gray"),
+                    rx.text(f"There is no graph {EditorState.not_found}; it may have been deleted.",
+                            color_scheme="gray"),
                 ),
             ),
             rx.link("Back to the graph list", href=routes.GRAPHS),

@@ -92,7 +92,7 @@ def _unlink(private: Any, linked: Any, root: Any) -> None:
     its state now, so nothing of the room goes into the delta being made for it."""
     name = private.get_full_name()
     # A new dict, not a `pop`: Reflex may be going through the links to patch each in (`_modify_linked_states`).
-    root._reflex_internal_links = {state: token for state, token in root._reflex_internal_links.items() if state != name}
+    root._reflex_internal_links = {state: to for state, to in root._reflex_internal_links.items() if state != name}
     linked._linked_from.discard(root.rx_router_session.client_token)
     private.parent_state.substates[private.get_name()] = private
     # The room is not part of this tab's delta any more, so no `_clean` would record what changed in it (its

@@ -249,8 +249,19 @@ def issues_popover() -> rx.Component:
 def not_found() -> rx.Component:
     return rx.center(
         rx.vstack(
-            rx.heading("Graph not found", size="5"),
-            rx.text(f"There is no graph {EditorState.not_found}; it may have been deleted.", color_scheme="gray"),
+            rx.cond(
+                EditorState.access_ended,
+                rx.fragment(
+                    rx.heading("Access ended", size="5"),
+                    rx.text("You are no longer a member of this graph's workspace, or you signed out.",
+                            color_scheme="gray", custom_attrs={"data-testid": "graph-access-ended"}),
+                ),
+                rx.fragment(
+                    rx.heading("Graph not found", size="5"),
+                    rx.text(f"There is no graph {EditorState.not_found}; it may have been deleted.",
+                            color_scheme="gray"),
+                ),
+            ),
             rx.link("Back to the graph list", href=routes.GRAPHS),
             align="center",
         ),

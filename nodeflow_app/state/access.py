@@ -102,17 +102,17 @@ def decide(need: Need | None, user: User | None, role: str | None) -> Decision:
 class _Recent:
     """What a lookup answered in the last SESSION_CACHE_S seconds, per process: the editor sends many events."""
 
-    def __init__(self, load: Callable[[str], Any], *, keep_none: bool):
-        self._load, self._keep_none = load, keep_none
+    def __init__(self, load: Callable[[str], Any], *, keep_none: bool, seconds: float = SESSION_CACHE_S):
+        self._load, self._keep_none, self._seconds = load, keep_none, seconds
         self._items: dict[str, tuple[float, Any]] = {}
         # Loads run in page threads: one that began before a `forget` (a sign-out, a graph moved) must not
         # store the answer it read before it.
         self._forgets = 0
 
     def get(self, key: str) -> Any:
-        hit = self._items.get(key)
-        if hit and time.monotonic() - hit[0] < SESSION_CACHE_S:
-            return hit[1]
+        hit = self.recent(key)
+        if hit is not None:
+            return hit[0]
         forgets = self._forgets
         value = self._load(key)
         if (value is not None or self._keep_none) and forgets == self._forgets:
@@ -120,6 +120,11 @@ class _Recent:
                 self._items.clear()
             self._items[key] = (time.monotonic(), value)
         return value
+
+    def recent(self, key: str) -> tuple[Any] | None:
+        """(the answer,) when one is kept from the last seconds; None: `get` would read it (a database read)."""
+        hit = self._items.get(key)
+        return (hit[1],) if hit and time.monotonic() - hit[0] < self._seconds else None
 
     def forget(self, key: str) -> None:
         self._forgets += 1
@@ -136,6 +141,11 @@ _sessions = _Recent(lambda token: account_store().user_for_session(token), keep_
 def user_for_token(token: str) -> User | None:
     """The account behind a session token (a signed-out token is refused on every worker within the cache)."""
     return _sessions.get(token) if token else None
+
+
+def kept_user(token: str) -> tuple[User | None] | None:
+    """(`user_for_token(token)`,) when the answer is kept from the last seconds; None: finding it reads the database."""
+    return _sessions.recent(token) if token else (None,)
 
 
 def forget_token(token: str) -> None:
@@ -304,6 +314,12 @@ def _page_loaders(app: Any) -> set[Callable]:
                 if fn is not None:
                     found.add(fn)
     return found
+
+
+def kept_graph_workspace(graph_id: str) -> tuple[str | None] | None:
+    """(`graph_workspace(graph_id)`,) when the answer is kept from the last seconds; None: finding it reads the
+    database."""
+    return _graph_workspaces.recent(graph_id)
 
 
 def forget_graph(graph_id: str) -> None:

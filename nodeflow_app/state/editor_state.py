@@ -58,6 +58,7 @@ class EditorState(rx.State):
     graph_name: str = ""
     name_field_rev: int = 0
     not_found: str = ""
+    access_ended: bool = False  # with not_found: the person lost access to the open graph's workspace (room_access)
     # The whole graph, with the room's epoch and the seq of the last patch it holds (patches come from the room).
     canvas_graph: dict[str, Any] = {"rev": 0, "epoch": 0, "seq": 0, "graph": {"nodes": [], "edges": []}}
     catchup: dict[str, Any] = {"epoch": 0, "patches": []}  # room patches this tab missed, [[seq, ops]]
@@ -145,7 +146,7 @@ class EditorState(rx.State):
             if self._graph_id and self.me:  # another graph in the same tab: out of the previous room first
                 (await self._room())[0]._leave(self.me)
             self._undo, self._redo = [], []
-        self._graph_id = graph_id
+        self._graph_id, self.access_ended = graph_id, False
         room, failure = await self._room(fresh=True)
         self.worker = str(os.getpid())
         if self._doc is None:
@@ -164,6 +165,11 @@ class EditorState(rx.State):
         await self._enter(room)
         await self._select([])
         self._send_whole_graph(room)
+
+    def _access_ended(self) -> None:
+        """The tab was unlinked from its graph's room (state/room_access.py): the page says so instead of the graph."""
+        self.access_ended = True
+        self.not_found, self.graph_name = self._graph_id or "?", ""
 
     async def _room(self, fresh: bool = False) -> tuple[GraphRoom, Any]:
         """This tab's room, linked to its graph's token, holding the graph. (room, toast on failure)

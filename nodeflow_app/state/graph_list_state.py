@@ -221,7 +221,11 @@ class GraphListState(rx.State):
         """The rows' switches show the workspace's list room: a switch flipped elsewhere (an editor, another
         tab's list) changes them at once (state/live_rooms.py)."""
         room = await (await self.get_state(GraphListRoom))._link_to(list_room_token(workspace))
-        room._listed([row.id for row in self.rows], live)
+        room._listed(workspace, [row.id for row in self.rows], live)
+
+    def _access_ended(self) -> None:
+        """The tab was unlinked from its workspace's list room (state/room_access.py): its rows go too."""
+        self.rows, self.total = [], 0
 
     @rx.event
     @requires("view")

@@ -17,7 +17,9 @@ from typing import Any, Awaitable, Callable
 
 import reflex as rx
 
+from nodeflow_app.state.access import graph_workspace, kept_graph_workspace
 from nodeflow_app.state.page_threads import off_loop
+from nodeflow_app.state.room_access import kept_linked
 from nodeflow_app.editor import presence
 from nodeflow_app.editor.document import GraphDocument
 from nodeflow_app.store.graphs import graph_store
@@ -93,7 +95,21 @@ class GraphRoom(rx.SharedState):
     _tokens: dict[str, str] = {}  # presence id -> client token (to drop tabs that went away)
 
     async def _internal_patch_linked_state(self, token: str, full_delta: bool = False):
-        return await without_router_resent(self, super()._internal_patch_linked_state(token, full_delta))
+        linked = await without_router_resent(self, super()._internal_patch_linked_state(token, full_delta))
+        return await kept_linked(self, linked, await linked._workspace_id())
+
+    async def _workspace_id(self) -> str | None:
+        """The workspace of the open graph (None: no graph open yet); kept a moment per process (`graph_workspace`)."""
+        if self._doc is None:
+            return None
+        kept = kept_graph_workspace(self._doc.id)
+        return kept[0] if kept is not None else await off_loop(graph_workspace, self._doc.id)
+
+    async def _access_ended(self) -> None:
+        """This (private) copy's tab was unlinked: its person may no longer view the graph (room_access)."""
+        from nodeflow_app.state.editor_state import EditorState
+
+        (await self.get_state(EditorState))._access_ended()
 
     async def _open(self, graph_id: str) -> tuple[str | None, list[Issue]]:
         """(Re)read the stored graph: a new epoch, so every tab in the room reloads it. (error, issues)"""

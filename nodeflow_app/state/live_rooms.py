@@ -16,6 +16,7 @@ from functools import lru_cache
 import reflex as rx
 
 from nodeflow_app.state.graph_room import GraphRoom, modify_room, room_token, without_router_resent
+from nodeflow_app.state.room_access import kept_linked
 
 log = logging.getLogger(__name__)
 
@@ -35,12 +36,22 @@ class GraphListRoom(rx.SharedState):
     """One per workspace: which of its graphs are active, for the switches of every tab on its graph list."""
 
     live: dict[str, int] = {}  # graph id -> live version, of the active graphs listed (or switched) so far
+    _workspace: str = ""  # whose list this is ("": none listed yet), for room_access
 
     async def _internal_patch_linked_state(self, token: str, full_delta: bool = False):
-        return await without_router_resent(self, super()._internal_patch_linked_state(token, full_delta))
+        linked = await without_router_resent(self, super()._internal_patch_linked_state(token, full_delta))
+        return await kept_linked(self, linked, linked._workspace or None)
 
-    def _listed(self, graph_ids: list[str], live: dict[str, int]) -> None:
-        """A tab listed `graph_ids` from the database; `live`: those of them that are active."""
+    async def _access_ended(self) -> None:
+        """This (private) copy's tab was unlinked: its person may no longer view the workspace (room_access)."""
+        from nodeflow_app.state.graph_list_state import GraphListState
+
+        (await self.get_state(GraphListState))._access_ended()
+
+    def _listed(self, workspace: str | None, graph_ids: list[str], live: dict[str, int]) -> None:
+        """A tab listed `graph_ids` of `workspace` from the database; `live`: those of them that are active."""
+        if workspace and workspace != self._workspace:
+            self._workspace = workspace
         listed = set(graph_ids)
         self._set({**{g: v for g, v in self.live.items() if g not in listed}, **live})
 

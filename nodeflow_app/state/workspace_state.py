@@ -18,6 +18,7 @@ from nodeflow_app.state.page_threads import off_loop
 from nodeflow_app import routes
 from nodeflow_app.state.access import current, requires, session_token, user_for_token
 from nodeflow_app.state.auth_state import AuthState, start_session
+from nodeflow_app.state.room_access import forget_member
 from nodeflow_app.store.accounts import HANDOFF_SECONDS, AccountError, ApiToken, account_store
 
 EXPIRIES = {"1 day": 86400, "7 days": 7 * 86400, "30 days": 30 * 86400}
@@ -139,6 +140,7 @@ class WorkspaceState(rx.State):
             await off_loop(account_store().remove_member, caller.workspace_id, user_id)
         except AccountError as error:
             return rx.toast.error(str(error).capitalize() + ".")
+        forget_member(caller.workspace_id, user_id)  # their open tabs get nothing more of the workspace
         await self._refresh()
         return None
 

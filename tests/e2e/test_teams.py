@@ -258,6 +258,8 @@ def test_owner_editor_viewer_and_outsider_on_one_team_graph(browser, team_server
     expect(editor.get_by_text("Not allowed: a editor cannot do this (manage needs more).")).to_be_visible()
     expect(editor.get_by_test_id("settings-refused")).to_be_visible()
     expect(editor.get_by_test_id("provider-openai")).to_have_count(0)
+    editor_frames: list[str] = []
+    _record_frames(editor, editor_frames)
     editor.goto(graph_url)
     editor.wait_for_function("window.__nodeflowCanvas && window.__nodeflowCanvas.nodeCount() === 1")
     _toolbar_fits(editor)
@@ -320,6 +322,21 @@ def test_owner_editor_viewer_and_outsider_on_one_team_graph(browser, team_server
         except AssertionError as error:
             raise AssertionError(f"{error}\nserver log:\n{tail(server.log, 40)}") from None
         expect(outsider.get_by_test_id("graph-name")).to_have_value("")  # nothing of the graph reached the page
+
+    # The owner removes Eddie while his editor has the team's graph open, then adds a node: Vera, still a member,
+    # sees it at once; Eddie's page gets nothing of it (nor of any later change) and says his access ended.
+    viewer.goto(graph_url)
+    viewer.wait_for_function("window.__nodeflowCanvas && window.__nodeflowCanvas.nodeCount() === 2")
+    owner.goto(f"{server.url}/workspace")
+    owner.get_by_test_id("remove-eddie@example.org").click()
+    expect(owner.get_by_test_id("member-eddie@example.org")).to_have_count(0)
+    removed_at = len(editor_frames)
+    owner.goto(graph_url)
+    owner.wait_for_function("window.__nodeflowCanvas && window.__nodeflowCanvas.nodeCount() === 2")
+    owner.get_by_test_id("palette-node-prompt-template").click()
+    viewer.wait_for_function("window.__nodeflowCanvas.nodeCount() === 3")
+    expect(editor.get_by_test_id("graph-access-ended")).to_be_visible()
+    assert not any("add_node" in frame for frame in editor_frames[removed_at:]), editor_frames[removed_at:]
 
     # No stored secret reached any browser: not the owner who typed them, not the members.
     seen = "\n".join(owner_frames + viewer_frames) + owner.content() + viewer.content()

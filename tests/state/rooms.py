@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from nodeflow_app.state import editor_state, graph_room
+from nodeflow_app.state import editor_state, graph_room, room_access
 from nodeflow_app.state.editor_state import EditorState
 from nodeflow_app.state.graph_room import GraphRoom
 
@@ -13,6 +13,15 @@ def use_graph_store(monkeypatch, store: Any) -> None:
     """The room and the editor read and write graphs in `store` (a GraphStore or a stand-in for one)."""
     monkeypatch.setattr(graph_room, "graph_store", lambda: store)
     monkeypatch.setattr(editor_state, "graph_store", lambda: store)
+
+
+def everyone_may_view(monkeypatch) -> None:
+    """Every tab's person may view the rooms' workspaces (tests of what rooms share, whose tabs have no session;
+    tests/state/test_room_access.py tests who they share it with)."""
+    async def allowed(session: str, workspace_id: str) -> bool:
+        return True
+
+    monkeypatch.setattr(room_access, "_allowed", allowed)
 
 
 class RoomTab:

@@ -29,6 +29,7 @@ from nodeflow_app.state.live_rooms import GraphListRoom
 from nodeflow_app.state.trigger_state import TriggerState
 from nodeflow_app.store.graphs import GraphStore
 from nodeflow_app.store.triggers import TriggerStore
+from tests.state.rooms import everyone_may_view
 
 WORKSPACE = "ws-1"
 S = TypeVar("S")
@@ -141,6 +142,7 @@ def graph_id(tmp_path, monkeypatch) -> str:
         monkeypatch.setattr(module, "activation", lambda: service)
     monkeypatch.setattr(trigger_state.routes, "page_graph_id", lambda router: created)
     token = access._current.set(access.Access(None, WORKSPACE, "owner"))
+    everyone_may_view(monkeypatch)
     yield created
     access._current.reset(token)
     for store in (graphs, triggers):

@@ -2,6 +2,7 @@
 
 import reflex as rx
 
+from nodeflow_app import routes
 from nodeflow_app.components.forms import labelled_input
 from nodeflow_app.components.header import logo
 from nodeflow_app.components.theme import APP_BG, BORDER, PANEL_BG
@@ -64,9 +65,11 @@ def account_page() -> rx.Component:
             _field("New password again", "confirm", "password"),
             submit="Change password", on_submit=AuthState.change_password),
         rx.hstack(
+            rx.link(rx.hstack(rx.icon("arrow-left", size=14), "All graphs", align="center", spacing="1"),
+                    href=routes.GRAPHS, size="2", color_scheme="gray", custom_attrs=_testid("account-back")),
             rx.button("Sign out", variant="soft", on_click=AuthState.sign_out, custom_attrs=_testid("sign-out")),
             rx.button("Sign out everywhere", variant="soft", color_scheme="red",
                       on_click=AuthState.sign_out_everywhere, custom_attrs=_testid("sign-out-everywhere")),
-            position="fixed", bottom="24px", left="50%", transform="translateX(-50%)",
+            position="fixed", bottom="24px", left="50%", transform="translateX(-50%)", align="center",
         ),
     )

@@ -1,4 +1,4 @@
-"""The top bar: logo and tagline."""
+"""The top bar: logo and tagline, the links to the app's pages, the account menu."""
 
 import reflex as rx
 
@@ -25,17 +25,24 @@ def logo(word: bool = True) -> rx.Component:
     )
 
 
+def _nav_link(icon: str, word: str, href: str, testid: str) -> rx.Component:
+    return rx.link(rx.hstack(rx.icon(icon, size=16), rx.text(word, size="2"), align="center", spacing="1"),
+                   href=href, color_scheme="gray", custom_attrs={"data-testid": testid})
+
+
 def header() -> rx.Component:
+    # Every page with this bar leads back to the graphs (Knowledge, Workspace and Credentials had no way back
+    # but the browser's): by the logo, as in the editor's toolbar, and by a link beside the others.
     return rx.hstack(
-        logo(),
+        rx.link(logo(), href=routes.GRAPHS, underline="none", color="inherit", aria_label="All graphs",
+                custom_attrs={"data-testid": "home-link"}),
         rx.separator(orientation="vertical", size="1"),
         rx.text(TAGLINE, size="2", color_scheme="gray", custom_attrs={"data-testid": "tagline"}),
         rx.box(flex="1"),
-        rx.link(rx.hstack(rx.icon("library", size=16), rx.text("Knowledge", size="2"), align="center", spacing="1"),
-                href=routes.KNOWLEDGE, color_scheme="gray", custom_attrs={"data-testid": "nav-knowledge"}),
-        rx.cond(AuthState.role == "owner", rx.link(  # the workspace's credentials: its owner's page
-            rx.hstack(rx.icon("settings", size=16), rx.text("Settings", size="2"), spacing="1", align="center"),
-            href=routes.SETTINGS, color_scheme="gray", custom_attrs={"data-testid": "settings-link"})),
+        _nav_link("workflow", "Graphs", routes.GRAPHS, "nav-graphs"),
+        _nav_link("library", "Knowledge", routes.KNOWLEDGE, "nav-knowledge"),
+        # The workspace's credentials: its owner's page.
+        rx.cond(AuthState.role == "owner", _nav_link("settings", "Settings", routes.SETTINGS, "settings-link")),
         rx.badge("preview", variant="soft", color_scheme="violet"),
         rx.cond(AuthState.user_name != "", user_menu()),
         **TOP_BAR,

@@ -19,6 +19,16 @@ def test_home_page_shows_the_header_and_logo(page, nodeflow_server: Server) -> N
     assert page.get_by_test_id("tagline").is_visible()
 
 
+def test_every_page_leads_back_to_the_graph_list(page, nodeflow_server: Server) -> None:
+    """Knowledge, Workspace and Account had no link to the graphs: the header's logo and its Graphs link lead there,
+    and so does the account page's link."""
+    for path, link in [("/knowledge", "nav-graphs"), ("/workspace", "home-link"), ("/account", "account-back")]:
+        page.goto(nodeflow_server.url + path)
+        page.get_by_test_id(link).click()
+        page.get_by_test_id("new-graph").wait_for()
+        assert page.url.rstrip("/") == nodeflow_server.url
+
+
 def test_the_main_pages_miss_no_resource(browser, nodeflow_server: Server) -> None:
     """The sign-in page, the graph list and the editor load with no 404 (the browser asked for /favicon.ico on
     every page) and no error in the console."""

@@ -22,7 +22,7 @@ from nodeflow_app.runtime.graph import GraphIssue
 from nodeflow_app.state.access import current
 from nodeflow_app.state.live_rooms import GraphListRoom, list_room_token, show_live
 from nodeflow_app.state.legacy_import_state import LegacyImportState, legacy_migration
-from nodeflow_app.store.graphs import GraphNotFound, GraphSummary, clean_name, graph_store
+from nodeflow_app.store.graphs import NAME_MAX, GraphNotFound, GraphSummary, clean_name, graph_store
 from nodeflow_app.store.triggers import trigger_store
 from nodeflow_app.triggers.activation import activation
 from nodeflow_app.store.templates import is_workspace_template, template_store
@@ -105,6 +105,16 @@ def next_untitled(names: list[str], base: str = UNTITLED) -> str:
     while f"{base} {n}" in taken:
         n += 1
     return f"{base} {n}"
+
+
+def free_name_in(workspace: str | None) -> Callable[[str], str]:
+    """An imported graph's name: the file's, else the first free "<name> N" of the workspace, so an import beside a
+    graph of the same name (say, the export it came from) can be told apart in the list. A name too long to take a
+    number stays as it is."""
+    def free(name: str) -> str:
+        numbered = next_untitled([s.name for s in graph_store().list(name, workspace)], name)
+        return numbered if len(numbered) <= NAME_MAX else name
+    return free
 
 
 def card_view(template: Template) -> TemplateCard:
@@ -421,8 +431,9 @@ class GraphListState(rx.State):
                 (await self.get_state(LegacyImportState))._show(name or "the file", migration)
             return
         try:  # outside `async with self`: the state stays free while the database works
+            workspace = current().workspace_id
             summary, issues = await _attempt("import the graph", lambda: graph_store().import_json(
-                text, default_registry(), workspace_id=current().workspace_id))
+                text, default_registry(), workspace_id=workspace, free_name=free_name_in(workspace)))
         except _Failed as failed:
             yield failed.event
             return
@@ -432,4 +443,6 @@ class GraphListState(rx.State):
                 self.import_issues = [issue_view(i) for i in issues]
                 self.import_open = True
                 return
+        # The editor's Import opens a new graph that may look just like the one it replaces on screen: say so.
+        yield rx.toast.success(f"Imported “{summary.name}” as a new graph")
         yield rx.redirect(routes.editor_url(summary.id))

@@ -15,7 +15,7 @@ import re
 import time
 import uuid
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 from sqlalchemy import Engine, Table, delete, func, insert, select, update
 from sqlalchemy.exc import IntegrityError
@@ -228,9 +228,10 @@ class GraphStore:
         return [VersionSummary(r.version, r.node_count, r.created_at, r.note, r.author, r.author_name or "",
                                r.label or "") for r in rows]
 
-    def import_json(self, text: str, registry: DefinitionSource,
-                    workspace_id: str | None = None) -> tuple[GraphSummary | None, list[GraphIssue]]:
-        """Store a graph from JSON text if it passes every rule; otherwise store nothing and return why."""
+    def import_json(self, text: str, registry: DefinitionSource, workspace_id: str | None = None, *,
+                    free_name: Callable[[str], str] | None = None) -> tuple[GraphSummary | None, list[GraphIssue]]:
+        """Store a graph from JSON text if it passes every rule; otherwise store nothing and return why.
+        `free_name` (called in this thread) turns the file's name into the one stored, e.g. one not yet taken."""
         try:
             raw = json.loads(text)
         except json.JSONDecodeError as error:
@@ -247,6 +248,8 @@ class GraphStore:
             name = clean_name(graph.name)
         except ValueError as error:
             return None, [GraphIssue(rule="name", message=str(error))]
+        if free_name is not None:
+            name = free_name(name)
         # Secrets written in clear in the file are sealed; sealed ones (from another install or workspace) dropped.
         document = seal_graph(forget_sealed(graph.model_dump(mode="json"), registry), registry)
         if _KEEPABLE_ID.fullmatch(graph.id) and self._never_used(graph.id):

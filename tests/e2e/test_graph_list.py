@@ -6,6 +6,7 @@ graphs by id (`data-graph-id`) or by a name made unique for the test, never by p
 
 from __future__ import annotations
 
+import json
 import re
 import uuid
 from pathlib import Path
@@ -122,6 +123,40 @@ def test_import_a_graph_file_opens_it_and_lists_it(page, nodeflow_server: Server
     row.wait_for()
     assert row.get_attribute("data-testid") == "graph-row-Adult or minor"
     assert row.get_by_test_id("graph-node-count").inner_text() == "6"
+
+
+def test_an_import_beside_a_graph_of_the_same_name_is_numbered_and_announced(page, nodeflow_server: Server,
+                                                                            tmp_path: Path) -> None:
+    """Importing a graph's own export made a second graph of the same name, and the editor's Import swapped the
+    canvas for one that looked the same, without a word: the copy is now "<name> 2", and a toast says what
+    was imported."""
+    name = f"Imported twice {uuid.uuid4().hex[:6]}"
+    graph = json.loads((GRAPHS / "examples" / "branching.json").read_text())
+    file = tmp_path / "twice.json"
+    file.write_text(json.dumps({**graph, "id": f"twice-{uuid.uuid4().hex[:8]}", "name": name}))
+
+    open_list(page, nodeflow_server)
+    import_file(page, file)
+    first_id = graph_id_of_editor_url(page)
+    imported_toast(page, f"Imported “{name}” as a new graph")
+
+    # The editor's Import, with the same file: a new graph, told apart by its name.
+    page.get_by_test_id("editor-menu").click()
+    with page.expect_file_chooser() as chooser:
+        page.get_by_test_id("import-graph").click()
+    chooser.value.set_files(str(file))
+    page.wait_for_url(lambda url: EDITOR_URL.search(url) is not None and not url.endswith(first_id))
+    second_id = EDITOR_URL.search(page.url).group(1)
+    expect(page.get_by_test_id("graph-name")).to_have_value(f"{name} 2")
+    imported_toast(page, f"Imported “{name} 2” as a new graph")
+
+    open_list(page, nodeflow_server)
+    expect(row_of(page, first_id)).to_have_attribute("data-testid", f"graph-row-{name}")
+    expect(row_of(page, second_id)).to_have_attribute("data-testid", f"graph-row-{name} 2")
+
+
+def imported_toast(page, text: str) -> None:
+    page.locator("[data-sonner-toast]").filter(has_text=text).first.wait_for()
 
 
 def test_import_an_invalid_graph_lists_the_problem_of_each_node(page, nodeflow_server: Server) -> None:

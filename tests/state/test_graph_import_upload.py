@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from nodeflow_app.state.graph_list_state import MAX_IMPORT_BYTES, UploadTooLarge, read_first_file
@@ -65,3 +67,28 @@ def test_a_file_json_cannot_hold_is_no_legacy_graph_and_no_crash(text):
     from nodeflow_app.state.legacy_import_state import legacy_migration
 
     assert legacy_migration(text, "deep.json") is None
+
+
+def test_an_import_beside_a_graph_of_its_name_gets_the_first_free_number(tmp_path, monkeypatch):
+    """Only the workspace's names count; a name too long to take a number is kept (a failed import would be worse
+    than two graphs of one name)."""
+    from nodeflow_app.state import graph_list_state
+    from nodeflow_app.store.graphs import NAME_MAX
+
+    store = GraphStore(f"sqlite:///{tmp_path / 'g.db'}")
+    monkeypatch.setattr(graph_list_state, "graph_store", lambda: store)
+    for name, workspace in [("Flow", "w1"), ("Flow 2", "w1"), ("Other", "w1"), ("Other", "w2"), ("L" * NAME_MAX, "w1")]:
+        store.create(name, workspace_id=workspace)
+
+    def imported(name: str, workspace: str) -> str:
+        text = json.dumps({"name": name, "nodes": [], "edges": []})
+        summary, issues = store.import_json(text, default_registry(), workspace_id=workspace,
+                                            free_name=graph_list_state.free_name_in(workspace))
+        assert issues == []
+        return summary.name
+
+    assert imported("Flow", "w1") == "Flow 3"
+    assert imported("Other", "w1") == "Other 2"
+    assert imported("New", "w1") == "New"
+    assert imported("Flow", "w3") == "Flow"
+    assert imported("L" * NAME_MAX, "w1") == "L" * NAME_MAX

@@ -177,7 +177,7 @@ async def test_an_imported_file_is_parsed_and_stored_off_the_loop(stores, monkey
             state(), chunks(Chunk("graph.json", GRAPH.encode())))]
 
     events = await off_the_loop(upload)
-    assert len(events) == 1  # the editor opens
+    assert len(events) == 2  # a toast says what was imported, the editor opens
     assert sorted(s.name for s in graphs.list(workspace_id=WORKSPACE)) == ["Imported", "Orders"]
 
 

@@ -117,6 +117,12 @@ def free_name_in(workspace: str | None) -> Callable[[str], str]:
     return free
 
 
+def _as_author() -> dict[str, Any]:
+    """The caller as the author of a graph's version 1 (History showed "—" for graphs made in the app)."""
+    user = current().user
+    return {"author": user.id, "author_name": user.name} if user else {}
+
+
 def card_view(template: Template) -> TemplateCard:
     return TemplateCard(id=template.id, name=template.name, description=template.description,
                         node_count=template.node_count)
@@ -308,8 +314,9 @@ class GraphListState(rx.State):
             workspace = current().workspace_id
             names = [s.name for s in await _attempt("create a graph", lambda: graph_store().list(base, workspace))]
             name = next_untitled(names, base)
+            author = _as_author()
             created = await _attempt("create a graph", lambda: graph_store().create(
-                name, template.new_graph(), note=f"created from {template.name}", workspace_id=workspace))
+                name, template.new_graph(), note=f"created from {template.name}", workspace_id=workspace, **author))
         except _Failed as failed:
             self.creating = False
             return failed.event
@@ -376,7 +383,9 @@ class GraphListState(rx.State):
     @requires("edit")
     async def duplicate(self, graph_id: str) -> Any:
         try:
-            copy = await _attempt("duplicate the graph", lambda: graph_store().duplicate(_in_workspace(graph_id)))
+            author = _as_author()
+            copy = await _attempt("duplicate the graph",
+                                  lambda: graph_store().duplicate(_in_workspace(graph_id), **author))
         except _Failed as failed:
             return await self._refreshed(failed.event)
         return await self._refreshed(rx.toast.success(f"Created “{copy.name}”"))
@@ -431,9 +440,9 @@ class GraphListState(rx.State):
                 (await self.get_state(LegacyImportState))._show(name or "the file", migration)
             return
         try:  # outside `async with self`: the state stays free while the database works
-            workspace = current().workspace_id
+            workspace, author = current().workspace_id, _as_author()
             summary, issues = await _attempt("import the graph", lambda: graph_store().import_json(
-                text, default_registry(), workspace_id=workspace, free_name=free_name_in(workspace)))
+                text, default_registry(), workspace_id=workspace, free_name=free_name_in(workspace), **author))
         except _Failed as failed:
             yield failed.event
             return

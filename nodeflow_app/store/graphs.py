@@ -95,9 +95,10 @@ class GraphStore:
         create_all(self.engine)
 
     def create(self, name: str, graph: dict[str, Any] | None = None, note: str = "created",
-               workspace_id: str | None = None) -> GraphSummary:
-        """A new graph (empty unless `graph` is given) under a new id, at version 1, in `workspace_id`."""
-        return self._insert(new_graph_id(), clean_name(name), graph or {}, note, workspace_id)
+               workspace_id: str | None = None, *, author: str | None = None, author_name: str = "") -> GraphSummary:
+        """A new graph (empty unless `graph` is given) under a new id, at version 1, in `workspace_id`; version 1
+        names `author` (the user's id and name) like every save."""
+        return self._insert(new_graph_id(), clean_name(name), graph or {}, note, workspace_id, (author, author_name))
 
     def workspace_of(self, graph_id: str) -> str | None:
         """The workspace a graph belongs to (None: unknown graph, or one made before workspaces)."""
@@ -187,7 +188,8 @@ class GraphStore:
             self._write(graph_id, "renamed", name=name)
 
     def duplicate(self, graph_id: str, workspace_id: str | None = None, *,
-                  forget_secrets: DefinitionSource | None = None) -> GraphSummary:
+                  forget_secrets: DefinitionSource | None = None, author: str | None = None,
+                  author_name: str = "") -> GraphSummary:
         """A copy named "<name> (copy)" with a new id and a history of its own, in the same workspace or another.
         With `forget_secrets` (the registry), the copy's secrets are emptied, to be entered again."""
         stored = self._require(graph_id)
@@ -195,7 +197,8 @@ class GraphStore:
         graph = forget_sealed(stored.graph, forget_secrets) if forget_secrets is not None else stored.graph
         return self.create(stored.name[:NAME_MAX - len(suffix)] + suffix, graph,
                            note=f"duplicated from {stored.name}",
-                           workspace_id=workspace_id or self.workspace_of(graph_id))
+                           workspace_id=workspace_id or self.workspace_of(graph_id), author=author,
+                           author_name=author_name)
 
     def delete(self, graph_id: str) -> None:
         """Delete a graph and all its versions."""
@@ -229,7 +232,8 @@ class GraphStore:
                                r.label or "") for r in rows]
 
     def import_json(self, text: str, registry: DefinitionSource, workspace_id: str | None = None, *,
-                    free_name: Callable[[str], str] | None = None) -> tuple[GraphSummary | None, list[GraphIssue]]:
+                    free_name: Callable[[str], str] | None = None, author: str | None = None,
+                    author_name: str = "") -> tuple[GraphSummary | None, list[GraphIssue]]:
         """Store a graph from JSON text if it passes every rule; otherwise store nothing and return why.
         `free_name` (called in this thread) turns the file's name into the one stored, e.g. one not yet taken."""
         try:
@@ -254,10 +258,10 @@ class GraphStore:
         document = seal_graph(forget_sealed(graph.model_dump(mode="json"), registry), registry)
         if _KEEPABLE_ID.fullmatch(graph.id) and self._never_used(graph.id):
             try:
-                return self._insert(graph.id, name, document, "imported", workspace_id), []
+                return self._insert(graph.id, name, document, "imported", workspace_id, (author, author_name)), []
             except IntegrityError:  # imported by someone else meanwhile: a new id, like any taken one
                 pass
-        return self._insert(new_graph_id(), name, document, "imported", workspace_id), []
+        return self._insert(new_graph_id(), name, document, "imported", workspace_id, (author, author_name)), []
 
     # -- helpers -----------------------------------------------------------------------------------
 
@@ -271,14 +275,14 @@ class GraphStore:
                        is None for table in _LEFT_BEHIND)
 
     def _insert(self, graph_id: str, name: str, graph: dict[str, Any], note: str,
-                workspace_id: str | None = None) -> GraphSummary:
+                workspace_id: str | None = None, author: tuple[str | None, str] = (None, "")) -> GraphSummary:
         document, now = _document(graph, graph_id, name, 1), time.time()
         text = json.dumps(document)
         with self.engine.begin() as conn:
             conn.execute(insert(GRAPHS).values(id=graph_id, name=name, graph_json=text, version=1,
                                                node_count=len(document["nodes"]), created_at=now, updated_at=now,
                                                workspace_id=workspace_id))
-            _append_version(conn, graph_id, 1, document, text, now, note)
+            _append_version(conn, graph_id, 1, document, text, now, note, author)
         return GraphSummary(graph_id, name, len(document["nodes"]), now, 1)
 
     def _require(self, graph_id: str) -> StoredGraph:

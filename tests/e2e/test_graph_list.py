@@ -128,8 +128,8 @@ def test_import_a_graph_file_opens_it_and_lists_it(page, nodeflow_server: Server
 def test_an_import_beside_a_graph_of_the_same_name_is_numbered_and_announced(page, nodeflow_server: Server,
                                                                             tmp_path: Path) -> None:
     """Importing a graph's own export made a second graph of the same name, and the editor's Import swapped the
-    canvas for one that looked the same, without a word: the copy is now "<name> 2", and a toast says what
-    was imported."""
+    canvas for one that looked the same, without a word: the copy is now "<name> 2", a toast says what was
+    imported, and History who imported it."""
     name = f"Imported twice {uuid.uuid4().hex[:6]}"
     graph = json.loads((GRAPHS / "examples" / "branching.json").read_text())
     file = tmp_path / "twice.json"
@@ -149,6 +149,9 @@ def test_an_import_beside_a_graph_of_the_same_name_is_numbered_and_announced(pag
     second_id = EDITOR_URL.search(page.url).group(1)
     expect(page.get_by_test_id("graph-name")).to_have_value(f"{name} 2")
     imported_toast(page, f"Imported “{name} 2” as a new graph")
+    # History says who imported it (version 1 of a graph made in the app showed "—").
+    page.get_by_test_id("toggle-history").click()
+    expect(page.get_by_test_id("history-note")).to_have_text(re.compile(r"^imported · [^—\s]+$"))
 
     open_list(page, nodeflow_server)
     expect(row_of(page, first_id)).to_have_attribute("data-testid", f"graph-row-{name}")

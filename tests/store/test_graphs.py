@@ -250,6 +250,17 @@ def test_import_of_an_example_over_the_built_in_nodes(store):
     assert (summary.id, summary.name, summary.node_count) == ("example-branching", "Adult or minor", 6)
 
 
+def test_version_1_names_who_made_the_graph_created_imported_or_duplicated(store, fixture_registry):
+    made = store.create("Made", two_nodes(), note="created from Blank", author="u1", author_name="Ada")
+    text_ = json.dumps({"name": "Brought", "nodes": [], "edges": []})
+    brought, _ = store.import_json(text_, fixture_registry, author="u2", author_name="Bob")
+    copied = store.duplicate(made.id, author="u2", author_name="Bob")
+    firsts = [store.versions(graph_id)[-1] for graph_id in (made.id, brought.id, copied.id)]
+    assert [(v.note, v.author_name) for v in firsts] == [
+        ("created from Blank", "Ada"), ("imported", "Bob"), ("duplicated from Made", "Bob")]
+    assert store.versions(store.create("Anonymous").id)[-1].author_name == ""
+
+
 def test_a_new_store_on_the_same_file_sees_everything(tmp_path):
     url = f"sqlite:///{tmp_path / 'nodeflow.db'}"
     first = GraphStore(url)

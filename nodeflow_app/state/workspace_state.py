@@ -16,7 +16,7 @@ import reflex as rx
 
 from nodeflow_app.state.page_threads import off_loop
 from nodeflow_app import routes
-from nodeflow_app.state.access import current, requires, session_token, user_for_token
+from nodeflow_app.state.access import client_address, current, requires, session_token, user_for_token
 from nodeflow_app.state.auth_state import AuthState, start_session
 from nodeflow_app.state.room_access import forget_member
 from nodeflow_app.store.accounts import HANDOFF_SECONDS, AccountError, ApiToken, account_store
@@ -213,7 +213,8 @@ class WorkspaceState(rx.State):
                 _, joined = await off_loop(store.sign_up_by_invitation, self.invite_code, str(form.get("name", "")),
                                            email, password)
             if user is None:
-                token, user = await off_loop(store.sign_in, email, password, seconds=HANDOFF_SECONDS)
+                token, user = await off_loop(store.sign_in, email, password, address=client_address(self),
+                                             seconds=HANDOFF_SECONDS)
             joined = joined or await off_loop(store.accept, self.invite_code, user.id)
         except AccountError as error:
             self.message = str(error).capitalize() + "."

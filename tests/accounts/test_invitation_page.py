@@ -10,9 +10,11 @@ import pytest
 import nodeflow_app.nodeflow_app  # noqa: F401 - registers every state class of the app
 from nodeflow_app.state import workspace_state
 from nodeflow_app.state.workspace_state import WorkspaceState
-from nodeflow_app.store.accounts import AccountStore
+from nodeflow_app.store.accounts import MAX_FAILED_SIGN_INS, AccountStore
+from nodeflow_app.store.models import SignInAttemptRow
 from reflex.istate.data import RouterData
 from reflex.state import State
+from sqlalchemy import select
 
 PASSWORD = "correct horse"
 MALLORY = {"name": "Mallory", "email": "mallory@example.org", "password": "mallory's password"}
@@ -23,11 +25,11 @@ def store(page_accounts) -> AccountStore:
     return page_accounts(workspace_state)
 
 
-async def _opened(code: str) -> WorkspaceState:
-    """The page's state after its on_load, for a signed-out visitor (no session cookie)."""
+async def _opened(code: str, ip: str = "") -> WorkspaceState:
+    """The page's state after its on_load, for a signed-out visitor (no session cookie) at `ip`."""
     root = State(_reflex_internal_init=True)
     root.router = RouterData.from_router_data({"pathname": "/invite/[code]", "asPath": f"/invite/{code}",
-                                               "query": {"code": code},
+                                               "query": {"code": code}, "ip": ip,
                                                "headers": {"origin": "http://127.0.0.1:3000"}})
     state = root.get_substate(WorkspaceState._get_substate_path())
     await WorkspaceState.event_handlers["open_invitation"].fn(state)
@@ -89,3 +91,21 @@ async def test_a_made_up_link_with_a_long_run_of_dots_is_refused_at_once(store):
     await _join(state, {"name": "x", "email": "a@" + "." * 20_000 + "@", "password": "a long password"})
     assert time.monotonic() - started < 1.0
     assert "not valid any more" in state.message
+
+
+async def test_join_with_an_account_counts_failures_against_the_visitors_address(store):
+    """Join signed an existing account in without the tab's address: its failures all shared one "no address"
+    count, so anyone failing there could hold up everyone's Join, and lock an email's Join from anywhere."""
+    owner = store.create_user("Owner", "owner@example.org", PASSWORD)
+    ada = store.create_user("Ada", "ada@example.org", PASSWORD)
+    team = store.create_workspace(owner.id, "Team")
+    code, _ = store.invite(team.id, "editor", owner.id)
+    stranger = await _opened(code, ip="203.0.113.66")
+    for _ in range(MAX_FAILED_SIGN_INS):
+        assert await _join(stranger, {"email": "ada@example.org", "password": "a guess"}) is None
+    with store.engine.connect() as conn:
+        assert set(conn.execute(select(SignInAttemptRow.address)).scalars()) == {"203.0.113.66"}
+
+    at_home = await _opened(code, ip="192.0.2.10")
+    assert await _join(at_home, {"email": "ada@example.org", "password": PASSWORD}) is not None
+    assert store.role(ada.id, team.id) == "editor"

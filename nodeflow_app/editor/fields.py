@@ -18,7 +18,7 @@ from typing import Any
 from nodeflow_app.runtime.expressions import has_expression
 from nodeflow_app.runtime.values import MAX_DEPTH, value_problem
 from nodeflow_app.runtime.graph import (
-    Graph, Node, NodeSettings, RetryPolicy, invalid_json, invalid_json_text, parameter_problem,
+    Graph, Node, NodeSettings, RetryPolicy, boolean_of, invalid_json, invalid_json_text, parameter_problem,
 )
 from nodeflow_app.secret_values import is_set
 from nodeflow_app.contract import ERROR_MODES, NodeDefinition, Parameter
@@ -331,11 +331,10 @@ def kept_as_typed(parameter: Parameter, raw: Any) -> Any:
 
 
 def _parse_bool(raw: Any, label: str) -> bool:
-    if isinstance(raw, bool):
-        return raw
-    if isinstance(raw, str) and raw.strip().lower() in ("true", "false"):
-        return raw.strip().lower() == "true"
-    raise FieldError(f"{label}: expected on or off (true/false), got {raw!r}")
+    flag = boolean_of(raw)
+    if flag is None:
+        raise FieldError(f"{label}: expected on or off (true/false), got {raw!r}")
+    return flag
 
 
 def _parse_select(parameter: Parameter, raw: Any, label: str) -> Any:

@@ -359,13 +359,22 @@ def _number(parameter: Parameter, value: Any) -> int | float | None:
     return number
 
 
-def _boolean(parameter: Parameter, value: Any) -> bool:
-    """Text from a form or a query string ("false") was any node's `bool(...)`: true. Only its two words count."""
+def boolean_of(value: Any) -> bool | None:
+    """`value` as a boolean parameter takes it: true or false, or the text of one ("false" from a form or a query
+    string was any node's `bool(...)`: true); None for anything else."""
     if isinstance(value, bool):
         return value
     if isinstance(value, str) and value.strip().lower() in ("true", "false"):
         return value.strip().lower() == "true"
-    raise NodeError(f"parameter '{parameter.id}': expected true or false, got {type(value).__name__} {value!r:.60}")
+    return None
+
+
+def _boolean(parameter: Parameter, value: Any) -> bool:
+    flag = boolean_of(value)
+    if flag is None:
+        raise NodeError(f"parameter '{parameter.id}': expected true or false, got {type(value).__name__} "
+                        f"{value!r:.60}")
+    return flag
 
 
 # 3. Identity and containment ------------------------------------------------------------------

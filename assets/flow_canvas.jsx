@@ -736,7 +736,7 @@ function useClipboard(flowRef, send, pastePosition) {
       const text = e.clipboardData?.getData("text/plain");
       if (!text) return;
       e.preventDefault();
-      send("onPaste", { text, position: pastePosition() });
+      send("onPaste", { text, position: pastePosition(text) });
     };
     document.addEventListener("copy", copy);
     document.addEventListener("cut", cut);
@@ -802,6 +802,16 @@ function toFlowRect(rf, r) {
 
 const overlaps = (a, b) => a.x < b.x + b.width && b.x < a.x + a.width && a.y < b.y + b.height && b.y < a.y + a.height;
 
+/** What a new node must not cover (flow coordinates): every node, and the minimap and zoom buttons when shown. */
+function takenRects(rf, wrapper) {
+  const taken = rf.getNodes().map((n) => absoluteRect(rf, n.id)).filter(Boolean);
+  for (const panel of wrapper.querySelectorAll(".react-flow__panel")) {
+    const r = panel.getBoundingClientRect();
+    if (r.width && r.height) taken.push(toFlowRect(rf, r));
+  }
+  return taken;
+}
+
 /** The spot in `area` nearest `start` where a `size` box (with the gap around it) covers none of `taken`. */
 function nearestFree(area, size, start, taken, step) {
   const spots = [];
@@ -830,8 +840,7 @@ function placeNewNode(rf, wrapper, def) {
   const view = toFlowRect(rf, new DOMRect(bounds.x + margin, bounds.y + margin, bounds.width - 2 * margin, bounds.height - 2 * margin));
   const size = newNodeSize(def);
   const nodes = rf.getNodes();
-  const taken = nodes.map((n) => absoluteRect(rf, n.id)).filter(Boolean);
-  for (const panel of wrapper.querySelectorAll(".react-flow__panel")) taken.push(toFlowRect(rf, panel.getBoundingClientRect()));
+  const taken = takenRects(rf, wrapper);
   const anchorNode = nodes.findLast((n) => n.selected) ?? nodes.at(-1);
   const anchor = anchorNode ? absoluteRect(rf, anchorNode.id) : null;
   const start = anchor && overlaps(anchor, view) ? { x: anchor.x + anchor.width + NEW_GAP, y: anchor.y }
@@ -844,6 +853,56 @@ function placeNewNode(rf, wrapper, def) {
   if (!further) return start; // no room anywhere near: at least beside the node, overlapping
   rf.setCenter(further.x + size.width / 2, further.y + size.height / 2, { zoom });
   return further;
+}
+
+// ---- Where a paste lands -------------------------------------------------------------------------
+// As in n8n: the pasted group's top left at the pointer when the pointer is on the canvas, else beside the
+// copied nodes (mid-view when they are not in this graph); either way on the nearest spot that covers no node,
+// so a copy never lies over its original and a second paste goes beside the first.
+
+/** The box of a clipboard fragment's top-level nodes where they were copied (measured sizes when they are in
+ * this graph), and whether they are; null when the text holds no nodes (Python says what is wrong with it). */
+function fragmentBox(rf, text, types) {
+  let parsed;
+  try { parsed = JSON.parse(text); } catch { return null; }
+  const nodes = Array.isArray(parsed?.nodes) ? parsed.nodes.filter((n) => n && typeof n === "object") : [];
+  const ids = new Set(nodes.map((n) => n.id));
+  let left = Infinity, top = Infinity, right = -Infinity, bottom = -Infinity, here = false;
+  for (const n of nodes.filter((n) => !ids.has(n.parentId))) {
+    const x = Number(n.position?.x) || 0, y = Number(n.position?.y) || 0;
+    const own = typeof n.id === "string" ? rf.getInternalNode(n.id) : undefined;
+    here ||= !!own;
+    const size = own?.measured?.width ? own.measured : newNodeSize(types[n.type]);
+    left = Math.min(left, x); top = Math.min(top, y);
+    right = Math.max(right, x + size.width); bottom = Math.max(bottom, y + size.height);
+  }
+  return left === Infinity ? null : { x: left, y: top, width: right - left, height: bottom - top, here };
+}
+
+/** Where the pasted group's top left goes (flow coordinates); `pointer`: screen point, null off the canvas. */
+function placePaste(rf, wrapper, text, pointer, types) {
+  const bounds = wrapper?.getBoundingClientRect();
+  const box = fragmentBox(rf, text, types);
+  if (!bounds?.width || !bounds?.height) return { x: 0, y: 0 };
+  const middle = { x: bounds.left + bounds.width / 2, y: bounds.top + bounds.height / 2 };
+  if (!box) return rf.screenToFlowPosition(pointer ?? middle);
+  const { zoom } = rf.getViewport();
+  const view = toFlowRect(rf, new DOMRect(bounds.x + VIEW_MARGIN, bounds.y + VIEW_MARGIN, bounds.width - 2 * VIEW_MARGIN,
+    bounds.height - 2 * VIEW_MARGIN));
+  const center = rf.screenToFlowPosition(middle);
+  const start = pointer ? rf.screenToFlowPosition(pointer)
+    : box.here ? { x: box.x + box.width + NEW_GAP, y: box.y }
+    : { x: center.x - box.width / 2, y: center.y - box.height / 2 };
+  // A grid of spots through `start` (a whole number of steps from the area's corner): free, it is the spot.
+  const step = SPOT_STEP / zoom;
+  const reach = Math.ceil(Math.max(view.width, view.height, box.width, box.height) / step) * step;
+  const area = { x: start.x - reach, y: start.y - reach, width: 2 * reach + box.width, height: 2 * reach + box.height };
+  const spot = nearestFree(area, box, start, takenRects(rf, wrapper), step) ?? start;
+  const placed = { ...spot, width: box.width, height: box.height };
+  const inView = placed.x >= view.x && placed.y >= view.y && placed.x + placed.width <= view.x + view.width
+    && placed.y + placed.height <= view.y + view.height;
+  if (!pointer && !inView) rf.setCenter(spot.x + box.width / 2, spot.y + box.height / 2, { zoom });
+  return { x: spot.x, y: spot.y };
 }
 
 // ---- History: a stored version or two versions compared, read-only ------------------------------
@@ -1003,11 +1062,7 @@ function Canvas(props) {
 
   const wrapper = useRef(null);
   const pointer = useRef(null);
-  const pastePosition = useCallback(() => {
-    const rect = wrapper.current?.getBoundingClientRect();
-    const at = pointer.current ?? (rect ? { x: rect.left + rect.width / 2, y: rect.top + rect.height / 2 } : { x: 0, y: 0 });
-    return rf.screenToFlowPosition(at);
-  }, [rf]);
+  const pastePosition = useCallback((text) => placePaste(rf, wrapper.current, text, pointer.current, conv.current.types), [rf]);
   const placeNew = useCallback((type) => placeNewNode(rf, wrapper.current, conv.current.types[type]), [rf]);
   useKeyboard(send, rf, setFlow);
   useClipboard(flowRef, send, pastePosition);

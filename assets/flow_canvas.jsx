@@ -634,7 +634,7 @@ function useGraphSync(props, setFlow, flowRef, conv, send, rf, selectionKey) {
       const next = applyOps(prev, ops, conv.current);
       flowRef.current = next;
       // Python already knows the selection a patch leaves: do not echo it back as on_select.
-      if (mine) selectionKey.current = next.nodes.filter((n) => n.selected).map((n) => n.id).sort().join("\n");
+      if (mine) selectionKey.current = selectionKeyOf(selectedIds(next.nodes), selectedIds(next.edges));
       return next;
     });
   };
@@ -682,6 +682,10 @@ function useGraphSync(props, setFlow, flowRef, conv, send, rf, selectionKey) {
   }, [catchup]); // eslint-disable-line react-hooks/exhaustive-deps
   return sync;
 }
+
+const selectedIds = (items) => items.filter((x) => x.selected).map((x) => x.id).sort();
+/** The selection on_select last told Python (sorted node ids, then edge ids when any): not sent twice. */
+const selectionKeyOf = (nodeIds, edgeIds) => (edgeIds.length ? `${nodeIds.join("\n")}|${edgeIds.join("\n")}` : nodeIds.join("\n"));
 
 /** Undo/redo/save/select all/fit view; ignored while typing in a field (except save). */
 function useKeyboard(send, rf, setFlow) {
@@ -1113,12 +1117,13 @@ function Canvas(props) {
     if (nodes.length || edges.length) send("onDelete", { nodes: nodes.map((n) => n.id), edges: edges.map((e) => e.id) });
     return false;
   }, [send]);
-  const onSelectionChange = useCallback(({ nodes }) => {
+  const onSelectionChange = useCallback(({ nodes, edges }) => {
     const ids = nodes.map((n) => n.id).sort();
-    const key = ids.join("\n");
+    const wires = edges.map((e) => e.id).sort();
+    const key = selectionKeyOf(ids, wires);
     if (key === selectionKey.current) return;
     selectionKey.current = key;
-    send("onSelect", { nodes: ids });
+    send("onSelect", wires.length ? { nodes: ids, edges: wires } : { nodes: ids });
   }, [send]);
   const lastViewport = useRef("");
   const onMoveEnd = useCallback((_e, { x, y, zoom }) => {

@@ -75,6 +75,7 @@ class EditorState(rx.State):
 
     # The inspector's view of the selected node (see components/inspector.py).
     selected_id: str = ""
+    has_selection: bool = False  # a node or a wire is selected on the canvas (the toolbar's delete)
     selected_type: str = ""
     selected_name: str = ""
     name_error: str = ""
@@ -122,6 +123,7 @@ class EditorState(rx.State):
     _suggested: dict[str, tuple[str, ...]] = {}  # its model suggestions per provider (provider_settings)
     read_only: bool = False  # the caller may look, not edit (a viewer of the graph's workspace)
     trigger_info: dict[str, Any] = {}  # a webhook's address or a schedule's next times (triggers/view.py)
+    _selection: tuple[list[str], list[str]] = ([], [])  # the canvas's selected node ids and edge ids
     _frozen: bool = False  # History shows a stored version on the canvas: edits wait for "Back to current"
 
     # Loading and saving ------------------------------------------------------------------------
@@ -368,7 +370,7 @@ class EditorState(rx.State):
     async def on_select(self, payload: dict[str, Any]):
         room, _ = await self._room()
         ids = [str(i) for i in payload.get("nodes") or []]
-        await self._select(ids)
+        await self._select(ids, edges=[str(i) for i in payload.get("edges") or []])
         room._select(self.me, ids)  # others see it outlined in my colour
 
     @rx.event
@@ -461,7 +463,8 @@ class EditorState(rx.State):
     @rx.event
     @requires("edit")
     async def delete_selection(self):
-        return await self._delete(self._selected_ids())
+        """The toolbar's trash button: the canvas's selection, nodes and wires, as the Delete key does."""
+        return await self._delete(*self._selection)
 
     # Inspector events --------------------------------------------------------------------------
 
@@ -717,6 +720,9 @@ class EditorState(rx.State):
         autosave_later(self._doc.id)
         ops = change.ops
         selection = next((op["ids"] for op in ops if op["op"] == "select"), None)
+        gone = {op["id"] for op in ops if op["op"] in ("remove_node", "remove_edge")}
+        if gone and selection is None:  # the canvas leaves the rest selected and does not say so (it is my patch)
+            self._set_selection(*[[i for i in ids if i not in gone] for ids in self._selection])
         if selection is not None:
             await self._select(selection)
         elif inspect and self.selected_id and (self.selected_id not in self._doc.nodes or _touches(ops, self.selected_id)):
@@ -751,17 +757,17 @@ class EditorState(rx.State):
         return await self._edit(lambda doc: doc.set_parameter(default_registry(), node.id, parameter_id, value),
                                 group=group)
 
-    def _selected_ids(self) -> list[str]:
-        return [self.selected_id] if self.selected_id else []
-
     def _selected_node(self):
         if self._doc is None or self.selected_id not in self._doc.nodes:
             return None, None
         node = self._doc.nodes[self.selected_id]
         return node, default_registry().definition(node.type)
 
-    async def _select(self, ids: list[str], keep_form: bool = False) -> None:
-        """The inspector follows a single selected node; none or several show the empty inspector."""
+    async def _select(self, ids: list[str], keep_form: bool = False, edges: list[str] | None = None) -> None:
+        """The inspector follows a single selected node; none or several show the empty inspector. The whole
+        selection (nodes and wires) is kept for the toolbar's delete; `keep_form`: the same selection, refreshed."""
+        if not keep_form:
+            self._set_selection(list(ids), list(edges or []))
         node_id = ids[0] if len(ids) == 1 and self._doc is not None and ids[0] in self._doc.nodes else ""
         if node_id != self.selected_id or not keep_form:
             self._form_rev += 1
@@ -774,6 +780,11 @@ class EditorState(rx.State):
             await self._load_run_data()
         self.selected_id = node_id
         self._refresh_inspector()
+
+    def _set_selection(self, nodes: list[str], edges: list[str]) -> None:
+        self._selection = (nodes, edges)
+        if self.has_selection != bool(nodes or edges):  # assigning marks a var dirty even if equal
+            self.has_selection = bool(nodes or edges)
 
     async def _load_run_data(self) -> None:
         """What the selected node's upstream nodes gave in the graph's latest runs, and what the node itself gave

@@ -19,7 +19,7 @@ SAVED_DETAIL_FROM = 1600  # narrower: the Live badge drops "(v8 saved)" (amber, 
 PANEL_WORDS_FROM = 1440  # narrower: the Runs and History buttons show only their icons (tooltips name them),
 # "Make v8 live" too
 LABELS_FROM = 1280  # narrower: Validate, Run and Save too, and the breadcrumb and the switch's "Active" go
-WIDE_CANVAS_FROM = 1200  # narrower: the palette starts folded (flow_canvas.css hides the minimap too)
+WIDE_CANVAS_FROM = 1200  # narrower: the palette starts folded (flow_canvas.css hides the minimap on a small canvas)
 
 
 def from_width(px: int, display: str = "inline"):

@@ -14,8 +14,9 @@ from nodeflow_app.components.chat_thread import chat_thread
 from nodeflow_app.components.header import logo
 from nodeflow_app.components.theme import BORDER, PANEL_BG, TOP_BAR
 from nodeflow_app.state.chat_state import ChatState
+from nodeflow_app.state.history_state import HistoryState
 
-CHAT_PANEL_WIDTH = "440px"
+CHAT_PANEL_WIDTH = "min(440px, 40vw)"  # at 1024 px, with the rails, the canvas keeps just over half
 
 
 def _testid(value: str) -> dict:
@@ -177,7 +178,8 @@ def chat_panel() -> rx.Component:
 def chat_toggle() -> rx.Component:
     """The editor toolbar's button that opens and closes the chat panel."""
     return rx.button(rx.icon("messages-square", size=14), "Chat", size="2",
-                     variant=rx.cond(ChatState.panel_open, "solid", "soft"), on_click=ChatState.toggle_panel,
+                     variant=rx.cond(ChatState.panel_open, "solid", "soft"),
+                     on_click=[ChatState.toggle_panel, HistoryState.close_panel],  # both dock right: one at a time
                      custom_attrs=_testid("toggle-chat"))
 
 

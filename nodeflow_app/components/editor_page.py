@@ -273,9 +273,14 @@ def not_found() -> rx.Component:
 RAIL_WIDTH = "40px"
 
 
-def _shown(choice: rx.Var) -> rx.Var:
-    """A side panel is unfolded when the person said so, or by default while the chat is closed."""
-    return rx.cond(choice == "auto", ~ChatState.panel_open, choice == "open")
+def _docked_right() -> rx.Var:
+    """The chat or History (one at a time: each closes the other) is open right of the canvas."""
+    return ChatState.panel_open | HistoryState.panel_open
+
+
+def _shown(choice: rx.Var, folds_for: rx.Var) -> rx.Var:
+    """A side panel is unfolded when the person said so, or by default while `folds_for` (a panel) is closed."""
+    return rx.cond(choice == "auto", ~folds_for, choice == "open")
 
 
 def rail(icon: str, label: str, testid: str, on_click, side: str) -> rx.Component:
@@ -307,7 +312,7 @@ def side_palette(registry) -> rx.Component:
                 rx.box(unfolded(), display=from_width(WIDE_CANVAS_FROM, "block"), height="100%", flex_shrink="0"),
                 rx.box(folded(), display=below_width(WIDE_CANVAS_FROM, "block"), height="100%", flex_shrink="0"),
             ),
-            rx.cond(_shown(LayoutState.palette), unfolded(), folded()),
+            rx.cond(_shown(LayoutState.palette, ChatState.panel_open), unfolded(), folded()),
         ),
     )
 
@@ -315,16 +320,27 @@ def side_palette(registry) -> rx.Component:
 def side_inspector(registry) -> rx.Component:
     # With the chat or History open, the inspector's empty state would only take room from the canvas.
     return rx.cond(
-        (ChatState.panel_open | HistoryState.panel_open) & (EditorState.selected_id == ""),
+        _docked_right() & (EditorState.selected_id == ""),
         rx.fragment(),
         rx.cond(
-            _shown(LayoutState.inspector),
+            # History beside it left 284 px at 1024 px: it folds for History too.
+            _shown(LayoutState.inspector, _docked_right()),
             inspector(registry.definitions(),
                       fold=tool_button("panel-right-close", "Fold the inspector", "inspector-fold",
                                 on_click=LayoutState.show_inspector(False))),
             rail("panel-right-open", "Show the inspector", "inspector-unfold", LayoutState.show_inspector(True),
                  "left"),
         ),
+    )
+
+
+def canvas_notes() -> rx.Component:
+    """Along the canvas's top edge: the run shown (left) and History's banner (centred), side by side or, when the
+    canvas is narrow, one under the other: never over each other. Clicks between them reach the canvas."""
+    return rx.hstack(
+        run_view_chip(), history_banner(),
+        position="absolute", top="10px", left="10px", right="10px", z_index="6", spacing="2", align="center",
+        wrap="wrap", pointer_events="none",
     )
 
 
@@ -374,9 +390,8 @@ def editor_page() -> rx.Component:
                         on_leave=EditorState.leave_room,
                         on_run_to=RunHistoryState.run_to_here,
                     ),
-                    run_view_chip(),
+                    canvas_notes(),
                     canvas_hint(),
-                    history_banner(),
                     position="relative",
                     flex="1",
                     height="100%",

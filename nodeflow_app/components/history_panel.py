@@ -6,6 +6,7 @@ import reflex as rx
 
 from nodeflow_app.components import dialogs
 from nodeflow_app.components.theme import BORDER, PANEL_BG, PANEL_WORDS_FROM, button_word
+from nodeflow_app.state.chat_state import ChatState
 from nodeflow_app.state.editor_state import EditorState
 from nodeflow_app.state.graph_room import GraphRoom
 from nodeflow_app.state.history_state import HistoryState
@@ -23,7 +24,8 @@ def history_toggle() -> rx.Component:
     return rx.tooltip(
         rx.button(rx.icon("clock", size=14), button_word("History", PANEL_WORDS_FROM), size="2", color_scheme="gray",
                   variant=rx.cond(HistoryState.panel_open, "solid", "soft"), aria_label="History",
-                  on_click=HistoryState.toggle_panel, custom_attrs=_testid("toggle-history")),
+                  on_click=[HistoryState.toggle_panel, ChatState.close_panel],  # both dock right: one at a time
+                  custom_attrs=_testid("toggle-history")),
         content="History: the saved versions of this graph, to compare or restore",
     )
 
@@ -172,7 +174,8 @@ def _legend(status: str) -> rx.Component:
 
 
 def history_banner() -> rx.Component:
-    """Over the canvas while it shows a stored version or a comparison: what is shown, and the ways out."""
+    """Over the canvas while it shows a stored version or a comparison: what is shown, and the ways out (placed by
+    editor_page.canvas_notes)."""
     mode = HistoryState.canvas_view["mode"].to(str)
     back = rx.button("Back to current", size="1", variant="soft", color_scheme="gray", white_space="nowrap",
                      on_click=HistoryState.back_to_current, custom_attrs=_testid("history-back"))
@@ -192,11 +195,12 @@ def history_banner() -> rx.Component:
                 ),
                 rx.hstack(rx.text("Differences ", HistoryState.diff_title, size="2", weight="medium",
                                   white_space="nowrap"),
-                          _legend("added"), _legend("removed"), _legend("changed"), align="center", spacing="2"),
+                          _legend("added"), _legend("removed"), _legend("changed"), align="center", spacing="2",
+                          wrap="wrap"),
             ),
             back,
-            align="center", spacing="3", position="absolute", top="10px", left="50%", transform="translateX(-50%)",
-            z_index="6", padding="6px 8px 6px 12px", border_radius="var(--radius-3)", background="var(--amber-3)",
+            align="center", spacing="3", wrap="wrap", margin_x="auto", pointer_events="auto", max_width="100%",
+            padding="6px 8px 6px 12px", border_radius="var(--radius-3)", background="var(--amber-3)",
             border="1px solid var(--amber-7)", custom_attrs=_testid("history-banner"),
         ),
     )

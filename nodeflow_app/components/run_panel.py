@@ -11,6 +11,7 @@ from __future__ import annotations
 import reflex as rx
 
 from nodeflow_app.components.theme import BORDER, PANEL_BG, PANEL_WORDS_FROM, button_word
+from nodeflow_app.state.chat_state import ChatState
 from nodeflow_app.state.editor_state import EditorState
 from nodeflow_app.state.history_state import HistoryState
 from nodeflow_app.state.run_history_state import RunHistoryState
@@ -64,7 +65,8 @@ def run_to_here_button() -> rx.Component:
 
 
 def run_view_chip() -> rx.Component:
-    """Which run the canvas shows (live or opened from the history), with a way back to the plain graph."""
+    """Which run the canvas shows (live or opened from the history), with a way back to the plain graph; placed
+    by editor_page.canvas_notes."""
     return rx.cond(
         RunViewState.label != "",
         rx.hstack(
@@ -73,8 +75,7 @@ def run_view_chip() -> rx.Component:
             rx.icon_button(rx.icon("x", size=12), size="1", variant="ghost", color_scheme="gray",
                            aria_label="Stop showing this run", on_click=RunViewState.clear,
                            custom_attrs=_testid("run-view-clear")),
-            align="center", spacing="2", position="absolute", top="10px", left="10px", z_index="5",
-            padding="2px 4px 2px 10px", border_radius="999px", background="var(--gray-3)", border=BORDER,
+            align="center", spacing="2", pointer_events="auto", flex_shrink="0", padding="2px 4px 2px 10px", border_radius="999px", background="var(--gray-3)", border=BORDER,
             custom_attrs=_testid("run-view-chip"),
         ),
     )
@@ -261,7 +262,8 @@ def run_detail() -> rx.Component:
                 status_badge(run["status"]),
                 rx.text(run["trigger"], size="2", weight="bold"),
                 rx.link(run["version"], size="1", title="Open this version read-only (History)",
-                        on_click=HistoryState.open_run_version(run["version"]), custom_attrs=_testid("run-version")),
+                        on_click=[HistoryState.open_run_version(run["version"]), ChatState.close_panel],
+                        custom_attrs=_testid("run-version")),
                 rx.text(run["duration"], " · ", run["started"], size="1", color_scheme="gray"),
                 rx.spacer(),
                 rx.cond((run["status"] == "running") | (run["status"] == "paused"),

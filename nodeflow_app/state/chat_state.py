@@ -114,6 +114,13 @@ class ChatState(rx.State):
 
     @rx.event
     @requires("view")
+    def close_panel(self):
+        """History opens where the chat is docked: one of them at a time (components/editor_page.py)."""
+        if self.panel_open:
+            self.panel_open = False
+
+    @rx.event
+    @requires("view")
     async def select_chat(self, chat_id: str):
         if self.busy:
             return rx.toast.warning("An answer is still streaming: stop it or wait before switching chats.")

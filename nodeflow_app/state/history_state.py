@@ -69,6 +69,13 @@ class HistoryState(rx.State):
 
     @rx.event
     @requires("view")
+    def close_panel(self):
+        """The chat opens where History is docked: one of them at a time (components/editor_page.py)."""
+        if self.panel_open:
+            self.panel_open = False
+
+    @rx.event
+    @requires("view")
     async def refresh(self):
         """The panel mounts a marker keyed by the saved version: every save refreshes the list."""
         if self.panel_open:

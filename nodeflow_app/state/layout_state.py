@@ -1,7 +1,8 @@
 """Which side panels of the editor are unfolded: the palette and the inspector fold into thin rails.
 
-Each is "auto" until the person folds or unfolds it: auto panels fold while the chat is open, so the
-canvas keeps at least half the window (1440 px: 40 + 40 rails and a 440 px chat leave 920 px).
+Each is "auto" until the person folds or unfolds it: auto panels fold while the chat is open (the inspector also
+while History is; the two take turns on the right), so the canvas keeps at least half the window (1440 px: 40 + 40
+rails and a 440 px chat leave 920 px; 1024 px: the chat takes 40%, 410 px, and leaves 534 px).
 """
 
 from __future__ import annotations

@@ -16,8 +16,8 @@ from nodeflow_app.store.graphs import GraphStore
 
 from .server import Server, signed_in_context
 from .team import make_team
-from .test_editor import (CANVAS, EXAMPLES, click_pane, node, open_editor, position, select, seq, wait_loaded,
-                          wait_seq)
+from .test_editor import (CANVAS, EXAMPLES, click_pane, expect_counts, node, open_editor, position, select, seq,
+                          wait_loaded, wait_seq)
 
 
 def flow(edge_id: str, source: str, target: str) -> dict:
@@ -614,3 +614,133 @@ def test_someone_elses_edit_of_another_field_leaves_the_one_being_typed_in(page,
         expect(tab.get_by_test_id("field-system_prompt")).to_have_value("Be brief")
     assert focused(other) == "field-system_prompt"
     other.close()
+
+
+def test_paste_lands_at_the_pointer_on_free_canvas_and_never_on_a_node(page, nodeflow_server: Server,
+                                                                        store: GraphStore) -> None:
+    """Ctrl+V right after Ctrl+C put the copy's corner under the pointer, which was still on the node just
+    clicked: the copy lay half over its original, and a second paste exactly on the first."""
+    open_editor(page, nodeflow_server, store.create(f"Paste {uuid.uuid4().hex[:6]}", pipeline()).id)
+    names = ["Manual", "Shape", "Ask"]
+
+    def paste(name: str) -> dict:
+        """Paste; the copy covers no other node (all measured now: a paste off screen pans the view)."""
+        edits = seq(page)
+        page.keyboard.press("Control+v")
+        wait_seq(page, edits + 1)
+        box = node(page, name).bounding_box()
+        for other in names:
+            assert not overlap(box, node(page, other).bounding_box()), (name, other)
+        names.append(name)
+        return box
+
+    select(page, "Shape", "edit-fields")  # the pointer stays on Shape's header
+    page.keyboard.press("Control+c")
+    paste("Shape 2")
+    paste("Shape 3")
+
+    # On free canvas: the copy's top left at the pointer (as n8n does); a second paste there goes beside it.
+    pane = page.locator(".react-flow__pane").bounding_box()
+    at = (pane["x"] + 120, pane["y"] + pane["height"] - 260)
+    page.mouse.move(*at)
+    first = paste("Shape 4")
+    assert abs(first["x"] - at[0]) <= 2 and abs(first["y"] - at[1]) <= 2, (first, at)
+    paste("Shape 5")
+
+    # The pointer off the canvas (on the palette): beside the copied node.
+    page.get_by_test_id("palette-search").hover()
+    paste("Shape 6")
+    (x, y), (shape_x, shape_y) = position(page, "Shape 6"), position(page, "Shape")
+    assert abs(x - shape_x) <= 400 and abs(y - shape_y) <= 400, ((x, y), (shape_x, shape_y))
+
+
+def test_the_minimap_gives_way_when_the_runs_panel_makes_the_canvas_short(page, nodeflow_server: Server,
+                                                                         store: GraphStore) -> None:
+    """With the Runs panel open the canvas was ~500 px high and the 150 px minimap covered nodes."""
+    open_editor(page, nodeflow_server, store.create(f"Minimap {uuid.uuid4().hex[:6]}", pipeline()).id)
+    minimap = page.locator(".react-flow__minimap")
+    expect(minimap).to_be_visible()
+    page.get_by_test_id("toggle-runs").click()
+    expect(page.get_by_test_id("run-panel")).to_be_visible()
+    expect(minimap).to_be_hidden()
+    page.get_by_test_id("toggle-runs").click()
+    expect(page.get_by_test_id("run-panel")).to_have_count(0)
+    expect(minimap).to_be_visible()
+
+
+def test_at_1024_px_chat_and_history_take_turns_and_the_compare_banner_clears_the_run_chip(
+        browser, nodeflow_server: Server, store: GraphStore) -> None:
+    """With Chat, History and Runs open at 1024 px the canvas was ~150 px wide, and History's compare banner
+    lay over the chip naming the run shown (e.g. "Latest answer")."""
+    graph = pipeline()
+    graph["nodes"], graph["edges"] = graph["nodes"][:2], graph["edges"][:1]  # Manual --> Shape: runs offline
+    graph_id = store.create(f"Narrow panels {uuid.uuid4().hex[:6]}", graph).id
+    graph["nodes"][1]["data"]["fields"][0]["value"] = "changed"
+    store.save(graph_id, graph)
+    context = signed_in_context(browser, nodeflow_server, viewport={"width": 1024, "height": 768})
+    page = context.new_page()
+    open_editor(page, nodeflow_server, graph_id)
+    page.get_by_test_id("rerun").click()
+    chip = page.get_by_test_id("run-view-chip")
+    expect(chip).to_be_visible()
+
+    canvas = page.get_by_test_id("canvas")
+    page.get_by_test_id("toggle-chat").click()
+    expect(page.get_by_test_id("chat-panel")).to_be_visible()
+    page.get_by_test_id("toggle-history").click()
+    expect(page.get_by_test_id("history-panel")).to_be_visible()
+    page.get_by_test_id("toggle-runs").click()
+    expect(page.get_by_test_id("run-panel")).to_be_visible()
+    expect(page.get_by_test_id("history-entry")).to_have_count(2)
+    assert canvas.bounding_box()["width"] >= 1024 / 2, canvas.bounding_box()
+    node(page, "Shape").locator(".nf-header").click()  # the inspector stays folded beside History
+    expect(page.get_by_test_id("inspector-unfold")).to_be_visible()
+    assert canvas.bounding_box()["width"] >= 1024 / 2, canvas.bounding_box()
+
+    page.get_by_test_id("history-pick").nth(0).click()
+    page.get_by_test_id("history-pick").nth(1).click()
+    page.get_by_test_id("history-compare").click()
+    banner = page.get_by_test_id("history-banner")
+    expect(banner).to_contain_text("Differences v1 → v2")
+    assert inside(banner.bounding_box(), canvas.bounding_box()), (banner.bounding_box(), canvas.bounding_box())
+    assert not overlap(banner.bounding_box(), chip.bounding_box()), (banner.bounding_box(), chip.bounding_box())
+
+    # The chat and History share the right side: one at a time.
+    page.get_by_test_id("toggle-chat").click()
+    expect(page.get_by_test_id("chat-panel")).to_be_visible()
+    expect(page.get_by_test_id("history-panel")).to_have_count(0)
+    assert canvas.bounding_box()["width"] >= 1024 / 2, canvas.bounding_box()
+    assert not overlap(banner.bounding_box(), chip.bounding_box()), (banner.bounding_box(), chip.bounding_box())
+    context.close()
+
+
+def click_edge(page, edge_id: str) -> None:
+    """Click a wire halfway along (Playwright sees a flat wire as a 0 px high, invisible element)."""
+    box = page.locator(f'.react-flow__edge[data-id="{edge_id}"] path').first.evaluate(
+        "e => { const r = e.getBoundingClientRect(); return {x: r.x + r.width / 2, y: r.y + r.height / 2}; }")
+    page.mouse.click(box["x"], box["y"])
+
+
+def test_the_toolbar_deletes_selected_wires_too(page, nodeflow_server: Server, store: GraphStore) -> None:
+    """The trash button stayed disabled with only a wire selected, though the Delete key removed it."""
+    open_editor(page, nodeflow_server, store.create(f"Wires {uuid.uuid4().hex[:6]}", pipeline()).id)
+    trash = page.get_by_test_id("delete-node")
+    expect(trash).to_be_disabled()
+    click_edge(page, "e1")
+    expect(trash).to_be_enabled()
+    edits = seq(page)
+    trash.click()
+    wait_seq(page, edits + 1)
+    expect_counts(page, 3, 1)
+    expect(trash).to_be_disabled()
+
+    # A node and a wire (Ctrl+click adds to the selection): both go.
+    select(page, "Manual", "manual-trigger")
+    page.keyboard.down("Control")
+    click_edge(page, "e2")
+    page.keyboard.up("Control")
+    edits = seq(page)
+    trash.click()
+    wait_seq(page, edits + 1)
+    expect_counts(page, 2, 0)
+    expect(node(page, "Manual")).to_have_count(0)

@@ -1,5 +1,6 @@
-"""What a page says before its data arrived: a spinner until a list's first load, never its "No ... yet" empty
-state."""
+"""What a page says before its data arrived and where there is nothing: a spinner until a list's first load (never
+its "No ... yet" empty state), and NodeFlow's own not-found page for an unknown address or a graph that is not
+there for the visitor."""
 
 from __future__ import annotations
 
@@ -7,7 +8,9 @@ import re
 
 from playwright.sync_api import expect
 
-from .server import Server, owner_graph
+from nodeflow_app.store.accounts import AccountStore
+
+from .server import Server, owner_graph, signed_in_context
 
 # A delta saying a page's list state finished its first load (`loaded`, in Reflex's delta key of the var).
 FIRST_LOAD = re.compile(r'"loaded(_rx_state_)?"\s*:\s*true')
@@ -75,3 +78,36 @@ def test_lists_show_a_spinner_until_their_first_load_never_their_empty_state(pag
         expect(tab.get_by_test_id("loading")).to_have_count(0)
         tab.close()
 
+
+def test_unknown_addresses_and_graphs_not_there_get_nodeflows_not_found_page(browser, page,
+                                                                              nodeflow_server: Server) -> None:
+    """An unknown URL showed Reflex's bare "404: Page not found"; a graph the visitor may not see showed an empty
+    editor. Each gets the same page: the header, a short message, a link back to the graphs."""
+    for path in ("/nope", "/graphs/does-not-exist-xyz", "/graph/does-not-exist-xyz", "/graph/does-not-exist-xyz/chat"):
+        page.goto(nodeflow_server.url + path)
+        found = page.get_by_test_id("not-found")
+        expect(found).to_be_visible()
+        expect(found).to_contain_text("not found")
+        expect(page.get_by_test_id("app-header")).to_be_visible()
+    assert page.goto(nodeflow_server.url + "/nope").status == 404  # for crawlers and scripts, too
+    expect(page).to_have_title("NodeFlow — page not found")
+    page.get_by_test_id("not-found-back").click()
+    expect(page.get_by_test_id("new-graph")).to_be_visible()
+    assert page.url.rstrip("/") == nodeflow_server.url
+
+    # A graph of a workspace the visitor is not in is "not found" for them, in the same look.
+    graph_id = owner_graph(nodeflow_server, "Owner's only")
+    accounts = AccountStore(nodeflow_server.db_url)
+    try:
+        accounts.create_user("Olga", "olga@example.org", "outsider password")
+    finally:
+        accounts.engine.dispose()
+    context = signed_in_context(browser, nodeflow_server, "olga@example.org", "outsider password")
+    outsider = context.new_page()
+    for path in (f"/graph/{graph_id}", f"/graph/{graph_id}/chat"):
+        outsider.goto(nodeflow_server.url + path)
+        expect(outsider.get_by_test_id("not-found")).to_contain_text("Graph not found")
+        expect(outsider.get_by_test_id("app-header")).to_be_visible()
+        expect(outsider.get_by_text("Owner's only")).to_have_count(0)
+        expect(outsider.get_by_test_id("canvas").or_(outsider.get_by_test_id("chat-input"))).to_have_count(0)
+    context.close()

@@ -224,7 +224,8 @@ def knowledge_page() -> rx.Component:
         header(),
         rx.hstack(
             collections_column(),
-            rx.box(until_loaded(KnowledgeState.loaded, collection_view()), flex="1", height="100%", overflow_y="auto", background=APP_BG),
+            rx.box(until_loaded(KnowledgeState.loaded, collection_view()), flex="1", height="100%", overflow_y="auto",
+                   background=APP_BG),
             spacing="0", width="100%", flex="1", min_height="0",
         ),
         create_dialog(), chunks_dialog(), delete_dialog(),

@@ -15,6 +15,7 @@ from nodeflow_app.components.graph_list import graph_list_page
 from nodeflow_app.components.inspector import unsent_guard
 from nodeflow_app.components.header import TAGLINE
 from nodeflow_app.components.knowledge_page import knowledge_page
+from nodeflow_app.components.not_found import not_found_page
 from nodeflow_app.components.workspace_page import invitation_page, workspace_page
 from nodeflow_app.heap import freeze_startup_objects
 from nodeflow_app.state.access import AccessMiddleware, frontend_prefix
@@ -101,9 +102,10 @@ EDITOR_TITLE = rx.cond(EditorState.graph_name != "", EditorState.graph_name + " 
 # The graph comes last: each on_load sends its own delta, and each delta after the graph's would make the
 # browser lay out and paint every node of a big graph again (at 1,000 nodes, ~40 ms a frame).
 app.add_page(editor_page, route=routes.EDITOR, title=EDITOR_TITLE,
-             on_load=[AuthState.guard, RunHistoryState.load, ChatState.load, HistoryState.load, TriggerState.load,
-                      EditorState.load_graph])
-app.add_page(chat_page, route=routes.CHAT, title="NodeFlow — chat", on_load=[AuthState.guard, ChatState.load])
+             on_load=[AuthState.guard, EditorState.check_found, RunHistoryState.load, ChatState.load, HistoryState.load,
+                      TriggerState.load, EditorState.load_graph])
+app.add_page(chat_page, route=routes.CHAT, title="NodeFlow — chat",
+             on_load=[AuthState.guard, ChatState.check_found, ChatState.load])
 app.add_page(knowledge_page, route=routes.KNOWLEDGE, title="NodeFlow — knowledge",
              on_load=[AuthState.guard, KnowledgeState.load])
 app.add_page(workspace_page, route=routes.WORKSPACE, title="NodeFlow — workspace",
@@ -112,3 +114,6 @@ app.add_page(invitation_page, route=routes.INVITE, title="NodeFlow — invitatio
              on_load=[AuthState.load_account, WorkspaceState.open_invitation])
 app.add_page(settings_page, route=routes.SETTINGS, title="NodeFlow — settings",
              on_load=[AuthState.guard, SettingsState.load])
+# An address no page has (Reflex's own was a bare "404: Page not found"); the production build serves it for every
+# unknown path (its 404.html falls back to the app, whose router renders this route).
+app.add_page(not_found_page, route=routes.NOT_FOUND, title="NodeFlow — page not found", on_load=AuthState.load_account)

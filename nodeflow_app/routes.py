@@ -16,6 +16,7 @@ WORKSPACE = "/workspace"
 INVITE = "/invite/[code]"
 KNOWLEDGE = "/knowledge"
 SETTINGS = "/workspace/credentials"  # the current workspace's (its owner's)
+NOT_FOUND = "404"  # Reflex's route for every address no page has
 # HTTP routes, not pages: they set and clear the HttpOnly session cookie (nodeflow_app/api/session.py).
 SESSION_START = "/api/session/start"
 SESSION_END = "/api/session/end"

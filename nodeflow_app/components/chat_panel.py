@@ -11,7 +11,8 @@ import reflex as rx
 from nodeflow_app import routes
 from nodeflow_app.components import dialogs
 from nodeflow_app.components.chat_thread import chat_thread
-from nodeflow_app.components.header import logo
+from nodeflow_app.components.header import header, logo
+from nodeflow_app.components.not_found import graph_not_found
 from nodeflow_app.components.theme import BORDER, PANEL_BG, TOP_BAR
 from nodeflow_app.state.chat_state import ChatState
 from nodeflow_app.state.history_state import HistoryState
@@ -226,7 +227,7 @@ def chat_sidebar() -> rx.Component:
 def chat_page() -> rx.Component:
     """/graph/<id>/chat: the chats of a graph, full page."""
     return rx.vstack(
-        rx.hstack(
+        rx.cond(ChatState.missing != "", header(), rx.hstack(
             rx.link(logo(), href=routes.GRAPHS, underline="none", color="inherit"),
             rx.separator(orientation="vertical", size="1"),
             rx.link(rx.text(ChatState.graph_name, size="3", weight="medium"), href=routes.editor_url(ChatState.graph_id),
@@ -236,12 +237,10 @@ def chat_page() -> rx.Component:
             rx.link(rx.button(rx.icon("workflow", size=14), "Open the editor", variant="soft", size="2"),
                     href=routes.editor_url(ChatState.graph_id)),
             **TOP_BAR,
-        ),
+        )),
         rx.cond(
             ChatState.missing != "",
-            rx.center(rx.vstack(rx.heading("Graph not found", size="5"),
-                                rx.link("Back to the graph list", href=routes.GRAPHS), align="center"),
-                      flex="1", custom_attrs=_testid("graph-not-found")),
+            graph_not_found(ChatState.missing),
             rx.hstack(
                 chat_sidebar(),
                 rx.vstack(chat_body(), flex="1", height="100%", min_width="0", max_width="920px", margin_x="auto",

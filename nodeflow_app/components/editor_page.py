@@ -9,10 +9,11 @@ from nodeflow_app.components.canvas import flow_canvas
 from nodeflow_app.components.canvas_hint import canvas_hint
 from nodeflow_app.components.chat_panel import chat_panel, chat_toggle
 from nodeflow_app.components.graph_list import import_button, import_errors_dialog
-from nodeflow_app.components.header import logo
+from nodeflow_app.components.header import header, logo
 from nodeflow_app.components.history_panel import history_banner, history_panel, history_toggle, restore_dialog
 from nodeflow_app.components.inspector import BLUR_ON_ENTER, inspector
 from nodeflow_app.components.palette import palette
+from nodeflow_app.components.not_found import graph_not_found, not_found_message
 from nodeflow_app.components.presence import presence_bar
 from nodeflow_app.components.run_panel import rerun_button, run_panel, run_view_chip, runs_toggle
 from nodeflow_app.components.template_dialog import save_template_item, template_dialog
@@ -247,26 +248,13 @@ def issues_popover() -> rx.Component:
 
 
 def not_found() -> rx.Component:
-    return rx.center(
-        rx.vstack(
-            rx.cond(
-                EditorState.access_ended,
-                rx.fragment(
-                    rx.heading("Access ended", size="5"),
-                    rx.text("You are no longer a member of this graph's workspace, or you signed out.",
-                            color_scheme="gray", custom_attrs={"data-testid": "graph-access-ended"}),
-                ),
-                rx.fragment(
-                    rx.heading("Graph not found", size="5"),
-                    rx.text(f"There is no graph {EditorState.not_found}; it may have been deleted.",
-                            color_scheme="gray"),
-                ),
-            ),
-            rx.link("Back to the graph list", href=routes.GRAPHS),
-            align="center",
-        ),
-        flex="1",
-        custom_attrs={"data-testid": "graph-not-found"},
+    """The editor's place when its graph is not there for this person (under the app's header: nothing of the
+    graph's toolbar applies)."""
+    return rx.cond(
+        EditorState.access_ended,
+        not_found_message("Access ended", "You are no longer a member of this graph's workspace, or you signed out.",
+                          testid="graph-access-ended"),
+        graph_not_found(EditorState.not_found),
     )
 
 
@@ -347,7 +335,7 @@ def canvas_notes() -> rx.Component:
 def editor_page() -> rx.Component:
     registry = default_registry()
     return rx.vstack(
-        toolbar(),
+        rx.cond(EditorState.not_found != "", header(), toolbar()),
         import_errors_dialog(),
         transfer_dialog(),
         template_dialog(),

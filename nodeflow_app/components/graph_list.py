@@ -7,6 +7,7 @@ from nodeflow_app import routes
 from nodeflow_app.components import dialogs
 from nodeflow_app.components.header import header
 from nodeflow_app.components.legacy_import import legacy_import_dialog
+from nodeflow_app.components.loading import until_loaded
 from nodeflow_app.components.template_picker import template_picker
 from nodeflow_app.components.template_dialog import save_template_item, template_dialog
 from nodeflow_app.components.transfer_dialog import transfer_dialog, transfer_items
@@ -197,11 +198,8 @@ def graph_list_page() -> rx.Component:
         rx.box(
             rx.vstack(
                 toolbar(),
-                rx.cond(
-                    GraphListState.loaded,
-                    rx.cond(GraphListState.rows.length() > 0, graph_table(), empty_state()),
-                    rx.center(rx.spinner(size="3"), padding="64px", width="100%"),
-                ),
+                until_loaded(GraphListState.loaded,
+                             rx.cond(GraphListState.rows.length() > 0, graph_table(), empty_state())),
                 spacing="5",
                 width="100%",
                 max_width="1100px",

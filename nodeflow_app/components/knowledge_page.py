@@ -5,6 +5,7 @@ import reflex as rx
 from nodeflow_app.components import dialogs
 from nodeflow_app.components.forms import labelled_input
 from nodeflow_app.components.header import header
+from nodeflow_app.components.loading import until_loaded
 from nodeflow_app.components.theme import APP_BG, BORDER, PANEL_BG
 from nodeflow_app.state.knowledge_state import UPLOAD_ID, ChunkRow, CollectionRow, DocumentRow, KnowledgeState
 
@@ -46,10 +47,11 @@ def collections_column() -> rx.Component:
                            on_click=KnowledgeState.set_create_open(True), custom_attrs=_testid("new-collection")),
             width="100%", align="center",
         ),
-        rx.cond(KnowledgeState.collections.length() > 0,
-                rx.vstack(rx.foreach(KnowledgeState.collections, collection_item), spacing="1", width="100%"),
-                rx.text("No collections yet. Create one, then upload files into it.", size="2",
-                        color_scheme="gray")),
+        until_loaded(KnowledgeState.loaded, rx.cond(
+            KnowledgeState.collections.length() > 0,
+            rx.vstack(rx.foreach(KnowledgeState.collections, collection_item), spacing="1", width="100%"),
+            rx.text("No collections yet. Create one, then upload files into it.", size="2", color_scheme="gray"),
+        ), padding="24px"),
         width="280px", flex_shrink="0", padding="16px", spacing="3", border_right=BORDER, background=PANEL_BG,
         height="100%", overflow_y="auto",
     )
@@ -222,8 +224,8 @@ def knowledge_page() -> rx.Component:
         header(),
         rx.hstack(
             collections_column(),
-            rx.box(rx.cond(KnowledgeState.loaded, collection_view(), rx.center(rx.spinner(size="3"), padding="64px")),
-                   flex="1", height="100%", overflow_y="auto", background=APP_BG),
+            rx.box(until_loaded(KnowledgeState.loaded, collection_view()), flex="1", height="100%", overflow_y="auto",
+                   background=APP_BG),
             spacing="0", width="100%", flex="1", min_height="0",
         ),
         create_dialog(), chunks_dialog(), delete_dialog(),

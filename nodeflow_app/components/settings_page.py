@@ -13,6 +13,7 @@ import json
 import reflex as rx
 
 from nodeflow_app.components.header import header
+from nodeflow_app.components.loading import until_loaded
 from nodeflow_app.components.theme import BORDER
 from nodeflow_app.connections import HOSTS, KINDS
 from nodeflow_app.llm.providers import PROVIDERS
@@ -261,14 +262,15 @@ def settings_page() -> rx.Component:
                     "encrypted at rest and never shown again. A base URL written in a graph never receives these "
                     "keys unless the graph's Model Selector chooses one (see docs/security.md).",
                     size="2", color_scheme="gray"),
-            rx.cond(
+            # A non-owner's load is refused (no answer comes): their role, once known, says it will not.
+            until_loaded(SettingsState.loaded | ((AuthState.role != "") & (AuthState.role != "owner")), rx.cond(
                 SettingsState.providers.length() > 0,
                 rx.vstack(*(provider_card(i, name) for i, name in enumerate(PROVIDERS)), connections_section(),
                           install_section(), users_section(), spacing="3", width="100%"),
                 rx.text(rx.cond(SettingsState.tests.contains(""), SettingsState.tests[""]["message"].to(str),
                                 "Only the workspace's owner manages its credentials."), color_scheme="red",
                         custom_attrs=_testid("settings-refused")),
-            ),
+            )),
             spacing="4", width="100%", max_width="860px", padding="24px", custom_attrs=_testid("settings"),
         ),
         align="center", width="100%", min_height="100vh", border_top=BORDER,

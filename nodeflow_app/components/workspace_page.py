@@ -6,6 +6,7 @@ import reflex as rx
 from nodeflow_app.components.addresses import address
 from nodeflow_app.components.forms import labelled_input
 from nodeflow_app.components.header import header
+from nodeflow_app.components.loading import until_loaded
 from nodeflow_app.components.theme import APP_BG, BORDER, PANEL_BG
 from nodeflow_app.state.auth_state import AuthState
 from nodeflow_app.state.workspace_state import EXPIRIES, InvitationView, MemberRow, TokenView, WorkspaceState
@@ -109,37 +110,45 @@ def invitations_section() -> rx.Component:
     )
 
 
+def workspace_sections() -> rx.Component:
+    """Members, invitations, API tokens, a new team: once the page's lists loaded."""
+    return rx.vstack(
+        _section("Members", rx.table.root(rx.table.body(rx.foreach(WorkspaceState.members, member_row)),
+                                          width="100%", custom_attrs=_testid("members"))),
+        rx.cond(AuthState.role == "owner", invitations_section()),
+        _section(
+            "API tokens",
+            rx.text("For the HTTP API and the MCP endpoint, acting as you in this workspace.", size="2",
+                    color_scheme="gray"),
+            address("MCP endpoint", "/api/mcp/" + AuthState.workspace_id, "mcp-url", size="2"),
+            rx.text(rx.link("API reference", href="/api/v1/docs", is_external=True), " · ",
+                    rx.code("Authorization: Bearer <token>"), size="2", color_scheme="gray"),
+            rx.form(rx.hstack(rx.input(name="name", placeholder="Token name", aria_label="Token name",
+                                       custom_attrs=_testid("token-name")),
+                              rx.button("Create token", type="submit", custom_attrs=_testid("token-create"))),
+                    on_submit=WorkspaceState.create_token),
+            shown_once(WorkspaceState.new_token, "Your new token (shown once):", "token-value"),
+            rx.table.root(rx.table.body(rx.foreach(WorkspaceState.tokens, token_row)), width="100%"),
+        ),
+        rx.cond(AuthState.role == "owner", members_tokens_section()),
+        _section(
+            "New team workspace",
+            rx.form(rx.hstack(rx.input(name="name", placeholder="Team name", aria_label="Team name",
+                                       custom_attrs=_testid("team-name")),
+                              rx.button("Create", type="submit", custom_attrs=_testid("team-create"))),
+                    on_submit=WorkspaceState.create_workspace),
+        ),
+        spacing="4", width="100%",
+    )
+
+
 def workspace_page() -> rx.Component:
     return rx.vstack(
         header(),
         rx.box(rx.vstack(
             rx.heading(AuthState.workspace_name, size="6", custom_attrs=_testid("workspace-title")),
             rx.text("Your role: ", AuthState.role, size="2", color_scheme="gray"),
-            _section("Members", rx.table.root(rx.table.body(rx.foreach(WorkspaceState.members, member_row)),
-                                              width="100%", custom_attrs=_testid("members"))),
-            rx.cond(AuthState.role == "owner", invitations_section()),
-            _section(
-                "API tokens",
-                rx.text("For the HTTP API and the MCP endpoint, acting as you in this workspace.", size="2",
-                        color_scheme="gray"),
-                address("MCP endpoint", "/api/mcp/" + AuthState.workspace_id, "mcp-url", size="2"),
-                rx.text(rx.link("API reference", href="/api/v1/docs", is_external=True), " · ",
-                        rx.code("Authorization: Bearer <token>"), size="2", color_scheme="gray"),
-                rx.form(rx.hstack(rx.input(name="name", placeholder="Token name", aria_label="Token name",
-                                           custom_attrs=_testid("token-name")),
-                                  rx.button("Create token", type="submit", custom_attrs=_testid("token-create"))),
-                        on_submit=WorkspaceState.create_token),
-                shown_once(WorkspaceState.new_token, "Your new token (shown once):", "token-value"),
-                rx.table.root(rx.table.body(rx.foreach(WorkspaceState.tokens, token_row)), width="100%"),
-            ),
-            rx.cond(AuthState.role == "owner", members_tokens_section()),
-            _section(
-                "New team workspace",
-                rx.form(rx.hstack(rx.input(name="name", placeholder="Team name", aria_label="Team name",
-                                           custom_attrs=_testid("team-name")),
-                                  rx.button("Create", type="submit", custom_attrs=_testid("team-create"))),
-                        on_submit=WorkspaceState.create_workspace),
-            ),
+            until_loaded(WorkspaceState.loaded, workspace_sections()),
             spacing="4", width="100%", max_width="900px", margin_x="auto", padding="32px 24px",
         ), flex="1", width="100%", overflow_y="auto", background=APP_BG),
         spacing="0", height="100vh", width="100vw", overflow="hidden",

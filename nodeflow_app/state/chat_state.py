@@ -23,6 +23,7 @@ from nodeflow_app import routes
 from nodeflow_app.chat.patch import apply_patch, wire_ops
 from nodeflow_app.chat.service import ChatError, ChatService, ChatUpdate, chat_service
 from nodeflow_app.state.editor_state import EditorState
+from nodeflow_app.accounts.roles import allows
 from nodeflow_app.state.access import current
 from nodeflow_app.state.run_history_state import RunHistoryState
 from nodeflow_app.state.run_view_state import RunViewState
@@ -88,6 +89,14 @@ class ChatState(rx.State):
         return next((c["title"] for c in self.chats if c["id"] == self.chat_id), "")
 
     # Loading ---------------------------------------------------------------------------------------
+
+    @rx.event
+    @requires("signed_in")
+    def check_found(self) -> None:
+        """on_load of the chat page, before `load` (which the access check refuses a non-member): the graph of a
+        workspace they are not in is "not found" on the page, as one that does not exist."""
+        if not allows(current().role, "view"):
+            self.missing, self.graph_name, self.chats = routes.page_graph_id(self.router) or "?", "", []
 
     @rx.event
     @requires("view")

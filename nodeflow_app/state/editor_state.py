@@ -139,6 +139,14 @@ class EditorState(rx.State):
         return doc if doc is not None and self._graph_id and doc.id == self._graph_id else None
 
     @rx.event
+    @requires("signed_in")
+    def check_found(self) -> None:
+        """on_load, before the loaders the access check refuses a non-member: the graph of a workspace they are not
+        in is "not found" on the page, as one that does not exist (the editor stayed empty, only toasts said why)."""
+        if not allows(current().role, "view"):
+            self.not_found, self.graph_name, self.access_ended = routes.page_graph_id(self.router) or "?", "", False
+
+    @rx.event
     @requires("view")
     async def load_graph(self):
         """on_load: join the room of the URL's graph (opening it from the database if nobody has it open)."""

@@ -31,6 +31,7 @@ class SettingsState(rx.State):
     is_admin: bool = False
     environment: list[dict[str, str]] = []  # the install's keys: instance admin only
     mcp_servers: str = ""
+    loaded: bool = False  # until the first load, the page shows neither the providers nor the refusal
 
     @rx.event
     @requires("manage")
@@ -148,6 +149,7 @@ class SettingsState(rx.State):
         self.environment = provider_settings.environment_rows() if self.is_admin else []
         self.mcp_servers = await off_loop(provider_settings.mcp_server_names) if self.is_admin else ""
         self.form_rev += 1
+        self.loaded = True
 
     def _label(self, provider: str) -> str:
         return next((p["label"] for p in self.providers if p["name"] == provider), provider)

@@ -90,12 +90,14 @@ class WorkspaceState(rx.State):
     message: str = ""
     invite_code: str = ""  # the invitation being accepted (/invite/<code>)
     invite_workspace: str = ""
+    loaded: bool = False  # until the first load, the page shows a spinner, not empty lists
 
     async def _auth(self) -> AuthState:
         return await self.get_state(AuthState)
 
     async def _refresh(self) -> None:
         self.members, self.invitations, self.tokens, self.member_tokens = await off_loop(_page_rows)
+        self.loaded = True
 
     @rx.event
     @requires("view")

@@ -321,7 +321,8 @@ def test_owner_editor_viewer_and_outsider_on_one_team_graph(browser, team_server
                 timeout=15_000)
         except AssertionError as error:
             raise AssertionError(f"{error}\nserver log:\n{tail(server.log, 40)}") from None
-        expect(outsider.get_by_test_id("graph-name")).to_have_value("")  # nothing of the graph reached the page
+        expect(outsider.get_by_test_id("not-found")).to_contain_text("Graph not found")  # the page says so too
+        expect(outsider.get_by_test_id("graph-name")).to_have_count(0)  # nothing of the graph reached the page
 
     # The owner removes Eddie while his editor has the team's graph open, then adds a node: Vera, still a member,
     # sees it at once; Eddie's page gets nothing of it (nor of any later change) and says his access ended.

@@ -231,6 +231,27 @@ def test_import_of_an_invalid_graph_stores_nothing_and_says_why(store, fixture_r
     assert store.list() == []
 
 
+def test_import_lists_every_problem_at_once_also_past_edges_the_schema_refuses(store):
+    """An edge without its data (a file edited by hand, or another tool's export) stopped the check at the schema:
+    the import listed only the edges, and the unknown node type and the bad parameter came up one import later."""
+    #  S --> A --> X(unknown)      S -/-> A (no data)      A --> Z (no such node)
+    raw = toys.graph([("s", "start"), ("a", "pass"), ("x", "start")], ["s.out -> a.in", "a.out -> x.in"])
+    raw["nodes"][2]["type"] = "toy-from-elsewhere"
+    raw["nodes"][1]["data"] = {"no_such_parameter": 1}
+    raw["nodes"].append({"id": "broken", "name": "Broken"})  # no type: refused by the schema itself
+    del raw["edges"][0]["data"]
+    raw["edges"].append({"id": "e9", "source": "a", "sourceHandle": "out", "target": "z", "targetHandle": "in",
+                         "data": {"channel": "flow"}})
+    raw["edges"].append({"id": "e10", "source": "a", "sourceHandle": "out", "target": "broken",
+                         "targetHandle": "in", "data": {"channel": "flow"}})
+    summary, issues = store.import_json(json.dumps(raw), toys.registry())
+    assert summary is None and store.list() == []
+    found = {(i.rule, i.node_id or i.edge_id) for i in issues}
+    assert found == {("schema", "e0"), ("schema", "broken"), ("unknown_node_type", "x"),
+                     ("unknown_parameter", "a"), ("edge_missing_node", "e9")}, issues
+    assert len(issues) == len(found)  # each once; the edge to the refused node is not blamed on the edge
+
+
 def test_import_of_broken_json_names_line_and_column(store, fixture_registry):
     summary, issues = store.import_json('{\n  "name": "x",\n  "nodes": [,]\n}', fixture_registry)
     assert summary is None and len(issues) == 1

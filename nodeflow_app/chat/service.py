@@ -146,16 +146,16 @@ class ChatService:
             raise ChatError(f"node '{node_id}' is not waiting for an answer in message '{message_id}'")
         if decision not in card["options"]:
             raise ChatError(f"answer one of {', '.join(card['options'])}, not {decision!r}")
+        payload = {"decision": decision, "note": note, "by": who, "at": time.time()}
         try:
             # The card is checked against the run's record, not only the message: answered elsewhere (`nodeflow
             # resume`, a crash before the message was saved), the run is refused and given back, not left claimed.
-            run = await asyncio.to_thread(self.launcher.restore, message.run_id, node_id)
+            run = await asyncio.to_thread(self.launcher.restore, message.run_id, node_id, payload)
         except RunBusy as error:
             raise ChatError(f"this run cannot take an answer now: {error}") from error
         except LookupError as error:
             raise ChatError(f"the run of this answer is gone: {error}") from error
         builder = MessageBuilder(_names(run), blocks=message.blocks, answers=answer_nodes(run.plan))
-        payload = {"decision": decision, "note": note, "by": who, "at": time.time()}
         await asyncio.to_thread(self.chats.update_message, message.id, status="streaming")
         start = ChatUpdate("start", message.id, "streaming", message=replace(message, status="streaming"),
                            run_id=run.run_id)

@@ -36,6 +36,7 @@ from nodeflow_app.runtime.values import plain_and_fine, value_problem
 
 log = logging.getLogger(__name__)
 
+NO_ANSWER = object()  # check_answer without a payload: only whether the node waits
 # Nodes a task runs one after another (each readied by the one before) before it lets other work run.
 CHAIN_STEPS = 32
 
@@ -146,7 +147,7 @@ class Run:
         process run again too. Whoever drives `events()` sees the rest; a run that was not going on is
         `running` again and `events()` drives it.
         """
-        self.check_answer(node_id)
+        self.check_answer(node_id, payload)
         record = self.records[node_id]
         if self.status != "running":
             self._set_status("running")
@@ -158,15 +159,21 @@ class Run:
                 self._launch(self.plan.nodes[other], rec.inputs or {})
         self._wake.set()
 
-    def check_answer(self, node_id: str) -> None:
-        """RunError (saying why) unless `answer(node_id, ...)` would be taken; an embedder checks before it commits
-        to driving the run."""
+    def check_answer(self, node_id: str, payload: Any = NO_ANSWER) -> None:
+        """RunError (saying why) unless `answer(node_id, payload)` would be taken; an embedder checks before it
+        commits to driving the run. Every way of answering ends here, so the node's own `answer_problem(payload)`
+        (if it has one) refuses a malformed answer while the run stays paused, instead of the node failing it."""
         if self.status in ("completed", "failed", "cancelled"):
             raise RunError(f"run {self.run_id} is {self.status}; only a paused or interrupted run can go on")
         record = self.records.get(node_id)
         if record is None or record.status not in ("paused", *RERUN_ON_RESUME):
             paused = [self.plan.nodes[n].node.name for n, r in self.records.items() if r.status == "paused"]
             raise RunError(f"node '{node_id}' is not waiting for input (paused: {', '.join(paused) or 'none'})")
+        pn = self.plan.nodes[node_id]
+        answer_problem = getattr(pn.executor, "answer_problem", None)
+        problem = answer_problem(payload) if payload is not NO_ANSWER and answer_problem is not None else None
+        if problem:
+            raise RunError(f"node '{pn.node.name}' does not take this answer: {problem}")
 
     async def resume(self, node_id: str, payload: Any) -> AsyncIterator[NodeEvent]:
         """`answer` and drive: yields the rest of the run's events."""

@@ -149,3 +149,14 @@ def test_a_run_refuses_an_invalid_value_naming_node_and_parameter(capsys, tmp_pa
     assert main(["run", str(path), "--no-store"]) == 2
     err = capsys.readouterr().err
     assert "node a 'Ask': invalid_parameter: node 'Ask' parameter 'temperature': 7.5 is above the maximum 2" in err
+
+
+@pytest.mark.parametrize("node_type, repeat, name", [("switch", "conditions", "Route"),
+                                                     ("classifier", "categories", "Sort")])
+def test_a_list_of_outputs_set_by_an_expression_is_a_warning(node_type, repeat, name):
+    """Its ports come from the list as written: the entries an expression gives have none (a run fails there)."""
+    node = {"id": "r", "type": node_type, "name": name, "data": {repeat: "{{ $json.routes }}"}}
+    found = lines(graph({}, extra_nodes=[node], extra_edges=[("a", "r")]))
+    assert (f"node r '{name}', parameter '{repeat}': warning: outputs_from_expression: set by an expression, but "
+            f"this node's outputs are made from the list as written, so it has none for the entries the expression "
+            f"gives; a run fails when it routes to one. Write the list here (an output per entry)") in found

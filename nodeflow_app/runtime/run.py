@@ -26,6 +26,7 @@ from typing import Any, AsyncIterator, Callable
 
 from nodeflow_app.contract import ExecutionResult, NodeError, NodeEvent, WaitForInput, enter_node
 from nodeflow_app.runtime.calls import call_node, failure_message, handled_outputs, settled
+from nodeflow_app.runtime.coercion import preview
 from nodeflow_app.runtime.expressions import resolve
 from nodeflow_app.runtime.graph import checked_values
 from nodeflow_app.runtime.links import RuntimeApiImpl, Scope, flow_context, materialize
@@ -375,6 +376,10 @@ class Run:
         if outputs and not plain_and_fine(outputs) and (problem := value_problem(outputs)):
             # What JSON cannot hold would break the run's record, its resume and every reader downstream.
             done.error = NodeError(f"node '{pn.node.name}' output {problem[2:]}")
+        if outputs and (unknown := next((port for port in outputs if port not in pn.outputs), None)):
+            # e.g. a list of routes from an expression, longer than the one the graph made the ports from
+            done.error = NodeError(f"it sent {preview(outputs[unknown])} to output '{unknown}', which it does not have "
+                                   f"(its outputs: {', '.join(pn.outputs) or 'none'})")
         if done.error is not None:
             self._fail(pn, done.error, done.duration_ms)
         elif done.result.wait is not None:

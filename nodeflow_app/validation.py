@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Iterator, Literal
 
 from nodeflow_app.llm.providers import PROVIDERS, missing_steps
-from nodeflow_app.runtime.expressions import check_syntax, close_match, has_expression, referenced_nodes
+from nodeflow_app.runtime.expressions import check_syntax, close_match, has_expression, place, referenced_nodes
 from nodeflow_app.runtime.graph import DefinitionSource, Graph, GraphIssue, Node, normalize, parameter_problem
 from nodeflow_app.contract import NodeDefinition, NodeError, Parameter
 from nodeflow_app.triggers import webhook_answer
@@ -250,10 +250,10 @@ def _expression_texts(value: Any, where: str) -> Iterator[tuple[str, str]]:
             yield where, value
     elif isinstance(value, dict):
         for key, item in value.items():
-            yield from _expression_texts(item, f"{where} {key}".strip())
+            yield from _expression_texts(item, place(where, key))
     elif isinstance(value, list):
         for index, item in enumerate(value):
-            yield from _expression_texts(item, f"{where} row {index + 1}".strip())
+            yield from _expression_texts(item, place(where, index))
 
 
 # 2. Plumbing -----------------------------------------------------------------------------------

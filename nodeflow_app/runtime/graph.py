@@ -13,6 +13,7 @@ from typing import Any, Callable
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from nodeflow_app.runtime.coercion import can_connect
+from nodeflow_app.runtime.expressions import place
 from nodeflow_app.runtime.values import text_problem, value_problem
 from nodeflow_app.contract import Channel, ErrorMode, NodeDefinition, NodeError, Parameter, Socket
 
@@ -305,11 +306,11 @@ def parameter_problem(parameter: Parameter, value: Any) -> str | None:
     if parameter.type == "list" and parameter.fields:
         for index, item in enumerate(value):
             if not isinstance(item, dict):
-                return f"item {index} must be an object"
+                return f"{place('', index)} must be an object"
             for field in parameter.fields:
                 problem = parameter_problem(field, item.get(field.id, field.default))
                 if problem:
-                    return f"item {index} field '{field.id}': {problem}"
+                    return f"{place(place('', index), field.id)}: {problem}"
     return None
 
 

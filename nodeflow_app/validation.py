@@ -17,7 +17,8 @@ from typing import Any, Iterable, Iterator, Literal
 
 from nodeflow_app.llm.providers import PROVIDERS, missing_steps
 from nodeflow_app.runtime.expressions import check_syntax, close_match, has_expression, place, referenced_nodes
-from nodeflow_app.runtime.graph import DefinitionSource, Graph, GraphIssue, Node, normalize, parameter_problem
+from nodeflow_app.runtime.graph import (DefinitionSource, Graph, GraphIssue, Node, bound_problem, normalize,
+                                        parameter_problem)
 from nodeflow_app.contract import NodeDefinition, NodeError, Parameter
 from nodeflow_app.triggers import webhook_answer
 
@@ -83,7 +84,8 @@ def node_issues(graph: Graph, registry: DefinitionSource, node_id: str) -> list[
     for parameter in definition.parameters:
         if parameter.mode == "output" or parameter.id in hidden:
             continue
-        problem = parameter_problem(parameter, node.data.get(parameter.id, parameter.default))
+        value = node.data.get(parameter.id, parameter.default)
+        problem = parameter_problem(parameter, value) or bound_problem(parameter, value, node.data)
         if problem:
             found.append(_issue("error", "invalid_parameter", node, parameter.id, problem))
     return (found + answer_issues(node, definition, found) + output_issues(node, definition)

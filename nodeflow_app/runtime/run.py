@@ -376,8 +376,9 @@ class Run:
         if outputs and not plain_and_fine(outputs) and (problem := value_problem(outputs)):
             # What JSON cannot hold would break the run's record, its resume and every reader downstream.
             done.error = NodeError(f"node '{pn.node.name}' output {problem[2:]}")
-        if outputs and (unknown := next((port for port in outputs if port not in pn.outputs), None)):
+        if outputs and not outputs.keys() <= pn.outputs.keys():
             # e.g. a list of routes from an expression, longer than the one the graph made the ports from
+            unknown = next(port for port in outputs if port not in pn.outputs)
             done.error = NodeError(f"it sent {preview(outputs[unknown])} to output '{unknown}', which it does not have "
                                    f"(its outputs: {', '.join(pn.outputs) or 'none'})")
         if done.error is not None:

@@ -41,10 +41,12 @@ async def test_the_run_service_refuses_a_note_that_is_not_text_and_the_run_stays
 async def test_the_chat_refuses_a_note_that_is_not_text_and_its_message_stays_paused(tmp_path):
     service = ChatService(f"sqlite:///{tmp_path / 'nodeflow.db'}", interval=0.01)
     try:
-        raw = graph([("chat", "chat-start", {}), ("ask", "approval", {"prompt": "Ship?"})], ["chat.output -> ask.input"])
+        raw = graph([("chat", "chat-start", {}), ("ask", "approval", {"prompt": "Ship?"})],
+                    ["chat.output -> ask.input"])
         chat = service.create_chat(service.graphs.create("Ship", raw).id)
         paused = (await collect(service.send(chat.id, "ship it")))[-1]
-        with pytest.raises(ChatError, match="node 'ASK' does not take this answer: approval note must be text, got int 3"):
+        refused = "node 'ASK' does not take this answer: approval note must be text, got int 3"
+        with pytest.raises(ChatError, match=refused):
             await collect(service.resume(chat.id, paused.message_id, "ask", "approve", 3, who="bob"))
         assert service.launcher.store.get_run(paused.run_id)["status"] == "paused"
         end = (await collect(service.resume(chat.id, paused.message_id, "ask", "approve", "ok", who="bob")))[-1]

@@ -28,7 +28,7 @@ from nodeflow_app.chat.blocks import TextBlock
 from nodeflow_app.runs.pump import Pump
 from nodeflow_app.contract import CONVERSATION, NodeEvent
 from nodeflow_app.runs.graph_runner import final_nodes, final_output
-from nodeflow_app.runs.launcher import RunBusy, RunLauncher, run_launcher
+from nodeflow_app.runs.launcher import AnswerRefused, RunBusy, RunLauncher, run_launcher
 from nodeflow_app.runtime.graph import GraphInvalid
 from nodeflow_app.runtime.run import Run, RunError
 from nodeflow_app.store.chats import DEFAULT_TITLE, ChatHistory, ChatMessage, ChatNotFound, ChatStore, ChatSummary
@@ -151,6 +151,8 @@ class ChatService:
             # The card is checked against the run's record, not only the message: answered elsewhere (`nodeflow
             # resume`, a crash before the message was saved), the run is refused and given back, not left claimed.
             run = await asyncio.to_thread(self.launcher.restore, message.run_id, node_id, payload)
+        except AnswerRefused as error:
+            raise ChatError(str(error)) from error
         except RunBusy as error:
             raise ChatError(f"this run cannot take an answer now: {error}") from error
         except LookupError as error:

@@ -48,7 +48,11 @@ ANSWER_TIMEOUT_S = 10.0  # how long an answer waits for the loop of the live run
 POLL = 0.25            # seconds between looks for requests to runs executing here (NODEFLOW_RUN_POLL overrides)
 REDIS_CHANNEL = "nodeflow:run-requests"
 
-__all__ = ["CachePolicy", "RunBusy", "RunLauncher", "run_launcher"]
+__all__ = ["AnswerRefused", "CachePolicy", "RunBusy", "RunLauncher", "run_launcher"]
+
+
+class AnswerRefused(RunBusy):
+    """The waiting node does not take this answer (its reason); the run stays paused as it was."""
 
 
 class RunLauncher:
@@ -147,7 +151,8 @@ class RunLauncher:
         With `node_id`, the node to answer: it must wait in the run's record (a card answered elsewhere no longer
         does) and take `payload` (when given), checked while the run is claimed, so `run.resume(node_id, payload)`
         cannot refuse it afterwards.
-        RunBusy when it executes here or in a live process, or cannot go on (or `node_id` waits no more);
+        RunBusy when it executes here or in a live process, or cannot go on (or `node_id` waits no more), AnswerRefused
+        when `node_id` does not take `payload`;
         LookupError when it does not exist. On any error the run is given back as it was.
         """
         if run_id in self._live:
@@ -166,9 +171,13 @@ class RunLauncher:
                               services=self._services(plan, record.get("graph_id") or plan.graph.id, workspace))
             if node_id is not None:
                 try:
-                    run.check_answer(node_id, payload)
+                    run.check_answer(node_id)
                 except RunError as error:
                     raise RunBusy(str(error)) from None
+                try:
+                    run.check_answer(node_id, payload)
+                except RunError as error:
+                    raise AnswerRefused(str(error)) from None
         except Exception:
             self.control.release(run_id, previous)
             raise

@@ -50,8 +50,8 @@ class ForEachExecutor:
             checkpoints.add(index, results[index])
             runtime.emit(ctx.event("progress", done=done, total=len(items)))
 
-        # A window of `concurrency` workers takes the items in turn (a task per item held all of them at once:
-        # 60,000 items took 258 MB).
+        # A window of `concurrency` workers takes the items in turn: a task per item made them all at once
+        # (60,000 items: 96 MiB traced at peak, 43 MiB with the window).
         waiting = ((index, item) for index, item in enumerate(items) if index not in finished)
 
         async def worker() -> None:

@@ -138,7 +138,7 @@ def _resume(args: argparse.Namespace) -> int:
             raise InputError(f"run {args.run_id} has no node '{args.node}'")
         if CONVERSATION in (stored.get("context") or {}):  # as RunService.answer: the chat's message would stay paused
             raise InputError(f"run {args.run_id} answers a chat message: answer its card in the chat")
-        run = launcher.restore(args.run_id, node["id"])
+        run = launcher.restore(args.run_id, node["id"], payload)
     except RunBusy as error:
         launcher.close()
         raise InputError(str(error)) from error

@@ -5,7 +5,8 @@ Validate button and the inspector's inline errors.
 trip over later: malformed expressions, `$('Name')` naming no node or a node that is not upstream (the
 same visibility rule as the kernel's expression scope), a model whose provider is not configured
 (a warning: the graph is right, the install is not), and a webhook answer's header or status that
-activation refuses (nodeflow_app/triggers/webhook_answer.py). `node_issues` runs the per-node part for one
+activation refuses (nodeflow_app/triggers/webhook_answer.py), and a list that makes a node's outputs set by an
+expression (a warning: the ports come from the list as written). `node_issues` runs the per-node part for one
 node; `references_to` says which nodes read given nodes (the editor warns when those are deleted).
 """
 
@@ -15,8 +16,9 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Iterator, Literal
 
 from nodeflow_app.llm.providers import PROVIDERS, missing_steps
-from nodeflow_app.runtime.expressions import check_syntax, close_match, has_expression, referenced_nodes
-from nodeflow_app.runtime.graph import DefinitionSource, Graph, GraphIssue, Node, normalize, parameter_problem
+from nodeflow_app.runtime.expressions import check_syntax, close_match, has_expression, place, referenced_nodes
+from nodeflow_app.runtime.graph import (DefinitionSource, Graph, GraphIssue, Node, bound_problem, normalize,
+                                        parameter_problem)
 from nodeflow_app.contract import NodeDefinition, NodeError, Parameter
 from nodeflow_app.triggers import webhook_answer
 
@@ -67,6 +69,7 @@ def validate_graph(raw: dict[str, Any] | Graph, registry: DefinitionSource, *,
         for node in graph.nodes:
             issues.extend(checker.references_and_models(node))
             issues.extend(answer_issues(node, registry.definition(node.type), issues))
+            issues.extend(output_issues(node, registry.definition(node.type)))
     return graph, sorted(issues, key=lambda issue: issue.severity != "error")
 
 
@@ -81,10 +84,25 @@ def node_issues(graph: Graph, registry: DefinitionSource, node_id: str) -> list[
     for parameter in definition.parameters:
         if parameter.mode == "output" or parameter.id in hidden:
             continue
-        problem = parameter_problem(parameter, node.data.get(parameter.id, parameter.default))
+        value = node.data.get(parameter.id, parameter.default)
+        problem = parameter_problem(parameter, value) or bound_problem(parameter, value, node.data)
         if problem:
             found.append(_issue("error", "invalid_parameter", node, parameter.id, problem))
-    return found + answer_issues(node, definition, found) + _NodeChecker(graph, registry).references_and_models(node)
+    return (found + answer_issues(node, definition, found) + output_issues(node, definition)
+            + _NodeChecker(graph, registry).references_and_models(node))
+
+
+def output_issues(node: Node, definition: NodeDefinition | None) -> list[Issue]:
+    """A list that makes the node's outputs (one per entry: Switch conditions, classifier categories) set by an
+    expression: the ports come from the list as written, so a run that routes to an entry fails."""
+    if definition is None:
+        return []
+    repeats = {socket.repeat for socket in definition.outputs if socket.repeat is not None}
+    return [_issue("warning", "outputs_from_expression", node, key,
+                   "set by an expression, but this node's outputs are made from the list as written, so it has none "
+                   "for the entries the expression gives; a run fails when it routes to one. Write the list here "
+                   "(an output per entry)")
+            for key in sorted(repeats) if isinstance(node.data.get(key), str) and has_expression(node.data[key])]
 
 
 def answer_issues(node: Node, definition: NodeDefinition | None, known: list[Issue]) -> list[Issue]:
@@ -234,10 +252,10 @@ def _expression_texts(value: Any, where: str) -> Iterator[tuple[str, str]]:
             yield where, value
     elif isinstance(value, dict):
         for key, item in value.items():
-            yield from _expression_texts(item, f"{where} {key}".strip())
+            yield from _expression_texts(item, place(where, key))
     elif isinstance(value, list):
         for index, item in enumerate(value):
-            yield from _expression_texts(item, f"{where} row {index + 1}".strip())
+            yield from _expression_texts(item, place(where, index))
 
 
 # 2. Plumbing -----------------------------------------------------------------------------------

@@ -67,12 +67,15 @@ def test_paused_run_exits_3_and_resumes_in_a_new_process(capsys):
     assert "Approved" not in last["outputs"]
 
 
-def test_resume_with_a_bad_answer_fails_clearly(capsys):
+def test_resume_with_a_bad_answer_is_refused_and_the_run_stays_paused(capsys):
+    """A mistyped answer failed the run here, while the API refused it: both ask the node first now."""
     main(["run", str(EXAMPLES / "approval.json"), "--input", "x", "--json"])
     run_id = json_lines(capsys.readouterr().out)[-1]["run_id"]
-    assert main(["resume", run_id, "--node", "ask", "--payload", '{"decision": "maybe"}', "--json"]) == 1
-    final = json_lines(capsys.readouterr().out)[-1]
-    assert final["event_type"] == "run_failed" and "maybe" in final["error"]
+    assert main(["resume", run_id, "--node", "ask", "--payload", '{"decision": "maybe"}', "--json"]) == 2
+    assert ("node 'Manager approval' does not take this answer: approval answer needs decision 'approve' or "
+            "'reject', got 'maybe'") in capsys.readouterr().err
+    assert main(["resume", run_id, "--node", "ask", "--payload", '{"decision": "approve"}', "--json"]) == 0
+    assert json_lines(capsys.readouterr().out)[-1]["event_type"] == "run_completed"
 
 
 def test_resume_of_an_unknown_run_or_a_node_that_is_not_waiting(capsys):

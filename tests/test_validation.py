@@ -149,3 +149,39 @@ def test_a_run_refuses_an_invalid_value_naming_node_and_parameter(capsys, tmp_pa
     assert main(["run", str(path), "--no-store"]) == 2
     err = capsys.readouterr().err
     assert "node a 'Ask': invalid_parameter: node 'Ask' parameter 'temperature': 7.5 is above the maximum 2" in err
+
+
+@pytest.mark.parametrize("node_type, repeat, name", [("switch", "conditions", "Route"),
+                                                     ("classifier", "categories", "Sort")])
+def test_a_list_of_outputs_set_by_an_expression_is_a_warning(node_type, repeat, name):
+    """Its ports come from the list as written: the entries an expression gives have none (a run fails there)."""
+    node = {"id": "r", "type": node_type, "name": name, "data": {repeat: "{{ $json.routes }}"}}
+    found = lines(graph({}, extra_nodes=[node], extra_edges=[("a", "r")]))
+    assert (f"node r '{name}', parameter '{repeat}': warning: outputs_from_expression: set by an expression, but "
+            f"this node's outputs are made from the list as written, so it has none for the entries the expression "
+            f"gives; a run fails when it routes to one. Write the list here (an output per entry)") in found
+
+
+async def test_validate_and_a_run_name_a_row_of_a_parameter_alike():
+    """Validate said "row 2 value" where the run said "fields[1].value": both say what the inspector shows."""
+    from nodeflow_app.runtime.engine import start_run
+
+    def edit(value):
+        return {"id": "e", "type": "edit-fields", "name": "Edit",
+                "data": {"fields": [{"name": "a", "value": "1"}, {"name": "b", "value": value}]}}
+
+    assert ("node e 'Edit', parameter 'fields': invalid_expression: row 2 value: unexpected '+' at column 12 in "
+            "{{ $json.x + }}") in lines(graph({}, extra_nodes=[edit("{{ $json.x + }}")], extra_edges=[("a", "e")]))
+    raw = graph({})
+    raw["nodes"][1] = {**edit("{{ $json.x.y }}"), "id": "a"}
+    run = start_run(raw, default_registry(), payload={"x": 1})
+    [event async for event in run.events()]
+    assert run.error == ("node 'Edit' failed: parameter 'fields': row 2 value: $json.x.y: cannot read field 'y' — "
+                         "$json.x is a number (1), not an object at column 12 in {{ $json.x.y }}")
+
+
+def test_a_bad_row_of_a_list_parameter_is_named_as_the_inspector_shows_it():
+    node = {"id": "r", "type": "switch", "name": "Route",
+            "data": {"conditions": [{"field": "a", "operator": "equals"}, {"field": "a", "operator": "like"}]}}
+    assert ("node r 'Route', parameter 'conditions': invalid_parameter: row 2 operator: 'like' is not one of "
+            in "\n".join(lines(graph({}, extra_nodes=[node], extra_edges=[("a", "r")]))))

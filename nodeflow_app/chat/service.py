@@ -28,7 +28,7 @@ from nodeflow_app.chat.blocks import TextBlock
 from nodeflow_app.runs.pump import Pump
 from nodeflow_app.contract import CONVERSATION, NodeEvent
 from nodeflow_app.runs.graph_runner import final_nodes, final_output
-from nodeflow_app.runs.launcher import RunBusy, RunLauncher, run_launcher
+from nodeflow_app.runs.launcher import AnswerRefused, RunBusy, RunLauncher, run_launcher
 from nodeflow_app.runtime.graph import GraphInvalid
 from nodeflow_app.runtime.run import Run, RunError
 from nodeflow_app.store.chats import DEFAULT_TITLE, ChatHistory, ChatMessage, ChatNotFound, ChatStore, ChatSummary
@@ -146,16 +146,18 @@ class ChatService:
             raise ChatError(f"node '{node_id}' is not waiting for an answer in message '{message_id}'")
         if decision not in card["options"]:
             raise ChatError(f"answer one of {', '.join(card['options'])}, not {decision!r}")
+        payload = {"decision": decision, "note": note, "by": who, "at": time.time()}
         try:
             # The card is checked against the run's record, not only the message: answered elsewhere (`nodeflow
             # resume`, a crash before the message was saved), the run is refused and given back, not left claimed.
-            run = await asyncio.to_thread(self.launcher.restore, message.run_id, node_id)
+            run = await asyncio.to_thread(self.launcher.restore, message.run_id, node_id, payload)
+        except AnswerRefused as error:
+            raise ChatError(str(error)) from error
         except RunBusy as error:
             raise ChatError(f"this run cannot take an answer now: {error}") from error
         except LookupError as error:
             raise ChatError(f"the run of this answer is gone: {error}") from error
         builder = MessageBuilder(_names(run), blocks=message.blocks, answers=answer_nodes(run.plan))
-        payload = {"decision": decision, "note": note, "by": who, "at": time.time()}
         await asyncio.to_thread(self.chats.update_message, message.id, status="streaming")
         start = ChatUpdate("start", message.id, "streaming", message=replace(message, status="streaming"),
                            run_id=run.run_id)

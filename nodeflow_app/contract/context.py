@@ -87,7 +87,9 @@ def enter_node(ctx: FlowContext) -> None:
 
 
 class NodeExecutor(Protocol):
-    """An executor has `node_type` and `execute`, `materialize`, or both."""
+    """An executor has `node_type` and `execute`, `materialize`, or both. One that waits for input may have
+    `answer_problem(payload) -> str | None`: the kernel refuses an answer it finds a problem with, on every path
+    (API, editor, chat, CLI), and the run stays paused."""
 
     node_type: str
 

@@ -102,6 +102,9 @@ class Parameter(_Strict):
     # node. A hidden parameter keeps its value (switching back shows it again) but the inspector does not show it,
     # Validate and runs do not check it, and its node does not use it.
     show_if: dict[str, tuple[Any, ...]] = Field(default_factory=dict)
+    # A maximum that depends on another parameter of the same node (a select): its id -> {its value: maximum},
+    # e.g. {"unit": {"seconds": 3600, "minutes": 60, "hours": 1}}. Validate and runs check it as they check `max`.
+    max_by: dict[str, dict[Any, float]] = Field(default_factory=dict)
 
     @property
     def has_socket(self) -> bool:
@@ -170,6 +173,11 @@ class NodeDefinition(_Strict):
             raise ValueError("a trigger cannot have flow inputs")
         if not self.trigger and (self.example_payload is not None or self.started_by):
             raise ValueError("only a trigger has an example payload or entry points (started_by)")
+        selects = {p.id for p in self.parameters if p.type == "select"}
+        for parameter in self.parameters:
+            if set(parameter.max_by) - selects:
+                raise ValueError(f"parameter '{parameter.id}': max_by names {sorted(set(parameter.max_by) - selects)}, "
+                                 f"not a select parameter of this node")
         return self
 
     def parameter(self, param_id: str) -> Parameter | None:
@@ -186,6 +194,11 @@ class NodeDefinition(_Strict):
                    for key, values in parameter.show_if.items() if key in self._parameters_by_id):
                 hidden.add(parameter.id)
         return frozenset(hidden)
+
+    @cached_property
+    def bounded_parameters(self) -> tuple[Parameter, ...]:
+        """The parameters with a `max_by` (the kernel checks them again when an expression set a value)."""
+        return tuple(p for p in self.parameters if p.max_by)
 
     @cached_property
     def _conditional(self) -> tuple[Parameter, ...]:

@@ -33,7 +33,7 @@ from nodeflow_app.runtime.engine import restore_run, start_plan
 from nodeflow_app.runtime.graph import Graph, GraphInvalid, GraphIssue, normalize_or_raise
 from nodeflow_app.runtime.plan import Plan, compile_plan
 from nodeflow_app.runtime.records import RunHooks
-from nodeflow_app.runtime.run import Run, RunError
+from nodeflow_app.runtime.run import NO_ANSWER, Run, RunError
 from nodeflow_app.store.db import create_all, make_engine, process_wide
 from nodeflow_app.store.graphs import GraphStore
 from nodeflow_app.store.pins import PinStore
@@ -48,7 +48,11 @@ ANSWER_TIMEOUT_S = 10.0  # how long an answer waits for the loop of the live run
 POLL = 0.25            # seconds between looks for requests to runs executing here (NODEFLOW_RUN_POLL overrides)
 REDIS_CHANNEL = "nodeflow:run-requests"
 
-__all__ = ["CachePolicy", "RunBusy", "RunLauncher", "run_launcher"]
+__all__ = ["AnswerRefused", "CachePolicy", "RunBusy", "RunLauncher", "run_launcher"]
+
+
+class AnswerRefused(RunBusy):
+    """The waiting node does not take this answer (its reason); the run stays paused as it was."""
 
 
 class RunLauncher:
@@ -141,12 +145,14 @@ class RunLauncher:
 
     # -- runs that exist -------------------------------------------------------------------------------
 
-    def restore(self, run_id: str, node_id: str | None = None) -> Run:
+    def restore(self, run_id: str, node_id: str | None = None, payload: Any = NO_ANSWER) -> Run:
         """Claim a paused or interrupted run and rebuild it through the engine, ready for `run.resume`.
 
         With `node_id`, the node to answer: it must wait in the run's record (a card answered elsewhere no longer
-        does), checked while the run is claimed, so `run.resume(node_id, ...)` cannot refuse it afterwards.
-        RunBusy when it executes here or in a live process, or cannot go on (or `node_id` waits no more);
+        does) and take `payload` (when given), checked while the run is claimed, so `run.resume(node_id, payload)`
+        cannot refuse it afterwards.
+        RunBusy when it executes here or in a live process, or cannot go on (or `node_id` waits no more), AnswerRefused
+        when `node_id` does not take `payload`;
         LookupError when it does not exist. On any error the run is given back as it was.
         """
         if run_id in self._live:
@@ -168,6 +174,10 @@ class RunLauncher:
                     run.check_answer(node_id)
                 except RunError as error:
                     raise RunBusy(str(error)) from None
+                try:
+                    run.check_answer(node_id, payload)
+                except RunError as error:
+                    raise AnswerRefused(str(error)) from None
         except Exception:
             self.control.release(run_id, previous)
             raise
@@ -190,7 +200,7 @@ class RunLauncher:
             self.control.request(run_id, "answer", node_id, payload)
             self._publish(run_id)
             return None
-        return self.restore(run_id, node_id)
+        return self.restore(run_id, node_id, payload)
 
     def stop(self, run_id: str) -> bool:
         """Stop a run wherever it executes; a paused or interrupted one is cancelled. False: nothing to stop."""

@@ -42,7 +42,7 @@ def coerce(value: Any, source_type: str, target_type: str) -> Any:
     try:
         return converter(value)
     except (KeyError, TypeError, ValueError, AttributeError) as error:
-        raise CoercionError(f"cannot convert {source_type} value {_preview(value)} to {target_type}: {error}") from error
+        raise CoercionError(f"cannot convert {source_type} value {preview(value)} to {target_type}: {error}") from error
 
 
 def _coerce_any(value: Any, target_type: str) -> Any:
@@ -68,7 +68,7 @@ def _coerce_any(value: Any, target_type: str) -> Any:
                 return int(number)
         except ValueError:
             pass
-    raise CoercionError(f"value {_preview(value)} is not a valid {target_type}")
+    raise CoercionError(f"value {preview(value)} is not a valid {target_type}")
 
 
 def _natural_type(value: Any) -> str | None:
@@ -79,6 +79,7 @@ def _natural_type(value: Any) -> str | None:
     return None
 
 
-def _preview(value: Any, limit: int = 60) -> str:
+def preview(value: Any, limit: int = 60) -> str:
+    """`value` as repr, cut to `limit` characters (for error messages)."""
     text = repr(value)
     return text if len(text) <= limit else text[: limit - 3] + "..."

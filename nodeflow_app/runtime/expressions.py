@@ -51,13 +51,16 @@ class ExpressionError(ValueError):
         position: int | None = None,
         parameter: str | None = None,
         line: int | None = None,
+        where: str = "",
     ) -> None:
         self.message = message
         self.expression = expression
         self.position = position  # 1-based column on `line` (line 1 when `line` is None)
         self.parameter = parameter
         self.line = line
-        text = f"parameter '{parameter}': {message}" if parameter else message
+        self.where = where  # the spot inside the parameter's value (values.place: "row 2 value"), if any
+        text = f"{where}: {message}" if where else message
+        text = f"parameter '{parameter}': {text}" if parameter else text
         if position is not None:
             text += f" at line {line}, column {position}" if line else f" at column {position}"
         if expression:
@@ -66,7 +69,7 @@ class ExpressionError(ValueError):
 
     def __reduce__(self) -> tuple[Any, ...]:
         kwargs = {"expression": self.expression, "position": self.position,
-                  "parameter": self.parameter, "line": self.line}
+                  "parameter": self.parameter, "line": self.line, "where": self.where}
         return (_rebuild_error, (type(self), self.message, kwargs))
 
 
@@ -502,30 +505,40 @@ def render(text: str, scope: Scope, *, parameter: str | None = None) -> Any:
     return "".join(pieces)
 
 
-def _child(parameter: str | None, key: Any) -> str:
-    if isinstance(key, int):
-        return f"{parameter or ''}[{key}]"
-    return f"{parameter}.{key}" if parameter else str(key)
+def place(where: str, key: str | int) -> str:
+    """`where` one step further in, as the inspector shows a parameter's rows: `row 2 value` (rows count from 1).
+    Validate and a run's errors both name a spot inside a parameter's value with it."""
+    step = f"row {key + 1}" if isinstance(key, int) else str(key)
+    return f"{where} {step}" if where else step
 
 
 _CONTAINERS = (str, dict, list, tuple)
 
 
-def resolve(value: Any, scope: Scope, *, parameter: str | None = None) -> Any:
-    """Render every string inside `value` (dicts and lists, recursively); other values pass through."""
+def resolve(value: Any, scope: Scope, *, parameter: str | None = None, where: str = "") -> Any:
+    """Render every string inside `value` (dicts and lists, recursively); other values pass through. An error
+    inside names its spot (`where`, e.g. "row 2 value") as Validate does."""
     if isinstance(value, str):
-        return value if _OPEN not in value else render(value, scope, parameter=parameter)
+        if _OPEN not in value:
+            return value
+        try:
+            return render(value, scope, parameter=parameter)
+        except ExpressionError as error:
+            if not where:
+                raise
+            raise ExpressionError(error.message, expression=error.expression, position=error.position,
+                                  parameter=error.parameter, line=error.line, where=where) from None
     if isinstance(value, dict):
         # Inline plain-value check: a node's data is mostly strings without '{{' (the hot path).
         return {
             k: v if ((_OPEN not in v) if type(v) is str else not isinstance(v, _CONTAINERS))
-            else resolve(v, scope, parameter=_child(parameter, k))
+            else resolve(v, scope, parameter=parameter, where=place(where, k))
             for k, v in value.items()
         }
     if isinstance(value, (list, tuple)):
         items = [
             v if ((_OPEN not in v) if type(v) is str else not isinstance(v, _CONTAINERS))
-            else resolve(v, scope, parameter=_child(parameter, i))
+            else resolve(v, scope, parameter=parameter, where=place(where, i))
             for i, v in enumerate(value)
         ]
         return items if isinstance(value, list) else tuple(items)

@@ -13,6 +13,7 @@ from typing import Any, Callable
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from nodeflow_app.runtime.coercion import can_connect
+from nodeflow_app.runtime.expressions import place
 from nodeflow_app.runtime.values import text_problem, value_problem
 from nodeflow_app.contract import Channel, ErrorMode, NodeDefinition, NodeError, Parameter, Socket
 
@@ -251,7 +252,8 @@ def _upgrade_and_fill(graph: Graph, registry: DefinitionSource, issues: list[Gra
                 issues.append(GraphIssue(rule="unknown_parameter", node_id=node.id, parameter=key, message=(
                     f"node '{node.name}' ({node.type}) has no parameter '{key}'")))
                 continue
-            problem = None if key in hidden else parameter_problem(parameter, value)
+            problem = None if key in hidden else (parameter_problem(parameter, value)
+                                                  or bound_problem(parameter, value, node.data))
             if problem:
                 issues.append(GraphIssue(rule="invalid_parameter", node_id=node.id, parameter=key,
                                          message=f"node '{node.name}' parameter '{key}': {problem}"))
@@ -305,11 +307,23 @@ def parameter_problem(parameter: Parameter, value: Any) -> str | None:
     if parameter.type == "list" and parameter.fields:
         for index, item in enumerate(value):
             if not isinstance(item, dict):
-                return f"item {index} must be an object"
+                return f"{place('', index)} must be an object"
             for field in parameter.fields:
                 problem = parameter_problem(field, item.get(field.id, field.default))
                 if problem:
-                    return f"item {index} field '{field.id}': {problem}"
+                    return f"{place(place('', index), field.id)}: {problem}"
+    return None
+
+
+def bound_problem(parameter: Parameter, value: Any, data: dict[str, Any]) -> str | None:
+    """Why a number is over the maximum another parameter of its node sets (`Parameter.max_by`), or None."""
+    if not parameter.max_by or isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    for other, maxima in parameter.max_by.items():
+        choice = data.get(other)
+        bound = maxima.get(choice) if isinstance(choice, str) else None
+        if bound is not None and value > bound:
+            return f"{value:g} is above the maximum {bound:g} when {other} is {choice!r}"
     return None
 
 
@@ -330,6 +344,9 @@ def checked_values(definition: NodeDefinition, data: dict[str, Any], written: di
         elif parameter.type == "boolean":
             data[key] = _boolean(parameter, value)
         elif parameter.type == "select" and (problem := parameter_problem(parameter, value)):
+            raise NodeError(f"parameter '{parameter.id}': {problem}")
+    for parameter in definition.bounded_parameters:  # after the loop: its bound may come from an expression too
+        if problem := bound_problem(parameter, data.get(parameter.id), data):
             raise NodeError(f"parameter '{parameter.id}': {problem}")
     return data
 

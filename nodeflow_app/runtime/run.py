@@ -26,6 +26,7 @@ from typing import Any, AsyncIterator, Callable
 
 from nodeflow_app.contract import ExecutionResult, NodeError, NodeEvent, WaitForInput, enter_node
 from nodeflow_app.runtime.calls import call_node, failure_message, handled_outputs, settled
+from nodeflow_app.runtime.coercion import preview
 from nodeflow_app.runtime.expressions import resolve
 from nodeflow_app.runtime.graph import checked_values
 from nodeflow_app.runtime.links import RuntimeApiImpl, Scope, flow_context, materialize
@@ -36,6 +37,7 @@ from nodeflow_app.runtime.values import plain_and_fine, value_problem
 
 log = logging.getLogger(__name__)
 
+NO_ANSWER = object()  # check_answer without a payload: only whether the node waits
 # Nodes a task runs one after another (each readied by the one before) before it lets other work run.
 CHAIN_STEPS = 32
 
@@ -146,7 +148,7 @@ class Run:
         process run again too. Whoever drives `events()` sees the rest; a run that was not going on is
         `running` again and `events()` drives it.
         """
-        self.check_answer(node_id)
+        self.check_answer(node_id, payload)
         record = self.records[node_id]
         if self.status != "running":
             self._set_status("running")
@@ -158,15 +160,21 @@ class Run:
                 self._launch(self.plan.nodes[other], rec.inputs or {})
         self._wake.set()
 
-    def check_answer(self, node_id: str) -> None:
-        """RunError (saying why) unless `answer(node_id, ...)` would be taken; an embedder checks before it commits
-        to driving the run."""
+    def check_answer(self, node_id: str, payload: Any = NO_ANSWER) -> None:
+        """RunError (saying why) unless `answer(node_id, payload)` would be taken; an embedder checks before it
+        commits to driving the run. Every way of answering ends here, so the node's own `answer_problem(payload)`
+        (if it has one) refuses a malformed answer while the run stays paused, instead of the node failing it."""
         if self.status in ("completed", "failed", "cancelled"):
             raise RunError(f"run {self.run_id} is {self.status}; only a paused or interrupted run can go on")
         record = self.records.get(node_id)
         if record is None or record.status not in ("paused", *RERUN_ON_RESUME):
             paused = [self.plan.nodes[n].node.name for n, r in self.records.items() if r.status == "paused"]
             raise RunError(f"node '{node_id}' is not waiting for input (paused: {', '.join(paused) or 'none'})")
+        pn = self.plan.nodes[node_id]
+        answer_problem = getattr(pn.executor, "answer_problem", None)
+        problem = answer_problem(payload) if payload is not NO_ANSWER and answer_problem is not None else None
+        if problem:
+            raise RunError(f"node '{pn.node.name}' does not take this answer: {problem}")
 
     async def resume(self, node_id: str, payload: Any) -> AsyncIterator[NodeEvent]:
         """`answer` and drive: yields the rest of the run's events."""
@@ -368,6 +376,11 @@ class Run:
         if outputs and not plain_and_fine(outputs) and (problem := value_problem(outputs)):
             # What JSON cannot hold would break the run's record, its resume and every reader downstream.
             done.error = NodeError(f"node '{pn.node.name}' output {problem[2:]}")
+        if outputs and not outputs.keys() <= pn.outputs.keys():
+            # e.g. a list of routes from an expression, longer than the one the graph made the ports from
+            unknown = next(port for port in outputs if port not in pn.outputs)
+            done.error = NodeError(f"it sent {preview(outputs[unknown])} to output '{unknown}', which it does not have "
+                                   f"(its outputs: {', '.join(pn.outputs) or 'none'})")
         if done.error is not None:
             self._fail(pn, done.error, done.duration_ms)
         elif done.result.wait is not None:

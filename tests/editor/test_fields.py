@@ -237,7 +237,7 @@ def test_json_parses_and_bad_json_names_line_and_column():
     assert parse_field(param("prompt-template", "variables"), '{"a": "b"}') == {"a": "b"}
     with pytest.raises(FieldError, match=r"^Variables: expected a list of rows or an object, got str$"):
         parse_field(param("prompt-template", "variables"), '"a=b"')
-    with pytest.raises(FieldError, match=r"^Conditions: item 0 field 'operator'"):
+    with pytest.raises(FieldError, match=r"^Conditions: row 1 operator: "):
         parse_field(param("switch", "conditions"), '[{"field": "a", "operator": "like"}]')
 
 

@@ -121,3 +121,15 @@ async def test_no_categories_is_an_error(fake_llm):
     assert of(events, "cls", "error")[0].data["error"] == (
         "parameter 'categories' needs at least one category with a name")
     assert fake_llm.requests == []
+
+
+#   Manual --> Classifier (categories from an expression: the graph gave it only `else`) --else--> OTHER
+async def test_a_category_from_an_expression_the_node_has_no_output_for_fails_naming_it(fake_llm):
+    fake_llm.script(category("complaint"))
+    settings = {"model": MODEL, "categories": "{{ $json.cats }}"}
+    raw = graph([("start", "manual-trigger", {}), ("cls", "classifier", settings), ("other", "edit-fields", {})],
+                ["start.output -> cls.input", "cls.else -> other.input"])
+    run, _ = await run_graph(raw, payload={"message": "It broke", "cats": CATEGORIES})
+    assert run.status == "failed"
+    assert run.error.startswith("node 'CLS' failed: it sent {'message': 'It broke', ")
+    assert run.error.endswith(" to output 'category-1', which it does not have (its outputs: else)")

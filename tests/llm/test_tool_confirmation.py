@@ -16,7 +16,7 @@ from tests.llm.fake_openai import text, tool_call
 from tests.llm.graphs import MODEL, graph, of
 
 from nodeflow_app.runtime.engine import start_run
-from nodeflow_app.runtime.run import Run
+from nodeflow_app.runtime.run import Run, RunError
 
 deleted: list[str] = []
 
@@ -135,10 +135,11 @@ async def test_an_agent_without_a_session_db_keeps_its_paused_run_in_memory(fake
     assert deleted == ["/tmp/old.log"] and confirmation._paused_in_memory == {}
 
 
-async def test_a_malformed_answer_fails_the_node_clearly(fake_llm):
+async def test_a_malformed_answer_is_refused_clearly_and_the_run_stays_paused(fake_llm):
     run, _ = await paused_run(fake_llm)
-    events = [event async for event in run.resume("a", {"decision": "maybe"})]
-    assert run.status == "failed"
-    assert of(events, "a", "error")[0].data["error"].startswith(
-        'the answer to a tool confirmation must be {"decision": "approve" | "reject", "note"?: text}')
+    with pytest.raises(RunError) as refused:
+        run.answer("a", {"decision": "maybe"})
+    assert str(refused.value).startswith("node 'A' does not take this answer: the answer to a tool confirmation "
+                                         'must be {"decision": "approve" | "reject", "note"?: text}')
+    assert run.status == "paused" and run.paused_nodes() == ["a"]
     assert deleted == []

@@ -9,7 +9,7 @@ import pytest
 from nodeflow_app.runtime.engine import start_run
 from nodeflow_app.runtime.graph import normalize_or_raise
 from nodeflow_app.runtime.plan import compile_plan
-from nodeflow_app.runtime.run import Run, RunHooks
+from nodeflow_app.runtime.run import Run, RunError, RunHooks
 from nodes._registry import BUILTIN_ROOT, Registry, load_folder
 from nodes.flow.approval.definition import definition
 from tests.runtime import toys
@@ -97,15 +97,16 @@ async def test_prompt_expression_and_hidden_input():
     ({"decision": "approve", "reason": "x"}, r"unknown keys \['reason'\] \(received .*'reason': 'x'.*\); expected"),
     ({"decision": "reject", "note": 3}, r"approval note must be text, got int 3"),
 ])
-async def test_a_bad_answer_fails_the_node_saying_what_was_received_and_expected(answer, message):
+async def test_a_bad_answer_is_refused_saying_what_was_received_and_expected_and_the_run_stays_paused(
+        answer, message):
     run = start_run(approval_graph(*BRANCHES), registry(), payload=ORDER)
     await drain(run.events())
-    events = await drain(run.resume("ap", answer))
-    assert run.status == "failed"
-    assert run.error.startswith("node 'AP' failed: ")
-    assert of(events, "ap", "error")[0]["error"] == run.records["ap"].error
-    assert re.search(message, run.error), run.error
-    assert run.records["yes"].status == run.records["no"].status == "pending"
+    with pytest.raises(RunError, match="node 'AP' does not take this answer: ") as refused:
+        run.answer("ap", answer)
+    assert re.search(message, str(refused.value)), refused.value
+    assert run.status == "paused" and run.paused_nodes() == ["ap"]
+    events = await drain(run.resume("ap", {"decision": "approve"}))
+    assert run.status == "completed" and of(events, "ap", "completed")
 
 
 #   START ──> AP ─approve─> YES

@@ -120,6 +120,28 @@ async def test_concurrency_bounds_parallel_items_and_keeps_item_order(concurrenc
         assert probe.finished != items
 
 
+#   START ──> FE ──> AFTER      (2,000 items; the probe counts the asyncio tasks alive while it runs)
+#            ┌────┐
+#            │ P  │
+#            └────┘
+@pytest.mark.parametrize("concurrency", [1, 4])
+async def test_only_a_window_of_items_has_a_task_at_once(concurrency):
+    """A task per item made 60,000 items hold 60,000 waiting tasks (258 MB): only `concurrency` items start."""
+    tasks: list[int] = []
+
+    class Counting(Probe):
+        async def behave(self, data, inputs, ctx):
+            tasks.append(len(asyncio.all_tasks()))
+            return await super().behave(data, inputs, ctx)
+
+    probe = Counting()
+    items = [{"n": n, "delay": 0} for n in range(2_000)]
+    run, _ = await run_loop(loop_graph([("p", "probe")], [], concurrency=concurrency), items, registry(probe))
+    assert run.status == "completed", run.error
+    assert run.records["fe"].outputs["output"]["results"] == items
+    assert max(tasks) < 20 + concurrency * 4, max(tasks)  # the run's own tasks and a few per running item
+
+
 @pytest.mark.parametrize("concurrency", [1, 3])
 async def test_a_failing_item_fails_the_node_naming_the_item(concurrency):
     items = [{"n": 0}, {"fail": "this one"}, {"n": 2}]

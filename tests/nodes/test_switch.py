@@ -68,3 +68,23 @@ async def test_errors_name_the_condition():
         await run(ORDER, ["status == 1"])
     with pytest.raises(NodeError, match=r"condition 0 \(field 'total'\): unknown operator 'equal'"):
         await run(ORDER, [cond("total", "equal", "1")])
+
+
+#   START ──> SW ─else─> B      (SW's conditions come from an expression: the graph gave it only `else`)
+async def test_a_route_to_an_output_the_node_does_not_have_fails_naming_node_item_and_port():
+    """A list from an expression may be longer than the one the ports were made from: the item went nowhere."""
+    from nodeflow_app.runtime.engine import start_run
+    from nodes._registry import BUILTIN_ROOT, load_folder
+    from tests.runtime import toys
+
+    reg = toys.registry()
+    reg.add(load_folder(BUILTIN_ROOT / "flow" / "switch"))
+    graph = toys.graph([("s", "start"), ("sw", "pass", {"conditions": "{{ $json.conds }}"}), ("b", "pass")],
+                       ["s.out -> sw.input", "sw.else -> b.in"])
+    graph["nodes"][1]["type"] = "switch"
+    payload = {"n": 1, "conds": [cond("n", "equals", "2"), cond("n", "equals", "1")]}
+    run = start_run(graph, reg, payload=payload)
+    [event async for event in run.events()]
+    assert run.status == "failed"
+    assert run.error == ("node 'SW' failed: it sent {'n': 1, 'conds': [{'field': 'n', 'operator': 'equals', "
+                         "'... to output 'condition-1', which it does not have (its outputs: else)")

@@ -75,3 +75,46 @@ async def test_bad_unit():
 
 def test_is_not_a_side_effect():
     assert definition.side_effects is False
+
+
+# --- the maximum wait: 1 hour, in any unit -----------------------------------------------------------
+
+def wait_graph(**data) -> dict:
+    """Start --> Wait (`data`) on the real registry."""
+    return {"name": "t", "nodes": [{"id": "s", "type": "manual-trigger", "name": "Start", "data": {}},
+                                   {"id": "w", "type": "wait", "name": "Pause", "data": data}],
+            "edges": [{"id": "e0", "source": "s", "sourceHandle": "output", "target": "w", "targetHandle": "input",
+                       "data": {"channel": "flow"}}]}
+
+
+@pytest.mark.parametrize("amount, unit, bound", [(3601, "seconds", 3600), (61, "minutes", 60), (1.5, "hours", 1)])
+def test_validate_refuses_a_wait_over_an_hour_naming_node_and_parameter(amount, unit, bound):
+    from nodeflow_app.validation import node_issues, validate_graph
+    from nodes._registry import default_registry
+
+    lines = [issue.line() for issue in validate_graph(wait_graph(amount=amount, unit=unit), default_registry())[1]]
+    assert lines == [f"node w 'Pause', parameter 'amount': invalid_parameter: {amount:g} is above the maximum "
+                     f"{bound:g} when unit is '{unit}'"]
+    assert not validate_graph(wait_graph(amount=bound, unit=unit), default_registry())[1]
+    graph, _ = validate_graph(wait_graph(amount=amount, unit=unit), default_registry())
+    graph.nodes[1].data["amount"] = amount  # as the inspector shows a node being edited
+    assert [issue.message for issue in node_issues(graph, default_registry(), "w")] == [
+        f"{amount:g} is above the maximum {bound:g} when unit is '{unit}'"]
+
+
+@pytest.mark.parametrize("data, payload, message", [
+    ({"amount": "{{ $json.n }}", "unit": "minutes"}, {"n": 90}, "90 is above the maximum 60 when unit is 'minutes'"),
+    ({"amount": 2, "unit": "{{ $json.u }}"}, {"u": "hours"}, "2 is above the maximum 1 when unit is 'hours'"),
+])
+async def test_a_wait_over_an_hour_from_an_expression_fails_before_waiting(data, payload, message):
+    from nodeflow_app.runtime.engine import start_run
+    from nodes._registry import default_registry
+
+    run = start_run(wait_graph(**data), default_registry(), payload=payload)
+    async with asyncio.timeout(5):  # it would wait 90 minutes (or 2 hours)
+        [event async for event in run.events()]
+    assert run.error == f"node 'Pause' failed: parameter 'amount': {message}"
+
+
+def test_the_maximum_is_documented():
+    assert "at most 1 hour" in definition.description

@@ -201,20 +201,23 @@ def test_resolve_does_not_mutate_its_input() -> None:
 
 
 @pytest.mark.parametrize(
-    ("value", "parameter", "error_parameter"),
+    ("value", "parameter", "where", "start"),
     [
-        ({"fields": [{}, {}, {"value": "{{ $json.nope }}"}]}, None, "fields[2].value"),
-        ([{}, {}, {"value": "{{ $json.nope }}"}], "fields", "fields[2].value"),
-        ({"headers": {"X-Key": "{{ $json.nope }}"}}, "options", "options.headers.X-Key"),
-        (["{{ $json.nope }}"], None, "[0]"),
-        ("{{ $json.nope }}", "url", "url"),
+        ({"fields": [{}, {}, {"value": "{{ $json.nope }}"}]}, None, "fields row 3 value", "fields row 3 value: "),
+        ([{}, {}, {"value": "{{ $json.nope }}"}], "fields", "row 3 value", "parameter 'fields': row 3 value: "),
+        ({"headers": {"X-Key": "{{ $json.nope }}"}}, "options", "headers X-Key",
+         "parameter 'options': headers X-Key: "),
+        (["{{ $json.nope }}"], None, "row 1", "row 1: "),
+        ("{{ $json.nope }}", "url", "", "parameter 'url': "),
     ],
 )
-def test_resolve_names_the_nested_parameter(value: Any, parameter: str | None, error_parameter: str) -> None:
+def test_resolve_names_the_spot_inside_a_parameter_as_validate_does(value: Any, parameter: str | None, where: str,
+                                                                    start: str) -> None:
+    """As the inspector shows it, rows from 1 (validation._expression_texts names it with the same `place`)."""
     with pytest.raises(ExpressionError) as caught:
         resolve(value, SCOPE, parameter=parameter)
-    assert caught.value.parameter == error_parameter
-    assert str(caught.value).startswith(f"parameter '{error_parameter}': $json.nope: field 'nope' not found")
+    assert (caught.value.parameter, caught.value.where) == (parameter, where)
+    assert str(caught.value).startswith(f"{start}$json.nope: field 'nope' not found")
 
 
 def test_resolve_fast_path_for_a_thousand_plain_parameters() -> None:
@@ -471,6 +474,8 @@ def test_expression_error_is_a_value_error_that_pickles() -> None:
     assert isinstance(error, ValueError)
     copy = pickle.loads(pickle.dumps(error))
     assert (str(copy), copy.position, copy.line, copy.parameter) == (str(error), 4, 2, "url")
+    placed = pickle.loads(pickle.dumps(ExpressionError("boom", parameter="fields", where="row 2 value")))
+    assert (str(placed), placed.where) == ("parameter 'fields': row 2 value: boom", "row 2 value")
     assert str(ExpressionError("plain")) == "plain"
 
 

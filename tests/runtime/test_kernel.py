@@ -396,6 +396,27 @@ async def test_pause_lets_other_branches_finish_and_resume_continues():
     assert kinds(rest, "y") == ["skipped"] and run.outputs_by_name()["N"] == {"out": "x"}
 
 
+#  S --> ask --yes--> Y        (this ask says which answers it takes)
+#            \-no---> N
+async def test_an_answer_the_node_refuses_keeps_the_run_paused():
+    """A mistyped answer failed the run on every path but the API's; the node's check refuses it first."""
+
+    class Checking(toys.Toy):
+        def answer_problem(self, payload):
+            return None if payload in ("yes", "no") else f"answer 'yes' or 'no', not {payload!r}"
+
+    ask = toys.definitions()["ask"][0].model_copy(update={"id": "toy-picky", "name": "Picky"})
+    graph = toys.graph([("s", "start"), ("q", "picky"), ("y", "pass"), ("n", "pass")],
+                       ["s.out -> q.in", "q.yes -> y.in", "q.no -> n.in"])
+    run, _ = await run_graph(graph, toys.registry((ask, Checking("toy-picky", toys._ask))), payload="x")
+    assert run.status == "paused"
+    with pytest.raises(RunError, match="node 'Q' does not take this answer: answer 'yes' or 'no', not 'Yes'"):
+        run.answer("q", "Yes")
+    assert run.status == "paused" and run.paused_nodes() == ["q"]
+    rest = [e async for e in run.resume("q", "yes")]
+    assert run.status == "completed" and kinds(rest, "q") == ["resumed", "started", "completed"]
+
+
 async def test_restore_from_records_resumes_like_the_original():
     graph = toys.graph([("s", "start"), ("q", "ask"), ("y", "pass"), ("n", "pass")],
                        ["s.out -> q.in", "q.yes -> y.in", "q.no -> n.in"])

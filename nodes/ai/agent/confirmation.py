@@ -114,12 +114,20 @@ async def _paused_in_session(agent: Any, run_id: str) -> Any:
     return None
 
 
-def _answer(payload: Any) -> tuple[str, str | None]:
-    """(decision, note) of `{"decision": "approve" | "reject", "note"?: text}`."""
+def answer_problem(payload: Any) -> str | None:
+    """Why `payload` is no answer to a tool confirmation (the kernel then refuses it, the run stays paused)."""
     expected = '{"decision": "approve" | "reject", "note"?: text}'
     if not isinstance(payload, dict) or payload.get("decision") not in DECISIONS:
-        raise NodeError(f"the answer to a tool confirmation must be {expected}, got {payload!r:.120}")
+        return f"the answer to a tool confirmation must be {expected}, got {payload!r:.120}"
     note = payload.get("note")
     if note is not None and not isinstance(note, str):
-        raise NodeError(f"the note of a tool confirmation must be text, got {type(note).__name__}")
-    return payload["decision"], note
+        return f"the note of a tool confirmation must be text, got {type(note).__name__}"
+    return None
+
+
+def _answer(payload: Any) -> tuple[str, str | None]:
+    """(decision, note) of `{"decision": "approve" | "reject", "note"?: text}`."""
+    problem = answer_problem(payload)
+    if problem:
+        raise NodeError(problem)
+    return payload["decision"], payload.get("note")

@@ -12,11 +12,14 @@ from nodes._helpers import primary_text, to_text
 from nodeflow_app.contract import ExecutionResult, FlowContext, NodeError, NodeEvent
 
 from .build import build_agent
-from .confirmation import ask, continue_run, start_run
+from .confirmation import answer_problem, ask, continue_run, start_run
 
 
 class AgentExecutor:
     node_type = "agent"
+
+    def answer_problem(self, payload: Any) -> str | None:
+        return answer_problem(payload)
 
     async def execute(self, data: dict[str, Any], inputs: dict[str, Any],
                       ctx: FlowContext) -> AsyncIterator[NodeEvent | ExecutionResult]:

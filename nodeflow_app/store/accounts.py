@@ -343,7 +343,8 @@ class AccountStore:
                 seconds: float | None = None) -> tuple[str, User]:
         """(raw session token, user); a clear error for bad credentials or too many failed attempts.
         `address`: the client's IP address, None when there is none; a success forgets the failures of this email
-        from this address only, and makes the address known for the account (KNOWN_ADDRESS_S). `seconds`: how long the session lasts (SESSION_SECONDS by default)."""
+        from this address only, and makes the address known for the account (KNOWN_ADDRESS_S). `seconds`: how
+        long the session lasts (SESSION_SECONDS by default)."""
         email, address = (email or "").strip().lower(), sign_in_address(address)
         now = time.time()
         row = self._password_checked(email, password, now, address)

@@ -20,7 +20,7 @@ import logging
 from typing import Any
 
 from nodeflow_app.accounts.roles import allows
-from nodeflow_app.state.access import _Recent, kept_user, session_token, user_for_token
+from nodeflow_app.state.access import Recent, kept_user, session_token, user_for_token
 from nodeflow_app.state.page_threads import off_loop
 from nodeflow_app.store.accounts import account_store
 
@@ -39,7 +39,7 @@ def _role(key: str) -> str | None:
 
 
 # Roles only (no "not a member"): a person added back is never refused from the cache.
-_roles = _Recent(_role, keep_none=False, seconds=ROLE_CACHE_S)
+_roles = Recent(_role, keep_none=False, seconds=ROLE_CACHE_S)
 
 
 def forget_member(workspace_id: str, user_id: str) -> None:

@@ -52,7 +52,7 @@ class Team:
         self.store, self.graphs = accounts.AccountStore(url), GraphStore(url)
         for module in (access, room_access, workspace_state):
             monkeypatch.setattr(module, "account_store", lambda: self.store)
-        monkeypatch.setattr(access, "_graph_workspaces", access._Recent(self.graphs.workspace_of, keep_none=False))
+        monkeypatch.setattr(access, "_graph_workspaces", access.Recent(self.graphs.workspace_of, keep_none=False))
         access._sessions.clear(), room_access._roles.clear()
         self.users, self.sessions = {}, {}
         owner = self._person("owner")

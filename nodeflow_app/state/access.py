@@ -157,12 +157,20 @@ def session_token(state: Any) -> str:
     """The tab's session token: the cookie its browser sent when the websocket connected. Reflex reads request
     headers on the server only; the page's scripts cannot read the cookie (HttpOnly). "" for a websocket opened
     by a page of another host of the site (`from_this_site`)."""
-    if not state.router:
+    return token_in(*session_headers(state.router.headers)) if state.router else ""
+
+
+def session_headers(headers: Any) -> tuple[str, str, str, str]:
+    """What of a tab's request headers (Reflex's HeaderData) decides its session token: (Cookie, Sec-Fetch-Site,
+    Origin, Host), the arguments of `token_in`."""
+    return headers.cookie, headers.raw_headers.get("sec-fetch-site", ""), headers.origin, headers.host
+
+
+def token_in(cookie: str, fetch_site: str, origin: str, host: str) -> str:
+    """The session token request headers carry (see `session_token`)."""
+    if not from_this_site(fetch_site, origin, host):
         return ""
-    headers = state.router.headers
-    if not from_this_site(headers.raw_headers.get("sec-fetch-site", ""), headers.origin, headers.host):
-        return ""
-    return session_cookie(headers.cookie, secure=headers.origin.lower().startswith("https:"))
+    return session_cookie(cookie, secure=origin.lower().startswith("https:"))
 
 
 def client_address(state: Any) -> str | None:

@@ -10,8 +10,9 @@ empty copy of the room, the room forgets the tab, and the room's `_access_ended`
 
 The check reads the tab's session (its cookie, as the access check does; a tab's headers stay as its websocket
 sent them, so each is read once per process) and the person's role there, both kept for a moment in each
-process: a push to N tabs costs dict lookups, the database at most once a second per person and workspace. A removal is seen at once in the process that made it (`forget_member`), on other workers (Redis,
-several workers) within ROLE_CACHE_S; a sign-out within access.SESSION_CACHE_S.
+process: a push to N tabs costs dict lookups, the database at most once a second per person and workspace. A
+removal is seen at once in the process that made it (`forget_member`), on other workers (Redis, several workers)
+within ROLE_CACHE_S; a sign-out within access.SESSION_CACHE_S.
 """
 
 from __future__ import annotations

@@ -72,6 +72,18 @@ async def without_router_resent(state: rx.State, linking: Any) -> Any:
     return linked
 
 
+def only_new_changes(linked: Any) -> Any:
+    """`linked` (a room just patched into a tab's state), with no change recorded yet for this event.
+
+    After every event of a linked tab Reflex sends the vars the room's last `_clean` recorded as changed to every
+    other linked tab; but an event cleans the room only when it changed it. So an event that left the room as it
+    was (a selection, a panel opened, a run's message) sent an earlier change again to every tab, in the one
+    process that keeps the room in memory: the last patch, cursors or people."""
+    if linked._previous_dirty_vars is not None:
+        linked._previous_dirty_vars.clear()
+    return linked
+
+
 class GraphRoom(rx.SharedState):
     """One per graph; empty (`_doc` None) until a tab links to it and opens the graph."""
 
@@ -96,7 +108,7 @@ class GraphRoom(rx.SharedState):
 
     async def _internal_patch_linked_state(self, token: str, full_delta: bool = False):
         linked = await without_router_resent(self, super()._internal_patch_linked_state(token, full_delta))
-        return await kept_linked(self, linked, await linked._workspace_id())
+        return await kept_linked(self, only_new_changes(linked), await linked._workspace_id())
 
     async def _workspace_id(self) -> str | None:
         """The workspace of the open graph (None: no graph open yet); kept a moment per process (`graph_workspace`)."""

@@ -54,7 +54,7 @@ async def modify_room(manager: Any, cls: type[rx.SharedState], token: str,
     from reflex.istate.manager.token import BaseStateToken
 
     async with manager.modify_state_with_links(BaseStateToken(ident=token, cls=cls)) as root:
-        result = await change(await root.get_state(cls))
+        result = await change(only_new_changes(await root.get_state(cls)))
         await root._get_resolved_delta()  # brings the room's computed vars up to date, as sending it would
         root._clean()
         return result
@@ -73,7 +73,8 @@ async def without_router_resent(state: rx.State, linking: Any) -> Any:
 
 
 def only_new_changes(linked: Any) -> Any:
-    """`linked` (a room just patched into a tab's state), with no change recorded yet for this event.
+    """`linked` (a room just patched into a tab's state, or changed by its own token: `modify_room`), with no
+    change recorded yet for this event.
 
     After every event of a linked tab Reflex sends the vars the room's last `_clean` recorded as changed to every
     other linked tab; but an event cleans the room only when it changed it. So an event that left the room as it

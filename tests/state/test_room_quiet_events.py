@@ -10,7 +10,7 @@ graph.
 from __future__ import annotations
 
 from nodeflow_app.state.editor_state import EditorState
-from nodeflow_app.state.graph_room import GraphRoom
+from nodeflow_app.state.graph_room import GraphRoom, modify_room
 from nodeflow_app.state.live_rooms import GraphListRoom, list_room_token
 from tests.state.rooms import LinkedTabs, everyone_may_view
 
@@ -56,4 +56,23 @@ async def test_an_event_that_leaves_the_graph_list_room_as_it_is_pushes_nothing_
         assert room.live == {GRAPH: 7}
     async with tabs.state_of("ann", GraphListRoom) as room:
         assert room.live == {GRAPH: 7}
+    assert tabs.pushed_to("ann") == tabs.pushed_to("bob") == set()
+
+
+async def test_a_change_of_a_room_outside_any_tab_that_changes_nothing_pushes_nothing(monkeypatch):
+    """A room changed by its own token (`modify_room`: an activation shown, a save outside a tab's event) to the
+    value it had already."""
+    everyone_may_view(monkeypatch)
+    tabs = LinkedTabs(GRAPH, monkeypatch)
+    for tab in ("ann", "bob"):
+        async with tabs.state_of(tab, GraphListRoom) as room:
+            await room._link_to(list_room_token("ws-1"))
+
+    async def show_7(room: GraphListRoom) -> None:
+        room._show_live(GRAPH, 7)
+
+    await modify_room(tabs.manager, GraphListRoom, list_room_token("ws-1"), show_7)
+    assert "live" in tabs.pushed_to("ann") and "live" in tabs.pushed_to("bob")
+    tabs.pushed.clear()
+    await modify_room(tabs.manager, GraphListRoom, list_room_token("ws-1"), show_7)
     assert tabs.pushed_to("ann") == tabs.pushed_to("bob") == set()

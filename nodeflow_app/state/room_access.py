@@ -43,8 +43,9 @@ def _role(key: str) -> str | None:
 _roles = Recent(_role, keep_none=False, seconds=ROLE_CACHE_S)
 
 
-# A tab's session headers (`session_headers`) -> the session token they carry: reading it is pure, and the same
-# headers come with every push to the tab.
+# A tab's session headers (`session_headers`) -> the session token they carry: they alone decide it (beside the
+# install's configuration), and the same headers come with every push to the tab. Whose session it is, and
+# whether it still is, is access's session cache (a sign-out is seen there).
 _tokens: dict[tuple[str, str, str, str], str] = {}
 
 

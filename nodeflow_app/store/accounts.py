@@ -204,9 +204,9 @@ def _known(conn: Connection, email: str, address: str | None, now: float) -> boo
 
 def _remember_address(conn: Connection, user_id: str, address: str | None, now: float) -> None:
     """`address` is known for the account from `now` on (nothing for no address)."""
-    table, row = KnownSignInAddressRow.__table__, {"user_id": user_id, "address": address, "at": now}
     if address is None:
         return
+    table, row = KnownSignInAddressRow.__table__, {"user_id": user_id, "address": address, "at": now}
     if conn.dialect.name in ("sqlite", "postgresql"):
         insert = (sqlite if conn.dialect.name == "sqlite" else postgresql).insert(table).values(row)
         conn.execute(insert.on_conflict_do_update(index_elements=["user_id", "address"], set_={"at": now}))
@@ -361,7 +361,8 @@ class AccountStore:
         with self.engine.begin() as conn:
             sessions = conn.execute(delete(SessionRow).where(SessionRow.expires_at <= now)).rowcount
             attempts = conn.execute(delete(SignInAttemptRow).where(SignInAttemptRow.at <= now - SIGN_IN_WINDOW_S))
-            known = conn.execute(delete(KnownSignInAddressRow).where(KnownSignInAddressRow.at <= now - KNOWN_ADDRESS_S))
+            known = conn.execute(delete(KnownSignInAddressRow)
+                                 .where(KnownSignInAddressRow.at <= now - KNOWN_ADDRESS_S))
         return sessions + attempts.rowcount + known.rowcount
 
     @staticmethod
@@ -408,8 +409,8 @@ class AccountStore:
         """The account row of `email` (lower-cased) when `password` is its password; else an AccountError, the
         failure kept in the database with `address` (as `sign_in_address` gave it). SignInThrottled, before any
         password is verified, when the window holds too many failures (`_throttled`; from an address known for the
-        account, too many of its own there). Known and unknown emails
-        count alike, so neither the limits nor their messages tell which emails have accounts."""
+        account, too many of its own there). Emails with and without an account count alike, so neither the
+        limits nor their messages tell which emails have accounts."""
         if len(email) > MAX_EMAIL:  # no account has it; its row would fill the database (an event holds 1 MB)
             raise AccountError("wrong email or password")
         with self.engine.connect() as conn:

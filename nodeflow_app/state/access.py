@@ -99,8 +99,9 @@ def decide(need: Need | None, user: User | None, role: str | None) -> Decision:
     return Decision(False, "not found" if role is None else f"a {role} cannot do this ({need} needs more)")
 
 
-class _Recent:
-    """What a lookup answered in the last SESSION_CACHE_S seconds, per process: the editor sends many events."""
+class Recent:
+    """What `load` answered for a key in the last `seconds` (SESSION_CACHE_S by default), per process: the editor
+    sends many events, and a co-editing room pushes to many tabs (room_access keeps roles in one)."""
 
     def __init__(self, load: Callable[[str], Any], *, keep_none: bool, seconds: float = SESSION_CACHE_S):
         self._load, self._keep_none, self._seconds = load, keep_none, seconds
@@ -135,7 +136,7 @@ class _Recent:
         self._items.clear()
 
 
-_sessions = _Recent(lambda token: account_store().user_for_session(token), keep_none=True)
+_sessions = Recent(lambda token: account_store().user_for_session(token), keep_none=True)
 
 
 def user_for_token(token: str) -> User | None:
@@ -156,12 +157,20 @@ def session_token(state: Any) -> str:
     """The tab's session token: the cookie its browser sent when the websocket connected. Reflex reads request
     headers on the server only; the page's scripts cannot read the cookie (HttpOnly). "" for a websocket opened
     by a page of another host of the site (`from_this_site`)."""
-    if not state.router:
+    return token_in(*session_headers(state.router.headers)) if state.router else ""
+
+
+def session_headers(headers: Any) -> tuple[str, str, str, str]:
+    """What of a tab's request headers (Reflex's HeaderData) decides its session token: (Cookie, Sec-Fetch-Site,
+    Origin, Host), the arguments of `token_in`."""
+    return headers.cookie, headers.raw_headers.get("sec-fetch-site", ""), headers.origin, headers.host
+
+
+def token_in(cookie: str, fetch_site: str, origin: str, host: str) -> str:
+    """The session token request headers carry (see `session_token`)."""
+    if not from_this_site(fetch_site, origin, host):
         return ""
-    headers = state.router.headers
-    if not from_this_site(headers.raw_headers.get("sec-fetch-site", ""), headers.origin, headers.host):
-        return ""
-    return session_cookie(headers.cookie, secure=headers.origin.lower().startswith("https:"))
+    return session_cookie(cookie, secure=origin.lower().startswith("https:"))
 
 
 def client_address(state: Any) -> str | None:
@@ -254,7 +263,7 @@ def _workspace_of(graph_id: str) -> str | None:
     return graph_store().workspace_of(graph_id) or adopt_unowned_graphs(graph_id)
 
 
-_graph_workspaces = _Recent(_workspace_of, keep_none=False)
+_graph_workspaces = Recent(_workspace_of, keep_none=False)
 
 
 def graph_workspace(graph_id: str) -> str | None:

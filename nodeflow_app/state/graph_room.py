@@ -54,7 +54,7 @@ async def modify_room(manager: Any, cls: type[rx.SharedState], token: str,
     from reflex.istate.manager.token import BaseStateToken
 
     async with manager.modify_state_with_links(BaseStateToken(ident=token, cls=cls)) as root:
-        result = await change(await root.get_state(cls))
+        result = await change(only_new_changes(await root.get_state(cls)))
         await root._get_resolved_delta()  # brings the room's computed vars up to date, as sending it would
         root._clean()
         return result
@@ -69,6 +69,19 @@ async def without_router_resent(state: rx.State, linking: Any) -> Any:
     already = set(root.dirty_vars)
     linked = await linking
     root.dirty_vars.intersection_update(already)  # the router, and the page's route args computed from it
+    return linked
+
+
+def only_new_changes(linked: Any) -> Any:
+    """`linked` (a room just patched into a tab's state, or changed by its own token: `modify_room`), with no
+    change recorded yet for this event.
+
+    After every event of a linked tab Reflex sends the vars the room's last `_clean` recorded as changed to every
+    other linked tab; but an event cleans the room only when it changed it. So an event that left the room as it
+    was (a selection, a panel opened, a run's message) sent an earlier change again to every tab, in the one
+    process that keeps the room in memory: the last patch, cursors or people."""
+    if linked._previous_dirty_vars is not None:
+        linked._previous_dirty_vars.clear()
     return linked
 
 
@@ -96,7 +109,7 @@ class GraphRoom(rx.SharedState):
 
     async def _internal_patch_linked_state(self, token: str, full_delta: bool = False):
         linked = await without_router_resent(self, super()._internal_patch_linked_state(token, full_delta))
-        return await kept_linked(self, linked, await linked._workspace_id())
+        return await kept_linked(self, only_new_changes(linked), await linked._workspace_id())
 
     async def _workspace_id(self) -> str | None:
         """The workspace of the open graph (None: no graph open yet); kept a moment per process (`graph_workspace`)."""

@@ -8,10 +8,11 @@ tab, patches the room into the tab's state through the room's `_internal_patch_l
 there, and unlinks for good a tab whose person may no longer view the room's workspace: the tab keeps its own
 empty copy of the room, the room forgets the tab, and the room's `_access_ended` tells the page.
 
-The check reads the tab's session (its cookie, as the access check does) and the person's role there, both kept
-for a moment in each process: a push to N tabs costs dict lookups, the database at most once a second per person
-and workspace. A removal is seen at once in the process that made it (`forget_member`), on other workers (Redis,
-several workers) within ROLE_CACHE_S; a sign-out within access.SESSION_CACHE_S.
+The check reads the tab's session (its cookie, as the access check does; a tab's headers stay as its websocket
+sent them, so each is read once per process) and the person's role there, both kept for a moment in each
+process: a push to N tabs costs dict lookups, the database at most once a second per person and workspace. A
+removal is seen at once in the process that made it (`forget_member`), on other workers (Redis, several workers)
+within ROLE_CACHE_S; a sign-out within access.SESSION_CACHE_S.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import logging
 from typing import Any
 
 from nodeflow_app.accounts.roles import allows
-from nodeflow_app.state.access import _Recent, kept_user, session_token, user_for_token
+from nodeflow_app.state.access import Recent, kept_user, session_headers, token_in, user_for_token
 from nodeflow_app.state.page_threads import off_loop
 from nodeflow_app.store.accounts import account_store
 
@@ -39,7 +40,26 @@ def _role(key: str) -> str | None:
 
 
 # Roles only (no "not a member"): a person added back is never refused from the cache.
-_roles = _Recent(_role, keep_none=False, seconds=ROLE_CACHE_S)
+_roles = Recent(_role, keep_none=False, seconds=ROLE_CACHE_S)
+
+
+# A tab's session headers (`session_headers`) -> the session token they carry: they alone decide it (beside the
+# install's configuration), and the same headers come with every push to the tab. Whose session it is, and
+# whether it still is, is access's session cache (a sign-out is seen there).
+_tokens: dict[tuple[str, str, str, str], str] = {}
+
+
+def _session_of(root: Any) -> str:
+    """The session token of the tab whose root state is `root` (as `access.session_token` reads it)."""
+    if not root.router:
+        return ""
+    headers = session_headers(root.router.headers)
+    token = _tokens.get(headers)
+    if token is None:
+        if len(_tokens) > 10_000:
+            _tokens.clear()
+        token = _tokens[headers] = token_in(*headers)
+    return token
 
 
 def forget_member(workspace_id: str, user_id: str) -> None:
@@ -76,7 +96,7 @@ async def kept_linked(private: Any, linked: Any, workspace_id: str | None) -> An
     if workspace_id is None:
         return linked
     root = private._get_root_state()
-    session = session_token(root)
+    session = _session_of(root)
     if await _allowed(session, workspace_id):
         return linked
     log.warning("unlinked tab %s from %s: %s", root.rx_router_session.client_token, type(private).__name__,

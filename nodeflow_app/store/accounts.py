@@ -2,7 +2,8 @@
 
 Passwords are argon2-hashed (argon2-cffi). Session, invitation and API tokens are random (256 bits) and
 stored as sha256 hashes: a stolen database row opens nothing. Failed sign-ins are kept in the database with the
-client's address, so the limits hold across workers (see `_password_checked`). Every user has a personal
+client's address, so the limits hold across workers (see `_password_checked`); so are the addresses each
+account signed in from, which meet only their own limit for it. Every user has a personal
 workspace; the first account is the owner of the install (instance admin).
 """
 
@@ -18,13 +19,15 @@ from typing import Any
 
 from argon2 import PasswordHasher
 from sqlalchemy import Connection, Engine, and_, delete, exists, func, or_, select, update
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import IntegrityError
 
 from nodeflow_app.accounts.addresses import sign_in_address
 from nodeflow_app.accounts.roles import ROLES, Role, check_role
 from nodeflow_app.store.db import create_all, make_engine, process_wide
 from nodeflow_app.store.models import (
-    ApiTokenRow, InvitationRow, MembershipRow, SessionRow, SignInAttemptRow, UserRow, WorkspaceRow,
+    ApiTokenRow, InvitationRow, KnownSignInAddressRow, MembershipRow, SessionRow, SignInAttemptRow, UserRow,
+    WorkspaceRow,
 )
 
 SESSION_SECONDS = 14 * 86400
@@ -37,6 +40,10 @@ MAX_FAILED_SIGN_INS = 5  # for one email from one address: a stranger elsewhere 
 MAX_FAILED_FROM_ADDRESS = 20  # from one address, whatever the emails: one password tried on every account
 MAX_FAILED_FOR_EMAIL = 50  # for one email, whatever the addresses: guessing spread over many addresses
 SIGN_IN_WINDOW_S = 15 * 60
+# An address the account signed in from within this time is known: there only MAX_FAILED_SIGN_INS counts, so
+# strangers failing from many addresses (or from the same shared one) cannot lock the owner out (OWASP's
+# "device cookies", with the address as the device).
+KNOWN_ADDRESS_S = 90 * 86400
 MIN_PASSWORD = 8
 MAX_EMAIL = 254  # no address is longer (RFC 5321); the column holds no more
 FIRST_ACCOUNT_LOCK = 0x4E46_0001  # PostgreSQL advisory lock key: one account made at a time where "first" counts
@@ -186,11 +193,36 @@ def _recent_failures(conn: Connection, email: str, address: str | None, now: flo
     ).where(SignInAttemptRow.at > now - SIGN_IN_WINDOW_S, or_(same_email, same_address))).one())
 
 
-def _throttled(email: str, pair: int, from_address: int, for_email: int) -> str | None:
-    """Why a sign-in waits, given the failures counted by `_recent_failures`; None when it may go on."""
+def _known(conn: Connection, email: str, address: str | None, now: float) -> bool:
+    """Whether the account of `email` signed in from `address` within KNOWN_ADDRESS_S (False for no address)."""
+    if address is None:
+        return False
+    return conn.execute(select(KnownSignInAddressRow.at).join(UserRow, UserRow.id == KnownSignInAddressRow.user_id)
+                        .where(UserRow.email == email, KnownSignInAddressRow.address == address,
+                               KnownSignInAddressRow.at > now - KNOWN_ADDRESS_S)).first() is not None
+
+
+def _remember_address(conn: Connection, user_id: str, address: str | None, now: float) -> None:
+    """`address` is known for the account from `now` on (nothing for no address)."""
+    if address is None:
+        return
+    table, row = KnownSignInAddressRow.__table__, {"user_id": user_id, "address": address, "at": now}
+    if conn.dialect.name in ("sqlite", "postgresql"):
+        insert = (sqlite if conn.dialect.name == "sqlite" else postgresql).insert(table).values(row)
+        conn.execute(insert.on_conflict_do_update(index_elements=["user_id", "address"], set_={"at": now}))
+    elif not conn.execute(update(table).where(table.c.user_id == user_id, table.c.address == address)
+                          .values(at=now)).rowcount:  # any other database
+        conn.execute(table.insert().values(row))
+
+
+def _throttled(email: str, pair: int, from_address: int, for_email: int, known: bool = False) -> str | None:
+    """Why a sign-in waits, given the failures counted by `_recent_failures`; None when it may go on. From a
+    `known` address (`_known`) only the failures of this email there count."""
     wait = f"try again in {SIGN_IN_WINDOW_S // 60} minutes"
     if pair >= MAX_FAILED_SIGN_INS:
         return f"too many failed sign-ins for {email} from this address; {wait}"
+    if known:
+        return None
     if from_address >= MAX_FAILED_FROM_ADDRESS:
         return f"too many failed sign-ins from this address; {wait}"
     if for_email >= MAX_FAILED_FOR_EMAIL:
@@ -311,23 +343,27 @@ class AccountStore:
                 seconds: float | None = None) -> tuple[str, User]:
         """(raw session token, user); a clear error for bad credentials or too many failed attempts.
         `address`: the client's IP address, None when there is none; a success forgets the failures of this email
-        from this address only. `seconds`: how long the session lasts (SESSION_SECONDS by default)."""
+        from this address only, and makes the address known for the account (KNOWN_ADDRESS_S). `seconds`: how
+        long the session lasts (SESSION_SECONDS by default)."""
         email, address = (email or "").strip().lower(), sign_in_address(address)
         now = time.time()
         row = self._password_checked(email, password, now, address)
         with self.engine.begin() as conn:
             conn.execute(delete(SignInAttemptRow).where(_attempts_of(email, address)))
+            _remember_address(conn, row.id, address, now)
             raw = self._new_session(conn, row.id, now, SESSION_SECONDS if seconds is None else seconds)
         return raw, User(row.id, row.email, row.name, row.is_admin)
 
     def forget_expired(self, now: float | None = None) -> int:
-        """Delete ended sessions and failed sign-ins older than the rate limit's window (an address tried and
-        never signed in would keep its rows for ever); how many rows went."""
+        """Delete ended sessions, failed sign-ins older than the rate limit's window (an address tried and
+        never signed in would keep its rows for ever) and addresses known no more; how many rows went."""
         now = time.time() if now is None else now
         with self.engine.begin() as conn:
             sessions = conn.execute(delete(SessionRow).where(SessionRow.expires_at <= now)).rowcount
             attempts = conn.execute(delete(SignInAttemptRow).where(SignInAttemptRow.at <= now - SIGN_IN_WINDOW_S))
-        return sessions + attempts.rowcount
+            known = conn.execute(delete(KnownSignInAddressRow)
+                                 .where(KnownSignInAddressRow.at <= now - KNOWN_ADDRESS_S))
+        return sessions + attempts.rowcount + known.rowcount
 
     @staticmethod
     def _new_session(conn, user_id: str, now: float, seconds: float) -> str:
@@ -372,14 +408,16 @@ class AccountStore:
     def _password_checked(self, email: str, password: str, now: float, address: str | None) -> Any:
         """The account row of `email` (lower-cased) when `password` is its password; else an AccountError, the
         failure kept in the database with `address` (as `sign_in_address` gave it). SignInThrottled, before any
-        password is verified, when the window holds too many failures (`_throttled`). Known and unknown emails
-        count alike, so neither the limits nor their messages tell which emails have accounts."""
+        password is verified, when the window holds too many failures (`_throttled`; from an address known for the
+        account, too many of its own there). Emails with and without an account count alike, so neither the
+        limits nor their messages tell which emails have accounts."""
         if len(email) > MAX_EMAIL:  # no account has it; its row would fill the database (an event holds 1 MB)
             raise AccountError("wrong email or password")
         with self.engine.connect() as conn:
             failures = _recent_failures(conn, email, address, now)
+            known = _known(conn, email, address, now)
             row = conn.execute(select(UserRow).where(UserRow.email == email)).first()
-        refusal = _throttled(email, *failures)
+        refusal = _throttled(email, *failures, known=known)
         if refusal:
             raise SignInThrottled(refusal)
         verified = self._verify(row.password_hash if row else _unknown_account_hash(), password)

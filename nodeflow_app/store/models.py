@@ -207,6 +207,18 @@ class SignInAttemptRow(SQLModel, table=True):
     at: float = Field(index=True)
 
 
+class KnownSignInAddressRow(SQLModel, table=True):
+    """The addresses each account signed in from (as `sign_in_address` gives them), with the last time: from such
+    an address the account meets only its own limit, not those that failures from elsewhere fill
+    (AccountStore._password_checked)."""
+
+    __tablename__ = "known_sign_in_address"
+
+    user_id: str = Field(primary_key=True, foreign_key="user_account.id", ondelete="CASCADE", max_length=32)
+    address: str = Field(primary_key=True, max_length=64)
+    at: float = Field(index=True)
+
+
 class WorkspaceRow(SQLModel, table=True):
     __tablename__ = "workspace"
 

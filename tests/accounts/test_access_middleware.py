@@ -401,7 +401,7 @@ def test_a_session_forgotten_while_a_check_reads_it_stays_forgotten(monkeypatch)
         time.sleep(0.2)
         return found
 
-    monkeypatch.setattr(access, "_sessions", access._Recent(slow_lookup, keep_none=True))
+    monkeypatch.setattr(access, "_sessions", access.Recent(slow_lookup, keep_none=True))
 
     async def sign_out_during_a_check():
         check = asyncio.create_task(asyncio.to_thread(access.user_for_token, "tok"))

@@ -7,13 +7,13 @@ import threading
 import time
 
 import pytest
-from sqlalchemy import event, select
+from sqlalchemy import event, func, select
 
 from nodeflow_app.accounts.roles import allows
 from nodeflow_app.store import accounts as accounts_module
 from nodeflow_app.store.accounts import AccountError, AccountStore, InstallOwned, SignInThrottled
 from nodeflow_app.store.db import make_engine
-from nodeflow_app.store.models import SignInAttemptRow
+from nodeflow_app.store.models import KnownSignInAddressRow, SignInAttemptRow
 from tests.store.postgres import POSTGRES_URL, private_schema
 
 PASSWORD = "correct horse"
@@ -152,6 +152,69 @@ def test_an_email_guessed_at_from_many_addresses_waits_past_a_higher_limit(store
         store.sign_in("ada@example.org", PASSWORD, address=OFFICE)
     bob = store.create_user("Bob", "bob@example.org", PASSWORD)
     assert store.sign_in("bob@example.org", PASSWORD, address="198.51.100.0")[1] == bob  # other emails are not
+
+
+def lock_email_from_many_addresses(store, email: str) -> None:
+    """Failures for `email` up to its ceiling, spread so that no address reaches its own limits."""
+    each = accounts_module.MAX_FAILED_SIGN_INS - 1
+    for i in range(accounts_module.MAX_FAILED_FOR_EMAIL):
+        fail(store, email, f"198.51.100.{i // each}")
+
+
+def test_a_stranger_with_a_few_addresses_cannot_lock_the_owner_out_of_an_address_she_signed_in_from(store):
+    """The ceiling for one email (guessing from many addresses) locked the email everywhere: anyone with a few
+    addresses kept the owner out for 15 minutes, again and again. An address (an IPv6 /64) the account signed in
+    from within KNOWN_ADDRESS_S meets only its own limit for the email, as OWASP's device cookies do; new
+    addresses still wait."""
+    ada = store.create_user("Ada", "ada@example.org", PASSWORD)
+    store.sign_in("ada@example.org", PASSWORD, address=HOME)
+    store.sign_in("ada@example.org", PASSWORD, address="2001:db8:1:2::1")
+    lock_email_from_many_addresses(store, "ada@example.org")
+    with pytest.raises(SignInThrottled, match="^too many failed sign-ins for ada@example.org from many addresses"):
+        store.sign_in("ada@example.org", PASSWORD, address=OFFICE)
+    assert store.sign_in("ada@example.org", PASSWORD, address=HOME)[1] == ada
+    assert store.sign_in("ada@example.org", PASSWORD, address="2001:db8:1:2:ffff::9")[1] == ada  # the same /64
+    with pytest.raises(SignInThrottled):
+        store.sign_in("ada@example.org", PASSWORD, address="2001:db8:1:3::1")
+    with pytest.raises(SignInThrottled):  # no address: nothing to know
+        store.sign_in("ada@example.org", PASSWORD)
+    fail(store, "ada@example.org", HOME, accounts_module.MAX_FAILED_SIGN_INS)  # its own limit holds
+    with pytest.raises(SignInThrottled, match="^too many failed sign-ins for ada@example.org from this address"):
+        store.sign_in("ada@example.org", PASSWORD, address=HOME)
+
+
+def test_a_known_address_is_not_held_up_by_others_failing_from_it(store):
+    """Twenty failures from a shared address (an office behind one router), whatever the emails, stop it for new
+    sign-ins, not for an account that signed in from it before; other accounts still wait there."""
+    ada = store.create_user("Ada", "ada@example.org", PASSWORD)
+    store.create_user("Bob", "bob@example.org", PASSWORD)
+    store.sign_in("ada@example.org", PASSWORD, address=OFFICE)
+    for i in range(accounts_module.MAX_FAILED_FROM_ADDRESS):
+        fail(store, f"person{i}@example.org", OFFICE)
+    assert store.sign_in("ada@example.org", PASSWORD, address=OFFICE)[1] == ada
+    with pytest.raises(SignInThrottled, match="^too many failed sign-ins from this address"):
+        store.sign_in("bob@example.org", PASSWORD, address=OFFICE)
+
+
+def test_an_address_stays_known_for_a_while_after_each_sign_in_from_it(store, monkeypatch):
+    ada = store.create_user("Ada", "ada@example.org", PASSWORD)
+    known_for, start = accounts_module.KNOWN_ADDRESS_S, time.time()
+    clock = [start]
+    monkeypatch.setattr(accounts_module.time, "time", lambda: clock[0])
+    store.sign_in("ada@example.org", PASSWORD, address=HOME)
+    clock[0] = start + known_for - 60
+    lock_email_from_many_addresses(store, "ada@example.org")
+    assert store.sign_in("ada@example.org", PASSWORD, address=HOME)[1] == ada
+    clock[0] = start + 2 * known_for - 120  # known through the sign-in just made only
+    lock_email_from_many_addresses(store, "ada@example.org")
+    assert store.sign_in("ada@example.org", PASSWORD, address=HOME)[1] == ada
+    clock[0] += known_for + 60
+    lock_email_from_many_addresses(store, "ada@example.org")
+    with pytest.raises(SignInThrottled, match="from many addresses"):
+        store.sign_in("ada@example.org", PASSWORD, address=HOME)
+    store.forget_expired(clock[0])
+    with store.engine.connect() as conn:
+        assert conn.execute(select(func.count()).select_from(KnownSignInAddressRow)).scalar_one() == 0
 
 
 def test_a_sign_in_forgets_only_the_failures_of_its_email_from_its_address(store):

@@ -52,8 +52,8 @@ class Team:
         self.store, self.graphs = accounts.AccountStore(url), GraphStore(url)
         for module in (access, room_access, workspace_state):
             monkeypatch.setattr(module, "account_store", lambda: self.store)
-        monkeypatch.setattr(access, "_graph_workspaces", access._Recent(self.graphs.workspace_of, keep_none=False))
-        access._sessions.clear(), room_access._roles.clear()
+        monkeypatch.setattr(access, "_graph_workspaces", access.Recent(self.graphs.workspace_of, keep_none=False))
+        access._sessions.clear(), room_access._roles.clear(), room_access._tokens.clear()
         self.users, self.sessions = {}, {}
         owner = self._person("owner")
         self.workspace = self.store.create_workspace(owner.id, "Team").id
@@ -198,6 +198,22 @@ async def test_pushes_to_members_read_their_role_from_the_database_at_most_once_
         await tabs.edit("owner")
     assert len(tabs.edits_to("viewer")) == 5
     assert len(reads) <= 3  # at most once per person (a second passing mid-test adds one)
+
+
+async def test_pushes_do_not_read_the_tabs_cookie_header_again(tabs, monkeypatch):
+    """The check read each tab's session out of its Cookie header on every push of the room: a co-edit (or a cursor
+    move) to N tabs parsed N headers. A tab's headers stay as its websocket sent them: read once, kept."""
+    parses = []
+    parse = access.session_cookie
+    monkeypatch.setattr(access, "session_cookie", lambda *args, **kwargs: parses.append(args) or parse(*args, **kwargs))
+    for tab in ("owner", "editor", "viewer"):
+        await tabs.open_graph(tab)
+    assert 0 < len(parses) <= 3  # once per tab
+    parses.clear()
+    for _ in range(5):
+        await tabs.edit("owner")
+    assert len(tabs.edits_to("viewer")) == len(tabs.edits_to("editor")) == 5
+    assert parses == []
 
 
 async def test_a_removed_member_gets_no_more_of_the_workspaces_graph_list(tabs):

@@ -9,19 +9,11 @@ changes is what the other tabs' next events read, and what Reflex's fan-out send
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-from typing import Any, AsyncIterator, TypeVar
+from typing import Any
 
 import pytest
-from reflex.istate import shared
-from reflex.istate.data import SessionData
-from reflex.istate.manager.memory import StateManagerMemory
 from reflex.istate.manager.token import BaseStateToken
-from reflex_base.event.context import EventContext
 
-from nodeflow_app.editor.document import GraphDocument
-from nodeflow_app.runtime.graph import Graph
 from nodeflow_app.state import access, graph_list_state, live_rooms, trigger_state
 from nodeflow_app.state.graph_list_state import GraphListState
 from nodeflow_app.state.graph_room import GraphRoom, room_token
@@ -29,10 +21,9 @@ from nodeflow_app.state.live_rooms import GraphListRoom
 from nodeflow_app.state.trigger_state import TriggerState
 from nodeflow_app.store.graphs import GraphStore
 from nodeflow_app.store.triggers import TriggerStore
-from tests.state.rooms import everyone_may_view
+from tests.state.rooms import LinkedTabs, everyone_may_view
 
 WORKSPACE = "ws-1"
-S = TypeVar("S")
 
 
 class Activation:
@@ -50,60 +41,7 @@ class Activation:
         self.triggers.deactivate(graph_id)
 
 
-async def _no_events(token: str, *events: Any) -> None:
-    pass
-
-
-class Tabs:
-    """Browser tabs (client tokens) of one server, each with the graph `graph_id` open in its editor."""
-
-    def __init__(self, graph_id: str, monkeypatch):
-        self.graph_id, self.manager = graph_id, StateManagerMemory()
-        self.pushed: list[tuple[set[str], set[str]]] = []  # (tabs, room vars) Reflex sent to tabs other than the caller
-        monkeypatch.setattr(shared, "_do_update_other_tokens", self._push)
-
-    def _push(self, affected_tokens: set[str], previous_dirty_vars: dict[str, set[str]], state_type: type) -> list:
-        """Reflex's fan-out (a delta to each other linked tab, over its websocket): recorded."""
-        room_vars = {name for names in previous_dirty_vars.values() for name in names}
-        self.pushed.append((set(affected_tokens), {name.removesuffix("_rx_state_") for name in room_vars}))
-        return []
-
-    def pushed_to(self, tab: str) -> set[str]:
-        """The room vars that went to `tab` while another tab (or no tab) had the event."""
-        return {name for tokens, names in self.pushed if tab in tokens for name in names}
-
-    @contextlib.contextmanager
-    def event_of(self, tab: str):
-        """What Reflex sets up for one event of `tab`."""
-        with EventContext(token=tab, state_manager=self.manager, enqueue_impl=_no_events):
-            yield
-
-    @contextlib.asynccontextmanager
-    async def state_of(self, tab: str, cls: type[S]) -> AsyncIterator[S]:
-        """`tab`'s state `cls` during one of its events (under its locks: the tab's, and its room's once linked)."""
-        with self.event_of(tab):
-            async with asyncio.timeout(10):  # a lock taken twice waits for ever
-                async with self.manager.modify_state_with_links(BaseStateToken(ident=tab, cls=cls)) as root:
-                    if root.rx_router_session.client_token != tab:  # the tab's first event (as Reflex does)
-                        root.rx_router_session = SessionData(client_token=tab)
-                    yield await root.get_state(cls)
-                    root._clean()
-
-    @contextlib.asynccontextmanager
-    async def room_of(self, tab: str) -> AsyncIterator[GraphRoom]:
-        """`tab`'s room during one of its events (linked on the tab's first, as the editor's page load does)."""
-        async with self.state_of(tab, GraphRoom) as room:
-            room = await room._link_to(room_token(self.graph_id))
-            if room._doc is None:  # the first tab opens the graph
-                room._doc = GraphDocument.from_graph(Graph(id=self.graph_id, name="Orders"), history=False)
-            yield room
-
-    async def live_in(self, tab: str) -> int:
-        async with self.room_of(tab) as room:
-            return room.live_version
-
-
-async def switch_in_editor(tabs: Tabs, tab: str, handler: str, *args: Any) -> Any:
+async def switch_in_editor(tabs: LinkedTabs, tab: str, handler: str, *args: Any) -> Any:
     """`tab`, on the graph's editor page, runs TriggerState's `handler` (the switch, or "Make vN live"); then the
     rooms change (after the event: its locks are let go first)."""
     async with tabs.state_of(tab, TriggerState) as switch:
@@ -112,14 +50,14 @@ async def switch_in_editor(tabs: Tabs, tab: str, handler: str, *args: Any) -> An
     return answer
 
 
-async def switch_on_list(tabs: Tabs, tab: str, graph_id: str, on: bool) -> None:
+async def switch_on_list(tabs: LinkedTabs, tab: str, graph_id: str, on: bool) -> None:
     """`tab`, on the graph list, flips the row's switch of `graph_id`."""
     async with tabs.state_of(tab, GraphListState) as page:
         await GraphListState.set_active.fn(page, graph_id, on)
     await live_rooms.settled()
 
 
-async def switches_on_list(tabs: Tabs, tab: str) -> dict[str, int]:
+async def switches_on_list(tabs: LinkedTabs, tab: str) -> dict[str, int]:
     """What the switches of `tab`'s graph list show: {graph id: live version} of those on. (The first time, the tab
     opens the list: its load links the tab to the workspace's list room.)"""
     async with tabs.state_of(tab, GraphListState) as page:
@@ -150,7 +88,7 @@ def graph_id(tmp_path, monkeypatch) -> str:
 
 
 async def test_switching_on_making_a_new_version_live_and_off_in_one_editor_shows_in_every_tab(graph_id, monkeypatch):
-    tabs = Tabs(graph_id, monkeypatch)
+    tabs = LinkedTabs(graph_id, monkeypatch)
     assert await tabs.live_in("ann") == await tabs.live_in("bob") == 0  # both have the graph open; it is off
     assert await switches_on_list(tabs, "cy") == {}  # Cy has the graph list open
 
@@ -168,7 +106,7 @@ async def test_switching_on_making_a_new_version_live_and_off_in_one_editor_show
 
 
 async def test_a_refused_activation_leaves_the_live_version_every_tab_shows(graph_id, monkeypatch):
-    tabs = Tabs(graph_id, monkeypatch)
+    tabs = LinkedTabs(graph_id, monkeypatch)
     assert await tabs.live_in("ann") == await tabs.live_in("bob") == 0
     await switch_in_editor(tabs, "ann", "set_active", True)
     monkeypatch.setattr(Activation, "activate", refuse)
@@ -178,7 +116,7 @@ async def test_a_refused_activation_leaves_the_live_version_every_tab_shows(grap
 
 
 async def test_a_switch_on_the_graph_list_shows_in_the_graphs_editors_and_the_other_lists(graph_id, monkeypatch):
-    tabs = Tabs(graph_id, monkeypatch)
+    tabs = LinkedTabs(graph_id, monkeypatch)
     assert await tabs.live_in("ann") == 0
     assert await switches_on_list(tabs, "cy") == await switches_on_list(tabs, "dee") == {}
     await switch_on_list(tabs, "cy", graph_id, True)
@@ -191,14 +129,14 @@ async def test_a_switch_on_the_graph_list_shows_in_the_graphs_editors_and_the_ot
 async def test_a_tab_back_on_the_list_from_the_graphs_editor_switches_it_for_the_room(graph_id, monkeypatch):
     """The tab is still linked to the room it left, so each of its events holds the room's lock: changing the room
     from inside the event waited for ever."""
-    tabs = Tabs(graph_id, monkeypatch)
+    tabs = LinkedTabs(graph_id, monkeypatch)
     assert await tabs.live_in("ann") == await tabs.live_in("bob") == 0
     await switch_on_list(tabs, "bob", graph_id, True)
     assert (await tabs.live_in("ann"), await tabs.live_in("bob")) == (7, 7)
 
 
 async def test_a_switch_on_the_graph_list_opens_no_room_for_a_graph_nobody_has_open(graph_id, monkeypatch):
-    tabs = Tabs(graph_id, monkeypatch)
+    tabs = LinkedTabs(graph_id, monkeypatch)
     await switch_on_list(tabs, "cy", graph_id, True)  # (Cy's list was not loaded here: not in the list's room)
     assert tabs.pushed == []
     root = await tabs.manager.get_state(BaseStateToken(ident=room_token(graph_id), cls=GraphRoom))
@@ -227,7 +165,7 @@ def test_list_room_tokens_have_no_underscore_and_cannot_be_made_from_the_workspa
 async def test_a_list_tabs_typing_in_the_search_sends_no_router_with_it(graph_id, monkeypatch):
     """Linking to the list room marked the tab's router dirty at each event: every keystroke's delta resent the
     request headers (as GraphRoom keeps from doing, `without_router_resent`)."""
-    tabs = Tabs(graph_id, monkeypatch)
+    tabs = LinkedTabs(graph_id, monkeypatch)
     await switches_on_list(tabs, "cy")
     async with tabs.state_of("cy", GraphListState) as page:
         page.search = "Ord"

@@ -136,6 +136,42 @@ def test_failed_sign_ins_made_before_addresses_were_kept_stay_counted_per_email(
         accounts.sign_in("ada@example.org", "guess", address="192.0.2.10")
 
 
+def test_accounts_of_a_database_before_known_addresses_learn_theirs_at_their_next_sign_in(engine):
+    """Migration 0014: the addresses each account signed in from are kept; none is known before the upgrade, and
+    from the address of the next sign-in the account is not held up by failures for its email from elsewhere."""
+    import time
+
+    from nodeflow_app.store import accounts as accounts_module
+    from nodeflow_app.store.accounts import AccountStore, SignInThrottled
+
+    with engine.begin() as conn:
+        command.upgrade(migrations._config(conn), "0013_sign_in_addresses")
+        _insert(conn, "user_account", id="u1", email="ada@example.org", name="Ada", is_admin=True, created_at=1.0,
+                password_hash=accounts_module._hasher().hash("correct horse"))
+        for i in range(accounts_module.MAX_FAILED_FOR_EMAIL):
+            _insert(conn, "sign_in_attempt", email="ada@example.org", address=f"198.51.100.{i // 4}", at=time.time())
+    with engine.begin() as conn:  # the migrations alone (a store would add a missing table from the models)
+        command.upgrade(migrations._config(conn), "head")
+    schema = (engine.get_execution_options().get("schema_translate_map") or {}).get(None)
+    assert "known_sign_in_address" in inspect(engine).get_table_names(schema=schema)
+    migrations._done.clear()
+
+    accounts = AccountStore(engine)
+
+    assert revision(engine) == migrations.head()
+    with pytest.raises(SignInThrottled, match="from many addresses"):  # no address known yet
+        accounts.sign_in("ada@example.org", "correct horse", address="192.0.2.10")
+    with engine.begin() as conn:
+        conn.execute(sa.Table("sign_in_attempt", sa.MetaData()).delete())
+    accounts.sign_in("ada@example.org", "correct horse", address="192.0.2.10")
+    with engine.begin() as conn:
+        for i in range(accounts_module.MAX_FAILED_FOR_EMAIL):
+            _insert(conn, "sign_in_attempt", email="ada@example.org", address=f"198.51.100.{i // 4}", at=time.time())
+    assert accounts.sign_in("ada@example.org", "correct horse", address="192.0.2.10")[1].id == "u1"
+    with pytest.raises(SignInThrottled, match="from many addresses"):
+        accounts.sign_in("ada@example.org", "correct horse", address="192.0.2.20")
+
+
 def test_a_fresh_database_is_stamped_at_the_newest_revision(engine):
     migrations._done.clear()
     GraphStore(engine).create("New")

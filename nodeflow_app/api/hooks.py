@@ -128,6 +128,9 @@ async def _answer(target: Target, run: Any) -> Response:
     return _json(final_output(run), answer.status, {**answer.headers, **headers})
 
 
+_encode = json.JSONEncoder(default=str).encode  # built once: json.dumps(value, default=str) builds one per call
+
+
 def _json(value: Any, status: int, headers: dict[str, str]) -> Response:
-    return Response(json.dumps(value, default=str), status, headers=headers, media_type="application/json")
+    return Response(_encode(value), status, headers=headers, media_type="application/json")
 

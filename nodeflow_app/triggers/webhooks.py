@@ -175,7 +175,7 @@ class Webhooks:
         token_header = self.authenticate(target, call.headers)
         if len(call.body) > target.max_body():
             raise Refused(413, too_large(target.max_body()))
-        return dataclasses.replace(call, token_header=token_header)
+        return call if token_header == call.token_header else dataclasses.replace(call, token_header=token_header)
 
     def authenticate(self, target: Target, headers: dict[str, str]) -> str:
         """"" when the call may go on; for a header token, that header's name (lower-case)."""

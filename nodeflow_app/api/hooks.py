@@ -122,7 +122,7 @@ async def _answer(target: Target, run: Any) -> Response:
     await driver.done.wait()
     if run.status != "completed":
         return _json(outcome(run), 202 if run.status == "paused" else 500, headers)
-    answer = webhook_answer.settings(target.data)
+    answer = target.answer
     for _parameter, problem in answer.problems:  # activation refuses these: a test call, or a version live from before
         log.warning("webhook %s of graph %s: %s; left out of the answer", target.node_id, target.graph_id, problem)
     return _json(final_output(run), answer.status, {**answer.headers, **headers})

@@ -39,6 +39,8 @@ def parse_path(path: str) -> list[str | int]:
             raise NodeError(f"a path must be text, not {type(path).__name__} {to_text(path)[:80]!r}")
         path = "" if path is None else str(path)
     text = path.strip()
+    if "." not in text and "[" not in text and "]" not in text:  # one plain name (most fields): its own step
+        return [text] if text else []
     position = 0
     while position < len(text):
         match = _STEP.match(text, position)

@@ -51,19 +51,35 @@ def value_problem(value: Any, *, strict_text: bool = False) -> str | None:
 
 
 def plain_and_fine(value: Any) -> bool:
-    """A few plain values, or a dict or list of a few (most node outputs), checked without the encoder.
-    True means fine; False means "take `value_problem`" (the kernel calls this first: once per node)."""
+    """A few plain values, or a dict or list of a few nested a few levels (most node outputs, a webhook's payload),
+    checked without the encoder or the walk. True means fine; False means "take `value_problem`" (the kernel calls
+    this first: once per node)."""
+    return _plain_left(value, _PLAIN_NESTING, _PLAIN_ITEMS) >= 0
+
+
+_PLAIN_NESTING, _PLAIN_ITEMS = 4, 64  # containers inside each other, values looked at in all: past these, the walk
+
+
+def _plain_left(value: Any, nesting: int, left: int) -> int:
+    """`left` less the values inside `value`, all fine; -1 when it cannot tell (too many, too deep, an odd or bad
+    value: the walk then finds which). Bounded by `nesting`, so a value that holds itself ends here too."""
     kind = type(value)
     items = value.values() if kind is dict else value if kind is list else (value,)
-    if len(items) > 8:
-        return False
+    left -= len(items)
+    if left < 0:
+        return -1
     for item in items:
         kind = type(item)
         if kind is str or kind in _PLAIN:
             continue
-        if not ((kind is int and -_SMALL_INT < item < _SMALL_INT) or (kind is float and math.isfinite(item))):
-            return False
-    return True
+        if (kind is int and -_SMALL_INT < item < _SMALL_INT) or (kind is float and math.isfinite(item)):
+            continue
+        if (kind is dict or kind is list) and nesting > 0:
+            left = _plain_left(item, nesting - 1, left)
+            if left >= 0:
+                continue
+        return -1
+    return left
 
 
 def _surely_fine(value: Any, strict_text: bool) -> bool:

@@ -39,7 +39,8 @@ import weakref
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from sqlalchemy import ColumnElement, Connection, Engine, Exists, Table, and_, bindparam, exists, select, update
+from sqlalchemy import (ColumnElement, Connection, Dialect, Engine, Exists, Table, and_, bindparam, exists, select,
+                        update)
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
 
@@ -106,10 +107,10 @@ class RunStore:
         # PostgreSQL a pre-ping round trip each time). A flush that finds nothing to write and no run going
         # on gives it back; a write that fails drops it (the next one reconnects). Used under `_write_lock`.
         self._conn: Connection | None = None
-        dialect = self.engine.dialect.name
+        dialect, schemas = self.engine.dialect, self.engine.get_execution_options().get("schema_translate_map")
         # A run's first heartbeat is its insert (see run_control.py: heartbeats are in the database's clock).
-        self._upsert_runs = _upserter(RUNS, dialect, ("id",), _RUN_STATE, clock=("heartbeat_at",))
-        self._upsert_nodes = _upserter(NODES, dialect, ("run_id", "node_id"), _NODE_STATE)
+        self._upsert_runs = _upserter(RUNS, dialect, ("id",), _RUN_STATE, clock=("heartbeat_at",), schemas=schemas)
+        self._upsert_nodes = _upserter(NODES, dialect, ("run_id", "node_id"), _NODE_STATE, schemas=schemas)
         self._update_runs = update(RUNS).where(RUNS.c.id == bindparam("run_id")).values(
             {name: bindparam(name) for name in _RUN_STATE})
 
@@ -593,24 +594,55 @@ def _node_dict(row: Any, inputs: dict[str, Any] | None, outputs: dict[str, Any] 
     return node
 
 
-def _upserter(table: Table, dialect: str, keys: tuple[str, ...], changing: tuple[str, ...],
-              clock: tuple[str, ...] = ()) -> Callable[[Any, list[dict[str, Any]]], None]:
+def _upserter(table: Table, dialect: Dialect, keys: tuple[str, ...], changing: tuple[str, ...],
+              clock: tuple[str, ...] = (), schemas: dict[str | None, str] | None = None
+              ) -> Callable[[Any, list[dict[str, Any]]], None]:
     """`write(conn, rows)`: insert rows, or update `changing` where the key exists (one statement when possible).
-    `clock`: columns an insert sets to the database's clock (`db_clock`)."""
-    if dialect in ("sqlite", "postgresql"):
-        insert = (sqlite if dialect == "sqlite" else postgresql).insert(table).values(
-            {c: db_clock(dialect) for c in clock})
+    `clock`: columns an insert sets to the database's clock (`db_clock`). Rows hold every other column. `schemas`:
+    the engine's `schema_translate_map` (PostgreSQL in a schema of its own)."""
+    if dialect.name in ("sqlite", "postgresql"):
+        insert = (sqlite if dialect.name == "sqlite" else postgresql).insert(table).values(
+            {c: db_clock(dialect.name) for c in clock})
         statement = insert.on_conflict_do_update(index_elements=list(keys),
                                                  set_={c: insert.excluded[c] for c in changing})
-        return lambda conn, rows: conn.execute(statement, rows)
+        return _compiled_once(statement, [c.name for c in table.columns if c.name not in clock], dialect, schemas)
     by_key = update(table).where(*(table.c[k] == bindparam(f"key_{k}") for k in keys)).values(
         {c: bindparam(c) for c in changing})
 
     def write(conn: Any, rows: list[dict[str, Any]]) -> None:  # any other database: update, else insert
         for row in rows:
             if conn.execute(by_key, {**row, **{f"key_{k}": row[k] for k in keys}}).rowcount == 0:
-                conn.execute(table.insert().values({c: db_clock(dialect) for c in clock}), row)
+                conn.execute(table.insert().values({c: db_clock(dialect.name) for c in clock}), row)
     return write
+
+
+def _compiled_once(statement: Any, columns: list[str], dialect: Dialect,
+                   schemas: dict[str | None, str] | None) -> Callable[[Any, list[dict[str, Any]]], None]:
+    """`write(conn, rows)` of an insert of `columns`, compiled here once: the driver gets its SQL and each row's
+    values converted by their column's type as SQLAlchemy's own execute would (a float column's `to_float`, a
+    boolean's check). `conn.execute(statement, rows)` looked the compiled statement up and rebuilt every row's
+    parameters on each write: ~5% of a webhook call's CPU on SQLite (benchmarks/README.md, session 19). Through
+    `exec_driver_sql`, so its errors are SQLAlchemy's as before (a lost connection, a locked database: see
+    `_transient`)."""
+    compiled = statement.compile(dialect=dialect, column_keys=columns, schema_translate_map=schemas,
+                                 render_schema_translate=bool(schemas))
+    sql, binds, positional = compiled.string, compiled.binds, compiled.positiontup is not None
+    fixed: dict[str, Any] = {}  # parameters of the statement itself (the clock's), converted once
+    convert: dict[str, Callable[[Any], Any]] = {}
+    for name, bind in binds.items():
+        process = bind.type.bind_processor(dialect)
+        if name not in columns:
+            fixed[name] = process(bind.value) if process is not None else bind.value
+        elif process is not None:
+            convert[name] = process
+    order = list(compiled.positiontup if positional else binds)
+
+    def parameters(row: dict[str, Any]) -> Any:
+        values = [fixed[name] if name in fixed else convert[name](row[name]) if name in convert else row[name]
+                  for name in order]
+        return tuple(values) if positional else dict(zip(order, values))
+
+    return lambda conn, rows: conn.exec_driver_sql(sql, [parameters(row) for row in rows])
 
 
 # -- values the database cannot hold ------------------------------------------------------------------

@@ -18,6 +18,7 @@ import logging
 import threading
 import time
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 from urllib.parse import parse_qsl
 
@@ -32,7 +33,8 @@ from nodeflow_app.runtime.values import MAX_DEPTH, value_problem
 from nodeflow_app.secret_values import reveal
 from nodeflow_app.store.graphs import GraphStore
 from nodeflow_app.store.triggers import LiveHook, TriggerStore, changes
-from nodeflow_app.triggers.webhook_answer import STARTED_BY  # the entry point, beside the answer's rules
+# STARTED_BY: the entry point, beside the answer's rules
+from nodeflow_app.triggers.webhook_answer import STARTED_BY, Answer, settings
 RESPOND = ("at_once", "last_node", "stream")
 NOT_SET_UP = "the webhook's authentication is not set up (the server's log says why)"
 PLANS_KEPT = 256  # compiled plans of active versions kept per process
@@ -68,20 +70,30 @@ class Call:
 
 @dataclass(frozen=True)
 class Target:
-    """The graph version and Webhook node a call starts."""
+    """The graph version and Webhook node a call starts. A live address's target serves every call to it while its
+    version is active (`Webhooks.live`): what it reads from the node's settings is read once."""
 
     graph_id: str
     node_id: str
     plan: Plan
     workspace_id: str | None
 
-    @property
+    @cached_property
     def data(self) -> dict[str, Any]:
         return self.plan.nodes[self.node_id].node.data
 
-    @property
+    @cached_property
     def respond(self) -> str:
         return self.data.get("respond") if self.data.get("respond") in RESPOND else "at_once"
+
+    @cached_property
+    def methods(self) -> list[str]:
+        return methods(self.data)
+
+    @cached_property
+    def answer(self) -> Answer:
+        """The status and headers of an answer "when the last node finishes" (webhook_answer.settings)."""
+        return settings(self.data)
 
     def max_body(self) -> int:
         return max(1, int(self.data.get("max_body_kb") or 1024)) * 1024
@@ -95,6 +107,7 @@ class Webhooks:
         self.triggers = triggers or TriggerStore(launcher.engine)
         self.graphs = graphs or GraphStore(launcher.engine)
         self._plans: dict[tuple[str, int], Plan] = {}
+        self._targets: dict[LiveHook, Target] = {}  # one per live address and active version
         self._live: dict[str, tuple[float, int, LiveHook | None]] = {}  # hook -> (when, changes(), found)
         self._lock = threading.Lock()
 
@@ -105,10 +118,18 @@ class Webhooks:
         found = self._live_hook(hook)
         if found is None:
             raise Refused(404, "no active webhook at this address (is the graph active?)")
+        target = self._targets.get(found)
+        if target is not None:
+            return target
         plan = self._plan(found.graph_id, found.version)
         if found.node_id not in plan.nodes:
             raise Refused(404, "no active webhook at this address")
-        return Target(found.graph_id, found.node_id, plan, found.workspace_id)
+        target = Target(found.graph_id, found.node_id, plan, found.workspace_id)
+        with self._lock:
+            if len(self._targets) >= PLANS_KEPT:
+                self._targets.clear()
+            self._targets[found] = target
+        return target
 
     def _live_hook(self, hook: str) -> LiveHook | None:
         now, generation = time.monotonic(), changes()
@@ -168,14 +189,14 @@ class Webhooks:
     def check(self, target: Target, call: Call) -> Call:
         """Method, then authentication, then size; Refused names what is wrong. The call back, with the header
         that carried the token named (its own, or the connection's: payloads leave it out)."""
-        allowed = methods(target.data)
+        allowed = target.methods
         if call.method.upper() not in allowed:
             raise Refused(405, f"this webhook accepts {', '.join(allowed)}, not {call.method.upper()}",
                           {"Allow": ", ".join(allowed)})
         token_header = self.authenticate(target, call.headers)
         if len(call.body) > target.max_body():
             raise Refused(413, too_large(target.max_body()))
-        return dataclasses.replace(call, token_header=token_header)
+        return call if token_header == call.token_header else dataclasses.replace(call, token_header=token_header)
 
     def authenticate(self, target: Target, headers: dict[str, str]) -> str:
         """"" when the call may go on; for a header token, that header's name (lower-case)."""

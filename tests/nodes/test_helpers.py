@@ -34,7 +34,17 @@ def test_parse_path(path, steps):
     assert parse_path(path) == steps
 
 
-@pytest.mark.parametrize("path", ["a..b", "a.", "a[x]", "a[0]b", "a[", ".a."])
+@pytest.mark.parametrize("name", ["sku", "  qty ", "order id", "a'b\"c", "é", "", "  "])
+def test_a_plain_name_is_one_step_without_the_step_pattern(name, monkeypatch):
+    """Edit Fields sets its fields by path on every call: a name without `.`, `[` or `]` takes no regex."""
+    from nodes import _helpers
+
+    expected = parse_path(name.strip() + ".x")[:-1] if name.strip() else []  # what the step pattern makes of it
+    monkeypatch.setattr(_helpers, "_STEP", None)
+    assert parse_path(name) == expected
+
+
+@pytest.mark.parametrize("path", ["a..b", "a.", "a[x]", "a[0]b", "a[", ".a.", "a]", "]"])
 def test_parse_path_rejects_malformed_paths(path):
     with pytest.raises(NodeError, match="invalid path"):
         parse_path(path)

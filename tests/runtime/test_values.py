@@ -66,3 +66,21 @@ def test_bad_scalars_inside_lists_and_objects_are_named_with_their_path():
     assert value_problem({"a": [math.inf]}).startswith("$.a[0]: inf is not a number")
     assert value_problem({"text": "a\x00b"}) is None  # run values may hold NUL (the run store escapes it)
     assert value_problem({"text": "a\x00b"}, strict_text=True).startswith("$.text: holds a NUL character")
+
+
+def test_small_nested_outputs_are_decided_without_the_walk():
+    """The kernel checks every node's outputs: a webhook's payload, an object in an object, needs no walk."""
+    payload = {"output": {"body": {"sku": "pen", "qty": 3, "tags": ["a", 1.5]}, "headers": {"host": "x"}, "query": {}}}
+    assert values.plain_and_fine(payload) and values.plain_and_fine([[{"a": [None, True]}]])
+    for bad in ({"output": {"body": {"n": math.nan}}}, {"output": [[1 << 70]]}, {"output": {"t": (1, 2)}},
+                {"output": [list(range(80))]}, nested(6)):
+        assert not values.plain_and_fine(bad), bad
+    loop: dict = {}
+    loop["self"] = loop
+    assert not values.plain_and_fine(loop)
+
+
+@settings(max_examples=400, deadline=None)
+@given(json_values)
+def test_what_the_plain_check_passes_the_walk_passes(value):
+    assert not values.plain_and_fine(value) or walked(value) is None

@@ -242,3 +242,37 @@ async def test_a_form_body_becomes_an_object(hooks):
     async with hooks.client() as client:
         answer = await client.post(f"/api/hooks/{hook}", data={"n": "9"})
     assert answer.json() == {"n": "9", "done": True}
+
+
+def test_a_call_its_checks_leave_as_it_is_is_not_copied(hooks):
+    """The route builds each call once (issue 17: a webhook call's CPU): no copy when no token header is named."""
+    from nodeflow_app.triggers.webhooks import Call, Webhooks
+
+    _, hook = hooks.create(hooked())
+    webhooks = Webhooks(hooks.launcher, hooks.triggers, hooks.graphs)
+    call = Call("POST", {"content-type": "application/json"}, {}, b"")
+    assert webhooks.check(webhooks.live(hook), call) is call
+
+
+def test_the_answer_is_encoded_without_building_an_encoder_per_call(monkeypatch):
+    import datetime
+
+    from nodeflow_app.api import hooks as route
+
+    monkeypatch.setattr(json, "JSONEncoder", None)  # json.dumps(value, default=str) would build one here
+    answer = route._json({"at": datetime.date(2026, 1, 2), "text": "é"}, 200, {})
+    assert answer.body == b'{"at": "2026-01-02", "text": "\\u00e9"}'
+
+
+def test_a_live_address_has_one_target_per_active_version_reading_its_settings_once(hooks):
+    from nodeflow_app.triggers.webhooks import Webhooks
+
+    graph_id, hook = hooks.create(hooked({"respond": "last_node", "methods": "POST, PUT", "status_code": 201}))
+    webhooks = Webhooks(hooks.launcher, hooks.triggers, hooks.graphs)
+    target = webhooks.live(hook)
+    assert webhooks.live(hook) is target
+    assert (target.respond, target.methods, target.answer.status) == ("last_node", ["POST", "PUT"], 201)
+    hooks.graphs.save(graph_id, hooked({"respond": "last_node", "status_code": 202}))
+    assert webhooks.live(hook) is target  # a save is not live until the graph is switched on again
+    hooks.activation.activate(graph_id)  # a new active version: a new target
+    assert webhooks.live(hook).answer.status == 202

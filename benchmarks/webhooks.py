@@ -56,6 +56,8 @@ def make_app() -> Any:
                   "status": "accepted"}
         return Response(json.dumps(answer), media_type="application/json")
 
+    # Tried first, as the webhook routes are (create_api): both cases then pay the same route matching.
+    app.router.routes.insert(0, app.router.routes.pop())
     freeze_startup_objects()  # as the app's last lifespan task does (nodeflow_app/nodeflow_app.py)
     return app
 

@@ -115,11 +115,26 @@ def normalize(raw: dict[str, Any] | Graph, registry: DefinitionSource, *,
               trigger: str | None = None) -> tuple[Graph | None, list[GraphIssue]]:
     """Validate a graph against every rule; return the normalized graph (None if unreadable) and issues.
 
-    `trigger` (a node id or name) adds the rules of a run that starts there.
+    `trigger` (a node id or name) adds the rules of a run that starts there. A graph the schema refuses in part
+    is unreadable, and the rest of it is checked too: every problem is listed at once (see `check`).
     """
+    graph, whole, issues = check(raw, registry, trigger=trigger)
+    return (graph if whole else None), issues
+
+
+def check(raw: dict[str, Any] | Graph, registry: DefinitionSource, *,
+          trigger: str | None = None) -> tuple[Graph | None, bool, list[GraphIssue]]:
+    """`normalize` for checkers that go on to look at the graph: (the graph normalized, whether it is whole,
+    every issue). Not whole: the schema refused some of its nodes, edges or fields (or they hold a value JSON
+    cannot), which the issues name, and the graph is the rest of it, checked by every other rule (never one to
+    run). None when no part of it can be read."""
     graph, issues = _parse(raw)
+    whole = graph is not None
     if graph is None:
-        return None, issues
+        rest = _readable_part(raw)
+        graph = None if rest is None else _parse(rest)[0]
+        if graph is None:
+            return None, False, issues
     _upgrade_and_fill(graph, registry, issues)
     nodes = {n.id: n for n in graph.nodes}
     _check_unique(graph, nodes, issues)
@@ -127,9 +142,9 @@ def normalize(raw: dict[str, Any] | Graph, registry: DefinitionSource, *,
     _check_edges(graph, registry, nodes, issues)
     _check_flow_cycles(graph, nodes, issues)
     _check_link_cycles(graph, issues)
-    if trigger is not None:
+    if trigger is not None and (whole or find_node(graph, trigger) is not None):  # else it may be a refused node
         issues.extend(trigger_issues(graph, registry, trigger))
-    return graph, issues
+    return graph, whole, issues
 
 
 def normalize_or_raise(raw: dict[str, Any] | Graph, registry: DefinitionSource, *,
@@ -161,6 +176,37 @@ def _parse(raw: dict[str, Any] | Graph) -> tuple[Graph | None, list[GraphIssue]]
         return graph, []
     issues = _value_issues(raw)
     return (None, issues) if issues else (graph, [])
+
+
+def _readable_part(raw: Any) -> dict[str, Any] | None:
+    """The graph without what the schema (or a value JSON cannot hold) refuses: those nodes and edges, the edges
+    to a refused node (that edge is not at fault), and other fields (their defaults instead). None when nothing
+    was refused or the nodes or edges are not lists."""
+    if not isinstance(raw, dict) or not isinstance(raw.get("nodes", []), list) or not isinstance(
+            raw.get("edges", []), list):
+        return None
+    fields = {key: value for key, value in raw.items() if key not in ("nodes", "edges")}
+    rest = {key: value for key, value in fields.items() if _readable(Graph, {key: value})}
+    nodes, refused = [], set()
+    for node in raw.get("nodes", []):
+        if _readable(Node, node):
+            nodes.append(node)
+        elif isinstance(node, dict) and isinstance(node.get("id"), str):
+            refused.add(node["id"])
+    edges = [edge for edge in raw.get("edges", []) if _readable(Edge, edge)
+             and edge["source"] not in refused and edge["target"] not in refused]
+    if len(rest) == len(fields) and len(nodes) == len(raw.get("nodes", [])) and len(edges) == len(
+            raw.get("edges", [])):
+        return None
+    return {**rest, "nodes": nodes, "edges": edges}
+
+
+def _readable(model: type[BaseModel], item: Any) -> bool:
+    try:
+        model.model_validate(item)
+    except ValidationError:
+        return False
+    return value_problem(item, strict_text=True) is None
 
 
 def _text_of(model: type[BaseModel]) -> Callable[[BaseModel], tuple]:

@@ -218,7 +218,9 @@ def test_every_text_field_is_checked(registry, where, field, bad):
               "edge-data": raw["edges"][0]["data"]}[where]
     target[field] = bad
     graph, issues = normalize(raw, registry)
-    assert graph is None and [i.rule for i in issues] == ["invalid_value"], issues
+    # The rest of the graph is checked too: the edges into a node whose id is broken name no node of it.
+    dangling = ["edge_missing_node"] * 2 if (where, field) == ("node", "id") else []
+    assert graph is None and [i.rule for i in issues] == ["invalid_value", *dangling], issues
     assert "NUL" in issues[0].message or "surrogate" in issues[0].message
 
 
@@ -255,3 +257,27 @@ def test_parameters_are_checked_on_the_fast_path(registry, value):
     raw["nodes"][1]["data"] = {"label": value}
     graph, issues = normalize(raw, registry)
     assert graph is None and issues[0].rule == "invalid_value" and issues[0].node_id == raw["nodes"][1]["id"]
+
+
+def test_issues_past_what_the_schema_refuses_are_listed_too(registry):
+    """The schema refusing a node, an edge or a field of the graph stopped every other rule: the rest of the graph
+    is checked too (without them, nor the edges to a refused node, which are not at fault), each issue once."""
+    raw = load("valid_linear.json")
+    raw["nodes"][1]["data"]["count"] = "many"  # Pass: not an int
+    raw["nodes"][3]["type"] = "toy-from-elsewhere"  # On B
+    raw["nodes"][4]["position"] = {"x": "left"}  # Otherwise: refused by the schema, so is e4 into it (not blamed)
+    del raw["edges"][1]["data"]  # e2: refused by the schema
+    raw["edges"].append({"id": "e-lost", "source": "pass", "sourceHandle": "output", "target": "nowhere",
+                         "targetHandle": "input", "data": {"channel": "flow"}})
+    raw["viewport"] = "wide"  # a field of the graph itself
+    graph, issues = normalize(raw, registry)
+    assert graph is None  # nothing runs from a graph the schema refuses
+    found = [(i.rule, i.node_id, i.edge_id) for i in issues]
+    assert set(found) == {
+        ("schema", "else", None), ("schema", None, "e2"), ("schema", None, None),
+        ("invalid_parameter", "pass", None), ("unknown_node_type", "b1", None),
+        ("edge_missing_node", None, "e-lost")}, [str(i) for i in issues]
+    assert len(found) == len(set(found))
+    with pytest.raises(GraphInvalid) as caught:
+        normalize_or_raise(raw, registry)
+    assert len(caught.value.issues) == len(found)

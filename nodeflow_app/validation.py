@@ -17,7 +17,7 @@ from typing import Any, Iterable, Iterator, Literal
 
 from nodeflow_app.llm.providers import PROVIDERS, missing_steps
 from nodeflow_app.runtime.expressions import check_syntax, close_match, has_expression, place, referenced_nodes
-from nodeflow_app.runtime.graph import (DefinitionSource, Graph, GraphIssue, Node, bound_problem, normalize,
+from nodeflow_app.runtime.graph import (DefinitionSource, Graph, GraphIssue, Node, bound_problem, check,
                                         parameter_problem)
 from nodeflow_app.contract import NodeDefinition, NodeError, Parameter
 from nodeflow_app.triggers import webhook_answer
@@ -60,17 +60,19 @@ def errors(issues: list[Issue]) -> list[Issue]:
 
 def validate_graph(raw: dict[str, Any] | Graph, registry: DefinitionSource, *,
                    trigger: str | None = None) -> tuple[Graph | None, list[Issue]]:
-    """The normalized graph (None when unreadable) and every issue, errors before warnings."""
-    graph, graph_issues = normalize(raw, registry, trigger=trigger)
-    names = _names(raw) if graph is None else {n.id: n.name for n in graph.nodes}
+    """The normalized graph (None when unreadable) and every issue, errors before warnings. When the schema
+    refuses part of the graph, the rest of it is checked all the same (`check`), so every problem shows at once."""
+    graph, whole, graph_issues = check(raw, registry, trigger=trigger)
+    names = {n.id: n.name for n in graph.nodes} if whole and graph is not None else _names(raw)
     issues = [_from_graph_issue(issue, names) for issue in graph_issues]
     if graph is not None:
-        checker = _NodeChecker(graph, registry)
+        refused = frozenset() if whole else frozenset(names.values()) - {n.name for n in graph.nodes}  # reported above
+        checker = _NodeChecker(graph, registry, refused)
         for node in graph.nodes:
             issues.extend(checker.references_and_models(node))
             issues.extend(answer_issues(node, registry.definition(node.type), issues))
             issues.extend(output_issues(node, registry.definition(node.type)))
-    return graph, sorted(issues, key=lambda issue: issue.severity != "error")
+    return graph if whole else None, sorted(issues, key=lambda issue: issue.severity != "error")
 
 
 def node_issues(graph: Graph, registry: DefinitionSource, node_id: str) -> list[Issue]:
@@ -120,8 +122,9 @@ def answer_issues(node: Node, definition: NodeDefinition | None, known: list[Iss
 class _NodeChecker:
     """Checks that need the whole graph (names, flow edges, wires); built once per validation."""
 
-    def __init__(self, graph: Graph, registry: DefinitionSource):
+    def __init__(self, graph: Graph, registry: DefinitionSource, refused: frozenset[str] = frozenset()):
         self.registry = registry
+        self.refused = refused  # names of nodes the schema refused: not in `graph`, and already reported
         self.nodes = {n.id: n for n in graph.nodes}
         self.by_name = {n.name: n.id for n in graph.nodes}
         self.flow_in: dict[str, list[str]] = {}
@@ -144,7 +147,7 @@ class _NodeChecker:
                 continue
             found.extend(_issue("error", "invalid_expression", node, key, _at(where, str(error)))
                          for error in check_syntax(text))
-            for name in sorted(referenced_nodes(text)):
+            for name in sorted(referenced_nodes(text) - self.refused):
                 visible = self.visible_from(node.id) if visible is None else visible
                 problem = self.reference_problem(node, name, visible)
                 if problem:

@@ -115,6 +115,21 @@ def test_validate_a_schema_error_names_the_node(capsys, tmp_path):
     assert capsys.readouterr().out.startswith("node t1 'Start': schema: node 'Start': nodes.0.position.x: ")
 
 
+def test_validate_lists_every_problem_at_once_also_past_an_edge_the_schema_refuses(capsys):
+    """An edge without its data stopped the check at the schema: the unknown node type and the bad parameter
+    came up only once the edge was fixed, one validate later."""
+    # Start -/-> Wait(amount -1) --> Elsewhere (a type this NodeFlow does not have)    e1 has no data
+    path = CLI_GRAPHS / "invalid_everywhere.json"
+    assert main(["validate", str(path)]) == 2
+    out, err = capsys.readouterr()
+    assert sorted(out.splitlines()) == [
+        "edge e1: schema: edges.0.data: Field required",
+        "node w1 'Wait', parameter 'amount': invalid_parameter: -1 is below the minimum 0",
+        "node x1 'Elsewhere': unknown_node_type: node 'Elsewhere' has unknown type 'from-elsewhere'",
+    ]
+    assert err == f"invalid: 3 issues in {path}\n"
+
+
 @pytest.mark.parametrize("argv", [[], ["frobnicate"], ["validate"]])
 def test_bad_arguments_exit_2_with_usage(capsys, argv):
     assert main(argv) == 2

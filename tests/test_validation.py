@@ -185,3 +185,26 @@ def test_a_bad_row_of_a_list_parameter_is_named_as_the_inspector_shows_it():
             "data": {"conditions": [{"field": "a", "operator": "equals"}, {"field": "a", "operator": "like"}]}}
     assert ("node r 'Route', parameter 'conditions': invalid_parameter: row 2 operator: 'like' is not one of "
             in "\n".join(lines(graph({}, extra_nodes=[node], extra_edges=[("a", "r")]))))
+
+
+def test_every_problem_at_once_also_past_an_edge_the_schema_refuses():
+    """The Validate button and `nodeflow validate` listed only the malformed edge; the rest of the graph's problems
+    came up once it was fixed. Now each is listed once, naming what and where, the rest checked without the edge."""
+    # Start --> Ask(temperature 7.5, prompt reads 'Nobody' and 'Broken') -/-> Elsewhere (unknown type)
+    # Start --> Broken (refused by the schema: no type; its edge is not at fault)          e1 has no data
+    raw = graph({"temperature": 7.5, "prompt": "{{ $('Nobody').item.json }} {{ $('Broken').item.json }}"},
+                extra_nodes=[{"id": "x", "type": "from-elsewhere", "name": "Elsewhere", "data": {}},
+                             {"id": "b", "name": "Broken"}],
+                extra_edges=[("a", "x"), ("s", "b")])
+    del raw["edges"][1]["data"]
+    found, issues = lines(raw), validate_graph(raw, default_registry())[1]
+    assert validate_graph(raw, default_registry())[0] is None  # nothing runs from it
+    assert found == [
+        "node b 'Broken': schema: node 'Broken': nodes.3.type: Field required",
+        "edge e1: schema: edges.1.data: Field required",
+        "node a 'Ask', parameter 'temperature': invalid_parameter: 7.5 is above the maximum 2",
+        "node x 'Elsewhere': unknown_node_type: node 'Elsewhere' has unknown type 'from-elsewhere'",
+        "node a 'Ask', parameter 'prompt': invalid_reference: $('Nobody') names no node of this graph",
+        "node a 'Ask', parameter 'model': warning: provider_not_configured: " + found[-1].split(": ", 3)[-1],
+    ], found
+    assert len(set(found)) == len(found) == len(issues)

@@ -20,10 +20,8 @@ from typing import Any, Callable
 from sqlalchemy import Engine, Table, delete, func, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
-from pydantic import ValidationError
-
-from nodeflow_app.runtime.graph import DefinitionSource, Edge, Graph, GraphIssue, Node, normalize
-from nodeflow_app.runtime.values import MAX_DEPTH, value_problem
+from nodeflow_app.runtime.graph import DefinitionSource, Graph, GraphIssue, normalize
+from nodeflow_app.runtime.values import MAX_DEPTH
 from nodeflow_app.secret_values import forget_sealed, seal_graph
 from nodeflow_app.store.db import create_all, make_engine, process_wide
 from nodeflow_app.store.models import (
@@ -41,44 +39,6 @@ NAME_MAX = 120
 LABEL_MAX = 120
 # An imported graph keeps its id when it was never used here and fits in a URL and a collaboration token (no `_`).
 _KEEPABLE_ID = re.compile(r"[A-Za-z0-9-]{1,64}")
-
-
-def every_issue(raw: Any, registry: DefinitionSource) -> tuple[Graph | None, list[GraphIssue]]:
-    """`normalize`, and when the schema refused some of the nodes or edges (which stops it before any other rule),
-    also the issues of the rest of the graph: an import lists every problem of the file at once."""
-    graph, issues = normalize(raw, registry)
-    readable = None if graph is not None else _readable_part(raw)
-    if readable is None:
-        return graph, issues
-    more = normalize(readable, registry)[1]
-    return None, issues + [issue for issue in more if issue not in issues]
-
-
-def _readable(model: type[Node] | type[Edge], item: Any) -> bool:
-    try:
-        model.model_validate(item)
-    except ValidationError:
-        return False
-    return value_problem(item, strict_text=True) is None
-
-
-def _readable_part(raw: Any) -> dict[str, Any] | None:
-    """The graph without the nodes and edges the schema refuses, nor the edges to a refused node (that edge is
-    not at fault); None when nothing was refused or the lists themselves are not lists."""
-    if not isinstance(raw, dict) or not isinstance(raw.get("nodes", []), list) or not isinstance(
-            raw.get("edges", []), list):
-        return None
-    nodes, refused = [], set()
-    for node in raw.get("nodes", []):
-        if _readable(Node, node):
-            nodes.append(node)
-        elif isinstance(node, dict) and isinstance(node.get("id"), str):
-            refused.add(node["id"])
-    edges = [edge for edge in raw.get("edges", []) if _readable(Edge, edge)
-             and edge["source"] not in refused and edge["target"] not in refused]
-    if len(nodes) == len(raw.get("nodes", [])) and len(edges) == len(raw.get("edges", [])):
-        return None
-    return {**raw, "nodes": nodes, "edges": edges}
 
 
 class GraphNotFound(KeyError):
@@ -285,7 +245,7 @@ class GraphStore:
             return None, [GraphIssue(rule="json", message=f"the file's JSON is nested deeper than {MAX_DEPTH} levels")]
         except ValueError:  # a whole number of over 4,300 digits
             return None, [GraphIssue(rule="json", message="the file holds a whole number of over 4,300 digits")]
-        graph, issues = every_issue(raw, registry)
+        graph, issues = normalize(raw, registry)  # every problem of the file at once
         if graph is None or issues:
             return None, issues
         try:

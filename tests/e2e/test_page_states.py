@@ -126,3 +126,32 @@ def test_unknown_addresses_and_graphs_not_there_get_nodeflows_not_found_page(bro
         expect(outsider.get_by_text("Owner's only")).to_have_count(0)
         expect(outsider.get_by_test_id("canvas").or_(outsider.get_by_test_id("chat-input"))).to_have_count(0)
     context.close()
+
+
+def test_a_list_whose_first_load_fails_says_what_failed_and_retry_loads_it(page, nodeflow_server: Server) -> None:
+    """The collections' load failed (a collection's settings file broken on disk): the spinner went on forever,
+    beside an error toast. The list's place says what failed; Retry loads it again."""
+    page.goto(f"{nodeflow_server.url}/knowledge")
+    page.get_by_test_id("new-collection").click()
+    page.get_by_test_id("collection-name").fill("mended")
+    page.get_by_test_id("collection-create").click()
+    expect(page.get_by_test_id("collection-mended")).to_be_visible()
+    [settings] = (nodeflow_server.data_dir / "knowledge").glob("*/mended.json")
+    kept = settings.read_text()
+    settings.write_text("{not json")
+    try:
+        tab = page.context.new_page()  # a fresh state: its first load
+        tab.goto(f"{nodeflow_server.url}/knowledge")
+        failed = tab.get_by_test_id("load-error")
+        expect(failed).to_have_count(1)  # said once (the collection's side waits for the list)
+        expect(failed).to_contain_text("Could not load the collections: ")
+        expect(tab.get_by_test_id("loading")).to_have_count(0)
+        tab.get_by_test_id("load-retry").click()  # still broken: still said, with the reason
+        expect(failed).to_contain_text("Could not load the collections: ")
+    finally:
+        settings.write_text(kept)
+    tab.get_by_test_id("load-retry").click()
+    expect(tab.get_by_test_id("collection-mended")).to_be_visible()
+    expect(tab.get_by_test_id("load-error")).to_have_count(0)
+    expect(tab.get_by_test_id("loading")).to_have_count(0)
+    tab.close()

@@ -199,7 +199,8 @@ def graph_list_page() -> rx.Component:
             rx.vstack(
                 toolbar(),
                 until_loaded(GraphListState.loaded,
-                             rx.cond(GraphListState.rows.length() > 0, graph_table(), empty_state())),
+                             rx.cond(GraphListState.rows.length() > 0, graph_table(), empty_state()),
+                             GraphListState.load_error, GraphListState.load),
                 spacing="5",
                 width="100%",
                 max_width="1100px",

@@ -51,7 +51,7 @@ def collections_column() -> rx.Component:
             KnowledgeState.collections.length() > 0,
             rx.vstack(rx.foreach(KnowledgeState.collections, collection_item), spacing="1", width="100%"),
             rx.text("No collections yet. Create one, then upload files into it.", size="2", color_scheme="gray"),
-        ), padding="24px"),
+        ), KnowledgeState.load_error, KnowledgeState.load, padding="24px"),
         width="280px", flex_shrink="0", padding="16px", spacing="3", border_right=BORDER, background=PANEL_BG,
         height="100%", overflow_y="auto",
     )
@@ -224,8 +224,9 @@ def knowledge_page() -> rx.Component:
         header(),
         rx.hstack(
             collections_column(),
-            rx.box(until_loaded(KnowledgeState.loaded, collection_view()), flex="1", height="100%", overflow_y="auto",
-                   background=APP_BG),
+            # The collections column says what failed, with its Retry; this side waits for it.
+            rx.box(until_loaded(KnowledgeState.loaded, collection_view(), KnowledgeState.load_error), flex="1",
+                   height="100%", overflow_y="auto", background=APP_BG),
             spacing="0", width="100%", flex="1", min_height="0",
         ),
         create_dialog(), chunks_dialog(), delete_dialog(),

@@ -270,7 +270,7 @@ def settings_page() -> rx.Component:
                 rx.text(rx.cond(SettingsState.tests.contains(""), SettingsState.tests[""]["message"].to(str),
                                 "Only the workspace's owner manages its credentials."), color_scheme="red",
                         custom_attrs=_testid("settings-refused")),
-            )),
+            ), SettingsState.load_error, SettingsState.load),
             spacing="4", width="100%", max_width="860px", padding="24px", custom_attrs=_testid("settings"),
         ),
         align="center", width="100%", min_height="100vh", border_top=BORDER,

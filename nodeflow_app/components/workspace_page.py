@@ -148,7 +148,7 @@ def workspace_page() -> rx.Component:
         rx.box(rx.vstack(
             rx.heading(AuthState.workspace_name, size="6", custom_attrs=_testid("workspace-title")),
             rx.text("Your role: ", AuthState.role, size="2", color_scheme="gray"),
-            until_loaded(WorkspaceState.loaded, workspace_sections()),
+            until_loaded(WorkspaceState.loaded, workspace_sections(), WorkspaceState.load_error, WorkspaceState.load),
             spacing="4", width="100%", max_width="900px", margin_x="auto", padding="32px 24px",
         ), flex="1", width="100%", overflow_y="auto", background=APP_BG),
         spacing="0", height="100vh", width="100vw", overflow="hidden",

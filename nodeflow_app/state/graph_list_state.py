@@ -62,10 +62,10 @@ class ImportIssue:
 
 
 class _Failed(Exception):
-    """A store call failed; the toast to show instead is in `event`."""
+    """A store call failed; `message` says what ("Could not ...: <reason>"), `event` is the toast saying it."""
 
-    def __init__(self, event: Any):
-        self.event = event
+    def __init__(self, message: str):
+        self.message, self.event = message, rx.toast.error(message)
 
 
 def ago(seconds: float) -> str:
@@ -185,15 +185,16 @@ async def _attempt(action: str, call: Callable[[], Any]) -> Any:
     try:
         return await off_loop(call)
     except GraphNotFound:
-        raise _Failed(rx.toast.error(f"Could not {action}: the graph no longer exists.")) from None
+        raise _Failed(f"Could not {action}: the graph no longer exists.") from None
     except Exception as error:  # noqa: BLE001 - a handler must answer with a message, never crash
         log.exception("graph list: could not %s", action)
-        raise _Failed(rx.toast.error(f"Could not {action}: {error}")) from None
+        raise _Failed(f"Could not {action}: {error}") from None
 
 
 class GraphListState(rx.State):
     rows: list[GraphListRow] = []
     loaded: bool = False  # until the first load, show neither the table nor "No graphs yet"
+    load_error: str = ""  # the first load failed: the list's place says why, with a Retry
     total: int = 0  # graphs in the database, whatever the search
     search: str = ""
 
@@ -228,9 +229,12 @@ class GraphListState(rx.State):
         try:
             self.rows, self.total, live = await _attempt("load the graphs", lambda: _listing(search, workspace))
         except _Failed as failed:
+            if not self.loaded:  # nothing listed yet: the list's place says it (components/loading.py)
+                self.load_error = failed.message
+                return None
             return failed.event
         await self._share_live(workspace, live)
-        self.loaded = True
+        self.loaded, self.load_error = True, ""
         return event
 
     async def _share_live(self, workspace: str | None, live: dict[str, int]) -> None:

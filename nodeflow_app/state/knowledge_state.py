@@ -123,6 +123,7 @@ class KnowledgeState(rx.State):
     selected: str = ""
     documents: list[DocumentRow] = []
     loaded: bool = False
+    load_error: str = ""  # the first load failed: the collections' place says why, with a Retry
 
     create_open: bool = False
     create_error: str = ""
@@ -158,8 +159,13 @@ class KnowledgeState(rx.State):
                 "load the collections", functools.partial(
                     _listing, self._workspace(), self.selected if selected is None else selected))
         except _Failed as failed:
+            if not self.loaded:  # nothing listed yet: the list's place says it (components/loading.py)
+                message = str(failed)
+                self.load_error = message if message.startswith("Could not") else \
+                    f"Could not load the collections: {message}"
+                return None
             return rx.toast.error(str(failed))
-        self.loaded = True
+        self.loaded, self.load_error = True, ""
         return event
 
     @rx.event

@@ -17,6 +17,7 @@ from nodeflow_app.connections import KINDS
 from nodeflow_app.llm.credentials import CredentialError
 from nodeflow_app.llm.providers import PROVIDERS
 from nodeflow_app.state.access import current, requires
+from nodeflow_app.state.first_load import first_load
 from nodeflow_app.state.page_threads import off_loop
 
 
@@ -32,11 +33,12 @@ class SettingsState(rx.State):
     environment: list[dict[str, str]] = []  # the install's keys: instance admin only
     mcp_servers: str = ""
     loaded: bool = False  # until the first load, the page shows neither the providers nor the refusal
+    load_error: str = ""  # the first load failed: the page says why, with a Retry
 
     @rx.event
     @requires("manage")
     async def load(self):
-        await self._refresh()
+        await first_load(self, "the credentials", self._refresh)
 
     @rx.event
     @requires("manage")

@@ -18,6 +18,7 @@ from nodeflow_app.state.page_threads import off_loop
 from nodeflow_app import routes
 from nodeflow_app.state.access import client_address, current, requires, session_token, user_for_token
 from nodeflow_app.state.auth_state import AuthState, start_session
+from nodeflow_app.state.first_load import first_load
 from nodeflow_app.state.room_access import forget_member
 from nodeflow_app.store.accounts import HANDOFF_SECONDS, AccountError, ApiToken, account_store
 
@@ -91,6 +92,7 @@ class WorkspaceState(rx.State):
     invite_code: str = ""  # the invitation being accepted (/invite/<code>)
     invite_workspace: str = ""
     loaded: bool = False  # until the first load, the page shows a spinner, not empty lists
+    load_error: str = ""  # the first load failed: the page says why, with a Retry
 
     async def _auth(self) -> AuthState:
         return await self.get_state(AuthState)
@@ -103,7 +105,7 @@ class WorkspaceState(rx.State):
     @requires("view")
     async def load(self) -> None:
         self.new_link = self.new_token = self.message = ""
-        await self._refresh()
+        await first_load(self, "the members, invitations and tokens", self._refresh)
 
     @rx.event
     @requires("manage")

@@ -14,6 +14,9 @@ from .server import Server, owner_graph, signed_in_context
 
 # A delta saying a page's list state finished its first load (`loaded`, in Reflex's delta key of the var).
 FIRST_LOAD = re.compile(r'"loaded(_rx_state_)?"\s*:\s*true')
+# The delta after a page's last on_load handler (Reflex queues `set_is_hydrated(True)` behind them).
+HYDRATED = re.compile(r'"is_hydrated(_rx_state_)?"\s*:\s*true')
+NOT_A_MEMBER_TOAST = "Not found: it belongs to a workspace you are not in."
 
 
 def _hold_first_loads(page):
@@ -104,10 +107,51 @@ def test_unknown_addresses_and_graphs_not_there_get_nodeflows_not_found_page(bro
         accounts.engine.dispose()
     context = signed_in_context(browser, nodeflow_server, "olga@example.org", "outsider password")
     outsider = context.new_page()
+    frames: list[str] = []
+    outsider.on("websocket", lambda ws: ws.on("framereceived", lambda payload: frames.append(str(payload))))
     for path in (f"/graph/{graph_id}", f"/graph/{graph_id}/chat"):
+        frames.clear()
         outsider.goto(nodeflow_server.url + path)
         expect(outsider.get_by_test_id("not-found")).to_contain_text("Graph not found")
+        # Said once, by the page: each of its parts refused by the access check added a toast saying it again.
+        for _ in range(100):
+            if any(HYDRATED.search(frame) for frame in frames):
+                break
+            outsider.wait_for_timeout(100)
+        assert any(HYDRATED.search(frame) for frame in frames), f"{path}: the page's loads never finished"
+        assert not [frame for frame in frames if NOT_A_MEMBER_TOAST in frame], f"{path}: toasts were sent"
+        outsider.wait_for_timeout(3_000)  # a toast sent shows within this (not yet at 0.5 s, at 3.5 s it did)
+        expect(outsider.get_by_text(NOT_A_MEMBER_TOAST)).to_have_count(0)
         expect(outsider.get_by_test_id("app-header")).to_be_visible()
         expect(outsider.get_by_text("Owner's only")).to_have_count(0)
         expect(outsider.get_by_test_id("canvas").or_(outsider.get_by_test_id("chat-input"))).to_have_count(0)
     context.close()
+
+
+def test_a_list_whose_first_load_fails_says_what_failed_and_retry_loads_it(page, nodeflow_server: Server) -> None:
+    """The collections' load failed (a collection's settings file broken on disk): the spinner went on forever,
+    beside an error toast. The list's place says what failed; Retry loads it again."""
+    page.goto(f"{nodeflow_server.url}/knowledge")
+    page.get_by_test_id("new-collection").click()
+    page.get_by_test_id("collection-name").fill("mended")
+    page.get_by_test_id("collection-create").click()
+    expect(page.get_by_test_id("collection-mended")).to_be_visible()
+    [settings] = (nodeflow_server.data_dir / "knowledge").glob("*/mended.json")
+    kept = settings.read_text()
+    settings.write_text("{not json")
+    try:
+        tab = page.context.new_page()  # a fresh state: its first load
+        tab.goto(f"{nodeflow_server.url}/knowledge")
+        failed = tab.get_by_test_id("load-error")
+        expect(failed).to_have_count(1)  # said once (the collection's side waits for the list)
+        expect(failed).to_contain_text("Could not load the collections: ")
+        expect(tab.get_by_test_id("loading")).to_have_count(0)
+        tab.get_by_test_id("load-retry").click()  # still broken: still said, with the reason
+        expect(failed).to_contain_text("Could not load the collections: ")
+    finally:
+        settings.write_text(kept)
+    tab.get_by_test_id("load-retry").click()
+    expect(tab.get_by_test_id("collection-mended")).to_be_visible()
+    expect(tab.get_by_test_id("load-error")).to_have_count(0)
+    expect(tab.get_by_test_id("loading")).to_have_count(0)
+    tab.close()

@@ -8,7 +8,8 @@ the workspace the event acts in (the page's graph's, else the user's current one
 Handlers read the resolved caller with `current()`.
 `AccessMiddleware` runs the check for every event before Reflex calls the handler; an undeclared handler,
 Reflex's generic `setvar`, a caller without the role, or arguments that do not fit the handler's annotations
-(`event_arguments`, a forged event) is refused, logged, and answered with a toast.
+(`event_arguments`, a forged event) is refused, logged, and answered with a toast (not the loaders of a graph page
+a non-member opened: the page says "Graph not found" once).
 """
 
 from __future__ import annotations
@@ -385,12 +386,17 @@ class AccessMiddleware(Middleware):
 
         auth = await state.get_state(AuthState)
         graph_id = routes.page_graph_id(state.router) if state.router else ""
-        chooses = handler.fn in _page_loaders(app) or (state_cls, name) in _GRAPH_CHOOSERS
+        loader = handler.fn in _page_loaders(app)
+        chooses = loader or (state_cls, name) in _GRAPH_CHOOSERS
         kept = "" if chooses else await _kept_graph(state, state_cls)
         user, workspace, role, kept_workspace = await off_loop(
             _caller, session_token(state), graph_id, auth.workspace_id, kept)
         decision = decide(need, user, role)
         if not decision.allowed:
+            if graph_id and loader and user is not None and role is None:
+                # A graph page's loader for a non-member: its `check_found` (on_load before it) shows "Graph not
+                # found", so the refusal is silent; a toast per part of the page only repeated it.
+                return self._refuse(event, user, decision.reason, quiet=True)
             page = routes.page_path(state.router, frontend_prefix()) if state.router else ""
             return self._refuse(event, user, decision.reason, page)
         if user is not None and kept and kept_workspace != workspace:
@@ -410,8 +416,13 @@ class AccessMiddleware(Middleware):
         return cls._refuse(event, user, reason, text=f"Refused {reason}.")
 
     @staticmethod
-    def _refuse(event: Any, user: User | None, reason: str, page: str = "", text: str = "") -> StateUpdate:
+    def _refuse(event: Any, user: User | None, reason: str, page: str = "", text: str = "",
+                quiet: bool = False) -> StateUpdate:
+        """The answer to a refused event (it never reaches its handler): logged, and told to the tab, by a toast
+        unless `quiet` (the page itself says so) or by the sign-in page for a signed-out tab."""
         log.warning("refused %s for %s: %s", event.name, user.email if user else "anonymous", reason)
+        if quiet:
+            return StateUpdate()
         if user is None and reason == SIGN_IN_FIRST:  # a signed-out tab (expired, or signed out elsewhere)
             # Back to `page` afterwards, as the page's guard does (a page's other on_load events end here too).
             return StateUpdate(events=Event.from_event_type(

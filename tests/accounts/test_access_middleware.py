@@ -131,6 +131,32 @@ def test_a_refused_outsider_is_told_not_found_and_a_viewer_not_allowed(team):
     assert "Not allowed: a viewer cannot do this (edit needs more)." in str(viewer.events)
 
 
+def test_a_graph_pages_loaders_refuse_an_outsider_quietly_the_page_says_not_found_once(team):
+    """An outsider opening the team's graph saw "Graph not found" and a toast per part of the page (each loader
+    refused). The loaders are still refused, without a toast; a click of theirs still gets one."""
+    from nodeflow_app.nodeflow_app import app
+    from nodeflow_app.state.editor_state import EditorState
+
+    _, _, workspace_id, graph_id, tokens = team
+    for route in (routes.EDITOR, routes.CHAT):
+        state = _page(tokens["outsider"], workspace_id, graph_id)
+        path = routes.chat_url(graph_id) if route == routes.CHAT else routes.editor_url(graph_id)
+        state.router = RouterData.from_router_data({"pathname": route, "asPath": path, "query": {}, "headers": {
+            "origin": "http://127.0.0.1:3000", "cookie": f"nf_session={tokens['outsider']}"}})
+        loaders = [handler for handler in app._load_events[route.strip("/")]
+                   if access.declared(handler.fn) not in ("public", "signed_in")]
+        assert loaders, route
+        for handler in loaders:
+            name = handler.fn.__name__
+            cls = next(c for c, n, h in HANDLERS if h.fn is handler.fn)
+            answer = asyncio.run(access.AccessMiddleware().preprocess(app, state, _event(cls, name)))
+            assert answer is not None, f"{cls.__name__}.{name} ran for an outsider"
+            assert answer.events == [], f"{cls.__name__}.{name}: {answer.events}"
+    click = asyncio.run(access.AccessMiddleware().preprocess(app, _page(tokens["outsider"], workspace_id, graph_id),
+                                                             _event(EditorState, "rename_graph")))
+    assert "Not found: it belongs to a workspace you are not in." in str(click.events)
+
+
 # Events a page never sends, forged over the websocket: each crashed its handler (a stack trace and an error toast).
 FORGED = [("ChatState", "send", {"form": "hello"}, "form must be dict[str, Any], not str"),
           ("ChatState", "show_branch", {"payload": "m1"}, "payload must be dict[str, Any], not str"),

@@ -14,6 +14,9 @@ from .server import Server, owner_graph, signed_in_context
 
 # A delta saying a page's list state finished its first load (`loaded`, in Reflex's delta key of the var).
 FIRST_LOAD = re.compile(r'"loaded(_rx_state_)?"\s*:\s*true')
+# The delta after a page's last on_load handler (Reflex queues `set_is_hydrated(True)` behind them).
+HYDRATED = re.compile(r'"is_hydrated(_rx_state_)?"\s*:\s*true')
+NOT_A_MEMBER_TOAST = "Not found: it belongs to a workspace you are not in."
 
 
 def _hold_first_loads(page):
@@ -104,9 +107,21 @@ def test_unknown_addresses_and_graphs_not_there_get_nodeflows_not_found_page(bro
         accounts.engine.dispose()
     context = signed_in_context(browser, nodeflow_server, "olga@example.org", "outsider password")
     outsider = context.new_page()
+    frames: list[str] = []
+    outsider.on("websocket", lambda ws: ws.on("framereceived", lambda payload: frames.append(str(payload))))
     for path in (f"/graph/{graph_id}", f"/graph/{graph_id}/chat"):
+        frames.clear()
         outsider.goto(nodeflow_server.url + path)
         expect(outsider.get_by_test_id("not-found")).to_contain_text("Graph not found")
+        # Said once, by the page: each of its parts refused by the access check added a toast saying it again.
+        for _ in range(100):
+            if any(HYDRATED.search(frame) for frame in frames):
+                break
+            outsider.wait_for_timeout(100)
+        assert any(HYDRATED.search(frame) for frame in frames), f"{path}: the page's loads never finished"
+        assert not [frame for frame in frames if NOT_A_MEMBER_TOAST in frame], f"{path}: toasts were sent"
+        outsider.wait_for_timeout(3_000)  # a toast sent shows within this (not yet at 0.5 s, at 3.5 s it did)
+        expect(outsider.get_by_text(NOT_A_MEMBER_TOAST)).to_have_count(0)
         expect(outsider.get_by_test_id("app-header")).to_be_visible()
         expect(outsider.get_by_text("Owner's only")).to_have_count(0)
         expect(outsider.get_by_test_id("canvas").or_(outsider.get_by_test_id("chat-input"))).to_have_count(0)

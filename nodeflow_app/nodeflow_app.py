@@ -19,6 +19,7 @@ from nodeflow_app.components.not_found import not_found_page
 from nodeflow_app.components.workspace_page import invitation_page, workspace_page
 from nodeflow_app.heap import freeze_startup_objects
 from nodeflow_app.state.access import AccessMiddleware, frontend_prefix
+from nodeflow_app.state.forget_everywhere import listening as hear_other_workers_forget
 from nodeflow_app.state.auth_state import AuthState
 from nodeflow_app.components.settings_page import settings_page
 from nodeflow_app.state.chat_state import ChatState
@@ -85,6 +86,7 @@ app = rx.App(api_transformer=create_api(),  # the HTTP API (/api/...) beside Ref
              head_components=[FAVICON, unsent_guard()])  # unsent_guard: before Reflex's own listeners
 app.add_middleware(AccessMiddleware())
 app.register_lifespan_task(create_admin_from_environment)
+app.register_lifespan_task(hear_other_workers_forget)  # a sign-out or removal elsewhere, at once
 # Our connection banner instead of Reflex's overlay (a pulsing icon, then an error toast).
 app.app_wraps[(5, "Overlay")] = lambda stateful: connection_status() if stateful else None
 app.register_lifespan_task(recover_interrupted_runs)

@@ -27,6 +27,7 @@ from reflex.middleware import Middleware
 from reflex_base.event import Event
 from reflex.state import StateUpdate
 
+from nodeflow_app.state import forget_everywhere
 from nodeflow_app.state.event_arguments import argument_problem
 from nodeflow_app.state.page_threads import off_loop
 from nodeflow_app import routes
@@ -104,12 +105,16 @@ class Recent:
     """What `load` answered for a key in the last `seconds` (SESSION_CACHE_S by default), per process: the editor
     sends many events, and a co-editing room pushes to many tabs (room_access keeps roles in one)."""
 
-    def __init__(self, load: Callable[[str], Any], *, keep_none: bool, seconds: float = SESSION_CACHE_S):
-        self._load, self._keep_none, self._seconds = load, keep_none, seconds
+    def __init__(self, load: Callable[[str], Any], *, keep_none: bool, seconds: float = SESSION_CACHE_S,
+                 shared_as: str = ""):
+        """`shared_as`: a forget here is a forget in every process (`forget_everywhere`), under this name."""
+        self._load, self._keep_none, self._seconds, self._name = load, keep_none, seconds, shared_as
         self._items: dict[str, tuple[float, Any]] = {}
         # Loads run in page threads: one that began before a `forget` (a sign-out, a graph moved) must not
         # store the answer it read before it.
         self._forgets = 0
+        if shared_as:
+            forget_everywhere.share(shared_as, self)
 
     def get(self, key: str) -> Any:
         hit = self.recent(key)
@@ -129,6 +134,11 @@ class Recent:
         return (hit[1],) if hit and time.monotonic() - hit[0] < self._seconds else None
 
     def forget(self, key: str) -> None:
+        self.forget_here(key)
+        if self._name:
+            forget_everywhere.tell_others(self._name, key)
+
+    def forget_here(self, key: str) -> None:
         self._forgets += 1
         self._items.pop(key, None)
 
@@ -137,7 +147,7 @@ class Recent:
         self._items.clear()
 
 
-_sessions = Recent(lambda token: account_store().user_for_session(token), keep_none=True)
+_sessions = Recent(lambda token: account_store().user_for_session(token), keep_none=True, shared_as="session")
 
 
 def user_for_token(token: str) -> User | None:
@@ -264,7 +274,7 @@ def _workspace_of(graph_id: str) -> str | None:
     return graph_store().workspace_of(graph_id) or adopt_unowned_graphs(graph_id)
 
 
-_graph_workspaces = Recent(_workspace_of, keep_none=False)
+_graph_workspaces = Recent(_workspace_of, keep_none=False, shared_as="graph workspace")
 
 
 def graph_workspace(graph_id: str) -> str | None:

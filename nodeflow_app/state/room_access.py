@@ -11,8 +11,9 @@ empty copy of the room, the room forgets the tab, and the room's `_access_ended`
 The check reads the tab's session (its cookie, as the access check does; a tab's headers stay as its websocket
 sent them, so each is read once per process) and the person's role there, both kept for a moment in each
 process: a push to N tabs costs dict lookups, the database at most once a second per person and workspace. A
-removal is seen at once in the process that made it (`forget_member`), on other workers (Redis, several workers)
-within ROLE_CACHE_S; a sign-out within access.SESSION_CACHE_S.
+removal or a sign-out is seen at once in the process that made it, and on other workers (Redis) as soon as the
+forget reaches them through Redis (`forget_everywhere`, a millisecond); were Redis to drop it, within ROLE_CACHE_S
+(a removal) or access.SESSION_CACHE_S (a sign-out).
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ def _role(key: str) -> str | None:
 
 
 # Roles only (no "not a member"): a person added back is never refused from the cache.
-_roles = Recent(_role, keep_none=False, seconds=ROLE_CACHE_S)
+_roles = Recent(_role, keep_none=False, seconds=ROLE_CACHE_S, shared_as="role")
 
 
 # A tab's session headers (`session_headers`) -> the session token they carry: they alone decide it (beside the

@@ -1,5 +1,6 @@
 """The Reflex app: builds rx.App, the access check every event passes, and the pages."""
 
+import asyncio
 import contextlib
 import os
 
@@ -18,6 +19,7 @@ from nodeflow_app.components.knowledge_page import knowledge_page
 from nodeflow_app.components.not_found import not_found_page
 from nodeflow_app.components.workspace_page import invitation_page, workspace_page
 from nodeflow_app.heap import freeze_startup_objects
+from nodeflow_app.stopping import run_before_stopping
 from nodeflow_app.state.access import AccessMiddleware, frontend_prefix
 from nodeflow_app.state.forget_everywhere import listening as hear_other_workers_forget
 from nodeflow_app.state.auth_state import AuthState
@@ -75,9 +77,14 @@ async def save_rooms_when_stopping(app: rx.App):
     seconds, which no tab's autosave took and whose room's own autosave is still waiting, are saved."""
     from nodeflow_app.state.editor_state import save_waiting_rooms
 
+    async def save() -> None:
+        with app.set_contexts():  # the saves use the app's state manager, as an event would
+            await save_waiting_rooms()
+
+    # Granian's stop can panic before the lifespan's shutdown runs (nodeflow_app/stopping.py): save on the signal.
+    run_before_stopping(asyncio.get_running_loop(), save)
     yield
-    with app.set_contexts():  # the saves use the app's state manager, as an event would
-        await save_waiting_rooms()
+    await save()  # finds nothing left when the signal's save ran
 
 
 # The tab's icon (assets/favicon.svg): without one named, browsers ask for /favicon.ico, a 404 on every page.

@@ -26,6 +26,7 @@ PLACES = {
     "nodeflow_app.secret_values": "helpers",  # sealing and revealing secret parameters
     "nodeflow_app.settings": "helpers",
     "nodeflow_app.heap": "helpers",  # start-up objects frozen out of the garbage collector
+    "nodeflow_app.stopping": "helpers",  # work run at a stop signal before the server stops (Granian's stop can panic)
     "nodeflow_app.connections": "helpers",  # named connections as nodes see them (the store registers its lookup)
     "nodeflow_app.files": "helpers",  # files stored once by content, passed by reference
     "nodeflow_app.sql": "helpers",  # SQL against a connection's database (the Database Query node)

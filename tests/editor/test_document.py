@@ -180,6 +180,19 @@ def test_a_hostile_clipboard_is_refused_with_a_reason_not_a_crash(text: str, rea
         empty().paste(REGISTRY, text, {"x": 0, "y": 0})
 
 
+@pytest.mark.parametrize("bad_edge", [{"id": "e1", "source": "a"}, "an edge?", {"source": "a", "target": "b"}])
+def test_a_malformed_edge_in_the_clipboard_is_dropped_and_its_nodes_pasted(bad_edge) -> None:
+    """An edge the schema refuses (hand-edited text) refused the whole paste with a bare "Cannot paste: " and no
+    reason: it is dropped, as an edge to a node left behind is, and the nodes come in."""
+    graph = chain()[0].to_json()
+    fragment = {"nodes": graph["nodes"][:2], "edges": [bad_edge]}
+    change = empty().paste(REGISTRY, json.dumps(fragment), {"x": 0, "y": 0})
+    assert len([op for op in change.ops if op["op"] == "add_node"]) == 2
+    assert not [op for op in change.ops if op["op"] == "add_edge"]
+    with pytest.raises(EditError, match="Cannot paste: edges: Input should be a valid list"):
+        empty().paste(REGISTRY, json.dumps({"nodes": graph["nodes"][:1], "edges": "nope"}), {"x": 0, "y": 0})
+
+
 def test_delete_takes_container_children_along() -> None:
     doc = empty()
     loop = add(doc, "for-each")

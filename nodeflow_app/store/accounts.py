@@ -300,7 +300,8 @@ class AccountStore:
         return User(row.id, row.email, row.name, row.is_admin) if row else None
 
     def set_password(self, user_id: str, password: str) -> None:
-        """A new password; every session of the user ends (a reset or change signs out everywhere)."""
+        """A new password; every session of the user ends (a reset or change signs out everywhere), and the
+        addresses they signed in from are no longer known (the old password may have leaked: an intruder's too)."""
         check_password(password)
         with self.engine.begin() as conn:
             done = conn.execute(update(UserRow).where(UserRow.id == user_id)
@@ -308,6 +309,7 @@ class AccountStore:
             if not done:
                 raise AccountError("no such account")
             conn.execute(delete(SessionRow).where(SessionRow.user_id == user_id))
+            conn.execute(delete(KnownSignInAddressRow).where(KnownSignInAddressRow.user_id == user_id))
 
     def change_password(self, user_id: str, old: str, new: str, *, address: str | None = None) -> None:
         """A new password for someone who knows the current one. A wrong one counts against the sign-in limits of

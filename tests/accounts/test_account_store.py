@@ -217,6 +217,17 @@ def test_an_address_stays_known_for_a_while_after_each_sign_in_from_it(store, mo
         assert conn.execute(select(func.count()).select_from(KnownSignInAddressRow)).scalar_one() == 0
 
 
+def test_a_new_password_forgets_the_addresses_the_account_signed_in_from(store):
+    """A password changed or reset (it may have leaked) ends every session, and the addresses those sessions came
+    from, the intruder's among them, are no longer known: they wait behind the email's ceiling again."""
+    ada = store.create_user("Ada", "ada@example.org", PASSWORD)
+    store.sign_in("ada@example.org", PASSWORD, address=HOME)
+    store.set_password(ada.id, "a brand new password")
+    lock_email_from_many_addresses(store, "ada@example.org")
+    with pytest.raises(SignInThrottled, match="from many addresses"):
+        store.sign_in("ada@example.org", "a brand new password", address=HOME)
+
+
 def test_a_sign_in_forgets_only_the_failures_of_its_email_from_its_address(store):
     ada = store.create_user("Ada", "ada@example.org", PASSWORD)
     store.create_user("Bob", "bob@example.org", PASSWORD)

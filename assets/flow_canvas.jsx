@@ -7,10 +7,11 @@
  */
 import { createContext, memo, useCallback, useContext, useEffect, useMemo, useRef, useState } from "react";
 import {
-  Background, BackgroundVariant, ConnectionMode, Controls, Handle, MiniMap, Position, ReactFlow,
+  Background, BackgroundVariant, ConnectionMode, ControlButton, Controls, Handle, MiniMap, Position, ReactFlow,
   ReactFlowProvider, ViewportPortal, applyEdgeChanges, applyNodeChanges, useConnection, useNodeId, useReactFlow,
   useStore, useUpdateNodeInternals,
 } from "@xyflow/react";
+import { MapIcon } from "lucide-react";
 import { dynamicIconImports } from "lucide-react/dynamic.mjs";
 import "./flow_canvas.css";
 
@@ -590,6 +591,22 @@ const PIN_ICON = (
 );
 const miniMapColor = (n) => n.data?.def?.color ?? FALLBACK_SOCKET.color;
 
+const MINIMAP_KEY = "nodeflow.minimap"; // "hidden" once a person hid it: kept for every graph, in this browser
+
+function storedMinimap() {
+  try { return window.localStorage.getItem(MINIMAP_KEY) !== "hidden"; } catch { return true; } // storage off
+}
+
+/** Whether the minimap is shown, and its toggle (the zoom buttons' last one); the choice outlives the page. */
+function useMinimapChoice() {
+  const [shown, setShown] = useState(storedMinimap);
+  const toggle = useCallback(() => setShown((was) => {
+    try { window.localStorage.setItem(MINIMAP_KEY, was ? "hidden" : "shown"); } catch { /* kept for this page */ }
+    return !was;
+  }), []);
+  return [shown, toggle];
+}
+
 // ---- Hooks --------------------------------------------------------------------------------------
 
 /** Reflex rebuilds literal props (the catalog) on every render: keep one object per content. */
@@ -1160,6 +1177,8 @@ function Canvas(props) {
   }, [send]);
   const passthrough = Object.fromEntries(Object.entries(props).filter(([k]) => k.startsWith("data-")));
   const far = useStore(isFar);
+  const [minimapShown, toggleMinimap] = useMinimapChoice();
+  const minimapLabel = minimapShown ? "Hide the minimap" : "Show the minimap";
 
   return (
     <CanvasContext.Provider value={context}>
@@ -1173,8 +1192,13 @@ function Canvas(props) {
           onBeforeDelete={onBeforeDelete} onSelectionChange={onSelectionChange} onMoveEnd={onMoveEnd}
           connectionMode={ConnectionMode.Strict} deleteKeyCode={readOnly ? null : DELETE_KEYS} minZoom={0.05} maxZoom={2}>
           <Background variant={BackgroundVariant.Dots} gap={20} size={1.2} color="var(--gray-a6)" />
-          <MiniMap pannable zoomable nodeColor={miniMapColor} nodeStrokeWidth={0} />
-          <Controls showInteractive={false} />
+          {minimapShown && <MiniMap pannable zoomable nodeColor={miniMapColor} nodeStrokeWidth={0} />}
+          <Controls showInteractive={false}>
+            <ControlButton onClick={toggleMinimap} title={minimapLabel} aria-label={minimapLabel}
+              aria-pressed={minimapShown} data-testid="toggle-minimap">
+              <MapIcon size={12} strokeWidth={2.5} />
+            </ControlButton>
+          </Controls>
           <PeerCursors cursors={props.cursors} people={props.people} me={props.me} />
         </ReactFlow>
       </div>

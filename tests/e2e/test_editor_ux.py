@@ -668,6 +668,24 @@ def test_the_minimap_gives_way_when_the_runs_panel_makes_the_canvas_short(page, 
     expect(minimap).to_be_visible()
 
 
+def test_the_minimap_can_be_hidden_by_hand_and_stays_hidden(page, nodeflow_server: Server, store: GraphStore) -> None:
+    """The minimap only gave way on a small canvas: someone who wanted the room on a big one had no way to hide it."""
+    open_editor(page, nodeflow_server, store.create(f"Minimap by hand {uuid.uuid4().hex[:6]}", pipeline()).id)
+    minimap, toggle = page.locator(".react-flow__minimap"), page.get_by_test_id("toggle-minimap")
+    expect(minimap).to_be_visible()
+    expect(toggle).to_have_attribute("aria-label", "Hide the minimap")
+    toggle.click()
+    expect(minimap).to_have_count(0)
+    expect(toggle).to_have_attribute("aria-pressed", "false")
+    other = page.context.new_page()  # the choice holds for the next page (and every graph) in this browser
+    open_editor(other, nodeflow_server, store.create(f"Minimap kept {uuid.uuid4().hex[:6]}", pipeline()).id)
+    expect(other.get_by_test_id("toggle-minimap")).to_have_attribute("aria-label", "Show the minimap")
+    expect(other.locator(".react-flow__minimap")).to_have_count(0)
+    other.get_by_test_id("toggle-minimap").click()
+    expect(other.locator(".react-flow__minimap")).to_be_visible()
+    other.close()
+
+
 def test_at_1024_px_chat_and_history_take_turns_and_the_compare_banner_clears_the_run_chip(
         browser, nodeflow_server: Server, store: GraphStore) -> None:
     """With Chat, History and Runs open at 1024 px the canvas was ~150 px wide, and History's compare banner

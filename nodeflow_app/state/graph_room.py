@@ -16,6 +16,7 @@ from functools import lru_cache
 from typing import Any, Awaitable, Callable
 
 import reflex as rx
+from reflex.state import _override_base_method  # how Reflex's own states override `_clean`
 
 from nodeflow_app.state.access import graph_workspace, kept_graph_workspace
 from nodeflow_app.state.page_threads import off_loop
@@ -74,15 +75,25 @@ async def without_router_resent(state: rx.State, linking: Any) -> Any:
 
 def only_new_changes(linked: Any) -> Any:
     """`linked` (a room just patched into a tab's state, or changed by its own token: `modify_room`), with no
-    change recorded yet for this event.
+    change recorded yet for this event: Reflex then updates the other linked tabs only if the event changes it.
 
     After every event of a linked tab Reflex sends the vars the room's last `_clean` recorded as changed to every
-    other linked tab; but an event cleans the room only when it changed it. So an event that left the room as it
-    was (a selection, a panel opened, a run's message) sent an earlier change again to every tab, in the one
-    process that keeps the room in memory: the last patch, cursors or people."""
-    if linked._previous_dirty_vars is not None:
-        linked._previous_dirty_vars.clear()
+    other linked tab, and takes each of those tabs' state (and lock; with Redis, a round trip) to do so whenever
+    a record exists, even an empty one; but an event cleans the room only when it changed it. So an event that
+    left the room as it was (a selection, a panel opened, a run's message) sent an earlier change again to every
+    tab, and with that fixed, an empty update to each. None is "nothing recorded"; `record_changes` makes a record
+    when the room is cleaned, i.e. changed. Reflex also updates them when the room "was touched" (changed in any
+    way, backend vars too): a room read from Redis starts untouched, one kept in memory stays touched for good
+    after its first change, so it starts this event untouched here too (it is linked before anything changes it)."""
+    linked._previous_dirty_vars = None
+    linked._was_touched = False
     return linked
+
+
+def record_changes(room: Any) -> None:
+    """Call first in a room's `_clean`: Reflex's records the changed vars only into a record that exists."""
+    if room._previous_dirty_vars is None:
+        room._previous_dirty_vars = set()
 
 
 class GraphRoom(rx.SharedState):
@@ -110,6 +121,11 @@ class GraphRoom(rx.SharedState):
     async def _internal_patch_linked_state(self, token: str, full_delta: bool = False):
         linked = await without_router_resent(self, super()._internal_patch_linked_state(token, full_delta))
         return await kept_linked(self, only_new_changes(linked), await linked._workspace_id())
+
+    @_override_base_method
+    def _clean(self) -> None:
+        record_changes(self)
+        super()._clean()
 
     async def _workspace_id(self) -> str | None:
         """The workspace of the open graph (None: no graph open yet); kept a moment per process (`graph_workspace`)."""

@@ -14,8 +14,10 @@ import logging
 from functools import lru_cache
 
 import reflex as rx
+from reflex.state import _override_base_method  # how Reflex's own states override `_clean`
 
-from nodeflow_app.state.graph_room import GraphRoom, modify_room, only_new_changes, room_token, without_router_resent
+from nodeflow_app.state.graph_room import (GraphRoom, modify_room, only_new_changes, record_changes, room_token,
+                                          without_router_resent)
 from nodeflow_app.state.room_access import kept_linked
 
 log = logging.getLogger(__name__)
@@ -41,6 +43,11 @@ class GraphListRoom(rx.SharedState):
     async def _internal_patch_linked_state(self, token: str, full_delta: bool = False):
         linked = await without_router_resent(self, super()._internal_patch_linked_state(token, full_delta))
         return await kept_linked(self, only_new_changes(linked), linked._workspace or None)
+
+    @_override_base_method
+    def _clean(self) -> None:
+        record_changes(self)
+        super()._clean()
 
     async def _access_ended(self) -> None:
         """This (private) copy's tab was unlinked: its person may no longer view the workspace (room_access)."""

@@ -121,13 +121,22 @@ async def _answer(target: Target, run: Any) -> Response:
         return AsciiJSONResponse({"run_id": run.run_id, "status": "started"}, 202, headers=headers)
     await driver.done.wait()
     if run.status != "completed":
-        return _json(outcome(run), 202 if run.status == "paused" else 500, headers)
+        return _json(_told(outcome(run), target), 202 if run.status == "paused" else 500, headers)
     answer = target.answer
     for _parameter, problem in answer.problems:  # activation refuses these: a test call, or a version live from before
         log.warning("webhook %s of graph %s: %s; left out of the answer", target.node_id, target.graph_id, problem)
     return _json(final_output(run), answer.status, {**answer.headers, **headers})
 
 
+def _told(ended: dict[str, Any], target: Target) -> dict[str, Any]:
+    """A run's outcome as the caller gets it: a failed run's error only when the node says so (a public caller
+    would learn internal addresses, tables or connection names from it; n8n answers "Error in workflow")."""
+    if "error" in ended and not target.data.get("error_details"):
+        return {**ended, "error": FAILED}
+    return ended
+
+
+FAILED = "the run failed; its record in NodeFlow says why"
 _encode = json.JSONEncoder(default=str).encode  # built once: json.dumps(value, default=str) builds one per call
 
 

@@ -11,6 +11,7 @@ import logging
 import pytest
 from sqlalchemy import select
 
+from nodeflow_app.api.hooks import FAILED
 from nodeflow_app.secret_values import seal
 from nodeflow_app.store.connections import ConnectionStore
 from nodeflow_app.store.runs import RUNS
@@ -53,6 +54,27 @@ async def test_a_run_answered_when_it_ends_is_written_once_with_its_end(hooks):
     assert answer.json() == {"n": 3, "done": True}
     assert sorted(writes) == [("node", "completed")] * 3 + [("run", "completed")]  # nothing `running` first
     assert (await settled(hooks, answer.headers["x-run-id"]))["status"] == "completed"
+
+
+def failing(hook: dict) -> dict:
+    """Webhook -> HTTP Request to an internal address (the SSRF guard refuses it: the run fails naming it)."""
+    return graph([("hook", "webhook-trigger", hook),
+                  ("fetch", "http-request", {"method": "GET", "url": "http://127.0.0.1:9/admin/backup"})],
+                 ["hook.output -> fetch.input"])
+
+
+async def test_a_failed_run_answers_500_without_its_error_unless_the_node_says_so(hooks):
+    """The error of a failed run (here an internal address) went to whoever called the webhook."""
+    _, quiet = hooks.create(failing({"respond": "last_node"}))
+    _, telling = hooks.create(failing({"respond": "last_node", "error_details": True}))
+    async with hooks.client() as client:
+        answer, told = await client.post(f"/api/hooks/{quiet}", json={}), await client.post(f"/api/hooks/{telling}")
+    assert answer.status_code == told.status_code == 500
+    run_id = answer.headers["x-run-id"]
+    assert answer.json() == {"run_id": run_id, "status": "failed", "error": FAILED}
+    run = await settled(hooks, run_id)
+    assert run["status"] == "failed" and "127.0.0.1" in run["error"]  # the record keeps it
+    assert told.json()["status"] == "failed" and "127.0.0.1" in told.json()["error"]
 
 
 async def test_at_once_answers_202_with_the_run_id_and_the_run_goes_on(hooks):

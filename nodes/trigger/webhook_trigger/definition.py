@@ -33,6 +33,10 @@ definition = NodeDefinition(
         Parameter(id="status_code", label="Status code", type="int", default=200, min=100, max=599,
                   description="Sent with the last node's output (not a redirect, 3xx, nor 1xx, 204 or 205).",
                   show_if={"respond": ("last_node",)}),
+        Parameter(id="error_details", label="Name a failed run's error", type="boolean", default=False,
+                  description="Off: a failed run answers 500 with only its id and status, as its error may name "
+                              "internal addresses, tables or connections; NodeFlow's run record says why.",
+                  show_if={"respond": ("last_node",)}),
         Parameter(id="response_headers", label="Response headers", type="key_value", default=[],
                   expressions=False,
                   description="Sent with the last node's output; not Content-Type, Set-Cookie, Location or others "

@@ -29,6 +29,7 @@ from nodeflow_app.triggers import webhook_answer
 from nodeflow_app.triggers.webhooks import Call, Refused, Target, Webhooks, payload, too_large
 
 log = logging.getLogger("nodeflow.api.hooks")
+FAILED = "the run failed; its record in NodeFlow says why"  # a failed run's error, as a caller is told it
 router = APIRouter(tags=["webhooks"])
 METHODS = ["POST", "GET", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"]  # POST first: the usual call, the first route
 
@@ -136,7 +137,6 @@ def _told(ended: dict[str, Any], target: Target) -> dict[str, Any]:
     return ended
 
 
-FAILED = "the run failed; its record in NodeFlow says why"
 _encode = json.JSONEncoder(default=str).encode  # built once: json.dumps(value, default=str) builds one per call
 
 

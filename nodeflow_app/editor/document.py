@@ -16,7 +16,7 @@ from typing import Any, Iterable
 
 from nodeflow_app.runtime.coercion import can_connect
 from nodeflow_app.runtime.graph import (
-    DefinitionSource, Edge, Graph, GraphIssue, Node, NodeSettings, Position, Viewport, find_cycle, normalize,
+    DefinitionSource, Edge, Graph, GraphIssue, Node, NodeSettings, Position, Viewport, check, find_cycle, normalize,
     parameter_problem,
 )
 from nodeflow_app.runtime.values import MAX_DEPTH
@@ -548,14 +548,6 @@ def _replace_strings(value: Any, pattern: re.Pattern[str], name: str) -> Any:
     return value
 
 
-def _without_refused(edges: Any, refused: set[str | None]) -> list[Any]:
-    """`edges` less those the schema refused, named by their id or, lacking one, by their place ("#2")."""
-    if not isinstance(edges, list):
-        return []
-    return [edge for n, edge in enumerate(edges)
-            if f"#{n}" not in refused and not (isinstance(edge, dict) and edge.get("id") in refused)]
-
-
 def _parse_fragment(text: str, definitions: DefinitionSource) -> tuple[list[Node], list[Edge]]:
     """Nodes and edges from clipboard text: a copied fragment or an exported graph, normalized."""
     try:
@@ -568,15 +560,11 @@ def _parse_fragment(text: str, definitions: DefinitionSource) -> tuple[list[Node
         raise EditError("Cannot paste: the clipboard holds a whole number of over 4,300 digits") from None
     if not isinstance(raw, dict) or not isinstance(raw.get("nodes"), list) or not raw["nodes"]:
         raise EditError("The clipboard does not hold NodeFlow nodes (copy nodes with Ctrl+C first)")
-    edges = raw.get("edges") or []
-    graph, issues = normalize({"nodes": raw["nodes"], "edges": edges}, definitions)
-    blocking = [i for i in issues if i.edge_id is None]  # a broken edge is dropped, a broken node refuses
-    if graph is None and not blocking:  # only edges the schema refuses (no graph at all): without them
-        edges = _without_refused(edges, {i.edge_id for i in issues})
-        graph, issues = normalize({"nodes": raw["nodes"], "edges": edges}, definitions)
-        blocking = [i for i in issues if i.edge_id is None] if graph is not None else issues
+    # The graph less what the schema refuses (`check`): a broken edge is dropped, a broken node refuses.
+    graph, _whole, issues = check({"nodes": raw["nodes"], "edges": raw.get("edges") or []}, definitions)
+    blocking = [i for i in issues if i.edge_id is None]
     if blocking or graph is None:
-        raise EditError("Cannot paste: " + "; ".join(i.message for i in blocking[:3]))
+        raise EditError("Cannot paste: " + "; ".join(i.message for i in (blocking or issues)[:3]))
     # A clipboard never holds a sealed value NodeFlow put there (copies carry them emptied): one that does is text
     # from elsewhere, and gets no use of a secret.
     nodes = [n.model_copy(update={"data": forget_sealed_node(definitions.definition(n.type), n.data)})

@@ -20,28 +20,39 @@ STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 
 def run_before_stopping(loop: asyncio.AbstractEventLoop, work: Callable[[], Awaitable[None]]) -> bool:
-    """On a stop signal, `work()` runs to its end (or failure), then the loop's handler that was there (the
+    """On the first stop signal, `work()` runs to its end (or failure), then the loop's handler that was there (the
     server's). False when the loop has no handler of ours to wrap (another server, e.g. uvicorn, which sets
     `signal.signal`): the lifespan's shutdown is then the only place."""
     # asyncio's Unix loop keeps the handles add_signal_handler made here (private, stable since 3.4).
     handlers = getattr(loop, "_signal_handlers", None) or {}
+    once = _WorkOnce(loop, work)
     wrapped = False
     for number in STOP_SIGNALS:
         server = handlers.get(number)
         if server is None:
             continue
-        loop.add_signal_handler(number, _work_then, loop, work, server)
+        loop.add_signal_handler(number, once.then, server)
         wrapped = True
     return wrapped
 
 
-def _work_then(loop: asyncio.AbstractEventLoop, work: Callable[[], Awaitable[None]], server: asyncio.Handle) -> None:
-    async def in_order() -> None:
+class _WorkOnce:
+    """The work starts at the first signal; every signal's server handler runs once it ended. A worker gets a stop
+    signal twice (`kill` of the process group, then Granian's main process stopping it): had the second run the
+    server's handler at once, the worker's loop would stop in the middle of the first signal's save."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, work: Callable[[], Awaitable[None]]) -> None:
+        self.loop, self.work = loop, work
+        self.done: asyncio.Task | None = None
+
+    def then(self, server: asyncio.Handle) -> None:
+        if self.done is None:
+            self.done = self.loop.create_task(self._work())
+        # the server's own handler, as the loop would have run it
+        self.done.add_done_callback(lambda _: server._run())
+
+    async def _work(self) -> None:
         try:
-            await work()
+            await self.work()
         except Exception:  # noqa: BLE001 - stopping goes on whatever the work did
             log.exception("the work before stopping failed")
-        finally:
-            server._run()  # the server's own handler, as the loop would have run it
-
-    loop.create_task(in_order())

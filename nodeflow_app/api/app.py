@@ -46,8 +46,9 @@ def create_api(services: Services | None = None) -> FastAPI:
     app.add_exception_handler(RequestValidationError, invalid_request)
     app.add_exception_handler(HTTPException, refused)
     # Webhooks first: routes are tried in order, and their calls (public, the busiest) then skip matching every
-    # /api/v1 route (~7% of a webhook call's CPU). No other router's paths start with /api/hooks.
-    app.include_router(hooks.router)
+    # /api/v1 route (~7% of a webhook call's CPU). No other router's paths start with /api/hooks. They are the
+    # app's own routes, not an included router's (hooks.add_routes).
+    hooks.add_routes(app)
     app.include_router(v1.router)
     app.include_router(openai_compat.router)
     app.include_router(mcp_endpoint.router)

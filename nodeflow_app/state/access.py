@@ -142,6 +142,13 @@ class Recent:
         self._forgets += 1
         self._items.pop(key, None)
 
+    def forget_published(self, digest: str) -> None:
+        """Another process forgot the key whose `forget_everywhere.digest` this is (rare: a few thousand hashes at
+        most, on the listener's thread)."""
+        self._forgets += 1
+        for key in [key for key in list(self._items) if forget_everywhere.digest(key) == digest]:
+            self._items.pop(key, None)
+
     def clear(self) -> None:
         self._forgets += 1
         self._items.clear()

@@ -11,6 +11,7 @@ Without Redis there is one worker and nothing to tell.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import logging
 import os
 from typing import Any, Protocol
@@ -21,7 +22,7 @@ CHANNEL = "nodeflow:forget"
 
 
 class Forgets(Protocol):
-    def forget_here(self, key: str) -> None: ...
+    def forget_published(self, digest: str) -> None: ...
 
 
 _caches: dict[str, Forgets] = {}
@@ -37,9 +38,15 @@ def redis_url() -> str | None:
     return os.environ.get("REFLEX_REDIS_URL") or None
 
 
+def digest(key: str) -> str:
+    """What travels for `key`: its hash. A session token must not be sent anywhere, even a dead one, even to the
+    install's own Redis."""
+    return hashlib.sha256(key.encode()).hexdigest()
+
+
 def tell_others(name: str, key: str) -> None:
     """Every other process forgets `key` of the cache shared as `name` (with Redis; a blocking publish of well
-    under a millisecond: these are rare, a sign-out or a removal)."""
+    under a millisecond: these are rare, a sign-out or a removal). The key's `digest` is published, not the key."""
     url = redis_url()
     if url is None:
         return
@@ -49,16 +56,16 @@ def tell_others(name: str, key: str) -> None:
             import redis
 
             client = _clients[url] = redis.Redis.from_url(url, socket_connect_timeout=2, socket_timeout=2)
-        client.publish(CHANNEL, f"{name}\n{key}")
+        client.publish(CHANNEL, f"{name}\n{digest(key)}")
     except Exception as error:  # noqa: BLE001 - the others still forget it when their copy expires
         log.warning("could not tell the other workers to forget a %s: %s", name, error)
 
 
 def _arrived(message: dict[str, Any]) -> None:
-    name, _, key = message["data"].decode().partition("\n")
+    name, _, hashed = message["data"].decode().partition("\n")
     cache = _caches.get(name)
     if cache is not None:
-        cache.forget_here(key)
+        cache.forget_published(hashed)
 
 
 @contextlib.asynccontextmanager

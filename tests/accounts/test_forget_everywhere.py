@@ -71,6 +71,23 @@ def test_a_member_removed_here_is_forgotten_by_another_worker_at_once(redis_url)
         process.wait()
 
 
+def test_a_signed_out_token_never_travels_only_its_hash(redis_url):
+    import redis
+
+    pubsub = redis.Redis.from_url(redis_url).pubsub(ignore_subscribe_messages=True)
+    pubsub.subscribe(forget_everywhere.CHANNEL)
+    try:
+        forget_token("a-secret-session-token")
+        deadline, message = time.monotonic() + 5, None
+        while message is None and time.monotonic() < deadline:
+            message = pubsub.get_message(timeout=0.1)
+        assert message is not None, "nothing was published"
+        assert b"a-secret-session-token" not in message["data"]
+        assert message["data"].decode() == "session\n" + forget_everywhere.digest("a-secret-session-token")
+    finally:
+        pubsub.close()
+
+
 def test_an_unreachable_redis_is_logged_not_raised(monkeypatch, caplog):
     monkeypatch.setenv("REFLEX_REDIS_URL", "redis://127.0.0.1:1/0")  # nothing listens on port 1
     forget_everywhere._clients.pop("redis://127.0.0.1:1/0", None)

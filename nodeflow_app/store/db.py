@@ -91,17 +91,29 @@ class _Checkpoints:
     def _run(self) -> None:
         while True:
             time.sleep(self.CHECKPOINT_S)
-            while self._dirty:
-                checkpoint(self._dirty.pop())
+            unfinished = [path for path in _drain(self._dirty) if not checkpoint(path)]
+            self._dirty.update(unfinished)  # tried again next pass, commit or not
 
 
-def checkpoint(path: str) -> None:
-    """Copy the WAL's committed pages into the database file (PASSIVE: never waits for readers or writers)."""
-    try:  # mode=rw: a file that is gone is not created again
+def _drain(paths: set[str]) -> list[str]:
+    taken = []
+    while paths:
+        taken.append(paths.pop())  # set.pop is atomic: a commit may add meanwhile
+    return taken
+
+
+def checkpoint(path: str) -> bool:
+    """Copy the WAL's committed pages into the database file (PASSIVE: never waits for readers or writers). False
+    when some stayed in the WAL (another connection was busy with it, or a reader's snapshot still needs them)."""
+    if not Path(path).exists():
+        return True  # gone: nothing left to copy
+    try:  # mode=rw: a file deleted meanwhile is not created again
         with closing(sqlite3.connect(f"{Path(path).resolve().as_uri()}?mode=rw", uri=True, timeout=1)) as conn:
-            conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
-    except sqlite3.Error as error:  # busy or gone: the next commit marks it again
-        log.debug("checkpoint of %s skipped: %s", path, error)
+            busy, in_wal, copied = conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+    except sqlite3.Error as error:
+        log.debug("checkpoint of %s not done: %s", path, error)
+        return not Path(path).exists()
+    return not busy and copied == in_wal
 
 
 _checkpoints = _Checkpoints()

@@ -63,6 +63,13 @@ async def run_schedules() -> None:
     await run_scheduler()
 
 
+async def resume_timed_pauses() -> None:
+    """This worker's timers: a paused node due to go on by itself (a long Wait) does, once across workers."""
+    from nodeflow_app.runs.timers import run_pause_timers
+
+    await run_pause_timers()
+
+
 async def keep_house() -> None:
     """Hourly, in one process: finished runs past NODEFLOW_RUNS_MAX_AGE_DAYS / _MAX_PER_GRAPH pruned, stored
     files no record refers to deleted."""
@@ -98,6 +105,7 @@ app.register_lifespan_task(hear_other_workers_forget)  # a sign-out or removal e
 app.app_wraps[(5, "Overlay")] = lambda stateful: connection_status() if stateful else None
 app.register_lifespan_task(recover_interrupted_runs)
 app.register_lifespan_task(run_schedules)
+app.register_lifespan_task(resume_timed_pauses)
 app.register_lifespan_task(keep_house)
 app.register_lifespan_task(save_rooms_when_stopping)
 app.register_lifespan_task(freeze_startup_objects)  # last: the app is imported and built by then

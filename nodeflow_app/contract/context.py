@@ -31,6 +31,11 @@ class RuntimeApi(Protocol):
 
     def emit(self, event: NodeEvent) -> None: ...
 
+    @property
+    def pauses_on_record(self) -> bool:
+        """A pause here is kept on record, so the run can go on later, from any process: False inside a container
+        (its steps cannot pause) and in a run nothing persists."""
+
     def checkpoint(self, node_id: str, value: Any) -> None:
         """Persist `value` as the node's progress; if its process dies, the node's re-run gets it as `ctx.checkpoint`."""
 

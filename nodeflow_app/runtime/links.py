@@ -133,6 +133,11 @@ class RuntimeApiImpl:
     def emit(self, event: NodeEvent) -> None:
         self._run._push(event)
 
+    @property
+    def pauses_on_record(self) -> bool:
+        run = self._run
+        return run.parent is None and run.hooks.on_run is not None
+
     def checkpoint(self, node_id: str, value: Any) -> None:
         self._run._root.save_checkpoint(node_id, value)
 

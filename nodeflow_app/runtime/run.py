@@ -415,7 +415,8 @@ class Run:
         record = self.records[pn.node.id]
         record.status, record.wait, record.duration_ms = "paused", wait, round(duration_ms, 3)
         self._record(pn.node.id)
-        self._emit(pn, "paused", prompt=wait.prompt, options=wait.options, detail=wait.detail)
+        timed = {} if wait.resume_at is None else {"resume_at": wait.resume_at}
+        self._emit(pn, "paused", prompt=wait.prompt, options=wait.options, detail=wait.detail, **timed)
 
     def _why_nothing_arrived(self, pn: PlanNode) -> str:
         """Name each upstream node whose output port on a wire into `pn` gave no value, and the port it took

@@ -159,6 +159,12 @@ class ChatStore:
             row = conn.execute(select(MESSAGES).where(MESSAGES.c.id == message_id)).mappings().first()
         return None if row is None else _message(row)
 
+    def message_of_run(self, run_id: str) -> ChatMessage | None:
+        """The assistant message a run writes (a chat's answer), or None: the run was not started by a chat."""
+        with self.engine.connect() as conn:
+            row = conn.execute(select(MESSAGES).where(MESSAGES.c.run_id == run_id)).mappings().first()
+        return None if row is None else _message(row)
+
     def history(self, chat_id: str) -> ChatHistory:
         chat = self.get_chat(chat_id)
         if chat is None:

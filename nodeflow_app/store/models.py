@@ -74,7 +74,8 @@ class NodeRunRow(SQLModel, table=True):
     duration_ms: float | None = None
     sequence: int = 0  # order of the node's last status change within the run
     cached: bool = False
-    wait_json: str | None = Field(default=None, sa_type=Text)  # {prompt, options, detail} of a pause
+    wait_json: str | None = Field(default=None, sa_type=Text)  # {prompt, options, detail, resume_at} of a pause
+    resume_at: float | None = Field(default=None, index=True)  # a timed pause goes on by itself then (runs/timers.py)
     checkpoint_json: str | None = Field(default=None, sa_type=Text)  # the node's saved progress (see RuntimeApi)
     updated_at: float = 0.0
 

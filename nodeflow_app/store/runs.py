@@ -44,7 +44,7 @@ from sqlalchemy import (ColumnElement, Connection, Dialect, Engine, Exists, Tabl
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
 
-from nodeflow_app.contract import STARTED_BY
+from nodeflow_app.contract import STARTED_BY, WaitForInput
 from nodeflow_app.runtime.plan import PlanNode
 from nodeflow_app.runtime.records import NodeRecord, RunHooks
 from nodeflow_app.runtime.values import MAX_DEPTH, MAX_INT_BITS
@@ -430,6 +430,17 @@ class RunStore:
             row = conn.execute(query).first()
         return (False, None) if row is None else (True, _loads(row[0]))
 
+    def due_pauses(self, now: float, limit: int = 100) -> list[tuple[str, str, str | None]]:
+        """(run id, node id, started_by) of paused nodes whose `resume_at` has come, earliest first, in runs still
+        waiting (paused, or interrupted by a restart)."""
+        self.flush()
+        query = (select(NODES.c.run_id, NODES.c.node_id, RUNS.c.started_by).join(RUNS, RUNS.c.id == NODES.c.run_id)
+                 .where(NODES.c.status == "paused", NODES.c.resume_at <= now,
+                        RUNS.c.status.in_(("paused", "interrupted")))
+                 .order_by(NODES.c.resume_at).limit(limit))
+        with self.engine.connect() as conn:
+            return [tuple(row) for row in conn.execute(query)]
+
     def graph_of(self, run_id: str) -> str | None:
         """The graph a run belongs to (None: no such run); access checks find the run's workspace with it."""
         self.flush()  # a run started a moment ago may still be in the write buffer
@@ -527,8 +538,14 @@ def _node_row(run: Run, node_id: str, record: NodeRecord, now: float) -> dict[st
             "outputs_json": _dumps(record.outputs), "error": plain_text(record.error), "duration_ms": record.duration_ms,
             "sequence": record.sequence, "cached": record.cached, "updated_at": now,
             "checkpoint_json": _dumps(record.checkpoint),
-            "wait_json": None if wait is None else _dumps(
-                {"prompt": wait.prompt, "options": wait.options, "detail": wait.detail})}
+            "wait_json": None if wait is None else _dumps(_wait(wait)),
+            "resume_at": wait.resume_at if wait is not None and record.status == "paused" else None}
+
+
+def _wait(wait: WaitForInput) -> dict[str, Any]:
+    """A pause as its record keeps it; `resume_at` only for a timed one."""
+    kept = {"prompt": wait.prompt, "options": wait.options, "detail": wait.detail}
+    return kept if wait.resume_at is None else {**kept, "resume_at": wait.resume_at}
 
 
 def _split_inputs(run: Run, pn: PlanNode, inputs: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any] | None]:

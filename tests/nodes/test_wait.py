@@ -1,22 +1,24 @@
-"""nodes/flow/wait: a progress event, a (cancellable) sleep, then the input unchanged."""
+"""nodes/flow/wait: a progress event, a (cancellable) sleep, then the input unchanged; over a minute, a timed pause
+on record that passes the input on when answered."""
 
 import asyncio
 import time
 
 import pytest
 
-from nodeflow_app.contract import ExecutionResult, FlowContext, NodeError, NodeEvent
+from nodeflow_app.contract import ExecutionResult, FlowContext, NodeError, NodeEvent, WaitForInput
 from nodes.flow.wait.definition import definition
 from nodes.flow.wait import executor as wait_module
 from nodes.flow.wait.executor import executor
 
 
-def ctx() -> FlowContext:
-    return FlowContext(node_id="wait-1", node_type="wait", run_id="run-1", runtime=None)
+def ctx(resume_payload=None) -> FlowContext:
+    return FlowContext(node_id="wait-1", node_type="wait", run_id="run-1", runtime=None, resume_payload=resume_payload)
 
 
-async def collect(input, **data) -> list:
-    return [item async for item in executor.execute({**definition.defaults(), **data}, {"input": input}, ctx())]
+async def collect(input, resume_payload=None, **data) -> list:
+    return [item async for item in executor.execute({**definition.defaults(), **data}, {"input": input},
+                                                    ctx(resume_payload))]
 
 
 async def test_emits_progress_then_passes_the_input_through():
@@ -33,8 +35,8 @@ async def test_emits_progress_then_passes_the_input_through():
 
 @pytest.mark.parametrize("amount, unit, seconds, message", [
     (1, "seconds", 1, "Waiting 1 second"),
-    (2, "minutes", 120, "Waiting 2 minutes"),
-    (1.5, "hours", 5400, "Waiting 1.5 hours"),
+    (1, "minutes", 60, "Waiting 1 minute"),  # the longest wait in memory
+    (0.01, "hours", 36, "Waiting 0.01 hours"),
     ("3", "seconds", 3, "Waiting 3 seconds"),  # an expression may resolve to text
     (0, "seconds", 0, "Waiting 0 seconds"),
 ])
@@ -69,15 +71,36 @@ async def test_bad_amount(amount):
 
 
 async def test_bad_unit():
-    with pytest.raises(NodeError, match="unknown unit 'days'; use seconds, minutes or hours"):
-        await collect("x", amount=0, unit="days")
+    with pytest.raises(NodeError, match="unknown unit 'weeks'; use seconds, minutes, hours or days"):
+        await collect("x", amount=0, unit="weeks")
 
 
-def test_is_not_a_side_effect():
-    assert definition.side_effects is False
+@pytest.mark.parametrize("amount, unit, seconds, shown", [
+    (61, "seconds", 61, "61 seconds"), (2, "minutes", 120, "2 minutes"), (1.5, "hours", 5400, "1.5 hours"),
+    (30, "days", 30 * 86400, "30 days"),
+])
+async def test_over_a_minute_it_pauses_on_record_until_a_time(monkeypatch, amount, unit, seconds, shown):
+    async def no_sleep(_):
+        raise AssertionError("a long wait must not sleep in memory")
+
+    monkeypatch.setattr(wait_module.asyncio, "sleep", no_sleep)
+    before = time.time()
+    [result] = await collect({"a": 1}, amount=amount, unit=unit)
+    wait = result.wait
+    assert isinstance(wait, WaitForInput) and result.outputs == {}
+    assert before + seconds <= wait.resume_at <= time.time() + seconds
+    assert wait.options == ["resume now"]
+    assert wait.prompt.startswith(f"Waiting {shown}, until ") and wait.prompt.endswith(" UTC")
+    assert wait.prompt.endswith(wait.detail["until"])
 
 
-# --- the maximum wait: 1 hour, in any unit -----------------------------------------------------------
+async def test_answered_it_passes_the_input_on():
+    payload = {"a": [1]}
+    [result] = await collect(payload, {"decision": "resume now", "by": "timer"}, amount=2, unit="hours")
+    assert result.outputs == {"output": payload} and result.outputs["output"] is payload
+
+
+# --- the maximum wait: 30 days, in any unit ----------------------------------------------------------
 
 def wait_graph(**data) -> dict:
     """Start --> Wait (`data`) on the real registry."""
@@ -87,8 +110,9 @@ def wait_graph(**data) -> dict:
                        "data": {"channel": "flow"}}]}
 
 
-@pytest.mark.parametrize("amount, unit, bound", [(3601, "seconds", 3600), (61, "minutes", 60), (1.5, "hours", 1)])
-def test_validate_refuses_a_wait_over_an_hour_naming_node_and_parameter(amount, unit, bound):
+@pytest.mark.parametrize("amount, unit, bound", [(2592001, "seconds", 2592000), (43201, "minutes", 43200),
+                                                 (721, "hours", 720), (30.5, "days", 30)])
+def test_validate_refuses_a_wait_over_30_days_naming_node_and_parameter(amount, unit, bound):
     from nodeflow_app.validation import node_issues, validate_graph
     from nodes._registry import default_registry
 
@@ -103,18 +127,35 @@ def test_validate_refuses_a_wait_over_an_hour_naming_node_and_parameter(amount, 
 
 
 @pytest.mark.parametrize("data, payload, message", [
-    ({"amount": "{{ $json.n }}", "unit": "minutes"}, {"n": 90}, "90 is above the maximum 60 when unit is 'minutes'"),
-    ({"amount": 2, "unit": "{{ $json.u }}"}, {"u": "hours"}, "2 is above the maximum 1 when unit is 'hours'"),
+    ({"amount": "{{ $json.n }}", "unit": "days"}, {"n": 90}, "90 is above the maximum 30 when unit is 'days'"),
+    ({"amount": 800, "unit": "{{ $json.u }}"}, {"u": "hours"}, "800 is above the maximum 720 when unit is 'hours'"),
 ])
-async def test_a_wait_over_an_hour_from_an_expression_fails_before_waiting(data, payload, message):
+async def test_a_wait_over_30_days_from_an_expression_fails_before_waiting(data, payload, message):
     from nodeflow_app.runtime.engine import start_run
     from nodes._registry import default_registry
 
     run = start_run(wait_graph(**data), default_registry(), payload=payload)
-    async with asyncio.timeout(5):  # it would wait 90 minutes (or 2 hours)
+    async with asyncio.timeout(5):
         [event async for event in run.events()]
     assert run.error == f"node 'Pause' failed: parameter 'amount': {message}"
 
 
+async def test_where_nothing_could_resume_a_pause_a_long_wait_sleeps(monkeypatch):
+    """A run nothing persists (here), or a step inside a For Each or Loop."""
+    from nodeflow_app.runtime.engine import start_run
+    from nodes._registry import default_registry
+
+    slept = []
+
+    async def fake_sleep(duration):
+        slept.append(duration)
+
+    monkeypatch.setattr(wait_module.asyncio, "sleep", fake_sleep)
+    run = start_run(wait_graph(amount=2, unit="hours"), default_registry())
+    async with asyncio.timeout(5):
+        [event async for event in run.events()]
+    assert run.status == "completed" and 7200 in slept  # (the kernel sleeps 0 too: asyncio.sleep is global)
+
+
 def test_the_maximum_is_documented():
-    assert "at most 1 hour" in definition.description
+    assert "at most 30 days" in definition.description

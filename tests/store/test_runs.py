@@ -104,7 +104,8 @@ def test_rows_reach_the_driver_compiled_once_each_value_converted_by_its_columns
            "parent_run_id": None, "parent_node_id": None}
     node = {"run_id": "r1", "node_id": "s", "node_type": "start", "node_name": "S", "status": "completed",
             "inputs_json": None, "input_refs_json": None, "outputs_json": '{"out": 1}', "error": None, "duration_ms": 2,
-            "sequence": 1, "cached": True, "updated_at": 7, "checkpoint_json": None, "wait_json": None}
+            "sequence": 1, "cached": True, "updated_at": 7, "checkpoint_json": None, "wait_json": None,
+            "resume_at": None}
     with store.engine.begin() as conn:
         store._upsert_runs(conn, [run])
         store._upsert_nodes(conn, [node, {**node, "node_id": "a", "cached": False, "duration_ms": None}])

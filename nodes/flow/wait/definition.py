@@ -1,25 +1,31 @@
 from nodeflow_app.contract import NodeDefinition, Option, Parameter, Socket
 
-MAX_SECONDS = 3600  # Sim caps its Wait at 10 minutes; n8n moves waits over 65 s to its database, we do not
+MAX_SECONDS = 30 * 86400  # 30 days: n8n and Dify have no bound; a month covers reminders and follow-ups
+IN_MEMORY_S = 60  # up to here the run sleeps in memory; longer, it pauses on record (n8n: 65 s)
+PER_UNIT = {"seconds": 1, "minutes": 60, "hours": 3600, "days": 86400}
+RESUME = "resume now"  # the one answer a timed pause takes; the timer gives it when the time comes
 
 definition = NodeDefinition(
     id="wait",
     name="Wait",
     description=(
-        "Pause this branch for a while, at most 1 hour, then pass the input on unchanged. The wait holds the run in "
-        "memory (a restart begins it again); for longer delays start another graph with a Schedule Trigger."
+        "Pause this branch for a while, at most 30 days, then pass the input on unchanged. Up to a minute the run "
+        "waits in memory; longer, it pauses on record and goes on by itself when the time comes, even after a "
+        "restart (its card in the chat or the run's page has 'resume now' to go on earlier). Inside a For Each or a "
+        "Loop it always waits in memory."
     ),
     category="flow",
     icon="timer",
     inputs=(Socket(id="input", label="Input", side="left"),),
     parameters=(
         Parameter(id="amount", label="Amount", type="float", default=1.0, min=0, step=0.5,
-                  max_by={"unit": {"seconds": MAX_SECONDS, "minutes": MAX_SECONDS / 60, "hours": MAX_SECONDS / 3600}},
-                  description="At most 1 hour: 3600 seconds, 60 minutes or 1 hour."),
+                  max_by={"unit": {unit: MAX_SECONDS / seconds for unit, seconds in PER_UNIT.items()}},
+                  description="At most 30 days: 720 hours or 30 days."),
         Parameter(id="unit", label="Unit", type="select", default="seconds", options=(
             Option(value="seconds", label="Seconds"),
             Option(value="minutes", label="Minutes"),
             Option(value="hours", label="Hours"),
+            Option(value="days", label="Days"),
         )),
     ),
     outputs=(Socket(id="output", label="Output", side="right"),),

@@ -1,0 +1,158 @@
+"""Timed pauses (nodeflow_app/runs/timers.py): a Wait over a minute pauses the run on record and another launcher
+(a restarted process) resumes it when due, once even with two workers looking, on SQLite and PostgreSQL; a chat's
+run goes on in its message."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+
+from nodeflow_app.chat.service import ChatService
+from nodeflow_app.runs.launcher import RunLauncher
+from nodeflow_app.runs.timers import PauseTimers
+from tests.llm.graphs import graph
+from tests.store.postgres import POSTGRES_URL, private_schema
+
+HOURS = 2
+
+
+def waiting(trigger: str = "manual-trigger") -> dict:
+    """Trigger -> Wait (2 hours) -> Edit Fields (adds `done`)."""
+    return graph([("start", trigger, {}), ("wait", "wait", {"amount": HOURS, "unit": "hours"}),
+                  ("after", "edit-fields", {"fields": [{"name": "done", "value": "yes"}]})],
+                 ["start.output -> wait.input", "wait.output -> after.input"])
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = time.time()
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def url(request, tmp_path):
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'db.sqlite'}"
+        return
+    with private_schema() as schema:
+        yield f"{POSTGRES_URL}?options=-csearch_path%3D{schema}"
+
+
+async def paused_run(url: str) -> str:
+    """A run paused at its Wait by a launcher that then goes away (a stopped process)."""
+    launcher = RunLauncher(url)
+    try:
+        run = launcher.start(waiting(), started_by="api", payload={"order": 7})
+        async with asyncio.timeout(10):
+            events = [event async for event in run.events()]
+        assert run.status == "paused"
+        [paused] = [e for e in events if e.event_type == "paused"]
+        assert paused.data["resume_at"] == run.records["wait"].wait.resume_at > time.time() + HOURS * 3600 - 60
+        return run.run_id
+    finally:
+        launcher.close()
+
+
+async def ended(launcher: RunLauncher, run_id: str) -> dict:
+    deadline = time.monotonic() + 10
+    while (record := launcher.store.get_run(run_id))["status"] in ("paused", "running"):
+        assert time.monotonic() < deadline, f"run still {record['status']}"
+        await asyncio.sleep(0.05)
+    return record
+
+
+async def test_a_long_wait_goes_on_by_itself_when_due_even_after_a_restart(url):
+    run_id = await paused_run(url)
+    launcher, clock = RunLauncher(url), Clock()
+    try:
+        [wait] = [n for n in launcher.store.get_run(run_id)["nodes"] if n["node_id"] == "wait"]
+        assert wait["status"] == "paused" and wait["wait"]["options"] == ["resume now"]
+        timers = PauseTimers(launcher, clock=clock)
+        assert await timers.tick_once() == []  # not yet due
+        clock.now = wait["wait"]["resume_at"] + 0.5
+        assert await timers.tick_once() == [run_id]
+        record = await ended(launcher, run_id)
+        assert record["status"] == "completed"
+        outputs = {n["node_id"]: n["outputs"] for n in record["nodes"]}
+        assert outputs["after"]["output"]["done"] == "yes"
+        assert outputs["wait"]["output"] == outputs["start"]["output"]  # the input passed on unchanged
+        assert await timers.tick_once() == []  # nothing left to resume
+    finally:
+        launcher.close()
+
+
+async def test_two_workers_looking_at_once_resume_it_once(url):
+    run_id = await paused_run(url)
+    first, second = RunLauncher(url), RunLauncher(url)
+    clock = Clock()
+    clock.now += HOURS * 3600 + 1
+    try:
+        resumed = await asyncio.gather(PauseTimers(first, clock=clock).tick_once(),
+                                       PauseTimers(second, clock=clock).tick_once())
+        assert sorted(len(r) for r in resumed) == [0, 1]
+        record = await ended(first, run_id)
+        assert record["status"] == "completed"
+    finally:
+        first.close()
+        second.close()
+
+
+async def test_a_person_resuming_first_leaves_nothing_due(tmp_path):
+    url = f"sqlite:///{tmp_path / 'db.sqlite'}"
+    run_id = await paused_run(url)
+    launcher, clock = RunLauncher(url), Clock()
+    try:
+        run = launcher.restore(run_id, "wait", {"decision": "resume now", "by": "ada"})
+        async with asyncio.timeout(10):
+            [event async for event in run.resume("wait", {"decision": "resume now", "by": "ada"})]
+        clock.now += HOURS * 3600 + 1
+        assert await PauseTimers(launcher, clock=clock).tick_once() == []
+        assert launcher.store.get_run(run_id)["status"] == "completed"
+    finally:
+        launcher.close()
+
+
+async def test_a_chats_long_wait_goes_on_in_its_message(tmp_path):
+    service = ChatService(f"sqlite:///{tmp_path / 'db.sqlite'}", interval=0.01)
+    try:
+        chat = service.create_chat(service.graphs.create("Later", waiting("chat-start")).id)
+        async with asyncio.timeout(10):
+            updates = [u async for u in service.send(chat.id, "remind me")]
+        message = service.chats.get_message(updates[-1].message_id)
+        assert message.status == "paused"
+        [card] = [b for b in message.blocks if b["type"] == "approval"]
+        assert card["options"] == ["resume now"] and card["prompt"].startswith("Waiting 2 hours, until ")
+
+        clock = Clock()
+        clock.now += HOURS * 3600 + 1
+        timers = PauseTimers(service.launcher, service, clock=clock)
+        assert await timers.tick_once() == [message.run_id]
+        deadline = time.monotonic() + 10
+        while (message := service.chats.get_message(message.id)).status != "complete":
+            assert time.monotonic() < deadline, f"message still {message.status}"
+            await asyncio.sleep(0.05)
+        [card] = [b for b in message.blocks if b["type"] == "approval"]
+        assert (card["decision"], card["decided_by"]) == ("resume now", "timer")
+        assert service.launcher.store.get_run(message.run_id)["status"] == "completed"
+    finally:
+        service.close()
+
+
+async def test_a_deleted_chats_run_still_goes_on_when_due(tmp_path):
+    service = ChatService(f"sqlite:///{tmp_path / 'db.sqlite'}", interval=0.01)
+    try:
+        chat = service.create_chat(service.graphs.create("Later", waiting("chat-start")).id)
+        async with asyncio.timeout(10):
+            updates = [u async for u in service.send(chat.id, "remind me")]
+        run_id = service.chats.get_message(updates[-1].message_id).run_id
+        service.chats.delete_chat(chat.id)
+        clock = Clock()
+        clock.now += HOURS * 3600 + 1
+        assert await PauseTimers(service.launcher, service, clock=clock).tick_once() == [run_id]
+        assert (await ended(service.launcher, run_id))["status"] == "completed"
+    finally:
+        service.close()

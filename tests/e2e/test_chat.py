@@ -334,3 +334,21 @@ def test_markdown_and_code_render_while_streaming_and_reasoning_stays_collapsed(
     reasoning = last_answer(page).get_by_test_id("block-reasoning")
     expect(reasoning).to_have_count(1)
     assert reasoning.evaluate("e => (e.tagName === 'DETAILS' ? e : e.querySelector('details')).open") is False
+
+
+def test_a_long_wait_says_until_when_and_resume_now_goes_on(page, nodeflow_server, store, fake_llm):
+    """A Wait over a minute pauses on record (the server's timer would resume it when due: tests/runs/test_timers.py)."""
+    reminder = graph([("chat", "chat-start", {}), ("wait", "wait", {"amount": 2, "unit": "minutes"}),
+                      ("done", "prompt-template", {"template": "Time is up"})],
+                     ["chat.output -> wait.input", "wait.output -> done.input"])
+    stored = store.create("Reminder", laid_out(reminder, {"chat": (0, 0), "wait": (300, 0), "done": (600, 0)}))
+    open_chat_panel(page, nodeflow_server, stored.id)
+    send(page, "remind me")
+    expect_answer_status(page, "paused")
+    card = last_answer(page).get_by_test_id("approval-card")
+    expect(card.locator(".nfc-approval-prompt")).to_have_text(re.compile(r"^Waiting 2 minutes, until \S+ \S+ UTC$"))
+    card.get_by_test_id("approval-resume now").click()
+    expect_answer_status(page, "complete")
+    expect(last_answer(page).get_by_test_id("block-text")).to_have_text("Time is up")
+    expect(card).to_have_attribute("data-decision", "resume now")
+    assert fake_llm.requests == []

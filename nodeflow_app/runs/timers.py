@@ -19,19 +19,22 @@ from typing import Any, Callable
 from nodeflow_app.contract import CONVERSATION
 from nodeflow_app.runs.detached import drive
 from nodeflow_app.runs.launcher import RunBusy, RunLauncher
+from nodeflow_app.runs.service import approval_payload
 
 log = logging.getLogger("nodeflow.timers")
 
 TICK = 1.0  # seconds between looks for due pauses
+RETRY_S = 60.0  # a pause that could not be resumed (its graph no longer plans, say) is tried again after this
 TIMER = "timer"  # who answered, as the run's record and the chat's card say
 
 
 class PauseTimers:
     def __init__(self, launcher: RunLauncher, chats: Any = None, *, tick: float = TICK,
                  clock: Callable[[], float] = time.time):
-        """`chats`: the ChatService that resumes a chat's runs (made on first need)."""
+        """`chats`: the ChatService that resumes a chat's runs (default: the process's, on first need)."""
         self.launcher, self.tick, self.clock, self._chats = launcher, tick, clock, chats
         self.resumed: list[str] = []  # run ids this process resumed (tests, logs)
+        self._failed: dict[tuple[str, str], float] = {}  # (run, node) -> not tried again before then
 
     async def run_forever(self) -> None:
         while True:
@@ -43,16 +46,21 @@ class PauseTimers:
 
     async def tick_once(self) -> list[str]:
         """Resume every pause due now; the run ids this process resumed."""
-        due = await asyncio.to_thread(self.launcher.store.due_pauses, self.clock())
+        now = self.clock()
+        due = await asyncio.to_thread(self.launcher.store.due_pauses, now)
         resumed = []
-        for run_id, node_id, _started_by in due:
+        for run_id, node_id in due:
+            if self._failed.get((run_id, node_id), 0.0) > now:
+                continue
             try:
                 if await self._resume(run_id, node_id):
                     resumed.append(run_id)
             except (RunBusy, LookupError) as error:  # another worker took it, or it was answered or deleted
                 log.debug("timed pause of run %s node %s not resumed here: %s", run_id, node_id, error)
             except Exception:  # noqa: BLE001 - one run's trouble must not keep the others waiting
-                log.exception("timed pause of run %s node %s could not be resumed", run_id, node_id)
+                log.exception("timed pause of run %s node %s could not be resumed; trying again in %.0f s",
+                              run_id, node_id, RETRY_S)
+                self._failed[(run_id, node_id)] = now + RETRY_S
         self.resumed += resumed
         return resumed
 
@@ -64,7 +72,7 @@ class PauseTimers:
         option = (node["wait"].get("options") or ["resume"])[0]
         if CONVERSATION in (record.get("context") or {}) and await self._resume_chat(run_id, node_id, option):
             return True
-        payload = {"decision": option, "note": None, "by": TIMER, "at": self.clock()}
+        payload = approval_payload(option, None, TIMER)
         run = await asyncio.to_thread(self.launcher.restore, run_id, node_id, payload)
         drive(run, run.resume(node_id, payload))
         return True
@@ -90,10 +98,10 @@ class PauseTimers:
         return True
 
     def _chat_service(self) -> Any:
-        if self._chats is None:
-            from nodeflow_app.chat.service import ChatService
+        if self._chats is None:  # the process's, on the process's launcher
+            from nodeflow_app.chat.service import chat_service
 
-            self._chats = ChatService(launcher=self.launcher)
+            self._chats = chat_service()
         return self._chats
 
 

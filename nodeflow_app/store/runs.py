@@ -430,11 +430,11 @@ class RunStore:
             row = conn.execute(query).first()
         return (False, None) if row is None else (True, _loads(row[0]))
 
-    def due_pauses(self, now: float, limit: int = 100) -> list[tuple[str, str, str | None]]:
-        """(run id, node id, started_by) of paused nodes whose `resume_at` has come, earliest first, in runs still
-        waiting (paused, or interrupted by a restart)."""
+    def due_pauses(self, now: float, limit: int = 100) -> list[tuple[str, str]]:
+        """(run id, node id) of paused nodes whose `resume_at` has come, earliest first, in runs still waiting
+        (paused, or interrupted by a restart)."""
         self.flush()
-        query = (select(NODES.c.run_id, NODES.c.node_id, RUNS.c.started_by).join(RUNS, RUNS.c.id == NODES.c.run_id)
+        query = (select(NODES.c.run_id, NODES.c.node_id).join(RUNS, RUNS.c.id == NODES.c.run_id)
                  .where(NODES.c.status == "paused", NODES.c.resume_at <= now,
                         RUNS.c.status.in_(("paused", "interrupted")))
                  .order_by(NODES.c.resume_at).limit(limit))

@@ -156,3 +156,31 @@ async def test_a_deleted_chats_run_still_goes_on_when_due(tmp_path):
         assert (await ended(service.launcher, run_id))["status"] == "completed"
     finally:
         service.close()
+
+
+async def test_a_pause_that_cannot_be_resumed_is_tried_again_a_minute_later_not_every_second(tmp_path, caplog):
+    from nodeflow_app.runs.timers import RETRY_S
+
+    url = f"sqlite:///{tmp_path / 'db.sqlite'}"
+    run_id = await paused_run(url)
+    launcher, clock = RunLauncher(url), Clock()
+    real_restore, calls = launcher.restore, []
+
+    def restore(*args):
+        calls.append(args[0])
+        if len(calls) == 1:
+            raise RuntimeError("the graph's node types are gone")
+        return real_restore(*args)
+
+    launcher.restore = restore
+    try:
+        clock.now += HOURS * 3600 + 1
+        timers = PauseTimers(launcher, clock=clock)
+        assert await timers.tick_once() == [] and "the graph's node types are gone" in caplog.text
+        clock.now += 1
+        assert await timers.tick_once() == [] and calls == [run_id]  # not tried again every tick
+        clock.now += RETRY_S
+        assert await timers.tick_once() == [run_id]
+        assert (await ended(launcher, run_id))["status"] == "completed"
+    finally:
+        launcher.close()

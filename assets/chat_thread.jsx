@@ -21,6 +21,8 @@ const EMPTY_LIST = Object.freeze([]);
 const RESYNC_RETRY_MS = 2000; // a lost resync answer is asked for again after this long
 const PIN_SLACK_PX = 48;      // "at the bottom" tolerance for auto-scroll
 const PENDING_MS = 5000;      // an approval click disables its buttons until the server reacts (or this)
+const DUE_GRACE_MS = 1500;   // a timed pause is asked about this long after it is due (the server looks each second)
+const MAX_TIMEOUT_MS = 2 ** 31 - 1;  // setTimeout fires at once past this (~24.8 days)
 const REMARK_PLUGINS = [remarkGfm];
 
 // ---- Stream deltas --------------------------------------------------------------------------------
@@ -381,11 +383,13 @@ function oneLine(text) {
   return text.slice(0, 200).replace(/\s+/g, " ").trim();
 }
 
-/** A question while the decision is open ("Approve “Pay invoice”?"), the decision once made. */
+/** A question while the decision is open ("Approve “Pay invoice”?"), the decision once made; a timed pause (a long
+ * Wait) waits, then goes on. */
 function approvalTitle(block) {
   const name = block.node_name ? `“${block.node_name}”` : "this step";
-  if (block.decision == null) return `Approve ${name}?`;
   const subject = `${name.charAt(0).toUpperCase()}${name.slice(1)}`;
+  if (block.resume_at != null) return block.decision == null ? `${subject} waits` : `${subject} went on`;
+  if (block.decision == null) return `Approve ${name}?`;
   const done = DECIDED[block.decision];
   return done ? `${subject} was ${done.toLowerCase()}` : `${subject}: ${capitalize(block.decision)}`;
 }
@@ -401,6 +405,14 @@ const ApprovalCard = memo(function ApprovalCard({ block, ctx }) {
     const timer = setTimeout(() => setPending(false), PENDING_MS);
     return () => clearTimeout(timer);
   }, [pending]);
+  // A timed pause: when it is due the server resumes it; the chat asks for the answer as it goes on then.
+  useEffect(() => {
+    if (decided || block.resume_at == null) return undefined;
+    const wait = block.resume_at * 1000 - Date.now() + DUE_GRACE_MS;
+    if (wait > MAX_TIMEOUT_MS) return undefined;  // weeks away: a later visit loads the answer anyway
+    const timer = setTimeout(() => ctx.send("onDue", { message_id: ctx.messageId }), Math.max(wait, 0));
+    return () => clearTimeout(timer);
+  }, [decided, block.resume_at, ctx]);
   const disabled = ctx.busy || ctx.status !== "paused" || pending;
   const decide = useCallback((option) => {
     setPending(true);

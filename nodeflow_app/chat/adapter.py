@@ -167,7 +167,7 @@ class MessageBuilder:
         self._approvals[node] = self._doc.add((), ApprovalBlock(
             node_id=node, node_name=self._name(node), prompt=prompt,
             options=list(data.get("options") or ["approve", "reject"]), detail=detail,
-            text=approved_text(detail)).model_dump())
+            text=approved_text(detail), resume_at=data.get("resume_at")).model_dump())
 
     def _on_resumed(self, node: str, node_type: str, data: dict[str, Any]) -> None:
         payload = data.get("payload")

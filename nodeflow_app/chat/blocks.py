@@ -101,6 +101,7 @@ class ApprovalBlock(_Block):
     options: list[str] = Field(default_factory=lambda: ["approve", "reject"])
     detail: Any = None
     text: str = ""
+    resume_at: float | None = None  # a timed pause (a long Wait): the server answers it then
     decision: str | None = None
     note: str | None = None
     decided_by: str | None = None

@@ -44,6 +44,7 @@ def thread() -> rx.Component:
         on_branch=ChatState.show_branch,
         on_continue=ChatState.continue_chat,
         on_resync=ChatState.resync,
+        on_due=ChatState.due,
     )
 
 

@@ -12,7 +12,7 @@ Props
 
 Events, each one dict: `on_approve {message_id, node_id, decision, note}`, `on_retry {message_id}`,
 `on_edit {message_id, text}`, `on_branch {message_id}` (the sibling to show), `on_continue {message_id}`,
-`on_resync {message_id}`.
+`on_resync {message_id}`, `on_due {message_id}` (a timed pause of that message came due: the server goes on).
 
 The component is its own scroll container (height 100%): put it in a box with a definite height.
 """
@@ -48,6 +48,7 @@ class ChatThread(NoSSRComponent):
     on_branch: _Event
     on_continue: _Event
     on_resync: _Event
+    on_due: _Event
 
 
 def chat_thread(**props: Any) -> rx.Component:

@@ -10,8 +10,10 @@ Store calls run in a thread: on the event loop, a long chat's read held every ta
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import logging
+import time
 from contextlib import aclosing
 from datetime import datetime
 from typing import Any, AsyncIterator, Callable
@@ -36,6 +38,7 @@ log = logging.getLogger(__name__)
 EMPTY_HEAD: dict[str, Any] = {"message_id": "", "status": "", "siblings": [], "index": 0}
 EMPTY_STREAM: dict[str, Any] = {"seq": 0, "ops": []}
 CONTINUE_TEXT = "Continue"
+DUE_WAIT_S, DUE_POLL_S = 30.0, 0.5  # a due timed pause: how long (and how often) `due` looks for its answer to move
 _REFUSED = (ChatError, ChatNotFound, GraphNotFound)
 
 
@@ -232,6 +235,26 @@ class ChatState(rx.State):
         """The browser missed a stream delta: send the streamed message whole."""
         if self.stream_head["message_id"]:
             self.stream = {"seq": self._seq, "blocks": self._stream_blocks, "ops": []}
+
+    @rx.event(background=True)
+    @requires("view")
+    async def due(self, payload: dict[str, Any]):
+        """A timed pause of a shown answer came due: the server's timer goes on with it (runs/timers.py). The chat
+        is shown again once that answer moved on, or after DUE_WAIT_S if it is still going."""
+        async with self:
+            chat_id, busy, graph_ok = self.chat_id, self.busy, still_checked(self.graph_id)
+        if busy or not chat_id or not graph_ok:
+            return None
+        message_id, deadline = str(payload.get("message_id")), time.monotonic() + DUE_WAIT_S
+        while time.monotonic() < deadline:
+            message = await off_loop(chat_service().chats.get_message, message_id)
+            if message is None or message.chat_id != chat_id or message.status not in ("paused", "streaming"):
+                break
+            await asyncio.sleep(DUE_POLL_S)
+        async with self:
+            if self.chat_id == chat_id and not self.busy and still_checked(self.graph_id):  # nobody moved on meanwhile
+                return await self._open_chat(chat_id)
+        return None
 
     # Conversation (background: the run streams while other events go on) ----------------------------
 

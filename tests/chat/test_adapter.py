@@ -197,8 +197,8 @@ def test_a_pause_becomes_an_approval_card_and_the_answer_is_recorded_after_a_rel
     stored = builder.snapshot()
     assert kinds(stored) == [("flow_step", "ok"), ("approval", "ok"), ("flow_step", "b")]
     assert stored[1] == {"type": "approval", "node_id": "ok", "node_name": "Approval", "prompt": "Send it?",
-                         "options": ["approve", "reject"], "detail": {"input": {"x": 1}}, "text": "", "decision": None,
-                         "note": None, "decided_by": None, "decided_at": None}
+                         "options": ["approve", "reject"], "detail": {"input": {"x": 1}}, "text": "", "resume_at": None,
+                         "decision": None, "note": None, "decided_by": None, "decided_at": None}
     assert (stored[0]["status"], stored[0]["summary"]) == ("paused", "Send it?")
     assert (stored[2]["status"], stored[2]["summary"]) == ("skipped", "no input arrived")
 

@@ -352,3 +352,23 @@ def test_a_long_wait_says_until_when_and_resume_now_goes_on(page, nodeflow_serve
     expect(last_answer(page).get_by_test_id("block-text")).to_have_text("Time is up")
     expect(card).to_have_attribute("data-decision", "resume now")
     assert fake_llm.requests == []
+
+
+def test_a_long_wait_goes_on_by_itself_and_the_open_chat_shows_the_answer(page, nodeflow_server, store, fake_llm):
+    """The shortest Wait that pauses on record (61 s): the server's timer resumes it, and the tab left open shows the
+    answer without a reload."""
+    reminder = graph([("chat", "chat-start", {}), ("wait", "wait", {"amount": 61, "unit": "seconds"}),
+                      ("done", "prompt-template", {"template": "Time is up"})],
+                     ["chat.output -> wait.input", "wait.output -> done.input"])
+    stored = store.create("Timed reminder", laid_out(reminder, {"chat": (0, 0), "wait": (300, 0), "done": (600, 0)}))
+    open_chat_panel(page, nodeflow_server, stored.id)
+    send(page, "remind me in a minute")
+    expect_answer_status(page, "paused")
+    card = last_answer(page).get_by_test_id("approval-card")
+    expect(card.get_by_test_id("approval-title")).to_have_text("“WAIT” waits")
+    expect_answer_status(page, "complete", timeout=90_000)
+    expect(last_answer(page).get_by_test_id("block-text")).to_have_text("Time is up")
+    card = last_answer(page).get_by_test_id("approval-card")
+    expect(card).to_have_attribute("data-decision", "resume now")
+    expect(card.get_by_test_id("approval-title")).to_have_text("“WAIT” went on")
+    expect(card).to_contain_text("Resume now by timer")

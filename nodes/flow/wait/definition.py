@@ -3,7 +3,7 @@ from nodeflow_app.contract import NodeDefinition, Option, Parameter, Socket
 MAX_SECONDS = 30 * 86400  # 30 days: n8n and Dify have no bound; a month covers reminders and follow-ups
 IN_MEMORY_S = 60  # up to here the run sleeps in memory; longer, it pauses on record (n8n: 65 s)
 PER_UNIT = {"seconds": 1, "minutes": 60, "hours": 3600, "days": 86400}
-RESUME = "resume now"  # the one answer a timed pause takes; the timer gives it when the time comes
+RESUME = "resume now"  # the answer a timed pause offers (any answer goes on); the timer gives it when due
 
 definition = NodeDefinition(
     id="wait",
@@ -20,7 +20,7 @@ definition = NodeDefinition(
     parameters=(
         Parameter(id="amount", label="Amount", type="float", default=1.0, min=0, step=0.5,
                   max_by={"unit": {unit: MAX_SECONDS / seconds for unit, seconds in PER_UNIT.items()}},
-                  description="At most 30 days: 720 hours or 30 days."),
+                  description="At most 30 days (720 hours). Over a minute the run pauses on record until then."),
         Parameter(id="unit", label="Unit", type="select", default="seconds", options=(
             Option(value="seconds", label="Seconds"),
             Option(value="minutes", label="Minutes"),

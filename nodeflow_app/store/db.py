@@ -68,8 +68,13 @@ class _Checkpoints:
         self._dirty: set[str] = set()   # files with commits since their last checkpoint
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
-        # A forked worker (Granian forks them) inherits the engines but not the thread: it starts its own.
-        os.register_at_fork(after_in_child=self._forget_thread)
+        # A forked worker (Granian forks them) inherits the engines but not the thread: it starts its own. Never
+        # forked in the middle of a checkpoint: SQLite's per-process lock bookkeeping, copied into the child, would
+        # say the checkpoint lock is held by a connection the child does not have, and every checkpoint there would
+        # be refused as busy for good (its WAL growing without end; seen under load in the forked-worker test).
+        self._checkpointing = threading.Lock()
+        os.register_at_fork(before=self._checkpointing.acquire, after_in_parent=self._checkpointing.release,
+                            after_in_child=self._forget_thread)
 
     def watch(self, engine: Engine, path: str) -> None:
         def committed(_conn: Any) -> None:
@@ -86,12 +91,13 @@ class _Checkpoints:
                 self._thread.start()
 
     def _forget_thread(self) -> None:
-        self._thread, self._lock = None, threading.Lock()
+        self._thread, self._lock, self._checkpointing = None, threading.Lock(), threading.Lock()
 
     def _run(self) -> None:
         while True:
             time.sleep(self.CHECKPOINT_S)
-            unfinished = [path for path in _drain(self._dirty) if not checkpoint(path)]
+            with self._checkpointing:
+                unfinished = [path for path in _drain(self._dirty) if not checkpoint(path)]
             self._dirty.update(unfinished)  # tried again next pass, commit or not
 
 

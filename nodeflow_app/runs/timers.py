@@ -78,7 +78,7 @@ class PauseTimers:
         return True
 
     async def _resume_chat(self, run_id: str, node_id: str, option: str) -> bool:
-        """Through the chat, so that its message goes on with the run (tabs that show it see it on their next load).
+        """Through the chat, so that its message goes on with the run (a tab left open asks for it when it is due).
         False when the chat's message is gone (its chat was deleted): the run then goes on by itself."""
         from nodeflow_app.chat.service import ChatError
 

@@ -135,8 +135,8 @@ class RuntimeApiImpl:
 
     @property
     def pauses_on_record(self) -> bool:
-        run = self._run
-        return run.parent is None and run.hooks.on_run is not None
+        run = self._run  # a store records each node's state (a run nobody persists only tracks its own status)
+        return run.parent is None and run.hooks.on_node is not None
 
     def checkpoint(self, node_id: str, value: Any) -> None:
         self._run._root.save_checkpoint(node_id, value)

@@ -193,3 +193,23 @@ async def test_a_pause_that_cannot_be_resumed_is_tried_again_a_minute_later_not_
         assert (await ended(launcher, run_id))["status"] == "completed"
     finally:
         launcher.close()
+
+
+async def test_a_run_nothing_persists_sleeps_instead_of_pausing(tmp_path, monkeypatch):
+    """`nodeflow run --no-store`: nothing could resume a pause, so the Wait waits in memory as before."""
+    from nodes.flow.wait import executor as wait_module
+
+    slept = []
+
+    async def fake_sleep(duration):
+        slept.append(duration)
+
+    launcher = RunLauncher(f"sqlite:///{tmp_path / 'db.sqlite'}")
+    try:
+        monkeypatch.setattr(wait_module.asyncio, "sleep", fake_sleep)  # asyncio's own: the kernel's sleeps too
+        run = launcher.start(waiting(), started_by="cli", persist=False)
+        async with asyncio.timeout(10):
+            [event async for event in run.events()]
+        assert run.status == "completed" and HOURS * 3600 in slept
+    finally:
+        launcher.close()

@@ -336,16 +336,21 @@ def test_markdown_and_code_render_while_streaming_and_reasoning_stays_collapsed(
     assert reasoning.evaluate("e => (e.tagName === 'DETAILS' ? e : e.querySelector('details')).open") is False
 
 
-def test_a_long_wait_says_until_when_and_resume_now_goes_on(page, nodeflow_server, store, fake_llm):
-    """A Wait over a minute pauses on record (the server's timer would resume it when due: tests/runs/test_timers.py)."""
-    reminder = graph([("chat", "chat-start", {}), ("wait", "wait", {"amount": 2, "unit": "minutes"}),
+def paused_reminder(page, server: Server, store, amount: float, unit: str):
+    """Chat Start --> Wait (`amount` `unit`) --> "Time is up", asked once: the answer's card, paused at the Wait."""
+    reminder = graph([("chat", "chat-start", {}), ("wait", "wait", {"amount": amount, "unit": unit}),
                       ("done", "prompt-template", {"template": "Time is up"})],
                      ["chat.output -> wait.input", "wait.output -> done.input"])
     stored = store.create("Reminder", laid_out(reminder, {"chat": (0, 0), "wait": (300, 0), "done": (600, 0)}))
-    open_chat_panel(page, nodeflow_server, stored.id)
+    open_chat_panel(page, server, stored.id)
     send(page, "remind me")
     expect_answer_status(page, "paused")
-    card = last_answer(page).get_by_test_id("approval-card")
+    return last_answer(page).get_by_test_id("approval-card")
+
+
+def test_a_long_wait_says_until_when_and_resume_now_goes_on(page, nodeflow_server, store, fake_llm):
+    """A Wait over a minute pauses on record (the server's timer would resume it when due: tests/runs/test_timers.py)."""
+    card = paused_reminder(page, nodeflow_server, store, 2, "minutes")
     expect(card.locator(".nfc-approval-prompt")).to_have_text(re.compile(r"^Waiting 2 minutes, until \S+ \S+ UTC$"))
     card.get_by_test_id("approval-resume now").click()
     expect_answer_status(page, "complete")
@@ -357,14 +362,7 @@ def test_a_long_wait_says_until_when_and_resume_now_goes_on(page, nodeflow_serve
 def test_a_long_wait_goes_on_by_itself_and_the_open_chat_shows_the_answer(page, nodeflow_server, store, fake_llm):
     """The shortest Wait that pauses on record (61 s): the server's timer resumes it, and the tab left open shows the
     answer without a reload."""
-    reminder = graph([("chat", "chat-start", {}), ("wait", "wait", {"amount": 61, "unit": "seconds"}),
-                      ("done", "prompt-template", {"template": "Time is up"})],
-                     ["chat.output -> wait.input", "wait.output -> done.input"])
-    stored = store.create("Timed reminder", laid_out(reminder, {"chat": (0, 0), "wait": (300, 0), "done": (600, 0)}))
-    open_chat_panel(page, nodeflow_server, stored.id)
-    send(page, "remind me in a minute")
-    expect_answer_status(page, "paused")
-    card = last_answer(page).get_by_test_id("approval-card")
+    card = paused_reminder(page, nodeflow_server, store, 61, "seconds")
     expect(card.get_by_test_id("approval-title")).to_have_text("“WAIT” waits")
     expect_answer_status(page, "complete", timeout=90_000)
     expect(last_answer(page).get_by_test_id("block-text")).to_have_text("Time is up")

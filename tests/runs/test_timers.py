@@ -30,8 +30,9 @@ def waiting(trigger: str = "manual-trigger") -> dict:
 
 
 class Clock:
-    def __init__(self) -> None:
-        self.now = time.time()
+    def __init__(self, due: bool = False) -> None:
+        """`due`: set past the Wait's time, as if it went by."""
+        self.now = time.time() + (HOURS * 3600 + 1 if due else 0)
 
     def __call__(self) -> float:
         return self.now
@@ -113,31 +114,34 @@ async def test_two_workers_looking_at_once_resume_each_pause_once(url):
 async def test_a_person_resuming_first_leaves_nothing_due(tmp_path):
     url = f"sqlite:///{tmp_path / 'db.sqlite'}"
     run_id = await paused_run(url)
-    launcher, clock = RunLauncher(url), Clock()
+    launcher, clock = RunLauncher(url), Clock(due=True)
     try:
         run = launcher.restore(run_id, "wait", {"decision": "resume now", "by": "ada"})
         async with asyncio.timeout(10):
             [event async for event in run.resume("wait", {"decision": "resume now", "by": "ada"})]
-        clock.now += HOURS * 3600 + 1
         assert await PauseTimers(launcher, clock=clock).tick_once() == []
         assert launcher.store.get_run(run_id)["status"] == "completed"
     finally:
         launcher.close()
 
 
+async def paused_chat(service: ChatService):
+    """A chat whose answer is paused at its Wait: (chat, the answer)."""
+    chat = service.create_chat(service.graphs.create("Later", waiting("chat-start")).id)
+    async with asyncio.timeout(10):
+        updates = [u async for u in service.send(chat.id, "remind me")]
+    return chat, service.chats.get_message(updates[-1].message_id)
+
+
 async def test_a_chats_long_wait_goes_on_in_its_message(tmp_path):
     service = ChatService(f"sqlite:///{tmp_path / 'db.sqlite'}", interval=0.01)
     try:
-        chat = service.create_chat(service.graphs.create("Later", waiting("chat-start")).id)
-        async with asyncio.timeout(10):
-            updates = [u async for u in service.send(chat.id, "remind me")]
-        message = service.chats.get_message(updates[-1].message_id)
+        _, message = await paused_chat(service)
         assert message.status == "paused"
         [card] = [b for b in message.blocks if b["type"] == "approval"]
         assert card["options"] == ["resume now"] and card["prompt"].startswith("Waiting 2 hours, until ")
 
-        clock = Clock()
-        clock.now += HOURS * 3600 + 1
+        clock = Clock(due=True)
         timers = PauseTimers(service.launcher, service, clock=clock)
         assert await timers.tick_once() == [message.run_id]
         deadline = time.monotonic() + 10
@@ -154,13 +158,10 @@ async def test_a_chats_long_wait_goes_on_in_its_message(tmp_path):
 async def test_a_deleted_chats_run_still_goes_on_when_due(tmp_path):
     service = ChatService(f"sqlite:///{tmp_path / 'db.sqlite'}", interval=0.01)
     try:
-        chat = service.create_chat(service.graphs.create("Later", waiting("chat-start")).id)
-        async with asyncio.timeout(10):
-            updates = [u async for u in service.send(chat.id, "remind me")]
-        run_id = service.chats.get_message(updates[-1].message_id).run_id
+        chat, message = await paused_chat(service)
+        run_id = message.run_id
         service.chats.delete_chat(chat.id)
-        clock = Clock()
-        clock.now += HOURS * 3600 + 1
+        clock = Clock(due=True)
         assert await PauseTimers(service.launcher, service, clock=clock).tick_once() == [run_id]
         assert (await ended(service.launcher, run_id))["status"] == "completed"
     finally:
@@ -172,7 +173,7 @@ async def test_a_pause_that_cannot_be_resumed_is_tried_again_a_minute_later_not_
 
     url = f"sqlite:///{tmp_path / 'db.sqlite'}"
     run_id = await paused_run(url)
-    launcher, clock = RunLauncher(url), Clock()
+    launcher, clock = RunLauncher(url), Clock(due=True)
     real_restore, calls = launcher.restore, []
 
     def restore(*args):
@@ -183,7 +184,6 @@ async def test_a_pause_that_cannot_be_resumed_is_tried_again_a_minute_later_not_
 
     launcher.restore = restore
     try:
-        clock.now += HOURS * 3600 + 1
         timers = PauseTimers(launcher, clock=clock)
         assert await timers.tick_once() == [] and "the graph's node types are gone" in caplog.text
         clock.now += 1

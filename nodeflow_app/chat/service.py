@@ -99,6 +99,10 @@ class ChatService:
         self.chats.rename_chat(chat_id, title)
 
     def delete_chat(self, chat_id: str) -> None:
+        """Delete a chat and stop the runs its answers still stream or wait on: a paused answer's run would
+        otherwise go on when its Wait is due, or stay answerable, for a conversation nobody can see any more."""
+        for run_id in self.chats.open_runs(chat_id):
+            self.launcher.stop(run_id)
         self.chats.delete_chat(chat_id)
 
     def history(self, chat_id: str) -> ChatHistory:

@@ -123,6 +123,14 @@ class RunService:
         """Stop a run executing here or in another process; a paused one is cancelled."""
         return self.launcher.stop(run_id)
 
+    def delete_graph(self, graph_id: str) -> None:
+        """Delete a graph (its versions, chats and live addresses go with it) and stop its runs that are not over:
+        a paused one would otherwise go on when its Wait is due, or stay answerable, for a graph that is gone.
+        GraphNotFound when there is no such graph."""
+        for run_id in self.runs.open_runs(graph_id):
+            self.launcher.stop(run_id)
+        self.graphs.delete(graph_id)
+
     def answer(self, run_id: str, node_id: str, decision: str, note: str | None = None,
                who: str | None = None) -> Run | None:
         """Answer a paused node's approval card: None when a live run took the answer, else the restored

@@ -18,6 +18,7 @@ import reflex as rx
 
 from nodeflow_app.state.page_threads import off_loop
 from nodeflow_app import routes
+from nodeflow_app.runs.service import run_service
 from nodeflow_app.runtime.graph import GraphIssue
 from nodeflow_app.state.access import current
 from nodeflow_app.state.live_rooms import GraphListRoom, list_room_token, show_live
@@ -409,7 +410,7 @@ class GraphListState(rx.State):
     async def confirm_delete(self) -> Any:
         self.delete_open, graph_id = False, self.delete_id
         try:
-            await _attempt("delete the graph", lambda: graph_store().delete(_in_workspace(graph_id)))
+            await _attempt("delete the graph", lambda: run_service().delete_graph(_in_workspace(graph_id)))
         except _Failed as failed:
             return await self._refreshed(failed.event)
         return await self._refreshed(rx.toast.success(f"Deleted “{self.delete_name}”"))

@@ -165,6 +165,13 @@ class ChatStore:
             row = conn.execute(select(MESSAGES).where(MESSAGES.c.run_id == run_id)).mappings().first()
         return None if row is None else _message(row)
 
+    def open_runs(self, chat_id: str) -> list[str]:
+        """The runs of a chat's answers that are not over: still streaming, or paused for an answer."""
+        query = select(MESSAGES.c.run_id).where(MESSAGES.c.chat_id == chat_id, MESSAGES.c.run_id.is_not(None),
+                                                MESSAGES.c.status.in_(("streaming", "paused")))
+        with self.engine.connect() as conn:
+            return list(conn.execute(query).scalars())
+
     def history(self, chat_id: str) -> ChatHistory:
         chat = self.get_chat(chat_id)
         if chat is None:

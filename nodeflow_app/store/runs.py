@@ -430,6 +430,14 @@ class RunStore:
             row = conn.execute(query).first()
         return (False, None) if row is None else (True, _loads(row[0]))
 
+    def open_runs(self, graph_id: str) -> list[str]:
+        """A graph's runs that are not over: running, paused, or interrupted while a node waits for an answer."""
+        self.flush()
+        query = select(RUNS.c.id).where(RUNS.c.graph_id == graph_id, RUNS.c.status.in_(("running", "paused")) | (
+            (RUNS.c.status == "interrupted") & waits_for_answer(RUNS.c.id)))
+        with self.engine.connect() as conn:
+            return list(conn.execute(query).scalars())
+
     def due_pauses(self, now: float, limit: int = 100) -> list[tuple[str, str]]:
         """(run id, node id) of paused nodes whose `resume_at` has come, earliest first, in runs still waiting
         (paused, or interrupted by a restart)."""

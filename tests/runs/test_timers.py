@@ -1,6 +1,6 @@
 """Timed pauses (nodeflow_app/runs/timers.py): a Wait over a minute pauses the run on record and another launcher
 (a restarted process) resumes it when due, once even with two workers looking, on SQLite and PostgreSQL; a chat's
-run goes on in its message."""
+run goes on in its message; deleting its chat or its graph cancels it."""
 
 from __future__ import annotations
 
@@ -155,12 +155,49 @@ async def test_a_chats_long_wait_goes_on_in_its_message(tmp_path):
         service.close()
 
 
-async def test_a_deleted_chats_run_still_goes_on_when_due(tmp_path):
+async def test_deleting_a_chat_cancels_the_run_its_answer_waits_on(tmp_path):
+    service = ChatService(f"sqlite:///{tmp_path / 'db.sqlite'}", interval=0.01)
+    try:
+        chat, message = await paused_chat(service)
+        other_chat, other = await paused_chat(service)
+        service.delete_chat(chat.id)
+        assert service.launcher.store.get_run(message.run_id)["status"] == "cancelled"
+        assert await PauseTimers(service.launcher, service, clock=Clock(due=True)).tick_once() == [other.run_id]
+        assert (await ended(service.launcher, other.run_id))["status"] == "completed"  # another chat's goes on
+    finally:
+        service.close()
+
+
+async def test_deleting_a_graph_cancels_its_waiting_runs_and_leaves_others_alone(url):
+    from nodeflow_app.runs.service import RunService
+    from nodeflow_app.store.graphs import GraphNotFound
+
+    launcher = RunLauncher(url)
+    service = RunService(launcher=launcher)
+    try:
+        doomed, kept = (launcher.graphs.create(name, waiting()).id for name in ("Doomed", "Kept"))
+        runs = {}
+        for graph_id in (doomed, kept):
+            run = launcher.start(launcher.graphs.get(graph_id).graph, started_by="api", graph_id=graph_id)
+            assert [e async for e in run.events()][-1].event_type == "paused"
+            runs[graph_id] = run.run_id
+        service.delete_graph(doomed)
+        assert launcher.graphs.get(doomed) is None
+        assert launcher.store.get_run(runs[doomed])["status"] == "cancelled"
+        assert await PauseTimers(launcher, clock=Clock(due=True)).tick_once() == [runs[kept]]
+        assert (await ended(launcher, runs[kept]))["status"] == "completed"
+        with pytest.raises(GraphNotFound):
+            service.delete_graph(doomed)
+    finally:
+        launcher.close()
+
+
+async def test_a_run_whose_chat_message_is_gone_still_goes_on_when_due(tmp_path):
     service = ChatService(f"sqlite:///{tmp_path / 'db.sqlite'}", interval=0.01)
     try:
         chat, message = await paused_chat(service)
         run_id = message.run_id
-        service.chats.delete_chat(chat.id)
+        service.chats.delete_chat(chat.id)  # the messages only, as the store deletes them
         clock = Clock(due=True)
         assert await PauseTimers(service.launcher, service, clock=clock).tick_once() == [run_id]
         assert (await ended(service.launcher, run_id))["status"] == "completed"

@@ -12,6 +12,7 @@ from typing import Any, Callable
 
 import pytest
 
+from nodeflow_app.runs.service import RunService
 from nodeflow_app.state import access, graph_list_state, legacy_import_state
 from nodeflow_app.state.graph_list_state import GraphListState
 from nodeflow_app.state.legacy_import_state import LegacyImportState
@@ -54,12 +55,16 @@ def stores(tmp_path, monkeypatch):
     monkeypatch.setattr(graph_list_state, "trigger_store", lambda: triggers)
     monkeypatch.setattr(graph_list_state, "template_store", lambda: templates)
     monkeypatch.setattr(graph_list_state, "activation", lambda: service)
+    runs = RunService(url)  # deleting a graph stops its runs first
+    runs.graphs = graphs
+    monkeypatch.setattr(graph_list_state, "run_service", lambda: runs)
     # No server here, whose rooms would share the switches (tests/state/test_room_activation.py).
     monkeypatch.setattr(graph_list_state, "show_live", lambda graph_id, workspace_id, version: None)
     monkeypatch.setattr(GraphListState, "_share_live", _no_room)
     token = access._current.set(access.Access(None, WORKSPACE, "owner"))
     yield graphs, templates, service, graph.id
     access._current.reset(token)
+    runs.close()
     for store in (graphs, triggers, templates):
         store.engine.dispose()
 

@@ -20,6 +20,7 @@ from sqlalchemy import Engine
 
 from nodeflow_app.files import delete_interrupted_writes, delete_unreferenced, old_stored_files
 from nodeflow_app.knowledge.sources import UPLOADS_FOLDER
+from nodeflow_app.runs.periodic import every
 from nodeflow_app.settings import data_dir
 from nodeflow_app.store.accounts import AccountStore
 from nodeflow_app.store.retention import (
@@ -87,9 +88,5 @@ async def run_housekeeping() -> None:
 
     launcher = await asyncio.to_thread(run_launcher)
     await asyncio.sleep(FIRST_PASS_AFTER)
-    while True:
-        try:
-            await asyncio.to_thread(housekeep_once, launcher.engine, launcher.owner)
-        except Exception:  # noqa: BLE001 - a database hiccup must not end housekeeping
-            log.exception("housekeeping failed; trying again in an hour")
-        await asyncio.sleep(INTERVAL)
+    await every(INTERVAL, lambda: asyncio.to_thread(housekeep_once, launcher.engine, launcher.owner), log,
+                "housekeeping")

@@ -19,6 +19,7 @@ from typing import Any, Callable
 from nodeflow_app.contract import CONVERSATION
 from nodeflow_app.runs.detached import drive
 from nodeflow_app.runs.launcher import RunBusy, RunLauncher
+from nodeflow_app.runs.periodic import every
 from nodeflow_app.runs.service import approval_payload
 
 log = logging.getLogger("nodeflow.timers")
@@ -37,12 +38,7 @@ class PauseTimers:
         self._failed: dict[tuple[str, str], float] = {}  # (run, node) -> not tried again before then
 
     async def run_forever(self) -> None:
-        while True:
-            try:
-                await self.tick_once()
-            except Exception:  # noqa: BLE001 - a database hiccup must not end the timers
-                log.exception("timed pauses: looking for due ones failed; trying again")
-            await asyncio.sleep(self.tick)
+        await every(self.tick, self.tick_once, log, "looking for due timed pauses")
 
     async def tick_once(self) -> list[str]:
         """Resume every pause due now; the run ids this process resumed."""

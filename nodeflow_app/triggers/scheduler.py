@@ -22,6 +22,7 @@ from typing import Callable
 from nodeflow_app.runs.caller import Caller, set_caller
 from nodeflow_app.runs.detached import drive
 from nodeflow_app.runs.launcher import RunLauncher
+from nodeflow_app.runs.periodic import every
 from nodeflow_app.runtime.graph import GraphInvalid
 from nodeflow_app.runtime.plan import Plan
 from nodeflow_app.store.graphs import GraphStore
@@ -44,12 +45,7 @@ class Scheduler:
         self.started: list[str] = []  # run ids this process started (tests, logs)
 
     async def run_forever(self) -> None:
-        while True:
-            try:
-                await self.tick_once()
-            except Exception:  # noqa: BLE001 - a database hiccup must not end the schedules
-                log.exception("scheduler tick failed; trying again")
-            await asyncio.sleep(self.tick)
+        await every(self.tick, self.tick_once, log, "the scheduler's tick")
 
     async def tick_once(self) -> list[str]:
         """Fire what is due now; returns the run ids started by this process in this tick."""

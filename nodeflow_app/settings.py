@@ -32,6 +32,11 @@ def db_url() -> str:
     return os.environ.get("REFLEX_DB_URL") or f"sqlite:///{data_dir() / 'nodeflow.db'}"
 
 
+def redis_url() -> str | None:
+    """The Redis that links the install's processes (REFLEX_REDIS_URL), or None: one process, nothing to link."""
+    return os.environ.get("REFLEX_REDIS_URL") or None
+
+
 def ensure_data_dir() -> Path:
     """Create the data folder if needed (private) and return it."""
     return private_dir(DATA_DIR)

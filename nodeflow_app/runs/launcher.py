@@ -25,6 +25,7 @@ from typing import Any, Literal
 
 from sqlalchemy import Engine
 
+from nodeflow_app import settings
 from nodeflow_app.contract import STARTED_BY
 from nodeflow_app.runs.caller import USER, current_caller
 from nodeflow_app.runs.caches import GraphCaches, graph_caches
@@ -70,7 +71,7 @@ class RunLauncher:
         self.graphs = GraphStore(self.engine)
         self.registry = registry if registry is not None else default_registry()
         self.caches = caches if caches is not None else graph_caches()
-        self.redis_url = redis_url if redis_url is not None else os.environ.get("REFLEX_REDIS_URL") or None
+        self.redis_url = redis_url if redis_url is not None else settings.redis_url()
         self.poll = float(os.environ.get("NODEFLOW_RUN_POLL") or POLL)
         self._live: dict[str, tuple[Run, asyncio.AbstractEventLoop]] = {}
         self._left: set[str] = set()  # runs no longer live here whose pending requests the control thread settles

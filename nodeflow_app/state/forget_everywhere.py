@@ -13,8 +13,9 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import logging
-import os
 from typing import Any, Protocol
+
+from nodeflow_app.settings import redis_url
 
 log = logging.getLogger("nodeflow.access")
 
@@ -32,10 +33,6 @@ _clients: dict[str, Any] = {}  # Redis URL -> its client (a connection pool)
 def share(name: str, cache: Forgets) -> None:
     """`cache` forgets a key when another process forgets it under `name`."""
     _caches[name] = cache
-
-
-def redis_url() -> str | None:
-    return os.environ.get("REFLEX_REDIS_URL") or None
 
 
 def digest(key: str) -> str:

@@ -38,7 +38,9 @@ log = logging.getLogger(__name__)
 EMPTY_HEAD: dict[str, Any] = {"message_id": "", "status": "", "siblings": [], "index": 0}
 EMPTY_STREAM: dict[str, Any] = {"seq": 0, "ops": []}
 CONTINUE_TEXT = "Continue"
-DUE_WAIT_S, DUE_POLL_S = 30.0, 0.5  # a due timed pause: how long (and how often) `due` looks for its answer to move
+# A due timed pause (`due`): how long the tab waits for its answer to move on, how often it looks, and how long it
+# follows the answer's saves as it streams.
+DUE_WAIT_S, DUE_POLL_S, DUE_FOLLOW_S = 30.0, 0.5, 600.0
 _REFUSED = (ChatError, ChatNotFound, GraphNotFound)
 
 
@@ -239,22 +241,46 @@ class ChatState(rx.State):
     @rx.event(background=True)
     @requires("view")
     async def due(self, payload: dict[str, Any]):
-        """A timed pause of a shown answer came due: the server's timer goes on with it (runs/timers.py). The chat
-        is shown again once that answer moved on, or after DUE_WAIT_S if it is still going."""
+        """A timed pause of a shown answer came due: the server's timer goes on with it (runs/timers.py) in a task of
+        its own, which saves the answer every second while it streams. The tab follows those saves (the message and
+        the canvas's steps) until the answer ends, then shows the chat again. It gives up waiting after DUE_WAIT_S
+        when the answer does not move on, and following after DUE_FOLLOW_S (a reload shows the rest)."""
         async with self:
             chat_id, busy, graph_ok = self.chat_id, self.busy, still_checked(self.graph_id)
         if busy or not chat_id or not graph_ok:
             return None
-        message_id, deadline = str(payload.get("message_id")), time.monotonic() + DUE_WAIT_S
-        while time.monotonic() < deadline:
+        message_id, started, shown = str(payload.get("message_id")), time.monotonic(), None
+        while (waited := time.monotonic() - started) < DUE_FOLLOW_S:
             message = await off_loop(chat_service().chats.get_message, message_id)
             if message is None or message.chat_id != chat_id or message.status not in ("paused", "streaming"):
                 break
+            if message.status == "paused" and waited >= DUE_WAIT_S:
+                break
+            if message.status == "streaming" and message.blocks != shown:
+                async with self:
+                    if self.chat_id != chat_id or self.busy or not still_checked(self.graph_id):
+                        return None
+                    await self._show_saved(message)
+                shown = message.blocks
             await asyncio.sleep(DUE_POLL_S)
         async with self:
             if self.chat_id == chat_id and not self.busy and still_checked(self.graph_id):  # nobody moved on meanwhile
                 return await self._open_chat(chat_id)
         return None
+
+    async def _show_saved(self, message: ChatMessage) -> None:
+        """An answer as last saved, in the thread and on the canvas (another task is streaming it). The tab's own
+        stream is over (it is not busy); an answer it streamed lives there, not in `messages`: it moves over."""
+        head = self.stream_head if self.stream_head["message_id"] == message.id else EMPTY_HEAD
+        listed = next((m for m in self.messages if m["id"] == message.id), None)
+        shown = {**(listed or {"id": message.id, "role": message.role, "run_id": message.run_id or "",
+                               "created_at": message.created_at, "siblings": head["siblings"] or [message.id],
+                               "index": head["index"]}), "status": message.status, "blocks": message.blocks}
+        self.messages = ([shown if m["id"] == message.id else m for m in self.messages] if listed
+                         else [*self.messages, shown])
+        self.stream_head, self.stream, self._stream_blocks = EMPTY_HEAD, EMPTY_STREAM, []
+        if message.run_id:
+            (await self.get_state(RunViewState))._show_blocks(message.run_id, message.blocks, "Latest answer")
 
     # Conversation (background: the run streams while other events go on) ----------------------------
 

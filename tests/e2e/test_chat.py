@@ -336,10 +336,12 @@ def test_markdown_and_code_render_while_streaming_and_reasoning_stays_collapsed(
     assert reasoning.evaluate("e => (e.tagName === 'DETAILS' ? e : e.querySelector('details')).open") is False
 
 
-def paused_reminder(page, server: Server, store, amount: float, unit: str):
-    """Chat Start --> Wait (`amount` `unit`) --> "Time is up", asked once: the answer's card, paused at the Wait."""
+def paused_reminder(page, server: Server, store, amount: float, unit: str,
+                    done: tuple[str, dict] = ("prompt-template", {"template": "Time is up"})):
+    """Chat Start --> Wait (`amount` `unit`) --> `done` (a node type and its data; default: the text "Time is up"),
+    asked once: the answer's card, paused at the Wait."""
     reminder = graph([("chat", "chat-start", {}), ("wait", "wait", {"amount": amount, "unit": unit}),
-                      ("done", "prompt-template", {"template": "Time is up"})],
+                      ("done", *done)],
                      ["chat.output -> wait.input", "wait.output -> done.input"])
     stored = store.create("Reminder", laid_out(reminder, {"chat": (0, 0), "wait": (300, 0), "done": (600, 0)}))
     open_chat_panel(page, server, stored.id)
@@ -359,13 +361,19 @@ def test_a_long_wait_says_until_when_and_resume_now_goes_on(page, nodeflow_serve
     assert fake_llm.requests == []
 
 
-def test_a_long_wait_goes_on_by_itself_and_the_open_chat_shows_the_answer(page, nodeflow_server, store, fake_llm):
-    """The shortest Wait that pauses on record (61 s): the server's timer resumes it, and the tab left open shows the
-    answer without a reload."""
-    card = paused_reminder(page, nodeflow_server, store, 61, "seconds")
+def test_a_long_wait_goes_on_by_itself_and_the_open_chat_follows_the_answer(page, nodeflow_server, store, fake_llm):
+    """The shortest Wait that pauses on record (61 s): the server's timer resumes it, and the tab left open follows
+    the answer as it streams (from its saves), then shows it whole, without a reload."""
+    fake_llm.script(text([f"t{i} " for i in range(50)], delay=0.1))  # 5 s of streaming after the Wait
+    card = paused_reminder(page, nodeflow_server, store, 61, "seconds", ("llm-completion", {"model": MODEL}))
     expect(card.get_by_test_id("approval-title")).to_have_text("“WAIT” waits")
-    expect_answer_status(page, "complete", timeout=90_000)
-    expect(last_answer(page).get_by_test_id("block-text")).to_have_text("Time is up")
+    expect_answer_status(page, "streaming", timeout=90_000)
+    expect(last_answer(page).get_by_test_id("block-text")).to_contain_text("t1 ")
+    assert "t49" not in last_answer(page).inner_text()  # seen while it streams, not only at its end
+    expect(page.get_by_test_id("status-DONE")).to_have_text("running")  # the canvas follows too
+    expect(page.get_by_test_id("status-WAIT")).to_have_text("completed")
+    expect_answer_status(page, "complete", timeout=20_000)
+    expect(last_answer(page).get_by_test_id("block-text")).to_have_text(" ".join(f"t{i}" for i in range(50)) + " ")
     card = last_answer(page).get_by_test_id("approval-card")
     expect(card).to_have_attribute("data-decision", "resume now")
     expect(card.get_by_test_id("approval-title")).to_have_text("“WAIT” went on")

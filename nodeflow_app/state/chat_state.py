@@ -273,11 +273,11 @@ class ChatState(rx.State):
         stream is over (it is not busy); an answer it streamed lives there, not in `messages`: it moves over."""
         head = self.stream_head if self.stream_head["message_id"] == message.id else EMPTY_HEAD
         listed = next((m for m in self.messages if m["id"] == message.id), None)
-        shown = {**(listed or {"id": message.id, "role": message.role, "run_id": message.run_id or "",
-                               "created_at": message.created_at, "siblings": head["siblings"] or [message.id],
-                               "index": head["index"]}), "status": message.status, "blocks": message.blocks}
-        self.messages = ([shown if m["id"] == message.id else m for m in self.messages] if listed
-                         else [*self.messages, shown])
+        view = {**(listed or {"id": message.id, "role": message.role, "run_id": message.run_id or "",
+                              "created_at": message.created_at, "siblings": head["siblings"] or [message.id],
+                              "index": head["index"]}), "status": message.status, "blocks": message.blocks}
+        self.messages = ([view if m["id"] == message.id else m for m in self.messages] if listed
+                         else [*self.messages, view])
         self.stream_head, self.stream, self._stream_blocks = EMPTY_HEAD, EMPTY_STREAM, []
         if message.run_id:
             (await self.get_state(RunViewState))._show_blocks(message.run_id, message.blocks, "Latest answer")

@@ -125,6 +125,14 @@ async def test_a_person_resuming_first_leaves_nothing_due(tmp_path):
         launcher.close()
 
 
+@pytest.fixture
+def service(tmp_path):
+    """A chat service on a SQLite database of its own."""
+    chat_service = ChatService(f"sqlite:///{tmp_path / 'db.sqlite'}", interval=0.01)
+    yield chat_service
+    chat_service.close()
+
+
 async def paused_chat(service: ChatService):
     """A chat whose answer is paused at its Wait: (chat, the answer)."""
     chat = service.create_chat(service.graphs.create("Later", waiting("chat-start")).id)
@@ -133,39 +141,31 @@ async def paused_chat(service: ChatService):
     return chat, service.chats.get_message(updates[-1].message_id)
 
 
-async def test_a_chats_long_wait_goes_on_in_its_message(tmp_path):
-    service = ChatService(f"sqlite:///{tmp_path / 'db.sqlite'}", interval=0.01)
-    try:
-        _, message = await paused_chat(service)
-        assert message.status == "paused"
-        [card] = [b for b in message.blocks if b["type"] == "approval"]
-        assert card["options"] == ["resume now"] and card["prompt"].startswith("Waiting 2 hours, until ")
+async def test_a_chats_long_wait_goes_on_in_its_message(service):
+    _, message = await paused_chat(service)
+    assert message.status == "paused"
+    [card] = [b for b in message.blocks if b["type"] == "approval"]
+    assert card["options"] == ["resume now"] and card["prompt"].startswith("Waiting 2 hours, until ")
 
-        clock = Clock(due=True)
-        timers = PauseTimers(service.launcher, service, clock=clock)
-        assert await timers.tick_once() == [message.run_id]
-        deadline = time.monotonic() + 10
-        while (message := service.chats.get_message(message.id)).status != "complete":
-            assert time.monotonic() < deadline, f"message still {message.status}"
-            await asyncio.sleep(0.05)
-        [card] = [b for b in message.blocks if b["type"] == "approval"]
-        assert (card["decision"], card["decided_by"]) == ("resume now", "timer")
-        assert service.launcher.store.get_run(message.run_id)["status"] == "completed"
-    finally:
-        service.close()
+    clock = Clock(due=True)
+    timers = PauseTimers(service.launcher, service, clock=clock)
+    assert await timers.tick_once() == [message.run_id]
+    deadline = time.monotonic() + 10
+    while (message := service.chats.get_message(message.id)).status != "complete":
+        assert time.monotonic() < deadline, f"message still {message.status}"
+        await asyncio.sleep(0.05)
+    [card] = [b for b in message.blocks if b["type"] == "approval"]
+    assert (card["decision"], card["decided_by"]) == ("resume now", "timer")
+    assert service.launcher.store.get_run(message.run_id)["status"] == "completed"
 
 
-async def test_deleting_a_chat_cancels_the_run_its_answer_waits_on(tmp_path):
-    service = ChatService(f"sqlite:///{tmp_path / 'db.sqlite'}", interval=0.01)
-    try:
-        chat, message = await paused_chat(service)
-        other_chat, other = await paused_chat(service)
-        service.delete_chat(chat.id)
-        assert service.launcher.store.get_run(message.run_id)["status"] == "cancelled"
-        assert await PauseTimers(service.launcher, service, clock=Clock(due=True)).tick_once() == [other.run_id]
-        assert (await ended(service.launcher, other.run_id))["status"] == "completed"  # another chat's goes on
-    finally:
-        service.close()
+async def test_deleting_a_chat_cancels_the_run_its_answer_waits_on(service):
+    chat, message = await paused_chat(service)
+    _, other = await paused_chat(service)
+    service.delete_chat(chat.id)
+    assert service.launcher.store.get_run(message.run_id)["status"] == "cancelled"
+    assert await PauseTimers(service.launcher, service, clock=Clock(due=True)).tick_once() == [other.run_id]
+    assert (await ended(service.launcher, other.run_id))["status"] == "completed"  # another chat's goes on
 
 
 async def test_deleting_a_graph_cancels_its_waiting_runs_and_leaves_others_alone(url):
@@ -173,7 +173,7 @@ async def test_deleting_a_graph_cancels_its_waiting_runs_and_leaves_others_alone
     from nodeflow_app.store.graphs import GraphNotFound
 
     launcher = RunLauncher(url)
-    service = RunService(launcher=launcher)
+    run_service = RunService(launcher=launcher)
     try:
         doomed, kept = (launcher.graphs.create(name, waiting()).id for name in ("Doomed", "Kept"))
         runs = {}
@@ -181,28 +181,24 @@ async def test_deleting_a_graph_cancels_its_waiting_runs_and_leaves_others_alone
             run = launcher.start(launcher.graphs.get(graph_id).graph, started_by="api", graph_id=graph_id)
             assert [e async for e in run.events()][-1].event_type == "paused"
             runs[graph_id] = run.run_id
-        service.delete_graph(doomed)
+        run_service.delete_graph(doomed)
         assert launcher.graphs.get(doomed) is None
         assert launcher.store.get_run(runs[doomed])["status"] == "cancelled"
         assert await PauseTimers(launcher, clock=Clock(due=True)).tick_once() == [runs[kept]]
         assert (await ended(launcher, runs[kept]))["status"] == "completed"
         with pytest.raises(GraphNotFound):
-            service.delete_graph(doomed)
+            run_service.delete_graph(doomed)
     finally:
         launcher.close()
 
 
-async def test_a_run_whose_chat_message_is_gone_still_goes_on_when_due(tmp_path):
-    service = ChatService(f"sqlite:///{tmp_path / 'db.sqlite'}", interval=0.01)
-    try:
-        chat, message = await paused_chat(service)
-        run_id = message.run_id
-        service.chats.delete_chat(chat.id)  # the messages only, as the store deletes them
-        clock = Clock(due=True)
-        assert await PauseTimers(service.launcher, service, clock=clock).tick_once() == [run_id]
-        assert (await ended(service.launcher, run_id))["status"] == "completed"
-    finally:
-        service.close()
+async def test_a_run_whose_chat_message_is_gone_still_goes_on_when_due(service):
+    chat, message = await paused_chat(service)
+    run_id = message.run_id
+    service.chats.delete_chat(chat.id)  # the messages only, as the store deletes them
+    clock = Clock(due=True)
+    assert await PauseTimers(service.launcher, service, clock=clock).tick_once() == [run_id]
+    assert (await ended(service.launcher, run_id))["status"] == "completed"
 
 
 async def test_a_pause_that_cannot_be_resumed_is_tried_again_a_minute_later_not_every_second(tmp_path, caplog):

@@ -9,7 +9,11 @@ process with a fixed number of keep-alive connections (bounded concurrency). Aft
 stored is checked against the calls made.
 Floor and webhook loads are taken in turns (3 rounds by default): the table shows medians, the ratio is the median
 of each round's webhook rate over the floor's just before it.
-`python -m benchmarks.webhooks [--quick] [--requests N] [--rounds R] [--concurrency C] [--backends sqlite,postgresql]`.
+A last, diagnostic case (`unrecorded`, SQLite only) takes the same calls on a server whose runs write nothing: not
+a way NodeFlow may run (the SPEC keeps every run on record) but the bound on what any faster persistence could
+give, measured in the same run against a floor of its own.
+`python -m benchmarks.webhooks [--quick] [--requests N] [--rounds R] [--concurrency C] [--backends sqlite,postgresql]
+[--no-bound]`.
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ EXAMPLE = ROOT / "tests" / "fixtures" / "graphs" / "examples" / "webhook.json"
 POSTGRES_URL = os.environ.get("NODEFLOW_TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
 BODY = json.dumps({"sku": "pen", "qty": 3}).encode()
 TARGET_RUNS_S = 250.0  # issue 17: with SQLite
+UNRECORDED = "NODEFLOW_BENCH_UNRECORDED"  # set on the server of the diagnostic case: its runs write nothing
 EXPECTED = {"sku": "pen", "qty": 3, "source": "bench", "status": "accepted"}
 
 
@@ -44,9 +49,10 @@ def make_app() -> Any:
     """NodeFlow's API plus the floor route (Granian's factory)."""
     from nodeflow_app.api.access import requires
     from nodeflow_app.api.app import create_api
+    from nodeflow_app.api.services import Services
     from nodeflow_app.heap import freeze_startup_objects
 
-    app = create_api()
+    app = create_api(Services(launcher=_unrecorded_launcher) if os.environ.get(UNRECORDED) else None)
 
     @app.post("/bench/floor")
     @requires("public")
@@ -60,6 +66,23 @@ def make_app() -> Any:
     app.router.routes.insert(0, app.router.routes.pop())
     freeze_startup_objects()  # as the app's last lifespan task does (nodeflow_app/nodeflow_app.py)
     return app
+
+
+_unrecorded: list[Any] = []
+
+
+def _unrecorded_launcher() -> Any:
+    """The diagnostic case's launcher (made on the first call, in the server's worker): the same runs, started
+    with `persist=False`, so nothing of them is written."""
+    if not _unrecorded:
+        from nodeflow_app.runs.launcher import RunLauncher
+
+        class UnrecordedLauncher(RunLauncher):
+            def start(self, *args: Any, **options: Any) -> Any:
+                return super().start(*args, **{**options, "persist": False})
+
+        _unrecorded.append(UnrecordedLauncher(os.environ["REFLEX_DB_URL"]))
+    return _unrecorded[0]
 
 
 def prepare(url: str) -> str:
@@ -101,9 +124,10 @@ def free_port() -> int:
 
 
 class Server:
-    def __init__(self, url: str):
+    def __init__(self, url: str, *, unrecorded: bool = False):
         self.url, self.port = url, free_port()
-        env = {**os.environ, "REFLEX_DB_URL": url, "PYTHONPATH": str(ROOT), "GRANIAN_LOG_LEVEL": "warning"}
+        env = {**os.environ, "REFLEX_DB_URL": url, "PYTHONPATH": str(ROOT), "GRANIAN_LOG_LEVEL": "warning",
+               **({UNRECORDED: "1"} if unrecorded else {})}
         self.process = subprocess.Popen(
             [sys.executable, "-m", "granian", "--interface", "asgi", "--workers", "1", "--host", "127.0.0.1",
              "--port", str(self.port), "--factory", "--no-ws", "benchmarks.webhooks:make_app"],
@@ -205,30 +229,38 @@ def _database(backend: str, folder: str) -> tuple[str, Any]:
     return f"{POSTGRES_URL}?options=-csearch_path%3D{schema}", drop
 
 
-def measure(backend: str, requests: int, concurrency: int, rounds: int) -> list[dict[str, Any]]:
+def measure(backend: str, requests: int, concurrency: int, rounds: int, *,
+            unrecorded: bool = False) -> list[dict[str, Any]]:
     """Floor and webhook loads taken in turns, `rounds` times: this machine's speed drifts by 10-30% from one
-    minute to the next, and each round's ratio compares two loads run seconds apart."""
+    minute to the next, and each round's ratio compares two loads run seconds apart. `unrecorded`: the diagnostic
+    case (runs write nothing, so none is counted in the database)."""
     floors: list[dict[str, Any]] = []
     hooks: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory() as folder:
         url, cleanup = _database(backend, folder)
         try:
             path = prepare(url)
-            server = Server(url)
+            server = Server(url, unrecorded=unrecorded)
             try:
                 for _ in range(rounds):
                     floors.append(run_load(server.port, "/bench/floor", requests, concurrency))
                     hooks.append(run_load(server.port, path, requests, concurrency))
                 calls = sum(h["requests"] + h["warmup"] for h in hooks)
                 deadline = time.monotonic() + 30
-                while (stored := stored_runs(url)) < calls and time.monotonic() < deadline:
+                while not unrecorded and (stored := stored_runs(url)) < calls and time.monotonic() < deadline:
                     time.sleep(0.2)
+                if unrecorded:
+                    stored = stored_runs(url)  # must be none: else the case measured something else
             finally:
                 server.stop()
         finally:
             cleanup()
-    rows = [_median_row(backend, case, concurrency, results) for case, results in (("floor", floors), ("webhook", hooks))]
-    rows[-1].update(calls=calls, runs_stored=stored, ratio_to_floor=round(statistics.median(
+    cases = (("floor", floors), ("unrecorded" if unrecorded else "webhook", hooks))
+    rows = [_median_row(backend, case, concurrency, results) for case, results in cases]
+    if unrecorded:
+        rows[0]["case"] = "floor*"  # the diagnostic server's own floor
+    rows[-1].update(calls=calls, runs_stored=stored)
+    rows[-1].update(ratio_to_floor=round(statistics.median(
         h["per_s"] / f["per_s"] for f, h in zip(floors, hooks)), 3))
     return rows
 
@@ -245,16 +277,20 @@ def _median_row(backend: str, case: str, concurrency: int, results: list[dict[st
 
 
 def report(rows: list[dict[str, Any]]) -> int:
-    print(f"{'backend':<11} {'case':<8} {'per s':>8} {'p50 ms':>8} {'p99 ms':>8} {'vs floor':>9}  per s by round")
+    print(f"{'backend':<11} {'case':<10} {'per s':>8} {'p50 ms':>8} {'p99 ms':>8} {'vs floor':>9}  per s by round")
     for r in rows:
         ratio = f"{r['ratio_to_floor']:.2f}x" if "ratio_to_floor" in r else ""
-        print(f"{r['backend']:<11} {r['case']:<8} {r['per_s']:>8.0f} {r['p50_ms']:>8.1f} {r['p99_ms']:>8.1f} "
+        print(f"{r['backend']:<11} {r['case']:<10} {r['per_s']:>8.0f} {r['p50_ms']:>8.1f} {r['p99_ms']:>8.1f} "
               f"{ratio:>9}  {', '.join(str(n) for n in r['per_s_rounds'])}")
     failed = 0
     for r in rows:
         print(json.dumps(r))
         if r["wrong"]:
             print(f"{r['backend']} {r['case']}: {r['wrong']} answers differ from {EXPECTED}", file=sys.stderr)
+            failed = 1
+        if r["case"] == "unrecorded" and r["runs_stored"]:
+            print(f"unrecorded: {r['runs_stored']} runs were stored by a server that should write none",
+                  file=sys.stderr)
             failed = 1
         if r["case"] == "webhook" and r["runs_stored"] < r["calls"]:
             print(f"{r['backend']}: {r['runs_stored']} completed runs stored for {r['calls']} calls",
@@ -266,6 +302,8 @@ def report(rows: list[dict[str, Any]]) -> int:
                     if r["backend"] == "sqlite" else "")
             half = "met" if r["ratio_to_floor"] >= 0.5 else "MISSED"
             print(f"{r['backend']}: {goal}target >= 0.5x the bare endpoint: {half}")
+        if r["case"] == "unrecorded":
+            print(f"bound: with nothing written, webhook runs reach {r['ratio_to_floor']:.2f}x the bare endpoint")
     return failed
 
 
@@ -281,11 +319,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--concurrency", type=int, default=16, help="connections kept busy at once")
     parser.add_argument("--rounds", type=int, default=None, help="floor and webhook loads taken in turns (default 3)")
     parser.add_argument("--backends", default="sqlite,postgresql")
+    parser.add_argument("--no-bound", action="store_true", help="leave out the diagnostic case (runs writing nothing)")
     args = parser.parse_args(argv)
     requests = args.requests or (200 if args.quick else 3000)
     rounds = args.rounds or (1 if args.quick else 3)
     rows = [row for backend in args.backends.split(",")
             for row in measure(backend, requests, args.concurrency, rounds)]
+    if not args.no_bound:
+        rows += measure("sqlite", requests, args.concurrency, rounds, unrecorded=True)
     return report(rows)
 
 

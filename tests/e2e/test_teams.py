@@ -312,6 +312,9 @@ def test_owner_editor_viewer_and_outsider_on_one_team_graph(browser, team_server
     accounts.engine.dispose()
     outsider_context = signed_in_context(browser, server, "otto@example.org", "outsider password")
     outsider = outsider_context.new_page()
+    outsider_frames: list[str] = []  # both ways, shown when the page waits in vain (it did once, in a full run)
+    outsider.on("websocket", lambda ws: (ws.on("framesent", lambda f: outsider_frames.append(f"sent {f}")),
+                                         ws.on("framereceived", lambda f: outsider_frames.append(f"got {f}"))))
     outsider.goto(f"{server.url}/")
     expect(outsider.get_by_test_id("graph-count")).to_have_text("0 graphs")
     for url in (graph_url, f"{server.url}/graph/{desk.id}"):
@@ -319,7 +322,9 @@ def test_owner_editor_viewer_and_outsider_on_one_team_graph(browser, team_server
         try:  # two workers on Redis under a full test run: the page's first events can take a while
             expect(outsider.get_by_test_id("not-found")).to_contain_text("Graph not found", timeout=15_000)
         except AssertionError as error:
-            raise AssertionError(f"{error}\nserver log:\n{tail(server.log, 40)}") from None
+            frames = "\n".join(frame[:300] for frame in outsider_frames[-10:])
+            raise AssertionError(f"{error}\nserver log:\n{tail(server.log, 40)}\nthe outsider's last websocket "
+                                 f"frames ({len(outsider_frames)} in all):\n{frames}") from None
         # Said once, by the page (the loaders refused quietly; test_page_states counts the toasts).
         expect(outsider.get_by_text("Not found: it belongs to a workspace you are not in.")).to_have_count(0)
         expect(outsider.get_by_test_id("graph-name")).to_have_count(0)  # nothing of the graph reached the page

@@ -247,10 +247,10 @@ def measure(backend: str, requests: int, concurrency: int, rounds: int, *,
                     hooks.append(run_load(server.port, path, requests, concurrency))
                 calls = sum(h["requests"] + h["warmup"] for h in hooks)
                 deadline = time.monotonic() + 30
-                while not unrecorded and (stored := stored_runs(url)) < calls and time.monotonic() < deadline:
+                stored = stored_runs(url)  # unrecorded: must stay none, else the case measured something else
+                while not unrecorded and stored < calls and time.monotonic() < deadline:
                     time.sleep(0.2)
-                if unrecorded:
-                    stored = stored_runs(url)  # must be none: else the case measured something else
+                    stored = stored_runs(url)
             finally:
                 server.stop()
         finally:
@@ -259,8 +259,7 @@ def measure(backend: str, requests: int, concurrency: int, rounds: int, *,
     rows = [_median_row(backend, case, concurrency, results) for case, results in cases]
     if unrecorded:
         rows[0]["case"] = "floor*"  # the diagnostic server's own floor
-    rows[-1].update(calls=calls, runs_stored=stored)
-    rows[-1].update(ratio_to_floor=round(statistics.median(
+    rows[-1].update(calls=calls, runs_stored=stored, ratio_to_floor=round(statistics.median(
         h["per_s"] / f["per_s"] for f, h in zip(floors, hooks)), 3))
     return rows
 
